@@ -1,0 +1,482 @@
+"""``App``: the public entry point — execute, resume, cancel, list_pending, events."""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import timedelta
+from types import TracebackType
+from typing import Any, Self
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, ValidationError
+
+from bot.components.specs import AgentSpec, WorkflowSpec, spec_of
+from bot.core.clock import Clock, SystemClock, TimerHandle
+from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
+from bot.core.errors import AppClosedError, DtoValidationError, UnknownThreadError
+from bot.core.results import (
+    ExecutionPauseEvent,
+    ExecutionRecord,
+    ExecutionResult,
+    ExecutionResumeEvent,
+    PauseAuditEntry,
+    PendingPause,
+)
+from bot.core.sensitive import mask_arguments
+from bot.models import ModelProvider, resolve_chat_model
+from bot.runtime.agent_graph import build_agent_graph
+from bot.runtime.answers import ResumeRequest, record_answer
+from bot.runtime.assembly import Assembly, assemble
+from bot.runtime.checkpoints import OpenCheckpointer, open_checkpointer
+from bot.runtime.container import Container
+from bot.runtime.engine import Engine, PassReport
+from bot.runtime.frame import RunFrame
+from bot.runtime.model_overrides import override_for
+from bot.runtime.services import Runtime, log
+from bot.runtime.workflow_graph import build_workflow_graph
+from bot.settings import Settings, load_settings
+from bot.store.database import create_engine, migrate
+from bot.store.records import ExecutionRow, NewExecution, PauseRecord
+from bot.store.sql import SqlStore
+
+SWEEP_INTERVAL = timedelta(seconds=30)
+
+PauseHandler = Callable[[ExecutionPauseEvent], Awaitable[None] | None]
+ResumeHandler = Callable[[ExecutionResumeEvent], Awaitable[None] | None]
+
+
+class _State(enum.Enum):
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class App:
+    """A running application. Create it with ``await App.create(Application, ...)``."""
+
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        engine: Engine,
+        providers: Sequence[ModelProvider],
+        checkpointer: OpenCheckpointer,
+        dispose: Callable[[], Awaitable[None]],
+    ) -> None:
+        self._runtime = runtime
+        self._engine = engine
+        self._providers = list(providers)
+        self._checkpointer = checkpointer
+        self._dispose = dispose
+        self._pause_handlers: list[PauseHandler] = []
+        self._resume_handlers: list[ResumeHandler] = []
+        self._sweep_timer: TimerHandle | None = None
+        self._state = _State.OPEN
+
+    # ---------------------------------------------------------------- lifecycle
+
+    @classmethod
+    async def create(
+        cls,
+        application: type,
+        *,
+        database_url: str | None = None,
+        clock: Clock | None = None,
+        settings: Settings | None = None,
+        services: Mapping[type, object] | None = None,
+    ) -> App:
+        """Assemble (every rule checked at once), open the database, start the sweeps."""
+        settings = settings or load_settings()
+        spec = spec_of(application)
+        providers: list[ModelProvider] = [
+            *getattr(spec, "providers", ()),
+            *settings.model_providers(),
+        ]
+        assembly = assemble(application, providers)
+        clock = clock or SystemClock()
+        url = database_url or settings.database_url
+        sql_engine = create_engine(url)
+        checkpointer: OpenCheckpointer | None = None
+        try:
+            await migrate(sql_engine, clock.now())
+            checkpointer = await open_checkpointer(url)
+        except BaseException:
+            if checkpointer is not None:
+                await checkpointer.close()
+            await sql_engine.dispose()
+            raise
+        runtime = Runtime(
+            store=SqlStore(sql_engine),
+            clock=clock,
+            container=Container(services),
+            assembly=assembly,
+        )
+
+        def chat_model_for(component: type, model: Any) -> BaseChatModel:
+            return _chat_model_for(component, model, providers)
+
+        graphs = _build_graphs(runtime, assembly, checkpointer, chat_model_for)
+        app = cls(
+            runtime=runtime,
+            engine=Engine(runtime, graphs),
+            providers=providers,
+            checkpointer=checkpointer,
+            dispose=sql_engine.dispose,
+        )
+        app._sweep_timer = clock.call_every(SWEEP_INTERVAL, app.sweep)
+        return app
+
+    async def close(self) -> None:
+        """Stop the sweeps and release the database; repeatable."""
+        if self._state is _State.CLOSED:
+            return
+        self._state = _State.CLOSED
+        if self._sweep_timer is not None:
+            self._sweep_timer.cancel()
+        await self._checkpointer.close()
+        await self._dispose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def _check_open(self) -> None:
+        if self._state is _State.CLOSED:
+            raise AppClosedError("this App was closed; create a new one")
+
+    @property
+    def assembly(self) -> Assembly:
+        return self._runtime.assembly
+
+    @property
+    def clock(self) -> Clock:
+        return self._runtime.clock
+
+    # ---------------------------------------------------------------- events
+
+    def on_execution_pause(self, handler: PauseHandler) -> PauseHandler:
+        """Called each time an execution rests with pauses waiting; usable as a decorator."""
+        self._pause_handlers.append(handler)
+        return handler
+
+    def on_execution_resume(self, handler: ResumeHandler) -> ResumeHandler:
+        self._resume_handlers.append(handler)
+        return handler
+
+    # ---------------------------------------------------------------- the API
+
+    async def execute(
+        self,
+        workflow: type,
+        input: BaseModel | Mapping[str, Any],
+        *,
+        tenant_id: str,
+        owner_id: str,
+        thread_id: str | None = None,
+        record: bool = False,
+    ) -> ExecutionResult:
+        """Run ``workflow`` until it finishes or rests with pauses waiting."""
+        self._check_open()
+        spec, start_input = self._workflow_input(workflow, input)
+        if not tenant_id or not owner_id:
+            raise DtoValidationError("tenant_id and owner_id must be non-empty")
+        execution_id = uuid.uuid4().hex
+        frame = RunFrame(
+            tenant_id=tenant_id,
+            owner_id=owner_id,
+            execution_id=execution_id,
+            root_execution_id=execution_id,
+            thread_id=thread_id or uuid.uuid4().hex,
+            workflow=spec.name,
+        )
+        payload = start_input.model_dump(mode="json")
+        await self._runtime.store.create(
+            NewExecution(
+                execution_id=execution_id,
+                root_execution_id=execution_id,
+                parent_execution_id=None,
+                thread_id=frame.thread_id,
+                tenant_id=tenant_id,
+                owner_id=owner_id,
+                workflow=spec.name,
+                input=payload,
+                created_at=self._runtime.clock.now(),
+            )
+        )
+        report = await self._engine.first_pass(frame, {"input": payload})
+        return await self._finish_call(execution_id, report, record=record)
+
+    async def resume(
+        self,
+        pause_id: str,
+        *,
+        tenant_id: str,
+        decision: ToolCallApprovalDecision | Mapping[str, Any] | None = None,
+        reply: str | None = None,
+        owner_id: str | None = None,
+        answered_by: str | None = None,
+        record: bool = False,
+    ) -> ExecutionResult:
+        """Answer a pause by its id (a decision or a free-text reply) and move its tree on."""
+        self._check_open()
+        request = ResumeRequest(
+            pause_id=pause_id,
+            tenant_id=tenant_id,
+            decision=dict(decision) if isinstance(decision, Mapping) else decision,
+            reply=reply,
+            owner_id=owner_id,
+            answered_by=answered_by,
+        )
+        pause = await record_answer(self._runtime, request, self._chat_model_for)
+        root = await self._root_of(pause)
+        report = await self._engine.continue_tree(root)
+        await self._emit_resume(
+            ExecutionResumeEvent(
+                tenant_id=pause.tenant_id,
+                thread_id=pause.thread_id,
+                execution_id=pause.execution_id,
+                answered_by=(owner_id or answered_by or ""),
+                resolution=pause.resolution or _replied(),
+            )
+        )
+        return await self._finish_call(root.execution_id, report, record=record)
+
+    async def cancel(self, thread_id: str, *, tenant_id: str) -> list[ExecutionResult]:
+        """Cancel a conversation: every unfinished execution of the thread; pauses withdrawn."""
+        self._check_open()
+        rows = await self._runtime.store.list_executions_by_thread(tenant_id, thread_id)
+        roots = [row for row in rows if row.parent_execution_id is None]
+        if not roots:
+            raise UnknownThreadError(f"no execution of thread {thread_id} is known for this tenant")
+        results = []
+        for root in roots:
+            await self._engine.cancel_tree(root)
+            results.append(await self._result(root.execution_id, record=False))
+        return results
+
+    async def list_pending(
+        self,
+        *,
+        tenant_id: str,
+        answered_by: PauseAnswerer | None = None,
+        owner_id: str | None = None,
+        roles: Sequence[str] | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[PendingPause]:
+        """Waiting pauses of a tenant, newest first, filtered by who may answer them."""
+        self._check_open()
+        records = await self._runtime.store.list_pending(
+            tenant_id,
+            answered_by=answered_by,
+            owner_id=owner_id,
+            roles=roles,
+            limit=limit,
+            offset=offset,
+        )
+        return [self._pending(r) for r in records]
+
+    async def get_result(self, execution_id: str, *, tenant_id: str, record: bool = False) -> ExecutionResult:
+        self._check_open()
+        row = await self._runtime.store.get(execution_id)
+        if row is None or row.tenant_id != tenant_id:
+            raise UnknownThreadError(f"no execution {execution_id} is known for this tenant")
+        return await self._result(row.root_execution_id, record=record)
+
+    async def sweep(self) -> int:
+        """The retention sweep: remove resolved pause records older than the window."""
+        if self._state is _State.CLOSED:
+            return 0
+        retention = self._runtime.assembly.application.pause_record_retention
+        cutoff = self._runtime.clock.now() - retention
+        removed = await self._runtime.store.delete_resolved_before(cutoff)
+        if removed:
+            log.info("retention sweep removed %d resolved pause records", removed)
+        return removed
+
+    # ---------------------------------------------------------------- internals
+
+    def _chat_model_for(self, component: type, model: Any) -> BaseChatModel:
+        return _chat_model_for(component, model, self._providers)
+
+    def _workflow_input(
+        self, workflow: type, input: BaseModel | Mapping[str, Any]
+    ) -> tuple[WorkflowSpec, BaseModel]:
+        spec = self._runtime.assembly.workflows.get(workflow)
+        if spec is None:
+            raise DtoValidationError(
+                f"{getattr(workflow, '__name__', workflow)!s} is not a workflow of this application"
+            )
+        flow = self._runtime.assembly.flows[workflow]
+        start = self._runtime.assembly.starts[flow.start]
+        try:
+            if isinstance(input, BaseModel):
+                value = start.input.model_validate(input.model_dump())
+            else:
+                value = start.input.model_validate(dict(input))
+        except ValidationError as error:
+            raise DtoValidationError(
+                f"the input is not a valid {start.input.__name__}: {error.errors()}"
+            ) from None
+        return spec, value
+
+    async def _root_of(self, pause: PauseRecord) -> ExecutionRow:
+        root = await self._runtime.store.get(pause.root_execution_id)
+        if root is None:  # pragma: no cover - written before any pause of it
+            raise UnknownThreadError("the execution of this pause is gone")
+        return root
+
+    async def _finish_call(self, root_execution_id: str, report: PassReport, *, record: bool) -> ExecutionResult:
+        result = await self._result(root_execution_id, record=record)
+        if report.ran and result.status is ExecutionStatus.PAUSED:
+            await self._emit_pause(
+                ExecutionPauseEvent(
+                    tenant_id=(await self._tenant_of(root_execution_id)),
+                    thread_id=result.thread_id,
+                    execution_id=result.execution_id,
+                    pending=result.pending,
+                )
+            )
+        if report.error is not None:
+            raise report.error
+        return result
+
+    async def _tenant_of(self, execution_id: str) -> str:
+        row = await self._runtime.store.get(execution_id)
+        return "" if row is None else row.tenant_id
+
+    async def _result(self, root_execution_id: str, *, record: bool) -> ExecutionResult:
+        store = self._runtime.store
+        row = await store.get(root_execution_id)
+        if row is None:
+            raise UnknownThreadError(f"no execution {root_execution_id}")
+        pending = [
+            self._pending(r) for r in await store.list_by_root(root_execution_id, [PauseStatus.PENDING])
+        ]
+        status = row.status
+        if status is ExecutionStatus.PAUSED and not pending:
+            status = ExecutionStatus.RUNNING
+        return ExecutionResult(
+            thread_id=row.thread_id,
+            execution_id=row.execution_id,
+            status=status,
+            output=row.output,
+            pending=pending,
+            record=await self._record(row) if record else None,
+        )
+
+    async def _record(self, row: ExecutionRow) -> ExecutionRecord:
+        entries = await self._runtime.store.find_pause_answers(row.tenant_id, row.execution_id)
+        return ExecutionRecord(
+            execution_id=row.execution_id,
+            thread_id=row.thread_id,
+            tenant_id=row.tenant_id,
+            workflow=row.workflow,
+            status=row.status,
+            pauses=[
+                PauseAuditEntry(
+                    pause_id=e.pause_id,
+                    execution_id=e.execution_id,
+                    step=e.step,
+                    role=e.role,
+                    answered_by=e.answered_by,
+                    responder=e.responder,
+                    resolution=e.resolution,
+                    asked_at=e.asked_at.isoformat(),
+                    resolved_at=e.resolved_at.isoformat(),
+                    decision=e.decision,
+                )
+                for e in entries
+            ],
+        )
+
+    def _pending(self, record: PauseRecord) -> PendingPause:
+        tool_input = None
+        for binding in self._runtime.assembly.tools.values():
+            if binding.spec.name == record.ask.tool:
+                tool_input = binding.spec.input
+        ask = record.ask.model_copy(
+            update={"arguments": mask_arguments(tool_input, record.ask.arguments)}
+        )
+        shown = record.pause_id if record.answered_by is PauseAnswerer.THREAD_OWNER else None
+        return PendingPause(
+            pause_id=shown,
+            answered_by=record.answered_by,
+            agent=record.agent,
+            channel=record.role,
+            ask=ask,
+            execution_id=record.execution_id,
+            thread_id=record.thread_id,
+            asked_at=record.asked_at.isoformat(),
+            item_index=record.item_index,
+            child_execution_id=record.child_execution_id,
+            owner_id=record.owner_id,
+        )
+
+    async def _emit_pause(self, event: ExecutionPauseEvent) -> None:
+        for handler in self._pause_handlers:
+            outcome = handler(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    async def _emit_resume(self, event: ExecutionResumeEvent) -> None:
+        for handler in self._resume_handlers:
+            outcome = handler(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+
+def _replied() -> Any:
+    from bot.core.enums import PauseResolution
+
+    return PauseResolution.REPLIED
+
+
+def _chat_model_for(component: type, model: Any, providers: Sequence[ModelProvider]) -> BaseChatModel:
+    override = override_for(component)
+    if override is not None:
+        return override  # type: ignore[no-any-return]
+    return resolve_chat_model(model, providers)
+
+
+def _build_graphs(
+    runtime: Runtime,
+    assembly: Assembly,
+    checkpointer: OpenCheckpointer,
+    chat_model_for: Callable[[type, Any], BaseChatModel],
+) -> dict[str, Any]:
+    tools_by_agent = {}
+    agent_graphs = {}
+    for agent_cls, agent_spec in assembly.agents.items():
+        bindings = {assembly.tools[t].spec.name: assembly.tools[t] for t in agent_spec.tools}
+        tools_by_agent[agent_cls] = bindings
+        agent_graphs[agent_cls] = build_agent_graph(
+            runtime, agent_spec, chat_model_for(agent_cls, agent_spec.model), bindings
+        )
+    graphs = {}
+    for workflow_cls, workflow_spec in assembly.workflows.items():
+        flow = assembly.flows[workflow_cls]
+        assert flow.finish is not None
+        graphs[workflow_spec.name] = build_workflow_graph(
+            workflow_spec,
+            flow,
+            _agents(assembly),
+            agent_graphs,
+            assembly.finishes[flow.finish],
+            checkpointer.saver,
+        )
+    return graphs
+
+
+def _agents(assembly: Assembly) -> dict[type, AgentSpec]:
+    return dict(assembly.agents)

@@ -1,0 +1,184 @@
+"""The decorators of the public API. Each records a frozen spec on the class and returns it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from bot.components.specs import (
+    SPEC_ATTRIBUTE,
+    AgentSpec,
+    ApplicationSpec,
+    ChannelRoleSpec,
+    ChannelSpec,
+    ComponentSpec,
+    ReplyInterpreterSpec,
+    ToolSpec,
+    WorkflowFinishSpec,
+    WorkflowSpec,
+    WorkflowStartSpec,
+)
+from bot.core.enums import DecidedBy, PauseAnswerer
+
+C = TypeVar("C", bound=type)
+
+DEFAULT_TOOL_TIMEOUT = timedelta(seconds=30)
+DEFAULT_PAUSE_RECORD_RETENTION = timedelta(hours=24)
+
+
+def _attach(spec_factory: Callable[[type], ComponentSpec]) -> Callable[[C], C]:
+    def decorate(cls: C) -> C:
+        setattr(cls, SPEC_ATTRIBUTE, spec_factory(cls))
+        return cls
+
+    return decorate
+
+
+def tool(
+    *,
+    name: str,
+    description: str,
+    input: type[BaseModel],
+    output: type[BaseModel] | None = None,
+    channel: type | None = None,
+    deps: Sequence[Any] = (),
+    timeout: timedelta = DEFAULT_TOOL_TIMEOUT,
+) -> Callable[[C], C]:
+    """A tool an agent may call; with ``channel`` every call asks that channel first."""
+    return _attach(
+        lambda cls: ToolSpec(
+            name=name,
+            description=description,
+            cls=cls,
+            deps=tuple(deps),
+            input=input,
+            output=output,
+            channel=channel,
+            timeout=timeout,
+        )
+    )
+
+
+def agent(
+    *,
+    name: str,
+    description: str,
+    prompt: str,
+    model: Any,
+    tools: Sequence[type] = (),
+    max_tool_loop_iterations: int = 25,
+) -> Callable[[C], C]:
+    """An agent: a chat model in a tool loop. ``model`` is a model name or a chat model."""
+    return _attach(
+        lambda cls: AgentSpec(
+            name=name,
+            description=description,
+            cls=cls,
+            prompt=prompt,
+            model=model,
+            tools=tuple(tools),
+            max_tool_loop_iterations=max_tool_loop_iterations,
+        )
+    )
+
+
+def workflow_start(*, name: str, description: str, input: type[BaseModel]) -> Callable[[C], C]:
+    return _attach(
+        lambda cls: WorkflowStartSpec(name=name, description=description, cls=cls, input=input)
+    )
+
+
+def workflow_finish(*, name: str, description: str, output: type[BaseModel]) -> Callable[[C], C]:
+    return _attach(
+        lambda cls: WorkflowFinishSpec(name=name, description=description, cls=cls, output=output)
+    )
+
+
+def workflow(
+    *, name: str, version: str, flow: Sequence[Any], description: str = ""
+) -> Callable[[C], C]:
+    return _attach(
+        lambda cls: WorkflowSpec(
+            name=name, description=description, cls=cls, version=version, flows=tuple(flow)
+        )
+    )
+
+
+def channel_role(
+    *,
+    name: str,
+    description: str,
+    approves: type[BaseModel],
+    answered_by: PauseAnswerer,
+    reply_interpreter: type | None = None,
+) -> Callable[[C], C]:
+    """A role: what is asked (``approves``) and who may answer (required, no default)."""
+    return _attach(
+        lambda cls: ChannelRoleSpec(
+            name=name,
+            description=description,
+            cls=cls,
+            approves=approves,
+            answered_by=answered_by,
+            reply_interpreter=reply_interpreter,
+        )
+    )
+
+
+def channel(*, name: str, description: str, deps: Sequence[Any] = ()) -> Callable[[C], C]:
+    """A concrete channel: implements a role (or is used on a tool as is)."""
+    return _attach(
+        lambda cls: ChannelSpec(name=name, description=description, cls=cls, deps=tuple(deps))
+    )
+
+
+def reply_interpreter(
+    *,
+    name: str,
+    description: str,
+    decided_by: DecidedBy,
+    model: Any = None,
+    prompt: str | None = None,
+    prompt_urls: Sequence[str] = (),
+    deps: Sequence[Any] = (),
+) -> Callable[[C], C]:
+    return _attach(
+        lambda cls: ReplyInterpreterSpec(
+            name=name,
+            description=description,
+            cls=cls,
+            deps=tuple(deps),
+            decided_by=decided_by,
+            model=model,
+            prompt=prompt,
+            prompt_urls=tuple(prompt_urls),
+        )
+    )
+
+
+def application(
+    *,
+    name: str,
+    workflows: Sequence[type],
+    channels: Sequence[type] = (),
+    pause_record_retention: timedelta = DEFAULT_PAUSE_RECORD_RETENTION,
+    providers: Sequence[Any] = (),
+    entry_workflow: type | None = None,
+    description: str = "",
+) -> Callable[[C], C]:
+    """The application: its workflows, the channel implementations, and its model providers."""
+    return _attach(
+        lambda cls: ApplicationSpec(
+            name=name,
+            description=description,
+            cls=cls,
+            workflows=tuple(workflows),
+            channels=tuple(channels),
+            pause_record_retention=pause_record_retention,
+            providers=tuple(providers),
+            entry_workflow=entry_workflow,
+        )
+    )

@@ -1,0 +1,142 @@
+"""What the decorators record on a class: one frozen spec per component kind.
+
+The decorators check nothing beyond their argument types; every rule is checked at assembly
+(``App.create``) so that all broken rules are reported at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from bot.core.enums import DecidedBy, PauseAnswerer
+
+SPEC_ATTRIBUTE = "__countersign_spec__"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ComponentSpec:
+    name: str
+    description: str
+    cls: type
+    deps: tuple[Any, ...] = ()
+
+    kind: str = "component"
+    suffix: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec(ComponentSpec):
+    input: type[BaseModel]
+    output: type[BaseModel] | None
+    channel: type | None
+    timeout: timedelta
+    kind: str = "tool"
+    suffix: str = "-tool"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentSpec(ComponentSpec):
+    prompt: str
+    model: Any  # a model name (str) or a langchain_core chat model instance
+    tools: tuple[type, ...]
+    max_tool_loop_iterations: int
+    kind: str = "agent"
+    suffix: str = "-agent"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkflowStartSpec(ComponentSpec):
+    input: type[BaseModel]
+    kind: str = "workflow-start"
+    suffix: str = "-workflow-start"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkflowFinishSpec(ComponentSpec):
+    output: type[BaseModel]
+    kind: str = "workflow-finish"
+    suffix: str = "-workflow-finish"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlowStep:
+    """One step of a linear flow: an agent (more kinds come with parallel launches)."""
+
+    agent: type
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flow:
+    start: type
+    returns: type[BaseModel] | None
+    steps: tuple[FlowStep, ...]
+    finish: type | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkflowSpec(ComponentSpec):
+    version: str
+    flows: tuple[Any, ...]  # FlowBuilder objects, checked at assembly
+    kind: str = "workflow"
+    suffix: str = "-workflow"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelRoleSpec(ComponentSpec):
+    approves: type[BaseModel]
+    answered_by: Any  # PauseAnswerer; Any so that a missing value is reported at assembly
+    reply_interpreter: type | None
+    kind: str = "channel-role"
+    suffix: str = "-channel"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelSpec(ComponentSpec):
+    kind: str = "channel"
+    suffix: str = "-channel"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyInterpreterSpec(ComponentSpec):
+    decided_by: DecidedBy
+    model: Any = None
+    prompt: str | None = None
+    prompt_urls: tuple[str, ...] = ()
+    kind: str = "reply-interpreter"
+    suffix: str = "-reply-interpreter"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApplicationSpec(ComponentSpec):
+    workflows: tuple[type, ...]
+    channels: tuple[type, ...]
+    pause_record_retention: timedelta
+    providers: tuple[Any, ...] = ()
+    entry_workflow: type | None = None
+    kind: str = "application"
+    suffix: str = ""
+
+
+def spec_of(cls: Any) -> ComponentSpec | None:
+    """The spec a decorator put on ``cls`` itself (not one inherited from a base class)."""
+    if not isinstance(cls, type):
+        return None
+    spec = cls.__dict__.get(SPEC_ATTRIBUTE)
+    return spec if isinstance(spec, ComponentSpec) else None
+
+
+def answered_by_of(role: ChannelRoleSpec | None) -> PauseAnswerer:
+    """A concrete channel named on a tool as is is answered by the thread's owner."""
+    if role is None:
+        return PauseAnswerer.THREAD_OWNER
+    return role.answered_by if isinstance(role.answered_by, PauseAnswerer) else PauseAnswerer.CHANNEL
+
+
+@dataclass(frozen=True, slots=True)
+class DepsList:
+    items: Sequence[Any] = field(default_factory=tuple)

@@ -1,0 +1,1 @@
+"""Types, DTOs and errors of Countersign: no I/O here."""

@@ -1,0 +1,84 @@
+"""What a channel is given and what it answers.
+
+``ChannelOutcome`` is a closed union: ``AwaitReply`` (the question was posted; the call pauses) or
+``Decided`` (the channel answered at once; the call never pauses). Match it exhaustively.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
+from bot.core.enums import PauseResolution
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelAsk:
+    """A question for a channel. ``pause_id`` is the secret right to answer it."""
+
+    pause_id: str
+    value: ToolCallApprovalAsk
+    role: str
+    owner_id: str
+    tenant_id: str
+
+    def __repr__(self) -> str:  # never print the pause id
+        return f"ChannelAsk(role={self.role!r}, tool={self.value.tool!r}, call_id={self.value.call_id!r})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelWithdrawal:
+    """A question that closed without an answer; ``resolution`` says why."""
+
+    pause_id: str
+    value: ToolCallApprovalAsk
+    resolution: PauseResolution
+    role: str
+
+    def __repr__(self) -> str:
+        return f"ChannelWithdrawal(role={self.role!r}, resolution={self.resolution!s})"
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitReply:
+    """The question was posted; the call pauses until someone answers it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """The channel decided at once; the call never pauses."""
+
+    decision: ToolCallApprovalDecision | dict[str, Any]
+
+
+ChannelOutcomeValue = AwaitReply | Decided
+
+
+class ChannelOutcome:
+    """Factory of the two outcomes of ``send``."""
+
+    @staticmethod
+    def await_reply() -> AwaitReply:
+        return AwaitReply()
+
+    @staticmethod
+    def decided(decision: ToolCallApprovalDecision | dict[str, Any]) -> Decided:
+        return Decided(decision)
+
+
+class ChannelOf:
+    """Base class of channel roles and their implementations.
+
+    A role (``@channel_role``) subclasses it; an implementation (``@channel``) subclasses the role
+    and overrides ``send`` (and ``withdraw`` if it can take a question back).
+    """
+
+    __countersign_abstract__: ClassVar[bool] = True
+
+    async def send(self, ask: ChannelAsk) -> ChannelOutcomeValue:
+        raise NotImplementedError(f"{type(self).__name__} does not implement send")
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
+        """Take a question back; a no-op unless the implementation overrides it."""
+        return None

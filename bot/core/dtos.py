@@ -1,0 +1,53 @@
+"""DTOs that cross the public API: pydantic models, validated where outside data comes in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class WorkflowStartText(BaseModel):
+    """The plain-text input of a workflow."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+
+
+class WorkflowFinishText(BaseModel):
+    """The plain-text output of a workflow."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+
+
+class ToolCallApprovalAsk(BaseModel):
+    """The question of an approval pause: which tool, with which arguments, for which call."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool: str
+    arguments: dict[str, Any]
+    call_id: str
+
+
+class ToolCallApprovalDecision(BaseModel):
+    """The answer to an approval pause.
+
+    ``override_arguments`` is allowed only with ``approved=True``; that it is a valid input of the
+    tool is checked by the runtime, which knows the tool.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    approved: bool
+    reason: str | None = Field(default=None, max_length=3000)
+    override_arguments: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _overrides_only_when_approved(self) -> ToolCallApprovalDecision:
+        if self.override_arguments is not None and not self.approved:
+            raise ValueError("override_arguments is allowed only with approved=true")
+        return self

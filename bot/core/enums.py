@@ -1,0 +1,41 @@
+"""Closed sets of values of the public API (UPPER_CASE members, string values)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class DecidedBy(StrEnum):
+    """How a reply interpreter reads a free-text reply."""
+
+    CODE = "CODE"
+    MODEL = "MODEL"
+
+
+class PauseAnswerer(StrEnum):
+    """Who may answer a role's pauses."""
+
+    THREAD_OWNER = "THREAD_OWNER"
+    CHANNEL = "CHANNEL"
+
+
+class PauseStatus(StrEnum):
+    PENDING = "PENDING"
+    RESOLVED = "RESOLVED"
+    TAKEN = "TAKEN"
+    CANCELLED = "CANCELLED"
+
+
+class PauseResolution(StrEnum):
+    DECIDED = "DECIDED"
+    REPLIED = "REPLIED"
+    WITHDRAWN = "WITHDRAWN"
+    CANCELLED = "CANCELLED"
+
+
+class ExecutionStatus(StrEnum):
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"

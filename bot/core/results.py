@@ -1,0 +1,114 @@
+"""What execute / resume / list_pending return, the audit trail, and the events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.core.dtos import ToolCallApprovalAsk
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingPause:
+    """A waiting pause. ``pause_id`` is given only for a THREAD_OWNER pause."""
+
+    pause_id: str | None
+    answered_by: PauseAnswerer
+    agent: str
+    channel: str
+    ask: ToolCallApprovalAsk
+    execution_id: str
+    thread_id: str
+    asked_at: str
+    item_index: int | None = None
+    child_execution_id: str | None = None
+    owner_id: str | None = None
+
+    def __repr__(self) -> str:
+        shown = "<hidden>" if self.pause_id is None else "<owner's>"
+        return (
+            f"PendingPause(pause_id={shown}, answered_by={self.answered_by!s}, agent={self.agent!r}, "
+            f"channel={self.channel!r}, tool={self.ask.tool!r})"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepRecord:
+    """The step a pause waited in."""
+
+    agent: str
+    node: str
+    tool: str
+    tool_call_id: str
+    item_index: int | None = None
+    tool_loop_iteration: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PauseAuditEntry:
+    """One resolved pause of the permanent audit trail (``record.pauses``)."""
+
+    pause_id: str | None
+    execution_id: str
+    step: StepRecord
+    role: str
+    answered_by: PauseAnswerer
+    responder: str | None
+    resolution: PauseResolution
+    asked_at: str
+    resolved_at: str
+    decision: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildExecutionRecord:
+    execution_id: str
+    workflow: str
+    status: ExecutionStatus
+    pauses: list[PauseAuditEntry] = field(default_factory=list)
+    children: list[ChildExecutionRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionRecord:
+    """The execution record: its pauses are the tree's audit trail, in the order asked."""
+
+    execution_id: str
+    thread_id: str
+    tenant_id: str
+    workflow: str
+    status: ExecutionStatus
+    pauses: list[PauseAuditEntry] = field(default_factory=list)
+    children: list[ChildExecutionRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionResult:
+    thread_id: str
+    execution_id: str
+    status: ExecutionStatus
+    output: Any | None
+    pending: list[PendingPause]
+    record: ExecutionRecord | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionPauseEvent:
+    """The execution rests: nothing else can move until one of ``pending`` is answered."""
+
+    tenant_id: str
+    thread_id: str
+    execution_id: str
+    pending: list[PendingPause]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionResumeEvent:
+    """A pause was answered; ``answered_by`` is who answered (owner id or channel answerer)."""
+
+    tenant_id: str
+    thread_id: str
+    execution_id: str
+    answered_by: str
+    resolution: PauseResolution

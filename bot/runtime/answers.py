@@ -1,0 +1,114 @@
+"""Phase 1 of a resume: check the request, the credential and the answer, then record it.
+
+Nothing here moves the tree; a failure at any point leaves the pause exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.enums import PauseAnswerer, PauseStatus
+from bot.core.errors import (
+    DtoValidationError,
+    NotPausedError,
+    PauseAnswererError,
+    ThreadOwnerError,
+    UnknownPauseError,
+)
+from bot.runtime.decisions import audit_view, validate_decision
+from bot.runtime.interpreting import interpret_reply
+from bot.runtime.services import Runtime
+from bot.store.records import PauseAnswer, PauseRecord
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumeRequest:
+    pause_id: str
+    tenant_id: str
+    decision: ToolCallApprovalDecision | dict[str, Any] | None
+    reply: str | None
+    owner_id: str | None
+    answered_by: str | None
+
+    def check_shape(self) -> None:
+        """Exactly one of decision or reply; a non-empty reply; before any look-up."""
+        if (self.decision is None) == (self.reply is None):
+            raise DtoValidationError("give exactly one of decision or reply")
+        if self.reply is not None and not self.reply.strip():
+            raise DtoValidationError("the reply is empty")
+        if not isinstance(self.pause_id, str) or not self.pause_id:
+            raise DtoValidationError("pause_id must be a non-empty string")
+        if not isinstance(self.tenant_id, str) or not self.tenant_id:
+            raise DtoValidationError("tenant_id must be a non-empty string")
+
+
+def check_answerer(record: PauseRecord, request: ResumeRequest) -> str:
+    """Who answers, by the pause's kind of answerer; raises for the wrong credential."""
+    if record.answered_by is PauseAnswerer.THREAD_OWNER:
+        if request.answered_by is not None or request.owner_id is None:
+            raise PauseAnswererError(
+                "this pause is answered by the thread's owner: pass owner_id, not answered_by"
+            )
+        if request.owner_id != record.owner_id:
+            raise ThreadOwnerError(
+                f"only the owner of thread {record.thread_id} may answer this pause"
+            )
+        return request.owner_id
+    if request.owner_id is not None or not request.answered_by or not request.answered_by.strip():
+        raise PauseAnswererError(
+            "this pause is answered through its channel: pass a non-empty answered_by, "
+            "not owner_id"
+        )
+    return request.answered_by
+
+
+def not_paused(record: PauseRecord) -> NotPausedError:
+    if record.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
+        who = record.answer.responder if record.answer and record.answer.responder else None
+        by = f" by {who}" if who else ""
+        return NotPausedError(f"the question was already answered{by}")
+    return NotPausedError("the question is no longer needed (it was withdrawn or cancelled)")
+
+
+async def record_answer(
+    runtime: Runtime, request: ResumeRequest, chat_model_for: Callable[[type, Any], Any]
+) -> PauseRecord:
+    """Phase 1: returns the pause as recorded RESOLVED."""
+    request.check_shape()
+    record = await runtime.store.find(request.tenant_id, request.pause_id)
+    if record is None:
+        raise UnknownPauseError()
+    responder = check_answerer(record, request)
+    if record.status is not PauseStatus.PENDING:
+        raise not_paused(record)
+    tool_input = _tool_input(runtime, record)
+    if request.reply is not None:
+        decision = await interpret_reply(runtime, record, request.reply, tool_input, chat_model_for)
+    else:
+        decision = validate_decision(
+            request.decision, tool_input=tool_input, arguments=record.ask.arguments
+        )
+    answer = PauseAnswer(
+        decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
+    )
+    resolved = await runtime.store.resolve(
+        request.tenant_id,
+        request.pause_id,
+        answer,
+        runtime.clock.now(),
+        audit_decision=audit_view(decision, tool_input),
+    )
+    if not resolved:
+        current = await runtime.store.find(request.tenant_id, request.pause_id)
+        raise not_paused(current or record)
+    return record
+
+
+def _tool_input(runtime: Runtime, record: PauseRecord) -> Any:
+    for binding in runtime.assembly.tools.values():
+        if binding.spec.name == record.ask.tool:
+            return binding.spec.input
+    return None

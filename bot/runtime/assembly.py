@@ -1,0 +1,355 @@
+"""Assembly: walk an application's components once, check every rule, index what runs.
+
+Every broken rule is collected and reported together in one ``AssemblyError``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from bot.components.flow import FlowBuilder
+from bot.components.specs import (
+    AgentSpec,
+    ApplicationSpec,
+    ChannelRoleSpec,
+    ChannelSpec,
+    ComponentSpec,
+    Flow,
+    ReplyInterpreterSpec,
+    ToolSpec,
+    WorkflowFinishSpec,
+    WorkflowSpec,
+    WorkflowStartSpec,
+    spec_of,
+)
+from bot.core.channel import ChannelOf
+from bot.core.context import ExecutionContext
+from bot.core.enums import DecidedBy, PauseAnswerer
+from bot.core.errors import AssemblyError, AssemblyViolation
+from bot.runtime.model_overrides import override_for
+
+
+class ServesModels(Protocol):
+    def serves(self, model: str) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolBinding:
+    """A tool and the channel that asks before it runs (if any)."""
+
+    spec: ToolSpec
+    role: ChannelRoleSpec | None
+    channel: ChannelSpec | None
+
+    @property
+    def answered_by(self) -> PauseAnswerer:
+        if self.role is None:
+            return PauseAnswerer.THREAD_OWNER
+        return PauseAnswerer(self.role.answered_by)
+
+    @property
+    def role_name(self) -> str:
+        if self.role is not None:
+            return self.role.name
+        return self.channel.name if self.channel is not None else ""
+
+
+@dataclass(slots=True)
+class Assembly:
+    application: ApplicationSpec
+    workflows: dict[type, WorkflowSpec] = field(default_factory=dict)
+    flows: dict[type, Flow] = field(default_factory=dict)
+    agents: dict[type, AgentSpec] = field(default_factory=dict)
+    tools: dict[type, ToolBinding] = field(default_factory=dict)
+    roles: dict[type, ChannelRoleSpec] = field(default_factory=dict)
+    channels: dict[type, ChannelSpec] = field(default_factory=dict)
+    interpreters: dict[type, ReplyInterpreterSpec] = field(default_factory=dict)
+    starts: dict[type, WorkflowStartSpec] = field(default_factory=dict)
+    finishes: dict[type, WorkflowFinishSpec] = field(default_factory=dict)
+    roles_by_name: dict[str, ChannelRoleSpec] = field(default_factory=dict)
+
+
+class _Checker:
+    def __init__(self, application: type, providers: Sequence[ServesModels]) -> None:
+        self.violations: list[AssemblyViolation] = []
+        self.providers = providers
+        self._names: dict[tuple[str, str], type] = {}
+        spec = spec_of(application)
+        if not isinstance(spec, ApplicationSpec):
+            raise AssemblyError(
+                [
+                    AssemblyViolation(
+                        rule="application.not-an-application",
+                        component=getattr(application, "__name__", repr(application)),
+                        message="decorate the class with @application(...)",
+                    )
+                ]
+            )
+        self.assembly = Assembly(application=spec)
+
+    def fail(self, rule: str, component: str, message: str) -> None:
+        violation = AssemblyViolation(rule=rule, component=component, message=message)
+        if violation not in self.violations:
+            self.violations.append(violation)
+
+    def spec(self, cls: Any, expected: type[ComponentSpec], rule: str, where: str) -> Any:
+        spec = spec_of(cls)
+        if not isinstance(spec, expected):
+            name = getattr(cls, "__name__", repr(cls))
+            kind = expected.__name__.removesuffix("Spec")
+            self.fail(rule, name, f"named in {where} but not decorated as a {kind}")
+            return None
+        self.name(spec)
+        return spec
+
+    def name(self, spec: ComponentSpec) -> None:
+        if spec.suffix and (not spec.name.endswith(spec.suffix) or spec.name == spec.suffix):
+            self.fail(
+                "name.kind-suffix",
+                spec.name,
+                f"a {spec.kind}'s name must end with '{spec.suffix}' (e.g. 'refund{spec.suffix}')",
+            )
+        seen = self._names.setdefault((spec.kind, spec.name), spec.cls)
+        if seen is not spec.cls:
+            self.fail("name.duplicate", spec.name, f"two different {spec.kind}s share this name")
+
+    def model(self, component: type, name: str, model: Any) -> None:
+        if model is None:
+            self.fail("model.missing", name, "name a model (a model name or a chat model)")
+            return
+        if not isinstance(model, str) or override_for(component) is not None:
+            return
+        if not any(provider.serves(model) for provider in self.providers):
+            self.fail(
+                "model.unserved",
+                name,
+                f"no provider serves the model '{model}': configure one that serves it "
+                "(COUNTERSIGN_MODEL_BASE_URL / COUNTERSIGN_MODEL_NAMES) or pass a chat model",
+            )
+
+    def deps(self, spec: ComponentSpec) -> None:
+        for dep in spec.deps:
+            if dep is ExecutionContext:
+                continue
+            if not isinstance(dep, type):
+                self.fail("deps.unresolvable", spec.name, f"{dep!r} is not a class")
+
+
+def assemble(application: type, providers: Sequence[ServesModels] = ()) -> Assembly:
+    """Check every rule of ``application`` and return its index; raise ``AssemblyError``."""
+    checker = _Checker(application, providers)
+    app = checker.assembly.application
+    for implementation in app.channels:
+        _check_implementation(checker, implementation)
+    if not app.workflows:
+        checker.fail("application.no-workflows", app.name, "name at least one workflow")
+    for workflow in app.workflows:
+        _check_workflow(checker, workflow)
+    if app.entry_workflow is not None and app.entry_workflow not in app.workflows:
+        checker.fail("application.entry-workflow", app.name, "the entry workflow is not listed")
+    _check_interpreters(checker)
+    if checker.violations:
+        raise AssemblyError(checker.violations)
+    return checker.assembly
+
+
+def _check_implementation(checker: _Checker, implementation: type) -> None:
+    spec = checker.spec(implementation, ChannelSpec, "channel.not-a-channel", "channels=[...]")
+    if spec is None:
+        return
+    checker.deps(spec)
+    if not issubclass(implementation, ChannelOf):
+        checker.fail("channel.not-a-channel", spec.name, "a channel must subclass a role or ChannelOf")
+        return
+    if implementation.send is ChannelOf.send:
+        checker.fail("channel.no-send", spec.name, "implement async def send(self, ask)")
+    checker.assembly.channels[implementation] = spec
+    for role_cls in _roles_of(implementation):
+        role = _check_role(checker, role_cls)
+        if role is None:
+            continue
+        for other_impl, other in checker.assembly.channels.items():
+            if other_impl is not implementation and role_cls in _roles_of(other_impl):
+                checker.fail(
+                    "channel.ambiguous",
+                    role.name,
+                    f"implemented by both {other.name} and {spec.name}: keep one per application",
+                )
+
+
+def _roles_of(implementation: type) -> list[type]:
+    return [
+        base
+        for base in implementation.__mro__[1:]
+        if isinstance(spec_of(base), ChannelRoleSpec)
+    ]
+
+
+def _check_role(checker: _Checker, role_cls: type) -> ChannelRoleSpec | None:
+    role = spec_of(role_cls)
+    if not isinstance(role, ChannelRoleSpec):
+        return None
+    if role_cls in checker.assembly.roles:
+        return role
+    checker.name(role)
+    if not isinstance(role.answered_by, PauseAnswerer):
+        checker.fail(
+            "channel-role.answered-by",
+            role.name,
+            "answered_by must be PauseAnswerer.THREAD_OWNER or PauseAnswerer.CHANNEL",
+        )
+    if not (isinstance(role.approves, type) and issubclass(role.approves, BaseModel)):
+        checker.fail("channel-role.approves", role.name, "approves must be a pydantic model")
+    checker.assembly.roles[role_cls] = role
+    checker.assembly.roles_by_name[role.name] = role
+    return role
+
+
+def _check_workflow(checker: _Checker, workflow: type) -> None:
+    spec = checker.spec(workflow, WorkflowSpec, "workflow.not-a-workflow", "workflows=[...]")
+    if spec is None:
+        return
+    checker.assembly.workflows[workflow] = spec
+    builders = [f for f in spec.flows if isinstance(f, FlowBuilder)]
+    if len(builders) != 1 or len(spec.flows) != 1:
+        checker.fail("workflow.flow", spec.name, "give exactly one flow: start(...)...to_finish(...)")
+        return
+    flow = builders[0].build()
+    checker.assembly.flows[workflow] = flow
+    start = checker.spec(flow.start, WorkflowStartSpec, "workflow.start", f"{spec.name}'s flow")
+    if start is not None:
+        checker.assembly.starts[flow.start] = start
+    if flow.finish is None:
+        checker.fail("workflow.flow", spec.name, "end the flow with .to_finish(...)")
+    else:
+        finish = checker.spec(flow.finish, WorkflowFinishSpec, "workflow.finish", spec.name)
+        if finish is not None:
+            checker.assembly.finishes[flow.finish] = finish
+    if not flow.steps:
+        checker.fail("workflow.flow", spec.name, "add at least one step: .to_agent(...)")
+    for step in flow.steps:
+        _check_agent(checker, step.agent, spec.name)
+
+
+def _check_agent(checker: _Checker, agent_cls: type, where: str) -> None:
+    spec = checker.spec(agent_cls, AgentSpec, "agent.not-an-agent", where)
+    if spec is None or agent_cls in checker.assembly.agents:
+        return
+    checker.assembly.agents[agent_cls] = spec
+    checker.model(agent_cls, spec.name, spec.model)
+    for tool_cls in spec.tools:
+        _check_tool(checker, tool_cls, spec.name)
+
+
+def _check_tool(checker: _Checker, tool_cls: type, where: str) -> None:
+    spec = checker.spec(tool_cls, ToolSpec, "tool.not-a-tool", where)
+    if spec is None or tool_cls in checker.assembly.tools:
+        return
+    checker.deps(spec)
+    if not (isinstance(spec.input, type) and issubclass(spec.input, BaseModel)):
+        checker.fail("tool.input", spec.name, "input must be a pydantic model")
+    if not callable(getattr(tool_cls, "run", None)):
+        checker.fail("tool.no-run-method", spec.name, "implement run(self, input)")
+    role: ChannelRoleSpec | None = None
+    channel: ChannelSpec | None = None
+    if spec.channel is not None:
+        role, channel = _channel_of_tool(checker, spec)
+    checker.assembly.tools[tool_cls] = ToolBinding(spec=spec, role=role, channel=channel)
+
+
+def _channel_of_tool(
+    checker: _Checker, spec: ToolSpec
+) -> tuple[ChannelRoleSpec | None, ChannelSpec | None]:
+    named = spec.channel
+    assert named is not None
+    named_spec = spec_of(named)
+    if isinstance(named_spec, ChannelSpec):  # a concrete channel named as is
+        checker.name(named_spec)
+        checker.assembly.channels.setdefault(named, named_spec)
+        return None, named_spec
+    if not isinstance(named_spec, ChannelRoleSpec):
+        checker.fail(
+            "tool.channel",
+            spec.name,
+            f"channel={getattr(named, '__name__', named)!s} is neither a @channel_role nor a @channel",
+        )
+        return None, None
+    role = _check_role(checker, named)
+    implementations = [
+        (impl, impl_spec)
+        for impl, impl_spec in checker.assembly.channels.items()
+        if named in _roles_of(impl)
+    ]
+    if not implementations:
+        checker.fail(
+            "channel.unimplemented",
+            named_spec.name,
+            f"the tool {spec.name} asks this role, but no channel in the application implements it",
+        )
+        return role, None
+    if (
+        role is not None
+        and isinstance(role.approves, type)
+        and isinstance(spec.input, type)
+        and not issubclass(spec.input, role.approves)
+    ):
+        checker.fail(
+            "channel.approves-mismatch",
+            spec.name,
+            f"the role {role.name} approves {role.approves.__name__}, the tool takes "
+            f"{spec.input.__name__}",
+        )
+    return role, implementations[0][1]
+
+
+def _check_interpreters(checker: _Checker) -> None:
+    owners: dict[type, str] = {}
+    for role in checker.assembly.roles.values():
+        interpreter = role.reply_interpreter
+        if interpreter is None:
+            continue
+        spec = spec_of(interpreter)
+        if not isinstance(spec, ReplyInterpreterSpec):
+            checker.fail(
+                "reply-interpreter.not-an-interpreter",
+                role.name,
+                f"{getattr(interpreter, '__name__', interpreter)!s} has no @reply_interpreter",
+            )
+            continue
+        if interpreter in owners and owners[interpreter] != role.name:
+            checker.fail(
+                "channel.shared-interpreter",
+                spec.name,
+                f"used by the roles {owners[interpreter]} and {role.name}: one interpreter "
+                "belongs to one role",
+            )
+        owners.setdefault(interpreter, role.name)
+        if interpreter in checker.assembly.interpreters:
+            continue
+        checker.name(spec)
+        checker.deps(spec)
+        checker.assembly.interpreters[interpreter] = spec
+        if spec.decided_by is DecidedBy.CODE:
+            method = getattr(interpreter, "interpret", None)
+            if not callable(method) or not _takes_one_argument(method):
+                checker.fail(
+                    "reply-interpreter.no-interpret-method",
+                    spec.name,
+                    "a CODE interpreter implements interpret(self, input) -> ReplyInterpretation",
+                )
+        else:
+            checker.model(interpreter, spec.name, spec.model)
+
+
+def _takes_one_argument(method: Any) -> bool:
+    try:
+        parameters = list(inspect.signature(method).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) == 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)

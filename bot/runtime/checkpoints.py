@@ -1,0 +1,68 @@
+"""LangGraph's checkpointer beside our tables: SQLite file, in memory, or PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from sqlalchemy.engine import make_url
+
+from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, is_sqlite, sqlite_path
+
+
+@dataclass(slots=True)
+class OpenCheckpointer:
+    saver: BaseCheckpointSaver[Any]
+    close: Callable[[], Awaitable[None]]
+
+
+def checkpoint_path(database: Path) -> Path:
+    """The checkpoint file beside the database: ``countersign.db`` → ``countersign.checkpoints.db``."""
+    return database.with_name(f"{database.stem}.checkpoints{database.suffix or '.db'}")
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def open_checkpointer(database_url: str) -> OpenCheckpointer:
+    if is_sqlite(database_url):
+        path = sqlite_path(database_url)
+        if path is None:
+            return OpenCheckpointer(saver=InMemorySaver(), close=_nothing)
+        connection = await aiosqlite.connect(str(checkpoint_path(path)))
+        await connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        saver = AsyncSqliteSaver(connection)
+        await saver.setup()
+        return OpenCheckpointer(saver=saver, close=connection.close)
+    return await _open_postgres(database_url)
+
+
+def psycopg_conninfo(database_url: str) -> str:
+    """The libpq form of a SQLAlchemy URL (``postgresql+asyncpg://`` → ``postgresql://``)."""
+    url = make_url(database_url).set(drivername="postgresql")
+    return url.render_as_string(hide_password=False)
+
+
+async def _open_postgres(database_url: str) -> OpenCheckpointer:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        psycopg_conninfo(database_url),
+        min_size=1,
+        max_size=10,
+        open=False,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    await pool.open(wait=True)
+    saver = AsyncPostgresSaver(pool)
+    await saver.setup()
+    return OpenCheckpointer(saver=saver, close=pool.close)

@@ -1,0 +1,190 @@
+"""Passes over an execution tree: the first one, the continuations, and how a tree ends.
+
+One pass at a time per tree (an in-process lock; several instances take a lease instead). A
+pass continues every resolved pause of the tree with one ``Command(resume={id: ...})`` and, before
+the tree rests, takes the pauses resolved meanwhile (the drain).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.errors import GraphInterrupt
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
+from bot.core.errors import CountersignError, StepFailedError
+from bot.runtime.frame import RunFrame
+from bot.runtime.services import Runtime, log
+from bot.runtime.withdrawals import withdraw
+from bot.store.records import ExecutionRow
+
+TERMINAL = frozenset({ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, ExecutionStatus.CANCELLED})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PassReport:
+    """What the passes of one call did: whether any ran, and the error that failed the tree."""
+
+    ran: bool
+    error: BaseException | None = None
+
+
+class Engine:
+    def __init__(
+        self, runtime: Runtime, graphs: dict[str, CompiledStateGraph[Any, Any, Any, Any]]
+    ) -> None:
+        self._runtime = runtime
+        self._graphs = graphs
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def tree_lock(self, root_execution_id: str) -> asyncio.Lock:
+        lock = self._locks.get(root_execution_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[root_execution_id] = lock
+        return lock
+
+    async def first_pass(self, frame: RunFrame, graph_input: dict[str, Any]) -> PassReport:
+        async with self.tree_lock(frame.root_execution_id):
+            error = await self._run(frame, graph_input)
+            if error is None:
+                error = await self._drain(frame)
+            return PassReport(ran=True, error=error)
+
+    async def continue_tree(self, root: ExecutionRow) -> PassReport:
+        """Continue every resolved pause of the tree; waits for a pass already running."""
+        async with self.tree_lock(root.execution_id):
+            current = await self._runtime.store.get(root.execution_id)
+            if current is None or current.status in TERMINAL:
+                return PassReport(ran=False)
+            frame = _frame(current)
+            before = await self._resolved_count(frame)
+            if before == 0:
+                return PassReport(ran=False)
+            return PassReport(ran=True, error=await self._drain(frame))
+
+    async def _resolved_count(self, frame: RunFrame) -> int:
+        resolved = await self._runtime.store.list_by_root(
+            frame.root_execution_id, [PauseStatus.RESOLVED]
+        )
+        return len(resolved)
+
+    async def _drain(self, frame: RunFrame) -> BaseException | None:
+        while True:
+            current = await self._runtime.store.get(frame.root_execution_id)
+            if current is None or current.status in TERMINAL:
+                return None
+            resolved = await self._runtime.store.list_by_root(
+                frame.root_execution_id, [PauseStatus.RESOLVED]
+            )
+            resume = {
+                r.interrupt_id: {"pause_key": r.idempotency_key}
+                for r in resolved
+                if r.interrupt_id is not None
+            }
+            if not resume:
+                return None
+            error = await self._run(frame, Command(resume=resume))
+            if error is not None:
+                return error
+
+    async def _run(self, frame: RunFrame, graph_input: Any) -> BaseException | None:
+        """One LangGraph pass; records where the tree now stands. Returns a failure, if any."""
+        runtime = self._runtime
+        graph = self._graphs[frame.workflow]
+        try:
+            output = await graph.ainvoke(
+                graph_input, frame.graph_config(), durability="sync", version="v2"
+            )
+        except GraphInterrupt:  # pragma: no cover - ainvoke reports interrupts in its output
+            raise
+        except CountersignError as error:
+            await self._end(frame, ExecutionStatus.FAILED, error=error)
+            return error
+        except Exception as error:
+            failure = StepFailedError(
+                f"the execution failed: {type(error).__name__}: {error}",
+                execution_id=frame.execution_id,
+            )
+            failure.__cause__ = error
+            await self._end(frame, ExecutionStatus.FAILED, error=failure)
+            return failure
+        interrupts = list(output.interrupts)
+        if interrupts:
+            await runtime.store.set_interrupt_ids(
+                {
+                    i.value["pause_key"]: i.id
+                    for i in interrupts
+                    if isinstance(i.value, dict) and "pause_key" in i.value
+                }
+            )
+            await runtime.store.set_status(
+                frame.root_execution_id, ExecutionStatus.PAUSED, runtime.clock.now()
+            )
+            return None
+        value = output.value if isinstance(output.value, dict) else {}
+        await self._end(frame, ExecutionStatus.COMPLETED, output=value.get("output"))
+        return None
+
+    async def _end(
+        self,
+        frame: RunFrame,
+        status: ExecutionStatus,
+        *,
+        output: Any | None = None,
+        error: BaseException | None = None,
+    ) -> None:
+        """The tree ended: close what still waits (resolution CANCELLED), then record the end."""
+        await self.close_pauses(frame.root_execution_id, frame.tenant_id, PauseResolution.CANCELLED)
+        await self._runtime.store.set_status(
+            frame.root_execution_id,
+            status,
+            self._runtime.clock.now(),
+            output=output,
+            error=None if error is None else str(error),
+        )
+
+    async def close_pauses(
+        self, root_execution_id: str, tenant_id: str, resolution: PauseResolution
+    ) -> int:
+        """Close every PENDING pause of the tree; tell the channel of each one that was sent."""
+        runtime = self._runtime
+        closed = 0
+        for record in await runtime.store.list_by_root(root_execution_id, [PauseStatus.PENDING]):
+            done = await runtime.store.cancel(
+                tenant_id, record.pause_id, resolution, runtime.clock.now()
+            )
+            if done is None:
+                continue
+            closed += 1
+            if done.is_sent:
+                await withdraw(runtime, done, resolution)
+        return closed
+
+    async def cancel_tree(self, root: ExecutionRow) -> bool:
+        async with self.tree_lock(root.execution_id):
+            current = await self._runtime.store.get(root.execution_id)
+            if current is None or current.status in TERMINAL:
+                return False
+            await self.close_pauses(root.execution_id, root.tenant_id, PauseResolution.CANCELLED)
+            await self._runtime.store.set_status(
+                root.execution_id, ExecutionStatus.CANCELLED, self._runtime.clock.now()
+            )
+            log.info("execution cancelled (execution_id=%s tenant_id=%s)", root.execution_id, root.tenant_id)
+            return True
+
+
+def _frame(row: ExecutionRow) -> RunFrame:
+    return RunFrame(
+        tenant_id=row.tenant_id,
+        owner_id=row.owner_id,
+        execution_id=row.execution_id,
+        root_execution_id=row.root_execution_id,
+        thread_id=row.thread_id,
+        workflow=row.workflow,
+    )

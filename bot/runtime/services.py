@@ -1,0 +1,21 @@
+"""What the graph nodes need from the App, gathered in one object (no globals)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.core.clock import Clock
+from bot.runtime.assembly import Assembly
+from bot.runtime.container import Container
+from bot.store.sql import SqlStore
+
+log = logging.getLogger("countersign")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Runtime:
+    store: SqlStore
+    clock: Clock
+    container: Container
+    assembly: Assembly

@@ -1,0 +1,124 @@
+"""One tool call of an agent: validate, ask the channel if there is one, run at most once."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphInterrupt
+from langchain_core.messages.tool import ToolCall
+from pydantic import BaseModel, ValidationError
+
+from bot.core.clock import wait_with_timeout
+from bot.core.context import StepContext
+from bot.core.dtos import ToolCallApprovalAsk
+from bot.core.enums import PauseResolution
+from bot.runtime.assembly import ToolBinding
+from bot.runtime.frame import RunFrame
+from bot.runtime.seam import Closed, PausePlace, Taken, ask_channel
+from bot.runtime.services import Runtime
+
+
+def tool_error(call: ToolCall, name: str, text: str) -> ToolMessage:
+    return ToolMessage(
+        content=f"Tool error: {text}", tool_call_id=call["id"] or "", name=name, status="error"
+    )
+
+
+def _render(result: Any) -> str:
+    if isinstance(result, BaseModel):
+        return result.model_dump_json()
+    if isinstance(result, str):
+        return result
+    return json.dumps(result, default=str, ensure_ascii=False)
+
+
+async def _run(
+    runtime: Runtime, binding: ToolBinding, frame: RunFrame, step: StepContext, value: BaseModel
+) -> str:
+    tool = runtime.container.create(binding.spec.cls, frame.context(step))
+    result = tool.run(value)
+    if inspect.isawaitable(result):
+        result = await wait_with_timeout(runtime.clock, result, binding.spec.timeout)
+    return _render(result)
+
+
+async def call_tool(
+    runtime: Runtime,
+    binding: ToolBinding,
+    frame: RunFrame,
+    call: ToolCall,
+    place: PausePlace,
+) -> ToolMessage:
+    """The message the model reads for ``call``."""
+    name = binding.spec.name
+    try:
+        value = binding.spec.input.model_validate(call["args"])
+    except ValidationError as error:
+        return tool_error(call, name, f"invalid arguments for {name}: {error.errors()}")
+    step = StepContext(node_id=place.checkpoint_ns, call_id=call["id"])
+    if binding.channel is None:
+        return await _run_reporting_errors(runtime, binding, frame, step, value, call)
+    ask = ToolCallApprovalAsk(
+        tool=name, arguments=value.model_dump(mode="json"), call_id=call["id"] or ""
+    )
+    outcome = await ask_channel(runtime, binding, frame, ask, place)
+    if isinstance(outcome, Closed):
+        what = "withdrawn" if outcome.resolution is PauseResolution.WITHDRAWN else "cancelled"
+        return tool_error(call, name, f"the call was {what} before it was answered")
+    return await _take(runtime, binding, frame, step, value, call, outcome)
+
+
+async def _take(
+    runtime: Runtime,
+    binding: ToolBinding,
+    frame: RunFrame,
+    step: StepContext,
+    value: BaseModel,
+    call: ToolCall,
+    taken: Taken,
+) -> ToolMessage:
+    name = binding.spec.name
+    decision = taken.decision
+    if not decision.approved:
+        who = taken.responder or taken.record.channel
+        reason = f": {decision.reason}" if decision.reason else ""
+        return tool_error(call, name, f"the call was rejected by {who}{reason}")
+    if taken.record.tool_result is not None:
+        return ToolMessage(content=taken.record.tool_result, tool_call_id=call["id"] or "", name=name)
+    if not taken.first_take:
+        # an earlier run took the decision and stopped before the tool's result was saved:
+        # the tool may have run; never run it twice
+        return tool_error(
+            call,
+            name,
+            "the approved call may or may not have run (the process stopped while it ran); "
+            "check before calling it again",
+        )
+    if decision.override_arguments is not None:
+        value = binding.spec.input.model_validate(decision.override_arguments)
+    message = await _run_reporting_errors(runtime, binding, frame, step, value, call)
+    await runtime.store.save_tool_result(taken.record.pause_id, str(message.content))
+    return message
+
+
+async def _run_reporting_errors(
+    runtime: Runtime,
+    binding: ToolBinding,
+    frame: RunFrame,
+    step: StepContext,
+    value: BaseModel,
+    call: ToolCall,
+) -> ToolMessage:
+    name = binding.spec.name
+    try:
+        content = await _run(runtime, binding, frame, step, value)
+    except GraphInterrupt:
+        raise
+    except TimeoutError:
+        return tool_error(call, name, f"{name} timed out after {binding.spec.timeout}")
+    except Exception as error:  # the model reads a tool's own failure and may try otherwise
+        return tool_error(call, name, f"{type(error).__name__}: {error}")
+    return ToolMessage(content=content, tool_call_id=call["id"] or "", name=name)

@@ -1,0 +1,71 @@
+"""Telling a channel that its question closed without an answer: once, best-effort."""
+
+from __future__ import annotations
+
+import inspect
+from datetime import timedelta
+
+from bot.components.decorators import DEFAULT_TOOL_TIMEOUT
+from bot.components.specs import ChannelSpec
+from bot.core.channel import ChannelOf, ChannelWithdrawal
+from bot.core.clock import wait_with_timeout
+from bot.core.context import StepContext
+from bot.core.enums import PauseResolution
+from bot.runtime.frame import RunFrame
+from bot.runtime.services import Runtime, log
+from bot.store.records import PauseRecord
+
+
+def frame_of_pause(record: PauseRecord, workflow: str = "") -> RunFrame:
+    return RunFrame(
+        tenant_id=record.tenant_id,
+        owner_id=record.owner_id,
+        execution_id=record.execution_id,
+        root_execution_id=record.root_execution_id,
+        thread_id=record.thread_id,
+        workflow=workflow,
+    )
+
+
+def _channel_class(runtime: Runtime, record: PauseRecord) -> type | None:
+    for cls, spec in runtime.assembly.channels.items():
+        if isinstance(spec, ChannelSpec) and spec.name == record.channel:
+            return cls
+    return None
+
+
+def _timeout_of(runtime: Runtime, record: PauseRecord) -> timedelta:
+    for binding in runtime.assembly.tools.values():
+        if binding.spec.name == record.ask.tool:
+            return binding.spec.timeout
+    return DEFAULT_TOOL_TIMEOUT
+
+
+async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResolution) -> None:
+    """Call the channel's ``withdraw`` in the pause's execution frame, under the tool's timeout.
+
+    A failure or a timeout is one warning (``channel.withdraw-failed``) and nothing else.
+    """
+    cls = _channel_class(runtime, record)
+    if cls is None:
+        return
+    step = StepContext(
+        node_id=record.node_id, call_id=record.ask.call_id, idempotency_key=record.idempotency_key
+    )
+    context = frame_of_pause(record).context(step)
+    withdrawal = ChannelWithdrawal(
+        pause_id=record.pause_id, value=record.ask, resolution=resolution, role=record.role
+    )
+    try:
+        channel: ChannelOf = runtime.container.create(cls, context)
+        result = channel.withdraw(withdrawal)
+        if inspect.isawaitable(result):
+            await wait_with_timeout(runtime.clock, result, _timeout_of(runtime, record))
+    except Exception as error:  # best-effort by contract: log and go on
+        log.warning(
+            "channel.withdraw-failed: %s (execution_id=%s tenant_id=%s channel=%s)",
+            type(error).__name__,
+            record.execution_id,
+            record.tenant_id,
+            record.channel,
+        )

@@ -1,0 +1,57 @@
+"""Settings from the environment and ``.env``; each bad one is one clear line naming it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from dotenv import dotenv_values
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bot.core.errors import SettingsError
+from bot.models import ModelProvider, providers_from_env
+from bot.store.database import DEFAULT_DATABASE_URL
+
+
+class Settings(BaseModel):
+    """The runtime's settings (the Slack settings live in ``bot.slack``).
+
+    Build it with ``load_settings()`` (environment over ``.env``) or directly in tests.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    database_url: str = DEFAULT_DATABASE_URL
+    countersign_app: str | None = None
+    countersign_model_base_url: str | None = None
+    countersign_model_api_key: str | None = None
+    countersign_model_names: str | None = None
+    countersign_decision_model_names: str | None = None
+    countersign_model_timeout_seconds: str | None = None
+
+    def model_providers(self) -> list[ModelProvider]:
+        """The OpenAI-compatible provider these settings describe, if any."""
+        environ = {
+            "COUNTERSIGN_MODEL_BASE_URL": self.countersign_model_base_url,
+            "COUNTERSIGN_MODEL_API_KEY": self.countersign_model_api_key,
+            "COUNTERSIGN_MODEL_NAMES": self.countersign_model_names,
+            "COUNTERSIGN_DECISION_MODEL_NAMES": self.countersign_decision_model_names,
+            "COUNTERSIGN_MODEL_TIMEOUT_SECONDS": self.countersign_model_timeout_seconds,
+        }
+        return providers_from_env({k: v for k, v in environ.items() if v is not None})
+
+
+def load_settings(environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env") -> Settings:
+    """Settings from ``environ`` (default: the process environment) over ``env_file``."""
+    values: dict[str, str] = {}
+    if env_file and os.path.exists(env_file):
+        values.update({k.lower(): v for k, v in dotenv_values(env_file).items() if v is not None})
+    source = os.environ if environ is None else environ
+    values.update({k.lower(): v for k, v in source.items()})
+    known = set(Settings.model_fields)
+    try:
+        return Settings.model_validate({k: v for k, v in values.items() if k in known})
+    except ValidationError as error:
+        first = error.errors()[0]
+        name = str(first["loc"][0]).upper() if first.get("loc") else "a setting"
+        raise SettingsError(f"{name} is malformed: {first['msg']}") from None

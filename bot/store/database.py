@@ -1,0 +1,83 @@
+"""The engine and the schema: SQLite (embedded default) or PostgreSQL, migrations in order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, event, func, insert, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+from bot.store.tables import metadata, schema_version
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///countersign.db"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL, or None for an in-memory database."""
+    database = make_url(url).database
+    if not database or database == ":memory:" or database.startswith("file::memory:"):
+        return None
+    return Path(database)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def create_engine(url: str) -> AsyncEngine:
+    """An async engine; SQLite gets WAL and a busy timeout, in-memory SQLite one shared connection."""
+    if is_sqlite(url):
+        if sqlite_path(url) is None:
+            engine = create_async_engine(
+                url, poolclass=StaticPool, connect_args={"check_same_thread": False}
+            )
+        else:
+            engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+Migration = Callable[[Connection], None]
+
+
+def _v1_initial(connection: Connection) -> None:
+    metadata.create_all(connection, checkfirst=True)
+
+
+MIGRATIONS: Sequence[Migration] = (_v1_initial,)
+"""Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
+
+
+def _apply_migrations(connection: Connection, now: datetime) -> int:
+    schema_version.create(connection, checkfirst=True)
+    current = connection.execute(select(func.max(schema_version.c.version))).scalar() or 0
+    for version, migrate in enumerate(MIGRATIONS, start=1):
+        if version <= current:
+            continue
+        migrate(connection)
+        connection.execute(insert(schema_version).values(version=version, applied_at=now))
+    return len(MIGRATIONS)
+
+
+async def migrate(engine: AsyncEngine, now: datetime) -> int:
+    """Bring the schema to the newest version; idempotent. Returns the version."""
+    async with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            # one instance migrates at a time; the others wait and then find nothing to do
+            await connection.exec_driver_sql("SELECT pg_advisory_xact_lock(727001)")
+        return await connection.run_sync(_apply_migrations, now)

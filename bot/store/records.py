@@ -1,0 +1,135 @@
+"""Rows as frozen values: what the repositories take and give."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.core.dtos import ToolCallApprovalAsk
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.results import StepRecord
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PauseAnswer:
+    """How a pause was resolved: the decision and who gave it (``responder``)."""
+
+    decision: dict[str, Any] | None
+    responder: str | None
+    reply: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewPause:
+    """A pause about to be asked; ``pause_id`` is used only if no record has the key yet."""
+
+    pause_id: str
+    tenant_id: str
+    idempotency_key: str
+    root_execution_id: str
+    execution_id: str
+    thread_id: str
+    owner_id: str
+    answered_by: PauseAnswerer
+    role: str
+    channel: str
+    agent: str
+    ask: ToolCallApprovalAsk
+    node_id: str
+    item_index: int | None
+    child_execution_id: str | None
+    tool_loop_iteration: int | None
+    asked_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PauseRecord:
+    seq: int
+    pause_id: str
+    tenant_id: str
+    idempotency_key: str
+    root_execution_id: str
+    execution_id: str
+    thread_id: str
+    owner_id: str
+    interrupt_id: str | None
+    status: PauseStatus
+    is_sent: bool
+    resolution: PauseResolution | None
+    answered_by: PauseAnswerer
+    role: str
+    channel: str
+    agent: str
+    ask: ToolCallApprovalAsk
+    node_id: str
+    item_index: int | None
+    child_execution_id: str | None
+    tool_loop_iteration: int | None
+    answer: PauseAnswer | None
+    tool_result: str | None
+    asked_at: datetime
+    resolved_at: datetime | None
+
+    def __repr__(self) -> str:  # never print the pause id
+        return (
+            f"PauseRecord(seq={self.seq}, tenant_id={self.tenant_id!r}, "
+            f"execution_id={self.execution_id!r}, status={self.status!s}, tool={self.ask.tool!r})"
+        )
+
+    @property
+    def step(self) -> StepRecord:
+        return StepRecord(
+            agent=self.agent,
+            node=self.node_id,
+            tool=self.ask.tool,
+            tool_call_id=self.ask.call_id,
+            item_index=self.item_index,
+            tool_loop_iteration=self.tool_loop_iteration,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewExecution:
+    execution_id: str
+    root_execution_id: str
+    parent_execution_id: str | None
+    thread_id: str
+    tenant_id: str
+    owner_id: str
+    workflow: str
+    input: dict[str, Any]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionRow:
+    execution_id: str
+    root_execution_id: str
+    parent_execution_id: str | None
+    thread_id: str
+    tenant_id: str
+    owner_id: str
+    workflow: str
+    status: ExecutionStatus
+    input: dict[str, Any]
+    output: Any | None
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditRow:
+    """One entry of the permanent audit trail, written once when its pause is resolved."""
+
+    pause_id: str | None
+    execution_id: str
+    step: StepRecord
+    role: str
+    answered_by: PauseAnswerer
+    responder: str | None
+    resolution: PauseResolution
+    asked_at: datetime
+    resolved_at: datetime
+    decision: dict[str, Any] | None

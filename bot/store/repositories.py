@@ -1,0 +1,124 @@
+"""The stores as Protocols; ``bot.store.sql`` has the one SQLAlchemy implementation.
+
+Every status change is one atomic conditional update (``... WHERE status = 'PENDING'``): the
+boolean it returns says whether this caller made the change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.store.records import (
+    AuditRow,
+    ExecutionRow,
+    NewExecution,
+    NewPause,
+    PauseAnswer,
+    PauseRecord,
+)
+
+
+class PausedExecutionRepository(Protocol):
+    async def get_or_create(self, new: NewPause) -> PauseRecord:
+        """The record with ``new.idempotency_key``, created PENDING if there is none."""
+        ...
+
+    async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None: ...
+
+    async def find_by_key(self, idempotency_key: str) -> PauseRecord | None: ...
+
+    async def mark_sent(self, pause_id: str) -> bool:
+        """Set ``is_sent`` unless the pause was closed meanwhile (then its step tells the channel)."""
+        ...
+
+    async def set_interrupt_ids(self, by_key: dict[str, str]) -> None: ...
+
+    async def resolve(
+        self,
+        tenant_id: str,
+        pause_id: str,
+        answer: PauseAnswer,
+        resolved_at: datetime,
+        *,
+        audit_decision: dict[str, Any] | None = None,
+    ) -> bool:
+        """PENDING → RESOLVED with the answer, and its audit entry, atomically."""
+        ...
+
+    async def take(self, pause_id: str) -> bool:
+        """RESOLVED → TAKEN: the step takes the decision."""
+        ...
+
+    async def decide_at_once(
+        self,
+        pause_id: str,
+        answer: PauseAnswer,
+        resolved_at: datetime,
+        *,
+        audit_decision: dict[str, Any] | None = None,
+    ) -> bool:
+        """PENDING → TAKEN with resolution DECIDED (the channel decided), and its audit entry."""
+        ...
+
+    async def cancel(
+        self, tenant_id: str, pause_id: str, resolution: PauseResolution, resolved_at: datetime
+    ) -> PauseRecord | None:
+        """PENDING → CANCELLED (WITHDRAWN or CANCELLED) and its audit entry, atomically.
+
+        Returns the closed record (tell its channel if ``is_sent``), None if it was not PENDING.
+        """
+        ...
+
+    async def save_tool_result(self, pause_id: str, result: str) -> None: ...
+
+    async def list_by_root(
+        self, root_execution_id: str, statuses: Sequence[PauseStatus]
+    ) -> list[PauseRecord]: ...
+
+    async def list_by_thread(
+        self, tenant_id: str, thread_id: str, statuses: Sequence[PauseStatus]
+    ) -> list[PauseRecord]: ...
+
+    async def list_pending(
+        self,
+        tenant_id: str,
+        *,
+        answered_by: PauseAnswerer | None = None,
+        owner_id: str | None = None,
+        roles: Sequence[str] | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[PauseRecord]:
+        """PENDING pauses of a tenant, newest first, filtered by who may answer."""
+        ...
+
+    async def delete_resolved_before(self, cutoff: datetime, *, batch_size: int = 500) -> int:
+        """Remove TAKEN and CANCELLED records resolved before ``cutoff``; returns how many."""
+        ...
+
+
+class ExecutionRecordRepository(Protocol):
+    async def create(self, new: NewExecution) -> None: ...
+
+    async def get(self, execution_id: str) -> ExecutionRow | None: ...
+
+    async def set_status(
+        self,
+        execution_id: str,
+        status: ExecutionStatus,
+        at: datetime,
+        *,
+        output: Any | None = None,
+        error: str | None = None,
+    ) -> None: ...
+
+    async def list_executions_by_thread(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]: ...
+
+    async def list_executions_by_root(self, root_execution_id: str) -> list[ExecutionRow]: ...
+
+    async def find_pause_answers(self, tenant_id: str, root_execution_id: str) -> list[AuditRow]:
+        """The tree's audit trail, in the order the pauses were asked."""
+        ...

@@ -1,0 +1,498 @@
+"""The SQLAlchemy implementation of the pause and execution record repositories.
+
+Short transactions, one statement each where possible; a status change and its audit entry are
+written in the same transaction so an answer is never recorded without its audit entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, and_, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot.core.dtos import ToolCallApprovalAsk
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.results import StepRecord
+from bot.store.codec import JsonCodec, PayloadCodec
+from bot.store.records import (
+    AuditRow,
+    ExecutionRow,
+    NewExecution,
+    NewPause,
+    PauseAnswer,
+    PauseRecord,
+)
+from bot.store.tables import executions, pause_answers, pauses
+
+
+class SqlStore:
+    """Implements ``PausedExecutionRepository`` and ``ExecutionRecordRepository``."""
+
+    def __init__(self, engine: AsyncEngine, codec: PayloadCodec | None = None) -> None:
+        self._engine = engine
+        self._codec: PayloadCodec = codec or JsonCodec()
+
+    # ---------------------------------------------------------------- pause records
+
+    async def get_or_create(self, new: NewPause) -> PauseRecord:
+        existing = await self.find_by_key(new.idempotency_key)
+        if existing is not None:
+            return existing
+        values = {
+            "pause_id": new.pause_id,
+            "tenant_id": new.tenant_id,
+            "idempotency_key": new.idempotency_key,
+            "root_execution_id": new.root_execution_id,
+            "execution_id": new.execution_id,
+            "thread_id": new.thread_id,
+            "owner_id": new.owner_id,
+            "status": PauseStatus.PENDING.value,
+            "is_sent": False,
+            "answered_by": new.answered_by.value,
+            "role": new.role,
+            "channel": new.channel,
+            "agent": new.agent,
+            "tool": new.ask.tool,
+            "call_id": new.ask.call_id,
+            "node_id": new.node_id,
+            "item_index": new.item_index,
+            "child_execution_id": new.child_execution_id,
+            "tool_loop_iteration": new.tool_loop_iteration,
+            "ask": self._codec.encode(new.ask.model_dump(mode="json")),
+            "asked_at": new.asked_at,
+        }
+        try:
+            async with self._engine.begin() as connection:
+                await connection.execute(insert(pauses).values(**values))
+        except IntegrityError:
+            pass  # another pass created it first: the key is the same, so is the pause
+        created = await self.find_by_key(new.idempotency_key)
+        if created is None:  # pragma: no cover - the row was just written
+            raise RuntimeError("the pause record vanished right after it was written")
+        return created
+
+    async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None:
+        return await self._one(and_(pauses.c.pause_id == pause_id, pauses.c.tenant_id == tenant_id))
+
+    async def find_by_key(self, idempotency_key: str) -> PauseRecord | None:
+        return await self._one(pauses.c.idempotency_key == idempotency_key)
+
+    async def mark_sent(self, pause_id: str) -> bool:
+        async with self._engine.begin() as connection:
+            result = await connection.execute(
+                update(pauses)
+                .where(
+                    and_(
+                        pauses.c.pause_id == pause_id,
+                        pauses.c.status.in_(
+                            [PauseStatus.PENDING.value, PauseStatus.RESOLVED.value]
+                        ),
+                    )
+                )
+                .values(is_sent=True)
+            )
+            return result.rowcount == 1
+
+    async def set_interrupt_ids(self, by_key: dict[str, str]) -> None:
+        if not by_key:
+            return
+        async with self._engine.begin() as connection:
+            for key, interrupt_id in by_key.items():
+                await connection.execute(
+                    update(pauses)
+                    .where(pauses.c.idempotency_key == key)
+                    .values(interrupt_id=interrupt_id)
+                )
+
+    async def resolve(
+        self,
+        tenant_id: str,
+        pause_id: str,
+        answer: PauseAnswer,
+        resolved_at: datetime,
+        *,
+        audit_decision: dict[str, Any] | None = None,
+    ) -> bool:
+        closed = await self._close(
+            and_(pauses.c.pause_id == pause_id, pauses.c.tenant_id == tenant_id),
+            to=PauseStatus.RESOLVED,
+            resolution=PauseResolution.REPLIED,
+            answer=answer,
+            resolved_at=resolved_at,
+            audit_decision=audit_decision,
+        )
+        return closed is not None
+
+    async def decide_at_once(
+        self,
+        pause_id: str,
+        answer: PauseAnswer,
+        resolved_at: datetime,
+        *,
+        audit_decision: dict[str, Any] | None = None,
+    ) -> bool:
+        closed = await self._close(
+            pauses.c.pause_id == pause_id,
+            to=PauseStatus.TAKEN,
+            resolution=PauseResolution.DECIDED,
+            answer=answer,
+            resolved_at=resolved_at,
+            audit_decision=audit_decision,
+        )
+        return closed is not None
+
+    async def cancel(
+        self, tenant_id: str, pause_id: str, resolution: PauseResolution, resolved_at: datetime
+    ) -> PauseRecord | None:
+        return await self._close(
+            and_(pauses.c.pause_id == pause_id, pauses.c.tenant_id == tenant_id),
+            to=PauseStatus.CANCELLED,
+            resolution=resolution,
+            answer=None,
+            resolved_at=resolved_at,
+            audit_decision=None,
+        )
+
+    async def take(self, pause_id: str) -> bool:
+        async with self._engine.begin() as connection:
+            result = await connection.execute(
+                update(pauses)
+                .where(
+                    and_(
+                        pauses.c.pause_id == pause_id,
+                        pauses.c.status == PauseStatus.RESOLVED.value,
+                    )
+                )
+                .values(status=PauseStatus.TAKEN.value)
+            )
+            return result.rowcount == 1
+
+    async def save_tool_result(self, pause_id: str, result: str) -> None:
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                update(pauses)
+                .where(pauses.c.pause_id == pause_id)
+                .values(tool_result=self._codec.encode(result))
+            )
+
+    async def list_by_root(
+        self, root_execution_id: str, statuses: Sequence[PauseStatus]
+    ) -> list[PauseRecord]:
+        return await self._many(
+            and_(
+                pauses.c.root_execution_id == root_execution_id,
+                pauses.c.status.in_([s.value for s in statuses]),
+            ),
+            newest_first=False,
+        )
+
+    async def list_by_thread(
+        self, tenant_id: str, thread_id: str, statuses: Sequence[PauseStatus]
+    ) -> list[PauseRecord]:
+        return await self._many(
+            and_(
+                pauses.c.tenant_id == tenant_id,
+                pauses.c.thread_id == thread_id,
+                pauses.c.status.in_([s.value for s in statuses]),
+            ),
+            newest_first=False,
+        )
+
+    async def list_pending(
+        self,
+        tenant_id: str,
+        *,
+        answered_by: PauseAnswerer | None = None,
+        owner_id: str | None = None,
+        roles: Sequence[str] | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[PauseRecord]:
+        condition = and_(
+            pauses.c.tenant_id == tenant_id, pauses.c.status == PauseStatus.PENDING.value
+        )
+        if answered_by is not None:
+            condition = and_(condition, pauses.c.answered_by == answered_by.value)
+        if owner_id is not None:
+            condition = and_(condition, pauses.c.owner_id == owner_id)
+        if roles is not None:
+            condition = and_(condition, pauses.c.role.in_(list(roles)))
+        return await self._many(condition, newest_first=True, limit=limit, offset=offset)
+
+    async def delete_resolved_before(self, cutoff: datetime, *, batch_size: int = 500) -> int:
+        removed = 0
+        closed = [PauseStatus.TAKEN.value, PauseStatus.CANCELLED.value]
+        while True:
+            async with self._engine.begin() as connection:
+                ids = (
+                    (
+                        await connection.execute(
+                            select(pauses.c.id)
+                            .where(
+                                and_(
+                                    pauses.c.status.in_(closed),
+                                    pauses.c.resolved_at < cutoff,
+                                )
+                            )
+                            .limit(batch_size)
+                        )
+                    )
+                    .scalars()
+                    .all()
+                )
+                if not ids:
+                    return removed
+                await connection.execute(delete(pauses).where(pauses.c.id.in_(ids)))
+                removed += len(ids)
+
+    # ---------------------------------------------------------------- execution records
+
+    async def create(self, new: NewExecution) -> None:
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                insert(executions).values(
+                    execution_id=new.execution_id,
+                    root_execution_id=new.root_execution_id,
+                    parent_execution_id=new.parent_execution_id,
+                    thread_id=new.thread_id,
+                    tenant_id=new.tenant_id,
+                    owner_id=new.owner_id,
+                    workflow=new.workflow,
+                    status=ExecutionStatus.RUNNING.value,
+                    input=self._codec.encode(new.input),
+                    created_at=new.created_at,
+                    updated_at=new.created_at,
+                )
+            )
+
+    async def get(self, execution_id: str) -> ExecutionRow | None:
+        async with self._engine.connect() as connection:
+            row = (
+                await connection.execute(
+                    select(executions).where(executions.c.execution_id == execution_id)
+                )
+            ).first()
+        return None if row is None else self._execution(row)
+
+    async def set_status(
+        self,
+        execution_id: str,
+        status: ExecutionStatus,
+        at: datetime,
+        *,
+        output: Any | None = None,
+        error: str | None = None,
+    ) -> None:
+        values: dict[str, Any] = {"status": status.value, "updated_at": at}
+        if output is not None:
+            values["output"] = self._codec.encode(output)
+        if error is not None:
+            values["error"] = error
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                update(executions).where(executions.c.execution_id == execution_id).values(**values)
+            )
+
+    async def list_executions_by_thread(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
+        return await self._executions(
+            and_(executions.c.tenant_id == tenant_id, executions.c.thread_id == thread_id)
+        )
+
+    async def list_executions_by_root(self, root_execution_id: str) -> list[ExecutionRow]:
+        return await self._executions(executions.c.root_execution_id == root_execution_id)
+
+    async def find_pause_answers(self, tenant_id: str, root_execution_id: str) -> list[AuditRow]:
+        async with self._engine.connect() as connection:
+            rows = (
+                await connection.execute(
+                    select(pause_answers)
+                    .where(
+                        and_(
+                            pause_answers.c.tenant_id == tenant_id,
+                            pause_answers.c.root_execution_id == root_execution_id,
+                        )
+                    )
+                    .order_by(pause_answers.c.pause_seq)
+                )
+            ).all()
+        return [self._audit(row) for row in rows]
+
+    # ---------------------------------------------------------------- internals
+
+    async def _close(
+        self,
+        where: Any,
+        *,
+        to: PauseStatus,
+        resolution: PauseResolution,
+        answer: PauseAnswer | None,
+        resolved_at: datetime,
+        audit_decision: dict[str, Any] | None,
+    ) -> PauseRecord | None:
+        """PENDING → ``to`` and the audit entry, in one transaction.
+
+        Returns the record as the change left it (its ``is_sent`` as of the change, so exactly
+        one closer knows it must tell the channel), or None if the pause was not PENDING.
+        """
+        values: dict[str, Any] = {
+            "status": to.value,
+            "resolution": resolution.value,
+            "resolved_at": resolved_at,
+        }
+        if answer is not None:
+            values["answer"] = self._codec.encode(
+                {"decision": answer.decision, "responder": answer.responder, "reply": answer.reply}
+            )
+            values["responder"] = answer.responder
+        async with self._engine.begin() as connection:
+            result = await connection.execute(
+                update(pauses)
+                .where(and_(where, pauses.c.status == PauseStatus.PENDING.value))
+                .values(**values)
+            )
+            if result.rowcount != 1:
+                return None
+            row = (await connection.execute(select(pauses).where(where))).one()
+            await self._write_audit(connection, row, answer, audit_decision)
+            return self._pause(row)
+
+    async def _write_audit(
+        self,
+        connection: AsyncConnection,
+        row: Row[Any],
+        answer: PauseAnswer | None,
+        audit_decision: dict[str, Any] | None,
+    ) -> None:
+        record = self._pause(row)
+        shown_id = record.pause_id if record.answered_by is PauseAnswerer.THREAD_OWNER else None
+        step = record.step
+        await connection.execute(
+            insert(pause_answers).values(
+                tenant_id=record.tenant_id,
+                root_execution_id=record.root_execution_id,
+                execution_id=record.execution_id,
+                idempotency_key=record.idempotency_key,
+                pause_id=shown_id,
+                step=self._codec.encode(
+                    {
+                        "agent": step.agent,
+                        "node": step.node,
+                        "tool": step.tool,
+                        "tool_call_id": step.tool_call_id,
+                        "item_index": step.item_index,
+                        "tool_loop_iteration": step.tool_loop_iteration,
+                    }
+                ),
+                role=record.role,
+                answered_by=record.answered_by.value,
+                responder=None if answer is None else answer.responder,
+                resolution=record.resolution.value if record.resolution else "",
+                asked_at=record.asked_at,
+                resolved_at=record.resolved_at,
+                decision=None if audit_decision is None else self._codec.encode(audit_decision),
+                pause_seq=record.seq,
+            )
+        )
+
+    async def _one(self, where: Any) -> PauseRecord | None:
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(select(pauses).where(where))).first()
+        return None if row is None else self._pause(row)
+
+    async def _many(
+        self, where: Any, *, newest_first: bool, limit: int | None = None, offset: int = 0
+    ) -> list[PauseRecord]:
+        order = (
+            (pauses.c.asked_at.desc(), pauses.c.id.desc())
+            if newest_first
+            else (pauses.c.asked_at, pauses.c.id)
+        )
+        statement = select(pauses).where(where).order_by(*order)
+        if limit is not None:
+            statement = statement.limit(limit).offset(offset)
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(statement)).all()
+        return [self._pause(row) for row in rows]
+
+    async def _executions(self, where: Any) -> list[ExecutionRow]:
+        async with self._engine.connect() as connection:
+            rows = (
+                await connection.execute(
+                    select(executions).where(where).order_by(executions.c.created_at)
+                )
+            ).all()
+        return [self._execution(row) for row in rows]
+
+    def _pause(self, row: Row[Any]) -> PauseRecord:
+        m = row._mapping
+        answer = None
+        if m["answer"] is not None:
+            raw = self._codec.decode(m["answer"])
+            answer = PauseAnswer(
+                decision=raw.get("decision"), responder=raw.get("responder"), reply=raw.get("reply")
+            )
+        return PauseRecord(
+            seq=m["id"],
+            pause_id=m["pause_id"],
+            tenant_id=m["tenant_id"],
+            idempotency_key=m["idempotency_key"],
+            root_execution_id=m["root_execution_id"],
+            execution_id=m["execution_id"],
+            thread_id=m["thread_id"],
+            owner_id=m["owner_id"],
+            interrupt_id=m["interrupt_id"],
+            status=PauseStatus(m["status"]),
+            is_sent=bool(m["is_sent"]),
+            resolution=PauseResolution(m["resolution"]) if m["resolution"] else None,
+            answered_by=PauseAnswerer(m["answered_by"]),
+            role=m["role"],
+            channel=m["channel"],
+            agent=m["agent"],
+            ask=ToolCallApprovalAsk.model_validate(self._codec.decode(m["ask"])),
+            node_id=m["node_id"],
+            item_index=m["item_index"],
+            child_execution_id=m["child_execution_id"],
+            tool_loop_iteration=m["tool_loop_iteration"],
+            answer=answer,
+            tool_result=None if m["tool_result"] is None else self._codec.decode(m["tool_result"]),
+            asked_at=m["asked_at"],
+            resolved_at=m["resolved_at"],
+        )
+
+    def _execution(self, row: Row[Any]) -> ExecutionRow:
+        m = row._mapping
+        return ExecutionRow(
+            execution_id=m["execution_id"],
+            root_execution_id=m["root_execution_id"],
+            parent_execution_id=m["parent_execution_id"],
+            thread_id=m["thread_id"],
+            tenant_id=m["tenant_id"],
+            owner_id=m["owner_id"],
+            workflow=m["workflow"],
+            status=ExecutionStatus(m["status"]),
+            input=self._codec.decode(m["input"]),
+            output=None if m["output"] is None else self._codec.decode(m["output"]),
+            error=m["error"],
+            created_at=m["created_at"],
+            updated_at=m["updated_at"],
+        )
+
+    def _audit(self, row: Row[Any]) -> AuditRow:
+        m = row._mapping
+        step = self._codec.decode(m["step"])
+        return AuditRow(
+            pause_id=m["pause_id"],
+            execution_id=m["execution_id"],
+            step=StepRecord(**step),
+            role=m["role"],
+            answered_by=PauseAnswerer(m["answered_by"]),
+            responder=m["responder"],
+            resolution=PauseResolution(m["resolution"]),
+            asked_at=m["asked_at"],
+            resolved_at=m["resolved_at"],
+            decision=None if m["decision"] is None else self._codec.decode(m["decision"]),
+        )

@@ -1,0 +1,130 @@
+"""Our tables (SQLAlchemy Core). Indexes cover every look-up the hot paths make."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.types import TypeDecorator
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes on every backend (SQLite keeps no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored; use the application's clock")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = MetaData()
+
+schema_version = Table(
+    "cs_schema_version",
+    metadata,
+    Column("version", Integer, primary_key=True),
+    Column("applied_at", UtcDateTime, nullable=False),
+)
+
+pauses = Table(
+    "cs_pauses",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("pause_id", String(64), nullable=False, unique=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("idempotency_key", String(1024), nullable=False, unique=True),
+    Column("root_execution_id", String(64), nullable=False),
+    Column("execution_id", String(64), nullable=False),
+    Column("thread_id", String(255), nullable=False),
+    Column("owner_id", String(255), nullable=False),
+    Column("interrupt_id", String(64)),
+    Column("status", String(16), nullable=False),
+    Column("is_sent", Boolean, nullable=False, default=False),
+    Column("resolution", String(16)),
+    Column("answered_by", String(16), nullable=False),
+    Column("role", String(255), nullable=False),
+    Column("channel", String(255), nullable=False),
+    Column("agent", String(255), nullable=False),
+    Column("tool", String(255), nullable=False),
+    Column("call_id", String(255), nullable=False),
+    Column("node_id", String(1024), nullable=False),
+    Column("item_index", Integer),
+    Column("child_execution_id", String(64)),
+    Column("tool_loop_iteration", Integer),
+    Column("ask", Text, nullable=False),
+    Column("answer", Text),
+    Column("responder", String(255)),
+    Column("tool_result", Text),
+    Column("asked_at", UtcDateTime, nullable=False),
+    Column("resolved_at", UtcDateTime),
+    Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
+    Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
+    Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),
+    Index("ix_cs_pauses_tenant_thread", "tenant_id", "thread_id"),
+)
+
+executions = Table(
+    "cs_executions",
+    metadata,
+    Column("execution_id", String(64), primary_key=True),
+    Column("root_execution_id", String(64), nullable=False),
+    Column("parent_execution_id", String(64)),
+    Column("thread_id", String(255), nullable=False),
+    Column("tenant_id", String(255), nullable=False),
+    Column("owner_id", String(255), nullable=False),
+    Column("workflow", String(255), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("input", Text, nullable=False),
+    Column("output", Text),
+    Column("error", Text),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ix_cs_executions_tenant_thread", "tenant_id", "thread_id"),
+    Index("ix_cs_executions_root", "root_execution_id"),
+)
+
+pause_answers = Table(
+    "cs_pause_answers",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("root_execution_id", String(64), nullable=False),
+    Column("execution_id", String(64), nullable=False),
+    Column("idempotency_key", String(1024), nullable=False, unique=True),
+    Column("pause_id", String(64)),
+    Column("step", Text, nullable=False),
+    Column("role", String(255), nullable=False),
+    Column("answered_by", String(16), nullable=False),
+    Column("responder", String(255)),
+    Column("resolution", String(16), nullable=False),
+    Column("asked_at", UtcDateTime, nullable=False),
+    Column("resolved_at", UtcDateTime, nullable=False),
+    Column("decision", Text),
+    Column("pause_seq", BigInteger, nullable=False),
+    Index("ix_cs_pause_answers_tenant_root", "tenant_id", "root_execution_id", "pause_seq"),
+)

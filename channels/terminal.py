@@ -1,0 +1,42 @@
+"""A channel that asks in the terminal: prints the question; the answer comes through ``resume``.
+
+Named on a tool as is, its pauses are answered by the thread's owner (the person at the prompt).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from bot.components.decorators import channel
+from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, ChannelOutcome, ChannelWithdrawal
+
+
+class TerminalOutput:
+    """Where the terminal channel writes (a service; tests provide their own stream)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+
+    def write(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+@channel(
+    name="terminal-user-channel",
+    description="Asks the person at the terminal",
+    deps=[TerminalOutput],
+)
+class TerminalUserChannel(ChannelOf):
+    def __init__(self, output: TerminalOutput) -> None:
+        self._output = output
+
+    async def send(self, ask: ChannelAsk) -> AwaitReply:
+        arguments = json.dumps(ask.value.arguments, ensure_ascii=False)
+        self._output.write(f"? {ask.value.tool} wants to run with {arguments}")
+        return ChannelOutcome.await_reply()
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
+        self._output.write(f"- {withdrawal.value.tool}: no longer needed ({withdrawal.resolution})")

@@ -1,0 +1,56 @@
+"""Shared fixtures: an office App on in-memory SQLite with a fake clock.
+
+Script the agent's model with ``mock_llm`` first, then ``await make_office()``: the model is
+resolved when the App is created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+import pytest
+
+from bot import App, Settings
+from bot.testing import FakeClock
+from tests.office import Inbox, Ledger, OfficeApplication
+
+
+@dataclass
+class Office:
+    app: App
+    clock: FakeClock
+    inbox: Inbox
+    ledger: Ledger
+
+
+NO_SETTINGS = Settings()
+MakeOffice = Callable[..., Awaitable[Office]]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def make_office(clock: FakeClock) -> AsyncIterator[MakeOffice]:
+    async with AsyncExitStack() as stack:
+
+        async def make(
+            application: type = OfficeApplication,
+            database_url: str = "sqlite+aiosqlite:///:memory:",
+        ) -> Office:
+            inbox, ledger = Inbox(), Ledger()
+            app = await App.create(
+                application,
+                database_url=database_url,
+                clock=clock,
+                settings=NO_SETTINGS,
+                services={Inbox: inbox, Ledger: ledger},
+            )
+            stack.push_async_callback(app.close)
+            return Office(app=app, clock=clock, inbox=inbox, ledger=ledger)
+
+        yield make

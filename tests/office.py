@@ -1,0 +1,270 @@
+"""A small office application used across the runtime tests."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import BaseModel
+
+from bot import (
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    ChannelWithdrawal,
+    DecidedBy,
+    ExecutionContext,
+    PauseAnswerer,
+    ReplyInput,
+    ReplyInterpretation,
+    Sensitive,
+    WorkflowFinishText,
+    WorkflowStartText,
+    agent,
+    application,
+    channel,
+    channel_role,
+    reply_interpreter,
+    start,
+    tool,
+    workflow,
+    workflow_finish,
+    workflow_start,
+)
+from bot.core.channel import AwaitReply
+
+
+class RefundCardInput(BaseModel):
+    order_id: str
+    amount: float
+    email: Annotated[str, Sensitive()] = "customer@example.com"
+
+
+class ExpenseInput(BaseModel):
+    purpose: str
+    amount: float
+
+
+class LookupInput(BaseModel):
+    order_id: str
+
+
+class Done(BaseModel):
+    status: str
+
+
+class Ledger:
+    """Counts what the tools really did (a service: one per App)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, dict[str, Any]]] = []
+        self.contexts: list[ExecutionContext] = []
+
+
+class Inbox:
+    """What the recording channels were sent and told (a service: one per App)."""
+
+    def __init__(self) -> None:
+        self.asks: list[ChannelAsk] = []
+        self.withdrawals: list[ChannelWithdrawal] = []
+        self.contexts: list[ExecutionContext] = []
+        self.fail_send: Exception | None = None
+        self.decide: Any = None
+
+    def last(self, tool: str) -> ChannelAsk:
+        return [a for a in self.asks if a.value.tool == tool][-1]
+
+
+@reply_interpreter(
+    name="expense-reply-interpreter",
+    description="Reads an expense button's value",
+    decided_by=DecidedBy.CODE,
+)
+class ExpenseReplyInterpreter:
+    def interpret(self, input: ReplyInput) -> ReplyInterpretation[Any]:
+        value = json.loads(input.reply)  # a text that is no JSON: a crash
+        if not isinstance(value, dict) or "approved" not in value:
+            return ReplyInterpretation.not_understood(reason=f"not an expense button: {input.reply}")
+        return ReplyInterpretation.understood({"approved": value["approved"] is True})
+
+
+@reply_interpreter(
+    name="refund-reply-interpreter",
+    description="Reads a manager's words",
+    decided_by=DecidedBy.CODE,
+    deps=[ExecutionContext],
+)
+class RefundReplyInterpreter:
+    seen: list[ExecutionContext] = []
+
+    def __init__(self, context: ExecutionContext) -> None:
+        self.context = context
+
+    async def interpret(self, input: ReplyInput) -> ReplyInterpretation[Any]:
+        RefundReplyInterpreter.seen.append(self.context)
+        text = input.reply.strip().lower()
+        if text == "ok, but only half":
+            half = input.ask.arguments["amount"] / 2
+            return ReplyInterpretation.understood(
+                {"approved": True, "override_arguments": {"amount": half}}
+            )
+        if text in ("yes", "approve"):
+            return ReplyInterpretation.understood({"approved": True})
+        if text.startswith("no"):
+            return ReplyInterpretation.understood({"approved": False, "reason": text[2:].strip(" :") or None})
+        if text == "crash":
+            raise RuntimeError("interpreter exploded")
+        if text == "negative":
+            return ReplyInterpretation.understood(
+                {"approved": True, "override_arguments": {"amount": "lots"}}
+            )
+        return ReplyInterpretation.not_understood(reason="say yes or no")
+
+
+@channel_role(
+    name="refund-approval-channel",
+    description="Approves card refunds",
+    approves=RefundCardInput,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=RefundReplyInterpreter,
+)
+class RefundApprovalChannel(ChannelOf): ...
+
+
+@channel_role(
+    name="expense-approval-channel",
+    description="The thread's owner confirms an expense",
+    approves=ExpenseInput,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    reply_interpreter=ExpenseReplyInterpreter,
+)
+class ExpenseApprovalChannel(ChannelOf): ...
+
+
+async def _record_send(inbox: Inbox, context: ExecutionContext, ask: ChannelAsk) -> Any:
+    inbox.asks.append(ask)
+    inbox.contexts.append(context)
+    if inbox.fail_send is not None:
+        raise inbox.fail_send
+    if inbox.decide is not None:
+        return ChannelOutcome.decided(inbox.decide)
+    return ChannelOutcome.await_reply()
+
+
+@channel(
+    name="recording-refund-approval-channel",
+    description="Records what it is sent",
+    deps=[Inbox, ExecutionContext],
+)
+class RecordingRefundChannel(RefundApprovalChannel):
+    def __init__(self, inbox: Inbox, context: ExecutionContext) -> None:
+        self.inbox = inbox
+        self.context = context
+
+    async def send(self, ask: ChannelAsk) -> Any:
+        return await _record_send(self.inbox, self.context, ask)
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
+        self.inbox.withdrawals.append(withdrawal)
+
+
+@channel(
+    name="recording-expense-approval-channel",
+    description="Records what it is sent",
+    deps=[Inbox, ExecutionContext],
+)
+class RecordingExpenseChannel(ExpenseApprovalChannel):
+    def __init__(self, inbox: Inbox, context: ExecutionContext) -> None:
+        self.inbox = inbox
+        self.context = context
+
+    async def send(self, ask: ChannelAsk) -> AwaitReply:
+        return await _record_send(self.inbox, self.context, ask)  # type: ignore[no-any-return]
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
+        self.inbox.withdrawals.append(withdrawal)
+
+
+@tool(
+    name="refund-card-tool",
+    description="Refunds a card",
+    input=RefundCardInput,
+    output=Done,
+    channel=RefundApprovalChannel,
+    deps=[Ledger, ExecutionContext],
+)
+class RefundCardTool:
+    def __init__(self, ledger: Ledger, context: ExecutionContext) -> None:
+        self.ledger = ledger
+        self.context = context
+
+    async def run(self, input: RefundCardInput) -> Done:
+        self.ledger.runs.append(("refund", input.model_dump()))
+        self.ledger.contexts.append(self.context)
+        return Done(status=f"refunded {input.amount} on order {input.order_id}")
+
+
+@tool(
+    name="book-expense-tool",
+    description="Books an expense",
+    input=ExpenseInput,
+    output=Done,
+    channel=ExpenseApprovalChannel,
+    deps=[Ledger],
+)
+class BookExpenseTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: ExpenseInput) -> Done:
+        self.ledger.runs.append(("expense", input.model_dump()))
+        return Done(status=f"booked {input.purpose}")
+
+
+@tool(
+    name="lookup-order-tool",
+    description="Looks an order up",
+    input=LookupInput,
+    deps=[Ledger],
+)
+class LookupOrderTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: LookupInput) -> dict[str, Any]:
+        self.ledger.runs.append(("lookup", input.model_dump()))
+        return {"order_id": input.order_id, "amount": 42.0}
+
+
+@agent(
+    name="office-agent",
+    description="Refunds cards and books expenses",
+    prompt="Do what is asked.",
+    model="moonshotai/kimi-k2.6",
+    tools=[RefundCardTool, BookExpenseTool, LookupOrderTool],
+)
+class OfficeAgent: ...
+
+
+@workflow_start(name="office-workflow-start", description="A request", input=WorkflowStartText)
+class OfficeStart: ...
+
+
+@workflow_finish(name="office-workflow-finish", description="The answer", output=WorkflowFinishText)
+class OfficeFinish: ...
+
+
+@workflow(
+    name="office-workflow",
+    version="1.0.0",
+    flow=[start(OfficeStart).returns(WorkflowStartText).to_agent(OfficeAgent).to_finish(OfficeFinish)],
+)
+class OfficeWorkflow: ...
+
+
+@application(
+    name="office",
+    workflows=[OfficeWorkflow],
+    channels=[RecordingRefundChannel, RecordingExpenseChannel],
+)
+class OfficeApplication: ...
