@@ -1,0 +1,1 @@
+"""The Slack side of Countersign: Block Kit rendering, listeners and the bot."""

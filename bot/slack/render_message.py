@@ -1,0 +1,201 @@
+"""The approval message, and what it becomes (``chat.update``) once the pause is resolved."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeAlias, assert_never
+
+from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
+
+from bot.slack.render import (
+    MAX_HEADER_TEXT,
+    MAX_SECTION_TEXT,
+    ApprovalView,
+    RenderedMessage,
+    approval_buttons,
+    argument_fields,
+    escape,
+    field_sections,
+    finish_message,
+    mention,
+    mrkdwn,
+    truncate,
+)
+
+REPLY_HINT: Final = 'or reply in this thread (e.g. "approve" or "reject: too high")'
+
+_MAX_ARGUMENT_FIELDS: Final = 40  # four sections: the message stays readable and far from 50 blocks
+_MAX_REASON: Final = 2500
+
+
+# --------------------------------------------------------------------------------------------
+# Outcomes: a closed union, matched exhaustively.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Approved:
+    """Approved by ``by`` (a Slack user id); ``overrides`` are the edited arguments, if any.
+
+    ``read_as`` is the thread reply the approval was read from, when it came from one.
+    """
+
+    by: str
+    overrides: Mapping[str, Any] | None = None
+    read_as: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rejected:
+    """Rejected by ``by``, with an optional reason; ``read_as`` as for :class:`Approved`."""
+
+    by: str
+    reason: str | None = None
+    read_as: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecidedAtOnce:
+    """Decided without asking anybody (e.g. by a policy), approved or rejected."""
+
+    approved: bool
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Withdrawn:
+    """The agent no longer needs the answer."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cancelled:
+    """The run was cancelled."""
+
+
+Outcome: TypeAlias = Approved | Rejected | DecidedAtOnce | Withdrawn | Cancelled
+
+
+# --------------------------------------------------------------------------------------------
+# Messages.
+
+
+def approval_message(view: ApprovalView) -> RenderedMessage:
+    """The question with its buttons; the fallback text names the tool, never the pause."""
+    blocks: list[Block] = [
+        *_question(view),
+        _asked_by(view),
+        approval_buttons(view.pause_id, editable=view.input_model is not None),
+        ContextBlock(elements=[mrkdwn(REPLY_HINT)]),
+    ]
+    text = f"{escape(view.agent, 80)} asks to run {escape(view.tool, 150)}: approve or reject"
+    return finish_message(text=text, blocks=blocks, surface="approval message")
+
+
+def outcome_message(view: ApprovalView, outcome: Outcome) -> RenderedMessage:
+    """The question without buttons, and how it was resolved."""
+    said = _describe(view, outcome)
+    blocks: list[Block] = [
+        *_question(view),
+        _asked_by(view),
+        SectionBlock(text=mrkdwn(truncate(said.headline, MAX_SECTION_TEXT))),
+        *said.details,
+    ]
+    text = f"{escape(view.tool, 150)}: {said.summary}"
+    return finish_message(text=text, blocks=blocks, surface="outcome message")
+
+
+def _question(view: ApprovalView) -> list[Block]:
+    title = f"Approve {truncate(view.tool, MAX_HEADER_TEXT - len('Approve ?'))}?"
+    blocks: list[Block] = [HeaderBlock(text=title)]
+    if view.tool_description.strip():
+        blocks.append(SectionBlock(text=mrkdwn(escape(view.tool_description, 3000))))
+    fields = argument_fields(view.input_model, view.arguments)
+    if fields:
+        blocks.extend(field_sections(fields, max_fields=_MAX_ARGUMENT_FIELDS))
+    else:
+        blocks.append(ContextBlock(elements=[mrkdwn("_No arguments._")]))
+    return blocks
+
+
+def _asked_by(view: ApprovalView) -> ContextBlock:
+    parts = [
+        f"Asked by {mention(view.owner_id)}",
+        f"agent {escape(view.agent, 200)}",
+        f"role {escape(view.role, 200)}",
+    ]
+    return ContextBlock(elements=[mrkdwn(" · ".join(parts))])
+
+
+# --------------------------------------------------------------------------------------------
+# Describing an outcome.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Description:
+    headline: str  # mrkdwn, shown in a section
+    summary: str  # for the fallback text
+    details: list[Block] = field(default_factory=list)
+
+
+def _describe(view: ApprovalView, outcome: Outcome) -> _Description:
+    match outcome:
+        case Approved(by=by, overrides=overrides, read_as=read_as):
+            edits = _edited_fields(view, overrides)
+            headline = f":white_check_mark: *Approved* by {mention(by)}"
+            if edits:
+                headline += " with edited arguments:"
+            details = [
+                *field_sections(edits, max_fields=20),
+                *_read_as(read_as, "approve"),
+            ]
+            return _Description(
+                headline=headline, summary=f"approved by {mention(by)}", details=details
+            )
+        case Rejected(by=by, reason=reason, read_as=read_as):
+            return _Description(
+                headline=f":x: *Rejected* by {mention(by)}{_quoted(reason)}",
+                summary=f"rejected by {mention(by)}",
+                details=_read_as(read_as, "reject"),
+            )
+        case DecidedAtOnce(approved=approved, reason=reason):
+            verdict = "approved" if approved else "rejected"
+            emoji = ":white_check_mark:" if approved else ":x:"
+            return _Description(
+                headline=f"{emoji} *Decided at once: {verdict}*{_quoted(reason)}",
+                summary=f"decided at once: {verdict}",
+            )
+        case Withdrawn():
+            return _Description(
+                headline=":heavy_minus_sign: *No longer needed*",
+                summary="no longer needed",
+            )
+        case Cancelled():
+            return _Description(headline=":no_entry_sign: *Cancelled*", summary="cancelled")
+        case _:
+            assert_never(outcome)
+
+
+def _edited_fields(view: ApprovalView, overrides: Mapping[str, Any] | None) -> list[str]:
+    """The overridden arguments that differ from the asked ones, masked like the question."""
+    if not overrides:
+        return []
+    changed = {
+        name: value
+        for name, value in overrides.items()
+        if name not in view.arguments or view.arguments[name] != value
+    }
+    return argument_fields(view.input_model, changed)
+
+
+def _quoted(reason: str | None) -> str:
+    if reason is None or not reason.strip():
+        return ""
+    lines = escape(reason.strip(), _MAX_REASON).splitlines()
+    return "\n" + "\n".join(f">{line}" for line in lines)
+
+
+def _read_as(reply: str | None, verdict: str) -> list[Block]:
+    if reply is None:
+        return []
+    shown = escape(" ".join(reply.split()), 200)
+    return [ContextBlock(elements=[mrkdwn(f'Read "{shown}" as {verdict}')])]
