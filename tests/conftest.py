@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import pytest
 
 from bot import App, Settings
-from bot.testing import FakeClock
-from tests.office import Inbox, Ledger, OfficeApplication
+from bot.runtime.model_overrides import override_for
+from bot.testing import FakeClock, mock_llm
+from tests.office import Inbox, Ledger, OfficeAgent, OfficeApplication
 
 
 @dataclass
@@ -42,6 +43,8 @@ async def make_office(clock: FakeClock) -> AsyncIterator[MakeOffice]:
             application: type = OfficeApplication,
             database_url: str = "sqlite+aiosqlite:///:memory:",
         ) -> Office:
+            if override_for(OfficeAgent) is None:
+                mock_llm(OfficeAgent)  # a test that runs no agent still needs its model served
             inbox, ledger = Inbox(), Ledger()
             app = await App.create(
                 application,

@@ -1,0 +1,279 @@
+"""The office desk: the example application of ``python -m bot demo``, and its offline model.
+
+An agent is asked to refund a card and book an expense; both tools need the approval of the
+person at the terminal (the thread's owner), so the agent's one model turn pauses twice at once.
+The model is ``OfflineDemoModel``: scripted, deterministic, no network and no provider.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+from bot import (
+    ChannelOf,
+    DecidedBy,
+    PauseAnswerer,
+    WorkflowFinishText,
+    WorkflowStartText,
+    agent,
+    application,
+    channel,
+    channel_role,
+    reply_interpreter,
+    start,
+    tool,
+    workflow,
+    workflow_finish,
+    workflow_start,
+)
+from channels.terminal import TerminalOutput, TerminalUserChannel
+from interpreters import KeywordReplyInterpreter
+
+REQUEST = "Refund order A-1001 (120.00, it arrived broken) and book Friday's team lunch (86.50)."
+REFUND_TOOL = "refund-card-tool"
+EXPENSE_TOOL = "book-expense-tool"
+
+
+# ------------------------------------------------------------------------------- the tools
+
+
+class RefundCardInput(BaseModel):
+    order_id: str
+    amount: float
+
+
+class ExpenseInput(BaseModel):
+    purpose: str
+    amount: float
+
+
+class Done(BaseModel):
+    status: str
+
+
+# One role per tool input (a role approves one input model), each with its own interpreter
+# class: an interpreter belongs to one role.
+
+
+@reply_interpreter(
+    name="refund-keyword-reply-interpreter",
+    description="Reads approve / reject[: reason] in a reply to a refund",
+    decided_by=DecidedBy.CODE,
+)
+class RefundReplyInterpreter(KeywordReplyInterpreter): ...
+
+
+@reply_interpreter(
+    name="expense-keyword-reply-interpreter",
+    description="Reads approve / reject[: reason] in a reply to an expense",
+    decided_by=DecidedBy.CODE,
+)
+class ExpenseReplyInterpreter(KeywordReplyInterpreter): ...
+
+
+@channel_role(
+    name="refund-approval-channel",
+    description="The person at the terminal approves card refunds",
+    approves=RefundCardInput,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    reply_interpreter=RefundReplyInterpreter,
+)
+class RefundApprovalChannel(ChannelOf): ...
+
+
+@channel_role(
+    name="expense-approval-channel",
+    description="The person at the terminal approves expenses",
+    approves=ExpenseInput,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    reply_interpreter=ExpenseReplyInterpreter,
+)
+class ExpenseApprovalChannel(ChannelOf): ...
+
+
+@channel(
+    name="terminal-refund-approval-channel",
+    description="Asks for a refund's approval in the terminal",
+    deps=[TerminalOutput],
+)
+class TerminalRefundApprovalChannel(RefundApprovalChannel, TerminalUserChannel): ...
+
+
+@channel(
+    name="terminal-expense-approval-channel",
+    description="Asks for an expense's approval in the terminal",
+    deps=[TerminalOutput],
+)
+class TerminalExpenseApprovalChannel(ExpenseApprovalChannel, TerminalUserChannel): ...
+
+
+@tool(
+    name=REFUND_TOOL,
+    description="Refunds an amount to the card an order was paid with",
+    input=RefundCardInput,
+    output=Done,
+    channel=RefundApprovalChannel,
+)
+class RefundCardTool:
+    def run(self, input: RefundCardInput) -> Done:
+        return Done(status=f"refunded {input.amount:.2f} to the card of order {input.order_id}")
+
+
+@tool(
+    name=EXPENSE_TOOL,
+    description="Books an expense in the ledger",
+    input=ExpenseInput,
+    output=Done,
+    channel=ExpenseApprovalChannel,
+)
+class BookExpenseTool:
+    def run(self, input: ExpenseInput) -> Done:
+        return Done(status=f"booked {input.amount:.2f} for {input.purpose}")
+
+
+# ------------------------------------------------------------------------------- the model
+
+
+@dataclass(frozen=True, slots=True)
+class _ScriptedCall:
+    tool: str
+    subject: str  # how the summary names it: "the refund"
+    args: dict[str, Any]
+
+
+_CALLS = (
+    _ScriptedCall(REFUND_TOOL, "the refund", {"order_id": "A-1001", "amount": 120.0}),
+    _ScriptedCall(EXPENSE_TOOL, "the expense", {"purpose": "team lunch", "amount": 86.5}),
+)
+_REJECTED = re.compile(r"^Tool error: the call was rejected by [^:]*(?::\s*(?P<reason>.*))?$", re.S)
+_TOOL_ERROR = "Tool error: "
+
+
+class OfflineDemoModel(BaseChatModel):
+    """A deterministic chat model for the demo: it reads the conversation, never a network.
+
+    First turn: it calls both tools at once (one AI message, two tool calls). Once it reads
+    their two results, it answers with a plain-text summary of what happened to each.
+    """
+
+    @property
+    def _llm_type(self) -> str:
+        return "countersign-offline-demo"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        # the script already knows its tools; this model only ever answers with an AIMessage
+        return cast("Runnable[LanguageModelInput, AIMessage]", self)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=next_message(messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._generate(messages, stop)
+
+
+def next_message(messages: Sequence[BaseMessage]) -> AIMessage:
+    """The demo model's answer to a conversation."""
+    results = {m.name: m for m in messages if isinstance(m, ToolMessage) and m.name}
+    if not results:
+        calls = [
+            {"name": c.tool, "args": dict(c.args), "id": f"demo-call-{i}", "type": "tool_call"}
+            for i, c in enumerate(_CALLS, start=1)
+        ]
+        return AIMessage(content="", tool_calls=calls)
+    outcomes = [_outcome(call, results.get(call.tool)) for call in _CALLS]
+    return AIMessage(content="Here is what happened: " + "; ".join(outcomes) + ".")
+
+
+def _outcome(call: _ScriptedCall, result: ToolMessage | None) -> str:
+    if result is None:
+        return f"{call.subject} got no answer"
+    text = result.content if isinstance(result.content, str) else json.dumps(result.content)
+    rejected = _REJECTED.match(text)
+    if rejected is not None:
+        reason = rejected.group("reason")
+        return f"{call.subject} was rejected: {reason}" if reason else f"{call.subject} was rejected"
+    if text.startswith(_TOOL_ERROR) or result.status == "error":
+        return f"{call.subject} did not happen ({text.removeprefix(_TOOL_ERROR)})"
+    return _status_of(text)
+
+
+def _status_of(text: str) -> str:
+    try:
+        return Done.model_validate_json(text).status
+    except ValueError:
+        return text
+
+
+# ------------------------------------------------------------------------------- the application
+
+
+@agent(
+    name="office-desk-agent",
+    description="Refunds cards and books expenses, each after the person's approval",
+    prompt="You run the office desk. Refund cards and book expenses as asked.",
+    model=OfflineDemoModel(),
+    tools=[RefundCardTool, BookExpenseTool],
+)
+class OfficeDeskAgent: ...
+
+
+@workflow_start(name="office-desk-workflow-start", description="A request", input=WorkflowStartText)
+class OfficeDeskStart: ...
+
+
+@workflow_finish(
+    name="office-desk-workflow-finish", description="The agent's answer", output=WorkflowFinishText
+)
+class OfficeDeskFinish: ...
+
+
+@workflow(
+    name="office-desk-workflow",
+    version="1.0.0",
+    flow=[
+        start(OfficeDeskStart)
+        .returns(WorkflowStartText)
+        .to_agent(OfficeDeskAgent)
+        .to_finish(OfficeDeskFinish)
+    ],
+)
+class OfficeDeskWorkflow: ...
+
+
+@application(
+    name="office-desk",
+    description="The demo: an office desk agent whose tool calls the terminal's user approves",
+    workflows=[OfficeDeskWorkflow],
+    channels=[TerminalRefundApprovalChannel, TerminalExpenseApprovalChannel],
+)
+class OfficeDeskApplication: ...

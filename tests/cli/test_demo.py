@@ -1,0 +1,224 @@
+"""``python -m bot demo``: the office desk in the terminal, answered from stdin or a file."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from bot import App, Settings
+from bot.cli.demo import OfficeDeskApplication, next_message
+from bot.cli.main import OWNER_ID, TENANT_ID, main
+
+MEMORY = "sqlite+aiosqlite:///:memory:"
+REPO = Path(__file__).resolve().parents[2]
+FINAL_ANSWER = (
+    "answer: Here is what happened: refunded 120.00 to the card of order A-1001; "
+    "the expense was rejected: too expensive."
+)
+
+
+def run_demo(monkeypatch: pytest.MonkeyPatch, stdin: str, *args: str) -> int:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    return main(["demo", "--database-url", MEMORY, *args])
+
+
+def audit_trail(out: str) -> list[str]:
+    return [line.strip() for line in out.split("audit trail:\n", 1)[1].splitlines() if line]
+
+
+def test_piped_answers_finish_the_execution(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_demo(monkeypatch, "approve\nreject: too expensive\n")
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "model: offline demo model (scripted, no network)" in out
+    assert "database: in memory" in out
+    assert '[1/2] refund-card-tool {"order_id": "A-1001", "amount": 120.0}' in out
+    assert '[2/2] book-expense-tool {"purpose": "team lunch", "amount": 86.5}' in out
+    assert FINAL_ANSWER in out
+    assert audit_trail(out) == [
+        f"1. refund-card-tool: REPLIED by {OWNER_ID}: approved",
+        f"2. book-expense-tool: REPLIED by {OWNER_ID}: rejected: too expensive",
+    ]
+
+
+def test_both_questions_are_asked_before_the_first_prompt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_demo(monkeypatch, "approve\napprove\n")
+
+    out = capsys.readouterr().out
+    first_prompt = out.index("approve / reject[: reason] / free text >")
+    assert out.index("? refund-card-tool wants to run") < first_prompt
+    assert out.index("? book-expense-tool wants to run") < first_prompt
+
+
+def test_a_rejected_refund_is_told_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_demo(monkeypatch, "no way: wrong customer\nlgtm\n")
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (
+        "answer: Here is what happened: the refund was rejected: wrong customer; "
+        "booked 86.50 for team lunch." in out
+    )
+
+
+def test_an_unreadable_reply_is_asked_again(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_demo(monkeypatch, "maybe later?\n\napprove\nreject: too expensive\n")
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Not understood: The reply reads as a question. The question still waits" in out
+    assert "use the buttons" not in out  # the terminal has none
+    assert out.count("[1/2] refund-card-tool") == 1
+    assert FINAL_ANSWER in out
+    assert len(audit_trail(out)) == 2
+
+
+def test_running_out_of_answers_leaves_the_execution_paused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_demo(monkeypatch, "approve\n")
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "No more answers: the execution stays paused (1 question waits)." in out
+    assert "The database is in memory" in out
+    assert "answer:" not in out
+    assert "audit trail" not in out
+
+
+def test_a_paused_demo_is_kept_in_its_database(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/kept.db"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("approve\n"))
+
+    assert main(["demo", "--database-url", url]) == 0
+    assert f"It is kept in {tmp_path / 'kept.db'}." in capsys.readouterr().out
+    assert asyncio.run(pending_tools(url)) == ["book-expense-tool"]
+
+
+async def pending_tools(url: str) -> list[str]:
+    async with await App.create(OfficeDeskApplication, database_url=url, settings=Settings()) as app:
+        pending = await app.list_pending(tenant_id=TENANT_ID, owner_id=OWNER_ID)
+    return [p.ask.tool for p in pending]
+
+
+def test_the_default_database_is_a_file_in_the_current_directory(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("approve\napprove\n"))
+
+    assert main(["demo"]) == 0
+    assert f"database: {tmp_path / 'countersign-demo.db'}" in capsys.readouterr().out
+    assert (tmp_path / "countersign-demo.db").is_file()
+
+
+def test_answers_can_come_from_a_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    answers = tmp_path / "answers.txt"
+    answers.write_text("approve\nreject: too expensive\n", encoding="utf-8")
+
+    code = run_demo(monkeypatch, "", "--answers", str(answers))
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "free text > approve\n" in out  # the answer is shown after its prompt
+    assert FINAL_ANSWER in out
+
+
+def test_a_database_that_cannot_be_opened_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/missing/dir/d.db"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+
+    assert main(["demo", "--database-url", url]) == 1
+    assert capsys.readouterr().err == "The database could not be opened: unable to open database file\n"
+
+
+def test_the_demo_runs_as_a_process_with_piped_answers(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "demo", "--database-url", f"sqlite+aiosqlite:///{tmp_path}/d.db"],
+        input="approve\nreject: too expensive\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=_offline_env(),
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert FINAL_ANSWER in done.stdout
+    assert "2. book-expense-tool: REPLIED by terminal-user: rejected: too expensive" in done.stdout
+    assert done.stderr == ""
+
+
+# ------------------------------------------------------------------------------- the model
+
+
+def test_the_offline_model_calls_both_tools_at_once_first() -> None:
+    message = next_message([HumanMessage(content="refund and book")])
+
+    assert [(c["name"], c["args"]) for c in message.tool_calls] == [
+        ("refund-card-tool", {"order_id": "A-1001", "amount": 120.0}),
+        ("book-expense-tool", {"purpose": "team lunch", "amount": 86.5}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("refund", "expense", "summary"),
+    [
+        (
+            '{"status":"refunded 120.00 to the card of order A-1001"}',
+            "Tool error: the call was rejected by U1",
+            "refunded 120.00 to the card of order A-1001; the expense was rejected",
+        ),
+        (
+            "Tool error: the call was withdrawn before it was answered",
+            '{"status":"booked 86.50 for team lunch"}',
+            "the refund did not happen (the call was withdrawn before it was answered); "
+            "booked 86.50 for team lunch",
+        ),
+    ],
+)
+def test_the_offline_model_sums_up_what_the_tools_said(
+    refund: str, expense: str, summary: str
+) -> None:
+    messages = [
+        HumanMessage(content="refund and book"),
+        next_message([]),
+        ToolMessage(content=refund, tool_call_id="demo-call-1", name="refund-card-tool"),
+        ToolMessage(content=expense, tool_call_id="demo-call-2", name="book-expense-tool"),
+    ]
+
+    answer = next_message(messages)
+
+    assert isinstance(answer, AIMessage)
+    assert not answer.tool_calls
+    assert answer.content == f"Here is what happened: {summary}."
+
+
+def _offline_env() -> dict[str, str]:
+    """The process's environment without Slack or model settings."""
+    return {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNTERSIGN_"))
+    }
