@@ -126,7 +126,7 @@ class App:
             checkpointer=checkpointer,
             dispose=sql_engine.dispose,
         )
-        app._sweep_timer = clock.call_every(SWEEP_INTERVAL, app.sweep)
+        app._sweep_timer = clock.call_every(SWEEP_INTERVAL, app._sweep_tick)
         return app
 
     async def close(self) -> None:
@@ -286,7 +286,9 @@ class App:
         )
         return [self._pending(r) for r in records]
 
-    async def get_result(self, execution_id: str, *, tenant_id: str, record: bool = False) -> ExecutionResult:
+    async def get_result(
+        self, execution_id: str, *, tenant_id: str, record: bool = False
+    ) -> ExecutionResult:
         self._check_open()
         row = await self._runtime.store.get(execution_id)
         if row is None or row.tenant_id != tenant_id:
@@ -305,6 +307,12 @@ class App:
         return removed
 
     # ---------------------------------------------------------------- internals
+
+    async def _sweep_tick(self) -> None:
+        try:
+            await self.sweep()
+        except Exception as error:  # a sweep that fails is retried at the next tick
+            log.warning("retention sweep failed: %s: %s", type(error).__name__, error)
 
     def _chat_model_for(self, component: type, model: Any) -> BaseChatModel:
         return _chat_model_for(component, model, self._providers)
@@ -336,7 +344,9 @@ class App:
             raise UnknownThreadError("the execution of this pause is gone")
         return root
 
-    async def _finish_call(self, root_execution_id: str, report: PassReport, *, record: bool) -> ExecutionResult:
+    async def _finish_call(
+        self, root_execution_id: str, report: PassReport, *, record: bool
+    ) -> ExecutionResult:
         result = await self._result(root_execution_id, record=record)
         if report.ran and result.status is ExecutionStatus.PAUSED:
             await self._emit_pause(
@@ -361,7 +371,8 @@ class App:
         if row is None:
             raise UnknownThreadError(f"no execution {root_execution_id}")
         pending = [
-            self._pending(r) for r in await store.list_by_root(root_execution_id, [PauseStatus.PENDING])
+            self._pending(r)
+            for r in await store.list_by_root(root_execution_id, [PauseStatus.PENDING])
         ]
         status = row.status
         if status is ExecutionStatus.PAUSED and not pending:
@@ -442,7 +453,9 @@ def _replied() -> Any:
     return PauseResolution.REPLIED
 
 
-def _chat_model_for(component: type, model: Any, providers: Sequence[ModelProvider]) -> BaseChatModel:
+def _chat_model_for(
+    component: type, model: Any, providers: Sequence[ModelProvider]
+) -> BaseChatModel:
     override = override_for(component)
     if override is not None:
         return override  # type: ignore[no-any-return]

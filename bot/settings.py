@@ -41,7 +41,9 @@ class Settings(BaseModel):
         return providers_from_env({k: v for k, v in environ.items() if v is not None})
 
 
-def load_settings(environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env") -> Settings:
+def load_settings(
+    environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env"
+) -> Settings:
     """Settings from ``environ`` (default: the process environment) over ``env_file``."""
     values: dict[str, str] = {}
     if env_file and os.path.exists(env_file):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -84,7 +84,9 @@ class ExpenseReplyInterpreter:
     def interpret(self, input: ReplyInput) -> ReplyInterpretation[Any]:
         value = json.loads(input.reply)  # a text that is no JSON: a crash
         if not isinstance(value, dict) or "approved" not in value:
-            return ReplyInterpretation.not_understood(reason=f"not an expense button: {input.reply}")
+            return ReplyInterpretation.not_understood(
+                reason=f"not an expense button: {input.reply}"
+            )
         return ReplyInterpretation.understood({"approved": value["approved"] is True})
 
 
@@ -95,7 +97,7 @@ class ExpenseReplyInterpreter:
     deps=[ExecutionContext],
 )
 class RefundReplyInterpreter:
-    seen: list[ExecutionContext] = []
+    seen: ClassVar[list[ExecutionContext]] = []
 
     def __init__(self, context: ExecutionContext) -> None:
         self.context = context
@@ -111,7 +113,9 @@ class RefundReplyInterpreter:
         if text in ("yes", "approve"):
             return ReplyInterpretation.understood({"approved": True})
         if text.startswith("no"):
-            return ReplyInterpretation.understood({"approved": False, "reason": text[2:].strip(" :") or None})
+            return ReplyInterpretation.understood(
+                {"approved": False, "reason": text[2:].strip(" :") or None}
+            )
         if text == "crash":
             raise RuntimeError("interpreter exploded")
         if text == "negative":
@@ -257,7 +261,9 @@ class OfficeFinish: ...
 @workflow(
     name="office-workflow",
     version="1.0.0",
-    flow=[start(OfficeStart).returns(WorkflowStartText).to_agent(OfficeAgent).to_finish(OfficeFinish)],
+    flow=[
+        start(OfficeStart).returns(WorkflowStartText).to_agent(OfficeAgent).to_finish(OfficeFinish)
+    ],
 )
 class OfficeWorkflow: ...
 

@@ -221,7 +221,9 @@ def _outcome(call: _ScriptedCall, result: ToolMessage | None) -> str:
     rejected = _REJECTED.match(text)
     if rejected is not None:
         reason = rejected.group("reason")
-        return f"{call.subject} was rejected: {reason}" if reason else f"{call.subject} was rejected"
+        return (
+            f"{call.subject} was rejected: {reason}" if reason else f"{call.subject} was rejected"
+        )
     if text.startswith(_TOOL_ERROR) or result.status == "error":
         return f"{call.subject} did not happen ({text.removeprefix(_TOOL_ERROR)})"
     return _status_of(text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -48,6 +49,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_UNAVAILABLE = 2
 EXIT_INTERRUPTED = 130
+_FAILED_CONNECTION_GRACE = 0.1  # seconds
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -221,10 +223,8 @@ class StreamLines:
             else:
                 future.set_result(line)
 
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (e.g. after Ctrl-C)
             loop.call_soon_threadsafe(settle)
-        except RuntimeError:  # the loop closed while this thread waited (e.g. after Ctrl-C)
-            pass
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -262,19 +262,30 @@ class DemoSession:
         self._say("Countersign demo: an office desk agent asks before it acts.")
         self._say("model: offline demo model (scripted, no network)")
         self._say(f"database: {describe_database(self._database_url)}")
-        try:
-            app = await App.create(
-                OfficeDeskApplication,
-                database_url=self._database_url,
-                settings=Settings(),  # the demo reads no model provider or database setting
-                services={TerminalOutput: TerminalOutput(self._out)},
-            )
-        except (SQLAlchemyError, sqlite3.Error, OSError) as error:
-            cause = error.orig if isinstance(error, DBAPIError) else error
-            print(f"The database could not be opened: {cause}", file=sys.stderr)
+        app = await self._open()
+        if app is None:
             return EXIT_FAILED
         async with app:
             return await self._run(app)
+
+    async def _open(self) -> App | None:
+        """The demo's App, or ``None`` after one line saying why the database can't be opened."""
+        problem = _sqlite_folder_problem(self._database_url)
+        if problem is None:
+            try:
+                return await App.create(
+                    OfficeDeskApplication,
+                    database_url=self._database_url,
+                    settings=Settings(),  # the demo reads no model provider or database setting
+                    services={TerminalOutput: TerminalOutput(self._out)},
+                )
+            except (SQLAlchemyError, sqlite3.Error, OSError) as error:
+                problem = str(error.orig if isinstance(error, DBAPIError) else error)
+                # aiosqlite stops the thread of a failed connection without waiting for it; let
+                # it finish while this loop still runs (else: "Event loop is closed" in the thread)
+                await asyncio.sleep(_FAILED_CONNECTION_GRACE)
+        print(f"The database could not be opened: {problem}", file=sys.stderr)
+        return None
 
     async def _run(self, app: App) -> int:
         self._say(f"\nrequest: {REQUEST}")
@@ -369,6 +380,13 @@ def decision_text(decision: Mapping[str, Any] | None) -> str:
         return f"approved with {json.dumps(changed)}" if changed else "approved"
     reason = decision.get("reason")
     return f"rejected: {reason}" if reason else "rejected"
+
+
+def _sqlite_folder_problem(database_url: str) -> str | None:
+    path = sqlite_path(database_url) if is_sqlite(database_url) else None
+    if path is not None and not path.resolve().parent.is_dir():
+        return f"the folder {path.resolve().parent} does not exist"
+    return None
 
 
 def _in_memory(database_url: str) -> bool:

@@ -28,7 +28,9 @@ class FlowBuilder:
         return replace(self, _finish=finish)
 
     def build(self) -> Flow:
-        return Flow(start=self._start, returns=self._returns, steps=self._steps, finish=self._finish)
+        return Flow(
+            start=self._start, returns=self._returns, steps=self._steps, finish=self._finish
+        )
 
 
 def start(start_class: type) -> FlowBuilder:

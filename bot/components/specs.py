@@ -134,7 +134,9 @@ def answered_by_of(role: ChannelRoleSpec | None) -> PauseAnswerer:
     """A concrete channel named on a tool as is is answered by the thread's owner."""
     if role is None:
         return PauseAnswerer.THREAD_OWNER
-    return role.answered_by if isinstance(role.answered_by, PauseAnswerer) else PauseAnswerer.CHANNEL
+    return (
+        role.answered_by if isinstance(role.answered_by, PauseAnswerer) else PauseAnswerer.CHANNEL
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,10 @@ class ChannelAsk:
     tenant_id: str
 
     def __repr__(self) -> str:  # never print the pause id
-        return f"ChannelAsk(role={self.role!r}, tool={self.value.tool!r}, call_id={self.value.call_id!r})"
+        return (
+            f"ChannelAsk(role={self.role!r}, tool={self.value.tool!r}, "
+            f"call_id={self.value.call_id!r})"
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,7 +28,8 @@ class PendingPause:
     def __repr__(self) -> str:
         shown = "<hidden>" if self.pause_id is None else "<owner's>"
         return (
-            f"PendingPause(pause_id={shown}, answered_by={self.answered_by!s}, agent={self.agent!r}, "
+            f"PendingPause(pause_id={shown}, answered_by={self.answered_by!s}, "
+            f"agent={self.agent!r}, "
             f"channel={self.channel!r}, tool={self.ask.tool!r})"
         )
 

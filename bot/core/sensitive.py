@@ -1,6 +1,7 @@
 """Sensitive fields of a tool's input: marked on the model, masked wherever a question is shown.
 
-Mark a field with ``Annotated[str, Sensitive()]`` or ``Field(json_schema_extra={"sensitive": True})``.
+Mark a field with ``Annotated[str, Sensitive()]`` or
+``Field(json_schema_extra={"sensitive": True})``.
 """
 
 from __future__ import annotations

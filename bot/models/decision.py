@@ -58,9 +58,7 @@ class _Logprobs(BaseModel):
     content: list[_Position] | None = None
 
 
-async def probability_of_yes(
-    chat_model: BaseChatModel, messages: list[BaseMessage]
-) -> float:
+async def probability_of_yes(chat_model: BaseChatModel, messages: list[BaseMessage]) -> float:
     """P(yes) for ``messages``, from one one-token completion of ``chat_model`` with logprobs.
 
     The messages should ask a yes / no question. Streaming is switched off for the call so the
@@ -121,9 +119,7 @@ def _unique_by_token(alternatives: Iterable[_Alternative]) -> list[_Alternative]
     return list(unique.values())
 
 
-def _probability_mass(
-    alternatives: Iterable[_Alternative], words: frozenset[str]
-) -> float:
+def _probability_mass(alternatives: Iterable[_Alternative], words: frozenset[str]) -> float:
     """The summed probability of the tokens that read as one of ``words``.
 
     Distinct tokens that read the same ("Yes", " yes", "YES") each carry their own mass.

@@ -68,9 +68,7 @@ def _check_types(settings: OpenAICompatibleSettings) -> None:
     # Checked at run time: a bare string would pass as a tuple of one-letter names, and a plain
     # str key would show in reprs.
     if not isinstance(settings.api_key, SecretStr):
-        raise TypeError(
-            "api_key must be a pydantic SecretStr, so that it never shows in a repr"
-        )
+        raise TypeError("api_key must be a pydantic SecretStr, so that it never shows in a repr")
     for field_name in ("models", "decision_models"):
         if not isinstance(getattr(settings, field_name), tuple):
             raise TypeError(f"{field_name} must be a tuple of model names")
@@ -271,7 +269,6 @@ def _env_timeout(value: str) -> timedelta:
         seconds = math.nan
     if not math.isfinite(seconds) or seconds <= 0:
         raise SettingsError(
-            f"{TIMEOUT_SETTING} is malformed: expected a positive number of seconds, "
-            f"got {value!r}"
+            f"{TIMEOUT_SETTING} is malformed: expected a positive number of seconds, got {value!r}"
         )
     return timedelta(seconds=seconds)

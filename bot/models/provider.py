@@ -36,7 +36,7 @@ class ModelProvider(Protocol):
         ...
 
     def chat_model(self, model: str) -> BaseChatModel:
-        """The chat model for ``model``; raises ``ModelUnservedError`` when not ``serves(model)``."""
+        """The chat model for ``model``; ``ModelUnservedError`` when not ``serves(model)``."""
         ...
 
     def is_decision_model(self, model: str) -> bool:
@@ -77,9 +77,7 @@ def _unserved_message(model: str, providers: tuple[str, ...]) -> str:
     )
 
 
-def serving_provider(
-    model: str, providers: Sequence[ModelProvider]
-) -> ModelProvider | None:
+def serving_provider(model: str, providers: Sequence[ModelProvider]) -> ModelProvider | None:
     """The first of ``providers`` that serves ``model``, or ``None``."""
     for provider in providers:
         if provider.serves(model):

@@ -98,7 +98,9 @@ def build_agent_graph(
         binding = tools.get(call["name"])
         if binding is None:
             known = ", ".join(sorted(tools)) or "none"
-            message = tool_error(call, call["name"], f"no tool named {call['name']} (known: {known})")
+            message = tool_error(
+                call, call["name"], f"no tool named {call['name']} (known: {known})"
+            )
             return {"messages": [message]}
         place = PausePlace(
             agent=spec.name,
@@ -110,7 +112,7 @@ def build_agent_graph(
 
     graph = StateGraph(AgentState)
     graph.add_node("model", model_node)
-    graph.add_node("tool", tool_node)  # type: ignore[call-overload]  # Send input, not the state
+    graph.add_node("tool", tool_node)  # type: ignore[arg-type]  # takes a Send input, not the state
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", route, ["tool", END])
     graph.add_edge("tool", "model")

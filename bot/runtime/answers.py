@@ -59,8 +59,7 @@ def check_answerer(record: PauseRecord, request: ResumeRequest) -> str:
         return request.owner_id
     if request.owner_id is not None or not request.answered_by or not request.answered_by.strip():
         raise PauseAnswererError(
-            "this pause is answered through its channel: pass a non-empty answered_by, "
-            "not owner_id"
+            "this pause is answered through its channel: pass a non-empty answered_by, not owner_id"
         )
     return request.answered_by
 

@@ -164,7 +164,9 @@ def _check_implementation(checker: _Checker, implementation: type) -> None:
         return
     checker.deps(spec)
     if not issubclass(implementation, ChannelOf):
-        checker.fail("channel.not-a-channel", spec.name, "a channel must subclass a role or ChannelOf")
+        checker.fail(
+            "channel.not-a-channel", spec.name, "a channel must subclass a role or ChannelOf"
+        )
         return
     if implementation.send is ChannelOf.send:
         checker.fail("channel.no-send", spec.name, "implement async def send(self, ask)")
@@ -184,9 +186,7 @@ def _check_implementation(checker: _Checker, implementation: type) -> None:
 
 def _roles_of(implementation: type) -> list[type]:
     return [
-        base
-        for base in implementation.__mro__[1:]
-        if isinstance(spec_of(base), ChannelRoleSpec)
+        base for base in implementation.__mro__[1:] if isinstance(spec_of(base), ChannelRoleSpec)
     ]
 
 
@@ -217,7 +217,9 @@ def _check_workflow(checker: _Checker, workflow: type) -> None:
     checker.assembly.workflows[workflow] = spec
     builders = [f for f in spec.flows if isinstance(f, FlowBuilder)]
     if len(builders) != 1 or len(spec.flows) != 1:
-        checker.fail("workflow.flow", spec.name, "give exactly one flow: start(...)...to_finish(...)")
+        checker.fail(
+            "workflow.flow", spec.name, "give exactly one flow: start(...)...to_finish(...)"
+        )
         return
     flow = builders[0].build()
     checker.assembly.flows[workflow] = flow
@@ -276,7 +278,8 @@ def _channel_of_tool(
         checker.fail(
             "tool.channel",
             spec.name,
-            f"channel={getattr(named, '__name__', named)!s} is neither a @channel_role nor a @channel",
+            f"channel={getattr(named, '__name__', named)!s} is neither a @channel_role "
+            "nor a @channel",
         )
         return None, None
     role = _check_role(checker, named)

@@ -23,7 +23,7 @@ class OpenCheckpointer:
 
 
 def checkpoint_path(database: Path) -> Path:
-    """The checkpoint file beside the database: ``countersign.db`` → ``countersign.checkpoints.db``."""
+    """The checkpoint file beside the database (``x.db`` → ``x.checkpoints.db``)."""
     return database.with_name(f"{database.stem}.checkpoints{database.suffix or '.db'}")
 
 

@@ -49,9 +49,7 @@ def validate_decision(
             raise DtoValidationError(
                 f"override_arguments are not a valid input of the tool: {_describe(error)}"
             ) from None
-        decision = decision.model_copy(
-            update={"override_arguments": valid.model_dump(mode="json")}
-        )
+        decision = decision.model_copy(update={"override_arguments": valid.model_dump(mode="json")})
     return decision
 
 

@@ -175,7 +175,11 @@ class Engine:
             await self._runtime.store.set_status(
                 root.execution_id, ExecutionStatus.CANCELLED, self._runtime.clock.now()
             )
-            log.info("execution cancelled (execution_id=%s tenant_id=%s)", root.execution_id, root.tenant_id)
+            log.info(
+                "execution cancelled (execution_id=%s tenant_id=%s)",
+                root.execution_id,
+                root.tenant_id,
+            )
             return True
 
 

@@ -179,9 +179,7 @@ async def _send(
                 # closed while send was returning: this step tells the channel, once
                 closed = await _reload(runtime, record.idempotency_key)
                 if closed.status is PauseStatus.CANCELLED:
-                    await withdraw(
-                        runtime, closed, closed.resolution or PauseResolution.CANCELLED
-                    )
+                    await withdraw(runtime, closed, closed.resolution or PauseResolution.CANCELLED)
         case _:
             raise AgentFailedError(
                 f"the channel {binding.channel.name}'s send returned {type(outcome).__name__}; "

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from langchain_core.messages import ToolMessage
-from langgraph.errors import GraphInterrupt
 from langchain_core.messages.tool import ToolCall
+from langgraph.errors import GraphInterrupt
 from pydantic import BaseModel, ValidationError
 
 from bot.core.clock import wait_with_timeout
@@ -87,7 +87,9 @@ async def _take(
         reason = f": {decision.reason}" if decision.reason else ""
         return tool_error(call, name, f"the call was rejected by {who}{reason}")
     if taken.record.tool_result is not None:
-        return ToolMessage(content=taken.record.tool_result, tool_call_id=call["id"] or "", name=name)
+        return ToolMessage(
+            content=taken.record.tool_result, tool_call_id=call["id"] or "", name=name
+        )
     if not taken.first_take:
         # an earlier run took the decision and stopped before the tool's result was saved:
         # the tool may have run; never run it twice

@@ -39,14 +39,16 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def create_engine(url: str) -> AsyncEngine:
-    """An async engine; SQLite gets WAL and a busy timeout, in-memory SQLite one shared connection."""
+    """An async engine; SQLite gets WAL and a busy timeout; in-memory SQLite one connection."""
     if is_sqlite(url):
         if sqlite_path(url) is None:
             engine = create_async_engine(
                 url, poolclass=StaticPool, connect_args={"check_same_thread": False}
             )
         else:
-            engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+            engine = create_async_engine(
+                url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+            )
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)

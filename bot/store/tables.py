@@ -37,9 +37,10 @@ class UtcDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        if isinstance(value, str):
-            value = datetime.fromisoformat(value)
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+        if not isinstance(moment, datetime):
+            raise TypeError(f"not a datetime: {type(moment).__name__}")
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 metadata = MetaData()
@@ -54,7 +55,9 @@ schema_version = Table(
 pauses = Table(
     "cs_pauses",
     metadata,
-    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
     Column("pause_id", String(64), nullable=False, unique=True),
     Column("tenant_id", String(255), nullable=False),
     Column("idempotency_key", String(1024), nullable=False, unique=True),
@@ -111,7 +114,9 @@ executions = Table(
 pause_answers = Table(
     "cs_pause_answers",
     metadata,
-    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
     Column("tenant_id", String(255), nullable=False),
     Column("root_execution_id", String(64), nullable=False),
     Column("execution_id", String(64), nullable=False),

@@ -171,7 +171,7 @@ def _decision_message(p_yes: float) -> AIMessage:
     ]
     first = top[0] if p >= 0.5 else top[1]
     logprobs = {"content": [{**first, "top_logprobs": top}]}
-    return AIMessage(content=first["token"], response_metadata={"logprobs": logprobs})
+    return AIMessage(content=str(first["token"]), response_metadata={"logprobs": logprobs})
 
 
 class _When:

@@ -41,20 +41,13 @@ class LogprobsChatModel(BaseChatModel):
     ) -> ChatResult:
         self.calls.append({"messages": messages, **kwargs})
         generation_info = {} if self.logprobs is None else {"logprobs": self.logprobs}
-        generation = ChatGeneration(
-            message=AIMessage(content="x"), generation_info=generation_info
-        )
+        generation = ChatGeneration(message=AIMessage(content="x"), generation_info=generation_info)
         return ChatResult(generations=[generation])
 
 
-def first_token(
-    token: str, logprob: float, alternatives: dict[str, float]
-) -> dict[str, Any]:
+def first_token(token: str, logprob: float, alternatives: dict[str, float]) -> dict[str, Any]:
     """The Chat Completions ``logprobs`` object for a one-token answer."""
-    top = [
-        {"token": t, "logprob": lp, "bytes": list(t.encode())}
-        for t, lp in alternatives.items()
-    ]
+    top = [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives.items()]
     return {
         "content": [
             {
@@ -76,9 +69,7 @@ def share(yes: list[float], no: list[float]) -> float:
 
 @pytest.mark.asyncio
 async def test_asks_one_constrained_completion_with_logprobs() -> None:
-    model = LogprobsChatModel(
-        logprobs=first_token("yes", -0.1, {"yes": -0.1, "no": -2.3})
-    )
+    model = LogprobsChatModel(logprobs=first_token("yes", -0.1, {"yes": -0.1, "no": -2.3}))
 
     await probability_of_yes(model, QUESTION)
 
@@ -92,9 +83,7 @@ async def test_asks_one_constrained_completion_with_logprobs() -> None:
 
 @pytest.mark.asyncio
 async def test_probability_is_the_yes_share_of_yes_and_no() -> None:
-    model = LogprobsChatModel(
-        logprobs=first_token("yes", -0.1, {"yes": -0.1, "no": -2.3})
-    )
+    model = LogprobsChatModel(logprobs=first_token("yes", -0.1, {"yes": -0.1, "no": -2.3}))
 
     p_yes = await probability_of_yes(model, QUESTION)
 
@@ -121,34 +110,26 @@ async def test_tokens_compare_case_insensitively_after_stripping_spaces() -> Non
 
 @pytest.mark.asyncio
 async def test_a_likely_no_gives_a_low_probability() -> None:
-    model = LogprobsChatModel(
-        logprobs=first_token("No", -0.05, {"No": -0.05, "Yes": -3.2})
-    )
+    model = LogprobsChatModel(logprobs=first_token("No", -0.05, {"No": -0.05, "Yes": -3.2}))
 
     assert await probability_of_yes(model, QUESTION) < 0.5
 
 
 @pytest.mark.asyncio
 async def test_only_yes_tokens_give_certainty() -> None:
-    model = LogprobsChatModel(
-        logprobs=first_token("yes", -0.01, {"yes": -0.01, "sure": -5.0})
-    )
+    model = LogprobsChatModel(logprobs=first_token("yes", -0.01, {"yes": -0.01, "sure": -5.0}))
 
     assert await probability_of_yes(model, QUESTION) == 1.0
 
 
-def test_sampled_token_counts_when_missing_from_the_alternatives_but_never_twice() -> (
-    None
-):
+def test_sampled_token_counts_when_missing_from_the_alternatives_but_never_twice() -> None:
     missing = AIMessage(
         content="y",
         response_metadata={"logprobs": first_token("y", -1.0, {"no": -1.0})},
     )
     repeated = AIMessage(
         content="yes",
-        response_metadata={
-            "logprobs": first_token("yes", -1.0, {"yes": -1.0, "no": -1.0})
-        },
+        response_metadata={"logprobs": first_token("yes", -1.0, {"yes": -1.0, "no": -1.0})},
     )
 
     assert probability_of_yes_in(missing) == pytest.approx(0.5)
@@ -157,14 +138,10 @@ def test_sampled_token_counts_when_missing_from_the_alternatives_but_never_twice
 
 def test_only_the_first_token_is_read() -> None:
     logprobs = first_token("no", -0.1, {"no": -0.1, "yes": -2.3})
-    logprobs["content"].append(
-        {"token": "yes", "logprob": 0.0, "bytes": [], "top_logprobs": []}
-    )
+    logprobs["content"].append({"token": "yes", "logprob": 0.0, "bytes": [], "top_logprobs": []})
 
     assert (
-        probability_of_yes_in(
-            AIMessage(content="no yes", response_metadata={"logprobs": logprobs})
-        )
+        probability_of_yes_in(AIMessage(content="no yes", response_metadata={"logprobs": logprobs}))
         < 0.5
     )
 
@@ -196,9 +173,7 @@ async def test_a_model_that_returns_no_logprobs_is_an_error() -> None:
 )
 def test_a_response_without_tokens_is_an_error(logprobs: dict[str, Any]) -> None:
     with pytest.raises(DecisionModelError, match="no tokens"):
-        probability_of_yes_in(
-            AIMessage(content="", response_metadata={"logprobs": logprobs})
-        )
+        probability_of_yes_in(AIMessage(content="", response_metadata={"logprobs": logprobs}))
 
 
 def test_malformed_logprobs_are_an_error() -> None:
@@ -213,12 +188,8 @@ def test_malformed_logprobs_are_an_error() -> None:
 def test_neither_yes_nor_no_among_the_alternatives_is_an_error() -> None:
     logprobs = first_token("Maybe", -0.2, {"Maybe": -0.2, "I": -1.9})
 
-    with pytest.raises(
-        DecisionModelError, match="neither a yes- nor a no-token"
-    ) as caught:
-        probability_of_yes_in(
-            AIMessage(content="Maybe", response_metadata={"logprobs": logprobs})
-        )
+    with pytest.raises(DecisionModelError, match="neither a yes- nor a no-token") as caught:
+        probability_of_yes_in(AIMessage(content="Maybe", response_metadata={"logprobs": logprobs}))
 
     assert "'Maybe', 'I'" in str(caught.value)
     assert isinstance(caught.value, ValueError)

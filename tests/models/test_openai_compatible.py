@@ -69,7 +69,7 @@ def _offline_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class Scripted:
-    """One scripted answer; ``hang`` holds it until the test ends (a response beyond any timeout)."""
+    """One scripted answer; ``hang`` holds it until the test ends (beyond any timeout)."""
 
     status: int = 200
     body: Mapping[str, Any] = field(default_factory=dict)
@@ -99,9 +99,7 @@ class CompletionsStub:
         self._released.set()
 
     async def handle(self, request: web.Request) -> web.Response:
-        self.requests.append(
-            Received(body=await request.json(), headers=dict(request.headers))
-        )
+        self.requests.append(Received(body=await request.json(), headers=dict(request.headers)))
         if not self._script:
             return web.json_response(
                 {"error": {"message": "no scripted response left"}}, status=500
@@ -158,9 +156,7 @@ def text_reply(text: str) -> Scripted:
     return completion({"role": "assistant", "content": text})
 
 
-def error(
-    status: int, message: str, *, headers: Mapping[str, str] | None = None
-) -> Scripted:
+def error(status: int, message: str, *, headers: Mapping[str, str] | None = None) -> Scripted:
     return Scripted(
         status=status,
         body={"error": {"message": message, "type": "test_error", "code": status}},
@@ -290,9 +286,7 @@ async def test_probability_of_yes_from_logprobs(stub: CompletionsStub) -> None:
     )
     model = provider_for(stub).chat_model(MODEL)
 
-    p_yes = await probability_of_yes(
-        model, [HumanMessage("Approve? Answer yes or no.")]
-    )
+    p_yes = await probability_of_yes(model, [HumanMessage("Approve? Answer yes or no.")])
 
     assert p_yes == pytest.approx(math.exp(-0.1) / (math.exp(-0.1) + math.exp(-2.3)))
     assert p_yes == pytest.approx(0.90, abs=0.005)
@@ -312,9 +306,7 @@ async def test_a_server_without_logprobs_is_a_decision_error(
     stub.script(text_reply("yes"))
 
     with pytest.raises(DecisionModelError, match="no log-probabilities"):
-        await probability_of_yes(
-            provider_for(stub).chat_model(MODEL), [HumanMessage("ok?")]
-        )
+        await probability_of_yes(provider_for(stub).chat_model(MODEL), [HumanMessage("ok?")])
 
 
 @pytest.mark.asyncio
@@ -355,9 +347,7 @@ async def test_unauthorized_raises_without_retrying(stub: CompletionsStub) -> No
 @pytest.mark.asyncio
 async def test_a_slow_response_times_out_quickly(stub: CompletionsStub) -> None:
     stub.script(Scripted(hang=True, body={}))
-    model = provider_for(
-        stub, timeout=timedelta(seconds=0.5), max_retries=0
-    ).chat_model(MODEL)
+    model = provider_for(stub, timeout=timedelta(seconds=0.5), max_retries=0).chat_model(MODEL)
 
     started = time.monotonic()
     with pytest.raises(ModelTimeoutError) as caught:
@@ -372,9 +362,7 @@ async def test_a_slow_response_times_out_quickly(stub: CompletionsStub) -> None:
 @pytest.mark.asyncio
 async def test_a_timeout_is_retried(stub: CompletionsStub) -> None:
     stub.script(Scripted(hang=True, body={}), text_reply("second try"))
-    model = provider_for(
-        stub, timeout=timedelta(seconds=0.5), max_retries=1
-    ).chat_model(MODEL)
+    model = provider_for(stub, timeout=timedelta(seconds=0.5), max_retries=1).chat_model(MODEL)
 
     answer = await model.ainvoke("hi")
 
@@ -557,9 +545,7 @@ FULL_ENV = {
 def test_no_model_settings_means_no_providers() -> None:
     assert providers_from_env({}) == []
     assert (
-        providers_from_env(
-            {"COUNTERSIGN_MODEL_BASE_URL": "  ", "COUNTERSIGN_MODEL_NAMES": ""}
-        )
+        providers_from_env({"COUNTERSIGN_MODEL_BASE_URL": "  ", "COUNTERSIGN_MODEL_NAMES": ""})
         == []
     )
     assert providers_from_env({"UNRELATED": "x"}) == []
@@ -691,9 +677,7 @@ def test_each_malformed_setting_is_one_line_naming_it(
 
 def test_a_malformed_key_is_never_shown() -> None:
     with pytest.raises(SettingsError) as caught:
-        providers_from_env(
-            {**FULL_ENV, "COUNTERSIGN_MODEL_API_KEY": f"{API_KEY} trailing"}
-        )
+        providers_from_env({**FULL_ENV, "COUNTERSIGN_MODEL_API_KEY": f"{API_KEY} trailing"})
 
     assert API_KEY not in str(caught.value)
 

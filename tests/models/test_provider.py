@@ -143,9 +143,7 @@ def test_unserved_name_names_the_model_and_every_provider_consulted() -> None:
 
 
 def test_unserved_name_without_providers_says_none_is_configured() -> None:
-    with pytest.raises(
-        ModelUnservedError, match="no model provider is configured"
-    ) as caught:
+    with pytest.raises(ModelUnservedError, match="no model provider is configured") as caught:
         resolve_chat_model("moonshotai/kimi-k2.6", [])
 
     assert caught.value.providers == ()

@@ -14,7 +14,13 @@ from bot import (
     UnknownPauseError,
 )
 from tests.conftest import MakeOffice
-from tests.runtime.helpers import REFUND, run, script_refund, script_refund_and_expense, tool_messages
+from tests.runtime.helpers import (
+    REFUND,
+    run,
+    script_refund,
+    script_refund_and_expense,
+    tool_messages,
+)
 
 
 async def test_answered_by_its_id_without_thread_id(make_office: MakeOffice) -> None:
@@ -37,13 +43,19 @@ async def test_unknown_and_foreign_ids_are_the_same_error(make_office: MakeOffic
     await run(office, tenant_id="acme")
     pause_id = office.inbox.last("refund-card-tool").pause_id
     with pytest.raises(UnknownPauseError) as foreign:
-        await office.app.resume(pause_id, decision={"approved": True}, tenant_id="other", answered_by="m")
+        await office.app.resume(
+            pause_id, decision={"approved": True}, tenant_id="other", answered_by="m"
+        )
     with pytest.raises(UnknownPauseError) as unknown:
-        await office.app.resume("0" * 32, decision={"approved": True}, tenant_id="acme", answered_by="m")
+        await office.app.resume(
+            "0" * 32, decision={"approved": True}, tenant_id="acme", answered_by="m"
+        )
     assert str(foreign.value) == str(unknown.value)
     assert pause_id not in str(foreign.value)
     # the pause still waits for its own tenant
-    done = await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    done = await office.app.resume(
+        pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    )
     assert done.status is ExecutionStatus.COMPLETED
 
 
@@ -53,12 +65,16 @@ async def test_the_rest_keep_waiting_and_the_last_answer_finishes(make_office: M
     first = await run(office)
     assert first.status is ExecutionStatus.PAUSED and len(first.pending) == 2
     refund_id = office.inbox.last("refund-card-tool").pause_id
-    partial = await office.app.resume(refund_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    partial = await office.app.resume(
+        refund_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    )
     assert partial.status is ExecutionStatus.PAUSED
     assert [p.ask.tool for p in partial.pending] == ["book-expense-tool"]
     expense_id = partial.pending[0].pause_id
     assert expense_id is not None
-    last = await office.app.resume(expense_id, decision={"approved": True}, tenant_id="acme", owner_id="U1")
+    last = await office.app.resume(
+        expense_id, decision={"approved": True}, tenant_id="acme", owner_id="U1"
+    )
     assert last.status is ExecutionStatus.COMPLETED
     assert last.output == {"text": "all done"}
 
@@ -84,7 +100,10 @@ async def test_rejected_the_model_reads_who_and_why(make_office: MakeOffice) -> 
     await run(office)
     pause_id = office.inbox.last("refund-card-tool").pause_id
     await office.app.resume(
-        pause_id, decision={"approved": False, "reason": "too much"}, tenant_id="acme", answered_by="mgr-17"
+        pause_id,
+        decision={"approved": False, "reason": "too much"},
+        tenant_id="acme",
+        answered_by="mgr-17",
     )
     assert office.ledger.runs == []
     assert tool_messages(llm) == ["Tool error: the call was rejected by mgr-17: too much"]
@@ -95,7 +114,9 @@ async def test_rejected_without_reason(make_office: MakeOffice) -> None:
     office = await make_office()
     await run(office)
     pause_id = office.inbox.last("refund-card-tool").pause_id
-    await office.app.resume(pause_id, decision={"approved": False}, tenant_id="acme", answered_by="mgr-17")
+    await office.app.resume(
+        pause_id, decision={"approved": False}, tenant_id="acme", answered_by="mgr-17"
+    )
     assert tool_messages(llm) == ["Tool error: the call was rejected by mgr-17"]
 
 
@@ -122,7 +143,9 @@ async def test_invalid_decision_is_refused_and_the_pause_keeps_waiting(
     [record] = await office.app.list_pending(tenant_id="acme")
     assert record.ask.tool == "refund-card-tool"
     assert office.ledger.runs == []
-    done = await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    done = await office.app.resume(
+        pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    )
     assert done.status is ExecutionStatus.COMPLETED
 
 
@@ -131,9 +154,13 @@ async def test_a_second_answer_is_not_paused_and_moves_nothing(make_office: Make
     office = await make_office()
     await run(office)
     pause_id = office.inbox.last("refund-card-tool").pause_id
-    await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="a")
+    await office.app.resume(
+        pause_id, decision={"approved": True}, tenant_id="acme", answered_by="a"
+    )
     with pytest.raises(NotPausedError) as error:
-        await office.app.resume(pause_id, decision={"approved": False}, tenant_id="acme", answered_by="b")
+        await office.app.resume(
+            pause_id, decision={"approved": False}, tenant_id="acme", answered_by="b"
+        )
     assert "already answered by a" in str(error.value)
     assert len(office.ledger.runs) == 1
 
@@ -154,7 +181,9 @@ async def test_channel_decided_at_once_never_pauses(make_office: MakeOffice) -> 
     assert entry.responder is None
 
 
-async def test_channel_decided_with_an_invalid_decision_fails_the_step(make_office: MakeOffice) -> None:
+async def test_channel_decided_with_an_invalid_decision_fails_the_step(
+    make_office: MakeOffice,
+) -> None:
     script_refund()
     office = await make_office()
     office.inbox.decide = {"approved": False, "override_arguments": {"amount": 1}}
@@ -187,7 +216,9 @@ async def test_approved_pause_is_taken_and_status_moves(make_office: MakeOffice)
     store = office.app._runtime.store
     before = await store.find("acme", ask.pause_id)
     assert before is not None and before.status is PauseStatus.PENDING and before.is_sent
-    await office.app.resume(ask.pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    await office.app.resume(
+        ask.pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    )
     after = await store.find("acme", ask.pause_id)
     assert after is not None and after.status is PauseStatus.TAKEN
     assert after.resolution == "REPLIED"

@@ -51,27 +51,55 @@ class Undecorated:
     def interpret(self, input: Any) -> Any: ...
 
 
-@channel_role(name="a-channel", description="d", approves=In, answered_by=PauseAnswerer.CHANNEL, reply_interpreter=SharedInterpreter)
+@channel_role(
+    name="a-channel",
+    description="d",
+    approves=In,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=SharedInterpreter,
+)
 class RoleA(ChannelOf): ...
 
 
-@channel_role(name="b-channel", description="d", approves=In, answered_by=PauseAnswerer.CHANNEL, reply_interpreter=SharedInterpreter)
+@channel_role(
+    name="b-channel",
+    description="d",
+    approves=In,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=SharedInterpreter,
+)
 class RoleB(ChannelOf): ...
 
 
-@channel_role(name="c-channel", description="d", approves=In, answered_by=PauseAnswerer.CHANNEL, reply_interpreter=NoMethodInterpreter)
+@channel_role(
+    name="c-channel",
+    description="d",
+    approves=In,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=NoMethodInterpreter,
+)
 class RoleC(ChannelOf): ...
 
 
-@channel_role(name="d-channel", description="d", approves=In, answered_by=PauseAnswerer.CHANNEL, reply_interpreter=Undecorated)
+@channel_role(
+    name="d-channel",
+    description="d",
+    approves=In,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=Undecorated,
+)
 class RoleD(ChannelOf): ...
 
 
-@channel_role(name="unimplemented-channel", description="d", approves=In, answered_by=PauseAnswerer.CHANNEL)
+@channel_role(
+    name="unimplemented-channel", description="d", approves=In, answered_by=PauseAnswerer.CHANNEL
+)
 class Unimplemented(ChannelOf): ...
 
 
-@channel_role(name="mismatch-channel", description="d", approves=Other, answered_by=PauseAnswerer.CHANNEL)
+@channel_role(
+    name="mismatch-channel", description="d", approves=Other, answered_by=PauseAnswerer.CHANNEL
+)
 class Mismatch(ChannelOf): ...
 
 
@@ -109,23 +137,38 @@ ToolM = _tool("m-tool", Mismatch)
 BadName = _tool("refunder", None)
 
 
-@agent(name="broken-agent", description="d", prompt="p", model="nobody/serves-this",
-       tools=[ToolA, ToolB, ToolC, ToolD, ToolU, ToolM, BadName])
+@agent(
+    name="broken-agent",
+    description="d",
+    prompt="p",
+    model="nobody/serves-this",
+    tools=[ToolA, ToolB, ToolC, ToolD, ToolU, ToolM, BadName],
+)
 class BrokenAgent: ...
 
 
-@workflow(name="broken-workflow", version="1",
-          flow=[start(OfficeStart).returns(WorkflowStartText).to_agent(BrokenAgent).to_finish(OfficeFinish)])
+@workflow(
+    name="broken-workflow",
+    version="1",
+    flow=[
+        start(OfficeStart).returns(WorkflowStartText).to_agent(BrokenAgent).to_finish(OfficeFinish)
+    ],
+)
 class BrokenWorkflow: ...
 
 
-@application(name="broken", workflows=[BrokenWorkflow],
-             channels=[ImplA, ImplB, ImplC, ImplD, ImplMismatch, ImplA2, NoSend])
+@application(
+    name="broken",
+    workflows=[BrokenWorkflow],
+    channels=[ImplA, ImplB, ImplC, ImplD, ImplMismatch, ImplA2, NoSend],
+)
 class BrokenApplication: ...
 
 
 async def _create(application: type) -> App:
-    return await App.create(application, database_url="sqlite+aiosqlite:///:memory:", settings=NO_SETTINGS)
+    return await App.create(
+        application, database_url="sqlite+aiosqlite:///:memory:", settings=NO_SETTINGS
+    )
 
 
 async def test_every_broken_rule_is_reported_at_once() -> None:
@@ -160,7 +203,9 @@ async def test_a_provider_that_serves_the_name() -> None:
     from bot.models import OpenAICompatibleProvider, OpenAICompatibleSettings
 
     provider = OpenAICompatibleProvider(
-        OpenAICompatibleSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr("k"), models=("moonshotai/*",))
+        OpenAICompatibleSettings(
+            base_url="http://127.0.0.1:9/v1", api_key=SecretStr("k"), models=("moonshotai/*",)
+        )
     )
     assert provider.serves("moonshotai/kimi-k2.6")
     settings = Settings(
@@ -168,7 +213,9 @@ async def test_a_provider_that_serves_the_name() -> None:
         countersign_model_api_key="k",
         countersign_model_names="moonshotai/*",
     )
-    app = await App.create(OfficeApplication, database_url="sqlite+aiosqlite:///:memory:", settings=settings)
+    app = await App.create(
+        OfficeApplication, database_url="sqlite+aiosqlite:///:memory:", settings=settings
+    )
     await app.close()
 
 

@@ -19,7 +19,12 @@ async def test_record_lists_every_resolved_pause_in_order_asked(make_office: Mak
     expense_id = next(p.pause_id for p in first.pending if p.pause_id)
     assert expense_id is not None
     await office.clock.advance(timedelta(minutes=1))
-    await office.app.resume(expense_id, decision={"approved": False, "reason": "no taxis"}, tenant_id="acme", owner_id="U1")
+    await office.app.resume(
+        expense_id,
+        decision={"approved": False, "reason": "no taxis"},
+        tenant_id="acme",
+        owner_id="U1",
+    )
     await office.clock.advance(timedelta(minutes=1))
     result = await office.app.resume(
         refund_id,
@@ -72,7 +77,9 @@ async def test_each_pause_is_written_once(make_office: MakeOffice) -> None:
     office = await make_office()
     first = await run(office)
     refund_id = office.inbox.last("refund-card-tool").pause_id
-    await office.app.resume(refund_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    await office.app.resume(
+        refund_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    )
     await office.app.cancel(first.thread_id, tenant_id="acme")
     result = await office.app.get_result(first.execution_id, tenant_id="acme", record=True)
     assert result.record is not None

@@ -38,7 +38,9 @@ async def test_cancel_withdraws_each_sent_pause_once(make_office: MakeOffice) ->
     # a late answer to a withdrawn question
     refund_id = office.inbox.last("refund-card-tool").pause_id
     with pytest.raises(NotPausedError) as error:
-        await office.app.resume(refund_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+        await office.app.resume(
+            refund_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+        )
     assert "no longer needed" in str(error.value)
     # cancelling again tells nobody again
     await office.app.cancel(first.thread_id, tenant_id="acme")
@@ -136,7 +138,7 @@ async def test_a_hanging_withdraw_is_cut_off_at_the_tool_timeout(
     channel.withdraw.side_effect = hang
     with caplog.at_level(logging.WARNING, logger="countersign"):
         cancelling = asyncio.create_task(office.app.cancel(first.thread_id, tenant_id="acme"))
-        while channel.withdraw.call_count == 0:  # the cancel reaches withdraw through the DB
+        while channel.withdraw.call_count == 0:  # noqa: ASYNC110 - cancel reaches withdraw via the DB
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.01)
         assert not cancelling.done()

@@ -7,7 +7,9 @@ from tests.conftest import MakeOffice
 from tests.runtime.helpers import run, script_refund_and_expense
 
 
-async def test_pause_fires_each_rest_and_resume_carries_the_answerer(make_office: MakeOffice) -> None:
+async def test_pause_fires_each_rest_and_resume_carries_the_answerer(
+    make_office: MakeOffice,
+) -> None:
     script_refund_and_expense()
     office = await make_office()
     pauses: list[ExecutionPauseEvent] = []
@@ -24,12 +26,16 @@ async def test_pause_fires_each_rest_and_resume_carries_the_answerer(make_office
     # a CHANNEL pause's id never reaches an event
     refund_id = office.inbox.last("refund-card-tool").pause_id
     assert all(p.pause_id != refund_id for e in pauses for p in e.pending)
-    await office.app.resume(refund_id, decision={"approved": True}, tenant_id="acme", answered_by="mgr")
+    await office.app.resume(
+        refund_id, decision={"approved": True}, tenant_id="acme", answered_by="mgr"
+    )
     assert len(pauses) == 2 and [p.ask.tool for p in pauses[1].pending] == ["book-expense-tool"]
     assert resumes[-1].answered_by == "mgr"
     expense_id = pauses[1].pending[0].pause_id
     assert expense_id is not None
-    await office.app.resume(expense_id, decision={"approved": True}, tenant_id="acme", owner_id="U1")
+    await office.app.resume(
+        expense_id, decision={"approved": True}, tenant_id="acme", owner_id="U1"
+    )
     assert len(pauses) == 2  # finished: no rest
     assert resumes[-1].answered_by == "U1"
     assert len(resumes) == 2

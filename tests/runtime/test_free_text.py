@@ -42,7 +42,11 @@ async def test_exactly_one_of_decision_or_reply_before_the_look_up(
     # an unknown id: the shape is checked first, so this is not UnknownPauseError
     with pytest.raises(DtoValidationError):
         await office.app.resume(
-            "f" * 32, decision=decision, reply=reply, tenant_id="acme", answered_by="m"  # type: ignore[arg-type]
+            "f" * 32,
+            decision=decision,
+            reply=reply,
+            tenant_id="acme",
+            answered_by="m",  # type: ignore[arg-type]
         )
 
 

@@ -17,7 +17,9 @@ async def _answered_refund(make_office: MakeOffice) -> tuple[Office, str]:
     await run(office)
     pause_id = office.inbox.last("refund-card-tool").pause_id
     await office.clock.advance(timedelta(minutes=5))
-    await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    await office.app.resume(
+        pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    )
     return office, pause_id
 
 
@@ -28,7 +30,9 @@ async def test_times_come_from_the_application_clock(make_office: MakeOffice) ->
     await run(office)
     pause_id = office.inbox.last("refund-card-tool").pause_id
     await office.clock.advance(timedelta(minutes=5))
-    await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    await office.app.resume(
+        pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    )
     record = await office.app._runtime.store.find("acme", pause_id)
     assert record is not None
     assert record.asked_at == asked
@@ -41,13 +45,19 @@ async def test_a_late_answer_within_retention_is_not_paused_after_it_unknown(
     office, pause_id = await _answered_refund(make_office)
     await office.clock.advance(timedelta(hours=23, minutes=59))
     with pytest.raises(NotPausedError):
-        await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+        await office.app.resume(
+            pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+        )
     await office.clock.advance(timedelta(minutes=2))  # the sweep runs every 30 s on the clock
     with pytest.raises(UnknownPauseError):
-        await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+        await office.app.resume(
+            pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+        )
 
 
-async def test_retention_never_removes_pending_or_resolved_not_taken(make_office: MakeOffice) -> None:
+async def test_retention_never_removes_pending_or_resolved_not_taken(
+    make_office: MakeOffice,
+) -> None:
     script_refund_and_expense()
     office = await make_office()
     await run(office)
@@ -56,7 +66,12 @@ async def test_retention_never_removes_pending_or_resolved_not_taken(make_office
     # resolve the refund without letting a pass take it (phase 1 only)
     from bot.store.records import PauseAnswer
 
-    assert await store.resolve("acme", refund.pause_id, PauseAnswer(decision={"approved": True}, responder="m"), office.clock.now())
+    assert await store.resolve(
+        "acme",
+        refund.pause_id,
+        PauseAnswer(decision={"approved": True}, responder="m"),
+        office.clock.now(),
+    )
     await office.clock.advance(timedelta(days=30))
     expense = office.inbox.last("book-expense-tool")
     pending = await store.find("acme", expense.pause_id)
@@ -95,7 +110,9 @@ async def test_retention_is_configurable(make_office: MakeOffice) -> None:
     office = await make_office(short)
     await run(office)
     pause_id = office.inbox.last("refund-card-tool").pause_id
-    await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    await office.app.resume(
+        pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    )
     await office.clock.advance(timedelta(minutes=9))
     assert await office.app._runtime.store.find("acme", pause_id) is not None
     await office.clock.advance(timedelta(minutes=2))
@@ -113,11 +130,22 @@ async def test_sweep_deletes_in_batches(make_office: MakeOffice) -> None:
     for i in range(7):
         record = await store.get_or_create(
             NewPause(
-                pause_id=f"{i:032x}", tenant_id="acme", idempotency_key=f"k{i}", root_execution_id="r",
-                execution_id="r", thread_id="t", owner_id="o", answered_by=PauseAnswerer.CHANNEL,
-                role="refund-approval-channel", channel="c", agent="a",
+                pause_id=f"{i:032x}",
+                tenant_id="acme",
+                idempotency_key=f"k{i}",
+                root_execution_id="r",
+                execution_id="r",
+                thread_id="t",
+                owner_id="o",
+                answered_by=PauseAnswerer.CHANNEL,
+                role="refund-approval-channel",
+                channel="c",
+                agent="a",
                 ask=ToolCallApprovalAsk(tool="refund-card-tool", arguments={}, call_id=f"c{i}"),
-                node_id="n", item_index=None, child_execution_id=None, tool_loop_iteration=None,
+                node_id="n",
+                item_index=None,
+                child_execution_id=None,
+                tool_loop_iteration=None,
                 asked_at=now,
             )
         )

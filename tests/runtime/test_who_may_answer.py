@@ -38,16 +38,29 @@ async def test_thread_owner_pause_lists_its_id_and_takes_the_owner(make_office: 
     assert re.fullmatch(r"[0-9a-f]{32}", owner_pause.pause_id or "")  # 128 random bits
     assert channel_pause.pause_id is None  # only its channel has it
     with pytest.raises(ThreadOwnerError):
-        await office.app.resume(owner_pause.pause_id or "", decision={"approved": True}, tenant_id="acme", owner_id="U2")
+        await office.app.resume(
+            owner_pause.pause_id or "", decision={"approved": True}, tenant_id="acme", owner_id="U2"
+        )
     with pytest.raises(PauseAnswererError):
-        await office.app.resume(owner_pause.pause_id or "", decision={"approved": True}, tenant_id="acme", answered_by="U1")
+        await office.app.resume(
+            owner_pause.pause_id or "",
+            decision={"approved": True},
+            tenant_id="acme",
+            answered_by="U1",
+        )
     record = await office.app._runtime.store.find("acme", owner_pause.pause_id or "")
     assert record is not None and record.status is PauseStatus.PENDING
 
 
 @pytest.mark.parametrize(
     "credentials",
-    [{"owner_id": "U1"}, {}, {"answered_by": ""}, {"answered_by": "  "}, {"answered_by": "m", "owner_id": "U1"}],
+    [
+        {"owner_id": "U1"},
+        {},
+        {"answered_by": ""},
+        {"answered_by": "  "},
+        {"answered_by": "m", "owner_id": "U1"},
+    ],
 )
 async def test_channel_pause_needs_a_non_empty_answered_by(
     make_office: MakeOffice, credentials: dict[str, str]
@@ -57,7 +70,9 @@ async def test_channel_pause_needs_a_non_empty_answered_by(
     await run(office)
     pause_id = office.inbox.last("refund-card-tool").pause_id
     with pytest.raises(PauseAnswererError) as error:
-        await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", **credentials)
+        await office.app.resume(
+            pause_id, decision={"approved": True}, tenant_id="acme", **credentials
+        )
     assert error.value.code == "pause.wrong-answerer"
     record = await office.app._runtime.store.find("acme", pause_id)
     assert record is not None and record.status is PauseStatus.PENDING
@@ -68,7 +83,9 @@ async def test_the_resumed_pass_runs_as_the_thread_owner(make_office: MakeOffice
     office = await make_office()
     await run(office, owner_id="customer-9")
     pause_id = office.inbox.last("refund-card-tool").pause_id
-    await office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="manager-17")
+    await office.app.resume(
+        pause_id, decision={"approved": True}, tenant_id="acme", answered_by="manager-17"
+    )
     [context] = office.ledger.contexts
     assert context.owner_id == "customer-9"
     assert context.tenant.tenant_id == "acme"
@@ -84,10 +101,14 @@ async def test_the_pause_id_is_made_once_and_a_rerun_step_never_sends_twice(
     refund_id = office.inbox.last("refund-card-tool").pause_id
     expense = next(p for p in first.pending if p.pause_id)
     # answering the sibling re-runs the refund's step up to its interrupt(): same id, no new send
-    await office.app.resume(expense.pause_id or "", decision={"approved": True}, tenant_id="acme", owner_id="U1")
+    await office.app.resume(
+        expense.pause_id or "", decision={"approved": True}, tenant_id="acme", owner_id="U1"
+    )
     assert [a.value.tool for a in office.inbox.asks] == ["refund-card-tool", "book-expense-tool"]
     assert office.inbox.last("refund-card-tool").pause_id == refund_id
-    done = await office.app.resume(refund_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    done = await office.app.resume(
+        refund_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    )
     assert done.status is ExecutionStatus.COMPLETED
 
 
@@ -108,7 +129,9 @@ class NoteAgent: ...
 @workflow(
     name="note-workflow",
     version="1",
-    flow=[start(OfficeStart).returns(WorkflowStartText).to_agent(NoteAgent).to_finish(OfficeFinish)],
+    flow=[
+        start(OfficeStart).returns(WorkflowStartText).to_agent(NoteAgent).to_finish(OfficeFinish)
+    ],
 )
 class NoteWorkflow: ...
 
@@ -135,7 +158,11 @@ async def test_a_concrete_channel_named_on_a_tool_is_answered_by_the_owner() -> 
         assert "note-tool wants to run" in stream.getvalue()
         assert pending.pause_id is not None
         with pytest.raises(PauseAnswererError):
-            await app.resume(pending.pause_id, decision={"approved": True}, tenant_id="t", answered_by="x")
-        done = await app.resume(pending.pause_id, decision={"approved": True}, tenant_id="t", owner_id="me")
+            await app.resume(
+                pending.pause_id, decision={"approved": True}, tenant_id="t", answered_by="x"
+            )
+        done = await app.resume(
+            pending.pause_id, decision={"approved": True}, tenant_id="t", owner_id="me"
+        )
         assert done.status is ExecutionStatus.COMPLETED
         assert done.output == WorkflowFinishText(text="ok").model_dump()

@@ -1,6 +1,5 @@
-from datetime import UTC, timedelta
-
 import asyncio
+from datetime import UTC, timedelta
 
 from bot.testing import FakeClock
 

@@ -1,0 +1,172 @@
+"""The store's contract, run on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.core.dtos import ToolCallApprovalAsk
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.store.database import create_engine, migrate
+from bot.store.records import NewExecution, NewPause, PauseAnswer
+from bot.store.sql import SqlStore
+from tests.databases import BACKENDS, database
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=BACKENDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SqlStore]:
+    async with database(request.param, tmp_path) as url:
+        engine = create_engine(url)
+        try:
+            assert await migrate(engine, NOW) == 1
+            assert await migrate(engine, NOW) == 1  # idempotent
+            yield SqlStore(engine)
+        finally:
+            await engine.dispose()
+
+
+def new_pause(
+    key: str,
+    *,
+    tenant: str = "acme",
+    root: str = "root-1",
+    at: datetime = NOW,
+    answered_by: PauseAnswerer = PauseAnswerer.CHANNEL,
+    role: str = "refund-approval-channel",
+    owner: str = "U1",
+) -> NewPause:
+    return NewPause(
+        pause_id=f"{abs(hash(key)):032x}"[:32],
+        tenant_id=tenant,
+        idempotency_key=key,
+        root_execution_id=root,
+        execution_id=root,
+        thread_id="thread-1",
+        owner_id=owner,
+        answered_by=answered_by,
+        role=role,
+        channel="slack-refund-approval-channel",
+        agent="office-agent",
+        ask=ToolCallApprovalAsk(tool="refund-card-tool", arguments={"amount": 3.5}, call_id="c1"),
+        node_id="agent:1|tool:2",
+        item_index=None,
+        child_execution_id=None,
+        tool_loop_iteration=1,
+        asked_at=at,
+    )
+
+
+async def test_get_or_create_keeps_the_first_pause_id(store: SqlStore) -> None:
+    first = await store.get_or_create(new_pause("k1"))
+    again = await store.get_or_create(replace(new_pause("k1"), pause_id="f" * 32))
+    assert again.pause_id == first.pause_id
+    assert first.status is PauseStatus.PENDING and not first.is_sent
+    assert first.asked_at == NOW
+
+
+async def test_concurrent_creates_of_one_key_give_one_record(store: SqlStore) -> None:
+    made = await asyncio.gather(
+        *(store.get_or_create(replace(new_pause("race"), pause_id=f"{i:032x}")) for i in range(10))
+    )
+    assert len({m.pause_id for m in made}) == 1
+
+
+async def test_resolve_is_atomic_and_writes_the_audit_once(store: SqlStore) -> None:
+    record = await store.get_or_create(new_pause("k2"))
+    answer = PauseAnswer(decision={"approved": True}, responder="m1")
+    results = await asyncio.gather(
+        *(
+            store.resolve("acme", record.pause_id, answer, NOW, audit_decision={"approved": True})
+            for _ in range(10)
+        )
+    )
+    assert results.count(True) == 1
+    assert not await store.resolve("other", record.pause_id, answer, NOW)
+    audit = await store.find_pause_answers("acme", "root-1")
+    assert len(audit) == 1
+    assert audit[0].pause_id is None  # a CHANNEL pause's id is not in the audit trail
+    assert audit[0].responder == "m1"
+    assert audit[0].decision == {"approved": True}
+    assert await store.take(record.pause_id)
+    assert not await store.take(record.pause_id)
+
+
+async def test_cancel_returns_the_closed_record_once(store: SqlStore) -> None:
+    record = await store.get_or_create(new_pause("k3"))
+    assert await store.mark_sent(record.pause_id)
+    closed = await asyncio.gather(
+        *(store.cancel("acme", record.pause_id, PauseResolution.WITHDRAWN, NOW) for _ in range(5))
+    )
+    winners = [c for c in closed if c is not None]
+    assert len(winners) == 1 and winners[0].is_sent
+    assert winners[0].resolution is PauseResolution.WITHDRAWN
+    assert not await store.mark_sent(record.pause_id)
+
+
+async def test_list_pending_newest_first_and_filtered(store: SqlStore) -> None:
+    for i in range(5):
+        await store.get_or_create(new_pause(f"p{i}", at=NOW + timedelta(minutes=i)))
+    await store.get_or_create(
+        new_pause(
+            "owned",
+            answered_by=PauseAnswerer.THREAD_OWNER,
+            owner="U7",
+            role="expense-approval-channel",
+            at=NOW + timedelta(hours=1),
+        )
+    )
+    await store.get_or_create(new_pause("foreign", tenant="other"))
+    rows = await store.list_pending(
+        "acme", answered_by=PauseAnswerer.CHANNEL, roles=["refund-approval-channel"]
+    )
+    assert [r.idempotency_key for r in rows] == ["p4", "p3", "p2", "p1", "p0"]
+    page = await store.list_pending("acme", limit=2, offset=1)
+    assert [r.idempotency_key for r in page] == ["p4", "p3"]
+    owned = await store.list_pending("acme", answered_by=PauseAnswerer.THREAD_OWNER, owner_id="U7")
+    assert [r.idempotency_key for r in owned] == ["owned"]
+
+
+async def test_delete_resolved_before_keeps_pending_and_resolved(store: SqlStore) -> None:
+    pending = await store.get_or_create(new_pause("a"))
+    resolved = await store.get_or_create(new_pause("b"))
+    taken = await store.get_or_create(new_pause("c"))
+    cancelled = await store.get_or_create(new_pause("d"))
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    await store.resolve("acme", resolved.pause_id, answer, NOW)
+    await store.resolve("acme", taken.pause_id, answer, NOW)
+    await store.take(taken.pause_id)
+    await store.cancel("acme", cancelled.pause_id, PauseResolution.CANCELLED, NOW)
+    assert await store.delete_resolved_before(NOW + timedelta(days=1), batch_size=1) == 2
+    assert await store.find("acme", pending.pause_id) is not None
+    assert await store.find("acme", resolved.pause_id) is not None
+    assert await store.find("acme", taken.pause_id) is None
+    assert len(await store.find_pause_answers("acme", "root-1")) == 3  # the audit trail stays
+
+
+async def test_execution_records(store: SqlStore) -> None:
+    await store.create(
+        NewExecution(
+            execution_id="e1",
+            root_execution_id="e1",
+            parent_execution_id=None,
+            thread_id="t1",
+            tenant_id="acme",
+            owner_id="U1",
+            workflow="w",
+            input={"text": "hi"},
+            created_at=NOW,
+        )
+    )
+    await store.set_status("e1", ExecutionStatus.COMPLETED, NOW, output={"text": "bye"})
+    row = await store.get("e1")
+    assert row is not None and row.status is ExecutionStatus.COMPLETED
+    assert row.output == {"text": "bye"} and row.input == {"text": "hi"}
+    assert [r.execution_id for r in await store.list_executions_by_thread("acme", "t1")] == ["e1"]
+    assert await store.list_executions_by_thread("other", "t1") == []
