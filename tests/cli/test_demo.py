@@ -8,11 +8,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from bot import App, Settings
+from bot import App, ExecutionResult, Settings
 from bot.cli.demo import OfficeDeskApplication, next_message
 from bot.cli.main import OWNER_ID, TENANT_ID, main
 
@@ -60,6 +61,24 @@ def test_both_questions_are_asked_before_the_first_prompt(
     first_prompt = out.index("approve / reject[: reason] / free text >")
     assert out.index("? refund-card-tool wants to run") < first_prompt
     assert out.index("? book-expense-tool wants to run") < first_prompt
+
+
+def test_no_pause_id_is_printed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answered: list[str] = []
+    resume = App.resume
+
+    async def spy(self: App, pause_id: str, **kwargs: Any) -> ExecutionResult:
+        answered.append(pause_id)
+        return await resume(self, pause_id, **kwargs)
+
+    monkeypatch.setattr(App, "resume", spy)
+    run_demo(monkeypatch, "what?\napprove\napprove\n")
+
+    out = capsys.readouterr().out
+    assert len(set(answered)) == 2
+    assert not [pause_id for pause_id in answered if pause_id in out]
 
 
 def test_a_rejected_refund_is_told_with_its_reason(
@@ -114,7 +133,9 @@ def test_a_paused_demo_is_kept_in_its_database(
 
 
 async def pending_tools(url: str) -> list[str]:
-    async with await App.create(OfficeDeskApplication, database_url=url, settings=Settings()) as app:
+    async with await App.create(
+        OfficeDeskApplication, database_url=url, settings=Settings()
+    ) as app:
         pending = await app.list_pending(tenant_id=TENANT_ID, owner_id=OWNER_ID)
     return [p.ask.tool for p in pending]
 
@@ -151,12 +172,21 @@ def test_a_database_that_cannot_be_opened_is_one_line(
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
 
     assert main(["demo", "--database-url", url]) == 1
-    assert capsys.readouterr().err == "The database could not be opened: unable to open database file\n"
+    assert capsys.readouterr().err == (
+        f"The database could not be opened: the folder {tmp_path}/missing/dir does not exist\n"
+    )
 
 
 def test_the_demo_runs_as_a_process_with_piped_answers(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "bot", "demo", "--database-url", f"sqlite+aiosqlite:///{tmp_path}/d.db"],
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "demo",
+            "--database-url",
+            f"sqlite+aiosqlite:///{tmp_path}/d.db",
+        ],
         input="approve\nreject: too expensive\n",
         capture_output=True,
         text=True,
@@ -219,6 +249,16 @@ def test_the_offline_model_sums_up_what_the_tools_said(
 
 def _offline_env() -> dict[str, str]:
     """The process's environment without Slack or model settings."""
-    return {
-        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNTERSIGN_"))
-    }
+    return {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNTERSIGN_"))}
+
+
+def test_a_path_that_is_no_database_file_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "folder.db").mkdir()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+
+    assert main(["demo", "--database-url", f"sqlite+aiosqlite:///{tmp_path}/folder.db"]) == 1
+    assert capsys.readouterr().err == (
+        "The database could not be opened: unable to open database file\n"
+    )
