@@ -61,6 +61,7 @@ from bot.core.results import (
     ExecutionResult,
     ExecutionResumeEvent,
     PauseAuditEntry,
+    PauseView,
     PendingPause,
     StepRecord,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "PauseAuditEntry",
     "PauseResolution",
     "PauseStatus",
+    "PauseView",
     "PendingPause",
     "PiiRefusedError",
     "ReplyInput",

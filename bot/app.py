@@ -24,6 +24,7 @@ from bot.core.results import (
     ExecutionResult,
     ExecutionResumeEvent,
     PauseAuditEntry,
+    PauseView,
     PendingPause,
 )
 from bot.core.sensitive import mask_arguments
@@ -162,6 +163,10 @@ class App:
     def clock(self) -> Clock:
         return self._runtime.clock
 
+    def provide(self, cls: type, instance: object) -> None:
+        """Provide the instance of a service named in components' ``deps`` (e.g. a Slack client)."""
+        self._runtime.container.provide(cls, instance)
+
     # ---------------------------------------------------------------- events
 
     def on_execution_pause(self, handler: PauseHandler) -> PauseHandler:
@@ -273,8 +278,13 @@ class App:
         roles: Sequence[str] | None = None,
         limit: int = 100,
         offset: int = 0,
+        include_channel_pause_ids: bool = False,
     ) -> list[PendingPause]:
-        """Waiting pauses of a tenant, newest first, filtered by who may answer them."""
+        """Waiting pauses of a tenant, newest first, filtered by who may answer them.
+
+        A CHANNEL pause's id is left out unless ``include_channel_pause_ids`` — meant only for
+        the channel's own server side (the Slack bot's /pending), never for what users see.
+        """
         self._check_open()
         records = await self._runtime.store.list_pending(
             tenant_id,
@@ -284,7 +294,37 @@ class App:
             limit=limit,
             offset=offset,
         )
-        return [self._pending(r) for r in records]
+        return [self._pending(r, reveal=include_channel_pause_ids) for r in records]
+
+    async def find_pause(self, pause_id: str, *, tenant_id: str) -> PauseView | None:
+        """A pause as its channel's server side sees it (unmasked arguments); None if unknown.
+
+        For channel implementations (a Slack click handler deciding who may click and how to
+        update the message), not for showing to users.
+        """
+        self._check_open()
+        record = await self._runtime.store.find(tenant_id, pause_id)
+        if record is None:
+            return None
+        return PauseView(
+            pause_id=record.pause_id,
+            status=record.status,
+            resolution=record.resolution,
+            answered_by=record.answered_by,
+            role=record.role,
+            channel=record.channel,
+            agent=record.agent,
+            ask=record.ask,
+            tool_input=self._tool_input(record.ask.tool),
+            tool_description=self._tool_description(record.ask.tool),
+            owner_id=record.owner_id,
+            thread_id=record.thread_id,
+            execution_id=record.execution_id,
+            tenant_id=record.tenant_id,
+            responder=record.answer.responder if record.answer else None,
+            decision=record.answer.decision if record.answer else None,
+            asked_at=record.asked_at.isoformat(),
+        )
 
     async def get_result(
         self, execution_id: str, *, tenant_id: str, record: bool = False
@@ -411,15 +451,25 @@ class App:
             ],
         )
 
-    def _pending(self, record: PauseRecord) -> PendingPause:
-        tool_input = None
+    def _tool_input(self, tool: str) -> type[BaseModel] | None:
         for binding in self._runtime.assembly.tools.values():
-            if binding.spec.name == record.ask.tool:
-                tool_input = binding.spec.input
+            if binding.spec.name == tool:
+                return binding.spec.input
+        return None
+
+    def _tool_description(self, tool: str) -> str:
+        for binding in self._runtime.assembly.tools.values():
+            if binding.spec.name == tool:
+                return binding.spec.description
+        return ""
+
+    def _pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
+        tool_input = self._tool_input(record.ask.tool)
         ask = record.ask.model_copy(
             update={"arguments": mask_arguments(tool_input, record.ask.arguments)}
         )
-        shown = record.pause_id if record.answered_by is PauseAnswerer.THREAD_OWNER else None
+        owners = record.answered_by is PauseAnswerer.THREAD_OWNER
+        shown = record.pause_id if owners or reveal else None
         return PendingPause(
             pause_id=shown,
             answered_by=record.answered_by,

@@ -22,6 +22,9 @@ class ChannelAsk:
     role: str
     owner_id: str
     tenant_id: str
+    agent: str = ""
+    thread_id: str = ""
+    execution_id: str = ""
 
     def __repr__(self) -> str:  # never print the pause id
         return (

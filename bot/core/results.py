@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from bot.core.dtos import ToolCallApprovalAsk
-from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,3 +115,29 @@ class ExecutionResumeEvent:
     execution_id: str
     answered_by: str
     resolution: PauseResolution
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PauseView:
+    """A pause as its channel's server side sees it (``App.find_pause``): arguments unmasked."""
+
+    pause_id: str
+    tenant_id: str
+    status: PauseStatus
+    resolution: PauseResolution | None
+    answered_by: PauseAnswerer
+    role: str
+    channel: str
+    agent: str
+    ask: ToolCallApprovalAsk
+    tool_input: type[BaseModel] | None
+    tool_description: str
+    owner_id: str
+    thread_id: str
+    execution_id: str
+    responder: str | None
+    decision: dict[str, Any] | None
+    asked_at: str
+
+    def __repr__(self) -> str:
+        return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

@@ -161,6 +161,9 @@ async def _send(
         role=record.role,
         owner_id=record.owner_id,
         tenant_id=record.tenant_id,
+        agent=record.agent,
+        thread_id=record.thread_id,
+        execution_id=record.execution_id,
     )
     try:
         outcome = await channel.send(ask)
