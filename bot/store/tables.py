@@ -133,3 +133,38 @@ pause_answers = Table(
     Column("pause_seq", BigInteger, nullable=False),
     Index("ix_cs_pause_answers_tenant_root", "tenant_id", "root_execution_id", "pause_seq"),
 )
+
+leases = Table(
+    "cs_leases",
+    metadata,
+    Column("root_execution_id", String(64), primary_key=True),
+    Column("owner", String(255), nullable=False),
+    Column("acquired_at", UtcDateTime, nullable=False),
+    Column("expires_at", UtcDateTime, nullable=False),
+    Index("ix_cs_leases_expires", "expires_at"),
+)
+
+slack_messages = Table(
+    "cs_slack_messages",
+    metadata,
+    Column("pause_id", String(64), primary_key=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("channel_id", String(64), nullable=False),
+    Column("ts", String(64), nullable=False),
+    Column("thread_ts", String(64)),
+    Column("role", String(255), nullable=False),
+    Column("implementation", String(255), nullable=False),
+    Column("closed", Boolean, nullable=False, default=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ux_cs_slack_messages_channel_ts", "channel_id", "ts", unique=True),
+    Index("ix_cs_slack_messages_tenant_open", "tenant_id", "closed"),
+)
+
+slack_events = Table(
+    "cs_slack_events",
+    metadata,
+    Column("event_id", String(255), primary_key=True),
+    Column("seen_at", UtcDateTime, nullable=False),
+    Index("ix_cs_slack_events_seen", "seen_at"),
+)
