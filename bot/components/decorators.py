@@ -98,11 +98,24 @@ def workflow_finish(*, name: str, description: str, output: type[BaseModel]) -> 
 
 
 def workflow(
-    *, name: str, version: str, flow: Sequence[Any], description: str = ""
+    *,
+    name: str,
+    version: str,
+    flow: Sequence[Any],
+    description: str = "",
+    budget: Any = None,
+    pii_policies: Sequence[Any] = (),
 ) -> Callable[[C], C]:
+    """A workflow: its flow, and optionally a budget and PII policies for its model calls."""
     return _attach(
         lambda cls: WorkflowSpec(
-            name=name, description=description, cls=cls, version=version, flows=tuple(flow)
+            name=name,
+            description=description,
+            cls=cls,
+            version=version,
+            flows=tuple(flow),
+            budget=budget,
+            pii_policies=tuple(pii_policies),
         )
     )
 
@@ -168,6 +181,8 @@ def application(
     providers: Sequence[Any] = (),
     entry_workflow: type | None = None,
     description: str = "",
+    budget: Any = None,
+    pii_policies: Sequence[Any] = (),
 ) -> Callable[[C], C]:
     """The application: its workflows, the channel implementations, and its model providers."""
     return _attach(
@@ -180,5 +195,7 @@ def application(
             pause_record_retention=pause_record_retention,
             providers=tuple(providers),
             entry_workflow=entry_workflow,
+            budget=budget,
+            pii_policies=tuple(pii_policies),
         )
     )

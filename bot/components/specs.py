@@ -82,6 +82,8 @@ class Flow:
 class WorkflowSpec(ComponentSpec):
     version: str
     flows: tuple[Any, ...]  # FlowBuilder objects, checked at assembly
+    budget: Any = None  # bot.core.budget.Budget
+    pii_policies: tuple[Any, ...] = ()  # bot.core.pii.PiiPolicy
     kind: str = "workflow"
     suffix: str = "-workflow"
 
@@ -118,6 +120,8 @@ class ApplicationSpec(ComponentSpec):
     pause_record_retention: timedelta
     providers: tuple[Any, ...] = ()
     entry_workflow: type | None = None
+    budget: Any = None  # bot.core.budget.Budget
+    pii_policies: tuple[Any, ...] = ()  # bot.core.pii.PiiPolicy
     kind: str = "application"
     suffix: str = ""
 

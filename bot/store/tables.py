@@ -11,6 +11,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Dialect,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -167,4 +168,25 @@ slack_events = Table(
     Column("event_id", String(255), primary_key=True),
     Column("seen_at", UtcDateTime, nullable=False),
     Index("ix_cs_slack_events_seen", "seen_at"),
+)
+
+model_calls = Table(
+    "cs_model_calls",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("root_execution_id", String(64), nullable=False),
+    Column("execution_id", String(64), nullable=False),
+    Column("workflow", String(255), nullable=False),
+    Column("caller", String(255), nullable=False),
+    Column("model", String(255), nullable=False),
+    Column("input_tokens", Integer, nullable=False, default=0),
+    Column("output_tokens", Integer, nullable=False, default=0),
+    Column("cost", Float, nullable=False, default=0.0),
+    Column("pause_key", String(1024)),
+    Column("in_execution_spend", Boolean, nullable=False, default=False),
+    Column("at", UtcDateTime, nullable=False),
+    Index("ix_cs_model_calls_tenant_at", "tenant_id", "at"),
+    Index("ix_cs_model_calls_root", "root_execution_id"),
+    Index("ix_cs_model_calls_workflow_at", "tenant_id", "workflow", "at"),
 )
