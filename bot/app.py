@@ -36,11 +36,15 @@ from bot.runtime.checkpoints import OpenCheckpointer, open_checkpointer
 from bot.runtime.container import Container
 from bot.runtime.engine import Engine, PassReport
 from bot.runtime.frame import RunFrame
+from bot.runtime.tree_guard import TreeGuard
+from bot.store.leases import SqlLeases
+from bot.runtime.interpreting import ReplyModels
+from bot.runtime.launch import GraphLookup
 from bot.runtime.model_overrides import override_for
 from bot.runtime.services import Runtime, log
 from bot.runtime.workflow_graph import build_workflow_graph
 from bot.settings import Settings, load_settings
-from bot.store.database import create_engine, migrate
+from bot.store.database import create_engine, is_sqlite, migrate, sqlite_path
 from bot.store.records import ExecutionRow, NewExecution, PauseRecord
 from bot.store.sql import SqlStore
 
@@ -64,12 +68,14 @@ class App:
         runtime: Runtime,
         engine: Engine,
         providers: Sequence[ModelProvider],
+        reply_models: ReplyModels,
         checkpointer: OpenCheckpointer,
         dispose: Callable[[], Awaitable[None]],
     ) -> None:
         self._runtime = runtime
         self._engine = engine
         self._providers = list(providers)
+        self._reply_models = reply_models
         self._checkpointer = checkpointer
         self._dispose = dispose
         self._pause_handlers: list[PauseHandler] = []
@@ -110,7 +116,7 @@ class App:
             await sql_engine.dispose()
             raise
         runtime = Runtime(
-            store=SqlStore(sql_engine),
+            store=SqlStore(sql_engine, one_connection=is_sqlite(url) and sqlite_path(url) is None),
             clock=clock,
             container=Container(services),
             assembly=assembly,
@@ -122,8 +128,13 @@ class App:
         graphs = _build_graphs(runtime, assembly, checkpointer, chat_model_for)
         app = cls(
             runtime=runtime,
-            engine=Engine(runtime, graphs),
+            engine=Engine(
+                runtime,
+                graphs,
+                TreeGuard(SqlLeases(sql_engine), clock, owner=f"instance-{uuid.uuid4().hex}"),
+            ),
             providers=providers,
+            reply_models=ReplyModels.of_app(providers, chat_model_for, sql_engine),
             checkpointer=checkpointer,
             dispose=sql_engine.dispose,
         )
@@ -242,7 +253,7 @@ class App:
             owner_id=owner_id,
             answered_by=answered_by,
         )
-        pause = await record_answer(self._runtime, request, self._chat_model_for)
+        pause = await record_answer(self._runtime, request, self._reply_models)
         root = await self._root_of(pause)
         report = await self._engine.continue_tree(root)
         await self._emit_resume(
@@ -335,6 +346,12 @@ class App:
             raise UnknownThreadError(f"no execution {execution_id} is known for this tenant")
         return await self._result(row.root_execution_id, record=record)
 
+    async def recover(self) -> int:
+        """Continue the trees whose holder died (runs with the sweep); how many were continued."""
+        if self._state is _State.CLOSED:
+            return 0
+        return await self._engine.recover()
+
     async def sweep(self) -> int:
         """The retention sweep: remove resolved pause records older than the window."""
         if self._state is _State.CLOSED:
@@ -349,10 +366,11 @@ class App:
     # ---------------------------------------------------------------- internals
 
     async def _sweep_tick(self) -> None:
-        try:
-            await self.sweep()
-        except Exception as error:  # a sweep that fails is retried at the next tick
-            log.warning("retention sweep failed: %s: %s", type(error).__name__, error)
+        for name, sweep in (("recovery", self.recover), ("retention", self.sweep)):
+            try:
+                await sweep()
+            except Exception as error:  # a sweep that fails is retried at the next tick
+                log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)
 
     def _chat_model_for(self, component: type, model: Any) -> BaseChatModel:
         return _chat_model_for(component, model, self._providers)
@@ -434,6 +452,7 @@ class App:
             tenant_id=row.tenant_id,
             workflow=row.workflow,
             status=row.status,
+            spend=await self._reply_models.ledger.execution_spend(row.tenant_id, row.execution_id),
             pauses=[
                 PauseAuditEntry(
                     pause_id=e.pause_id,
@@ -518,27 +537,26 @@ def _build_graphs(
     checkpointer: OpenCheckpointer,
     chat_model_for: Callable[[type, Any], BaseChatModel],
 ) -> dict[str, Any]:
-    tools_by_agent = {}
-    agent_graphs = {}
+    """Root graphs by workflow name; agents and children are found through one lookup."""
+    lookup = GraphLookup()
     for agent_cls, agent_spec in assembly.agents.items():
         bindings = {assembly.tools[t].spec.name: assembly.tools[t] for t in agent_spec.tools}
-        tools_by_agent[agent_cls] = bindings
-        agent_graphs[agent_cls] = build_agent_graph(
+        lookup.agents[agent_cls] = build_agent_graph(
             runtime, agent_spec, chat_model_for(agent_cls, agent_spec.model), bindings
         )
-    graphs = {}
+    roots = {}
     for workflow_cls, workflow_spec in assembly.workflows.items():
         flow = assembly.flows[workflow_cls]
         assert flow.finish is not None
-        graphs[workflow_spec.name] = build_workflow_graph(
-            workflow_spec,
-            flow,
-            _agents(assembly),
-            agent_graphs,
-            assembly.finishes[flow.finish],
-            checkpointer.saver,
+        finish = assembly.finishes[flow.finish]
+        agents = _agents(assembly)
+        lookup.children[workflow_cls] = build_workflow_graph(
+            runtime, workflow_spec, flow, agents, lookup, finish, None
         )
-    return graphs
+        roots[workflow_spec.name] = build_workflow_graph(
+            runtime, workflow_spec, flow, agents, lookup, finish, checkpointer.saver
+        )
+    return roots
 
 
 def _agents(assembly: Assembly) -> dict[type, AgentSpec]:

@@ -16,9 +16,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-ADMIN_URL = os.environ.get(
-    "COUNTERSIGN_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
+ADMIN_URL = os.environ.get("COUNTERSIGN_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 REQUIRED = os.environ.get("COUNTERSIGN_REQUIRE_POSTGRES") == "1"
 
 

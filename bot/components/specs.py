@@ -65,16 +65,34 @@ class WorkflowFinishSpec(ComponentSpec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FlowStep:
-    """One step of a linear flow: an agent (more kinds come with parallel launches)."""
+    """One step of a linear flow: an agent."""
 
     agent: type
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaunchStep:
+    """A step that launches branches at once: agents or child workflows, joined by a policy.
+
+    ``items`` set: one branch per item of the list in the state (a per-item launch of
+    ``targets[0]``). A single workflow target with no items is a workflow run as a step.
+    """
+
+    targets: tuple[type, ...]
+    join: Any  # bot.components.joins.JoinPolicy
+    on_join_error: tuple[tuple[type[BaseException], Any], ...] = ()
+    items: Any = None  # Callable[[str], Sequence[str]] | None
+    max_concurrency: int | None = None
+
+
+Step = FlowStep | LaunchStep
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Flow:
     start: type
     returns: type[BaseModel] | None
-    steps: tuple[FlowStep, ...]
+    steps: tuple[Step, ...]
     finish: type | None
 
 

@@ -149,6 +149,16 @@ class AppClosedError(CountersignError):
 # Execution failures.
 
 
+class ToolError(CountersignError):
+    """Raised by a tool for a failure the model should read and may work around.
+
+    Any other exception a tool raises fails the agent's step (``AgentFailedError``, the
+    exception as cause): a side effect that failed is not silently retried by the model.
+    """
+
+    code = "tool.error"
+
+
 class StepFailedError(CountersignError):
     """A step of an execution failed; the original error is ``__cause__``."""
 

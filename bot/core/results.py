@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bot.core.budget import Spend
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 
@@ -84,6 +85,7 @@ class ExecutionRecord:
     status: ExecutionStatus
     pauses: list[PauseAuditEntry] = field(default_factory=list)
     children: list[ChildExecutionRecord] = field(default_factory=list)
+    spend: Spend = field(default_factory=Spend)  # model calls whose answers steps took, once
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

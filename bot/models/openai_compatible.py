@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from urllib.parse import urlsplit
 
@@ -17,6 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
+from bot.core.budget import ModelPrice
 from bot.core.errors import SettingsError
 from bot.models.provider import (
     ModelNamePattern,
@@ -45,6 +46,8 @@ class OpenAICompatibleSettings:
     ``models`` and ``decision_models`` hold exact names (``"moonshotai/kimi-k2.6"``), prefixes
     with a trailing ``*`` (``"moonshotai/*"``) or ``"*"`` for every name. ``decision_models`` are
     natively decision models (they read yes / no only); each must also be served by ``models``.
+    ``prices`` gives what a model costs (by exact name), which the ledger of model calls counts;
+    a model without a price costs 0.
     The API key is a ``SecretStr`` so that it never shows in a repr, a log line or an error.
     Invalid settings raise ``ValueError`` (``TypeError`` for a wrong type) at construction.
     """
@@ -53,6 +56,7 @@ class OpenAICompatibleSettings:
     api_key: SecretStr
     models: tuple[str, ...]
     decision_models: tuple[str, ...] = ()
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     timeout: timedelta = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
     name: str = "openai-compatible"
@@ -146,6 +150,10 @@ class OpenAICompatibleProvider:
 
     def is_decision_model(self, model: str) -> bool:
         return self.serves(model) and matches_any(self._decision, model)
+
+    def price_of(self, model: str) -> ModelPrice | None:
+        """What ``model`` costs, from the settings' ``prices`` (None: not priced, costs 0)."""
+        return self._settings.prices.get(model)
 
     def chat_model(self, model: str) -> BaseChatModel:
         if not self.serves(model):

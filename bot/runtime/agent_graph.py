@@ -102,12 +102,15 @@ def build_agent_graph(
                 call, call["name"], f"no tool named {call['name']} (known: {known})"
             )
             return {"messages": [message]}
+        frame = frame_of(config)
         place = PausePlace(
             agent=spec.name,
             checkpoint_ns=checkpoint_ns(config),
             tool_loop_iteration=task["iteration"],
+            item_index=frame.item_index,
+            child_execution_id=frame.child_execution_id,
         )
-        message = await call_tool(runtime, binding, frame_of(config), call, place)
+        message = await call_tool(runtime, binding, frame, call, place)
         return {"messages": [message]}
 
     graph = StateGraph(AgentState)

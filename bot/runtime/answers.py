@@ -5,7 +5,6 @@ Nothing here moves the tree; a failure at any point leaves the pause exactly as 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +18,7 @@ from bot.core.errors import (
     UnknownPauseError,
 )
 from bot.runtime.decisions import audit_view, validate_decision
-from bot.runtime.interpreting import interpret_reply
+from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.services import Runtime
 from bot.store.records import PauseAnswer, PauseRecord
 
@@ -73,7 +72,7 @@ def not_paused(record: PauseRecord) -> NotPausedError:
 
 
 async def record_answer(
-    runtime: Runtime, request: ResumeRequest, chat_model_for: Callable[[type, Any], Any]
+    runtime: Runtime, request: ResumeRequest, models: ReplyModels
 ) -> PauseRecord:
     """Phase 1: returns the pause as recorded RESOLVED."""
     request.check_shape()
@@ -84,8 +83,10 @@ async def record_answer(
     if record.status is not PauseStatus.PENDING:
         raise not_paused(record)
     tool_input = _tool_input(runtime, record)
+    model_call: int | None = None
     if request.reply is not None:
-        decision = await interpret_reply(runtime, record, request.reply, tool_input, chat_model_for)
+        reading = await interpret_reply(runtime, models, record, request.reply, tool_input)
+        decision, model_call = reading.decision, reading.model_call
     else:
         decision = validate_decision(
             request.decision, tool_input=tool_input, arguments=record.ask.arguments
@@ -103,6 +104,8 @@ async def record_answer(
     if not resolved:
         current = await runtime.store.find(request.tenant_id, request.pause_id)
         raise not_paused(current or record)
+    if model_call is not None:  # the call that read this answer: in the execution's spend, once
+        await models.ledger.count_in_execution_spend(model_call)
     return record
 
 

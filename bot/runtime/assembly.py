@@ -20,6 +20,7 @@ from bot.components.specs import (
     ChannelSpec,
     ComponentSpec,
     Flow,
+    FlowStep,
     ReplyInterpreterSpec,
     ToolSpec,
     WorkflowFinishSpec,
@@ -27,10 +28,14 @@ from bot.components.specs import (
     WorkflowStartSpec,
     spec_of,
 )
+from bot.core.budget import Budget
 from bot.core.channel import ChannelOf
 from bot.core.context import ExecutionContext
+from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.errors import AssemblyError, AssemblyViolation
+from bot.core.pii import PiiPolicy
+from bot.runtime.decision_models import answer_dto_of, is_decision_model
 from bot.runtime.model_overrides import override_for
 
 
@@ -79,6 +84,7 @@ class _Checker:
         self.violations: list[AssemblyViolation] = []
         self.providers = providers
         self._names: dict[tuple[str, str], type] = {}
+        self.visiting: set[type] = set()
         spec = spec_of(application)
         if not isinstance(spec, ApplicationSpec):
             raise AssemblyError(
@@ -215,6 +221,14 @@ def _check_workflow(checker: _Checker, workflow: type) -> None:
     if spec is None:
         return
     checker.assembly.workflows[workflow] = spec
+    checker.visiting.add(workflow)
+    try:
+        _check_flow(checker, workflow, spec)
+    finally:
+        checker.visiting.discard(workflow)
+
+
+def _check_flow(checker: _Checker, workflow: type, spec: WorkflowSpec) -> None:
     builders = [f for f in spec.flows if isinstance(f, FlowBuilder)]
     if len(builders) != 1 or len(spec.flows) != 1:
         checker.fail(
@@ -235,7 +249,29 @@ def _check_workflow(checker: _Checker, workflow: type) -> None:
     if not flow.steps:
         checker.fail("workflow.flow", spec.name, "add at least one step: .to_agent(...)")
     for step in flow.steps:
-        _check_agent(checker, step.agent, spec.name)
+        if isinstance(step, FlowStep):
+            _check_agent(checker, step.agent, spec.name)
+            continue
+        for target in step.targets:
+            _check_launch_target(checker, target, spec.name)
+
+
+def _check_launch_target(checker: _Checker, target: type, where: str) -> None:
+    target_spec = spec_of(target)
+    if isinstance(target_spec, AgentSpec):
+        _check_agent(checker, target, where)
+    elif isinstance(target_spec, WorkflowSpec):
+        if target in checker.visiting:
+            checker.fail("workflow.cycle", target_spec.name, f"runs itself as a step of {where}")
+            return
+        if target not in checker.assembly.workflows:
+            _check_workflow(checker, target)
+    else:
+        checker.fail(
+            "flow.launch-target",
+            getattr(target, "__name__", repr(target)),
+            f"launched in {where} but neither an @agent nor a @workflow",
+        )
 
 
 def _check_agent(checker: _Checker, agent_cls: type, where: str) -> None:
@@ -346,7 +382,53 @@ def _check_interpreters(checker: _Checker) -> None:
                     "a CODE interpreter implements interpret(self, input) -> ReplyInterpretation",
                 )
         else:
-            checker.model(interpreter, spec.name, spec.model)
+            _check_model_interpreter(checker, role, interpreter, spec)
+    _check_model_policies(checker)
+
+
+_PROMPT_URL_SCHEMES = ("file:", "data:", "http://", "https://")
+
+
+def _check_model_interpreter(
+    checker: _Checker, role: ChannelRoleSpec, interpreter: type, spec: ReplyInterpreterSpec
+) -> None:
+    """A MODEL interpreter: its model is served, fits its role's answer, its prompt URLs read."""
+    checker.model(interpreter, spec.name, spec.model)
+    answer = answer_dto_of(role)
+    if answer is not ToolCallApprovalDecision and is_decision_model(
+        interpreter, spec.model, checker.providers
+    ):
+        checker.fail(
+            "reply-interpreter.decision-model",
+            spec.name,
+            f"the role {role.name} is answered with {answer.__name__}, which needs more than the "
+            "yes / no a decision model gives: use a chat model (it answers through a tool)",
+        )
+    for url in spec.prompt_urls:
+        if not isinstance(url, str) or not url.lower().startswith(_PROMPT_URL_SCHEMES):
+            checker.fail(
+                "reply-interpreter.prompt-url",
+                spec.name,
+                f"prompt URL {url!r} is not a file:, data: or http(s): URL",
+            )
+
+
+def _check_model_policies(checker: _Checker) -> None:
+    """Budgets are ``bot.Budget``s and PII policies ``bot.PiiPolicy``s."""
+    application = checker.assembly.application
+    owners: list[tuple[str, Any, tuple[Any, ...]]] = [
+        (application.name, application.budget, application.pii_policies),
+        *((w.name, w.budget, w.pii_policies) for w in checker.assembly.workflows.values()),
+    ]
+    for name, budget, policies in owners:
+        if budget is not None and not isinstance(budget, Budget):
+            checker.fail("budget.invalid", name, "budget= takes a bot.Budget(...)")
+        if any(not isinstance(policy, PiiPolicy) for policy in policies):
+            checker.fail(
+                "pii-policy.invalid",
+                name,
+                "pii_policies= takes bot.PiiPolicy(detector=..., action=...) values",
+            )
 
 
 def _takes_one_argument(method: Any) -> bool:

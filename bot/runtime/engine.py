@@ -7,8 +7,6 @@ the tree rests, takes the pauses resolved meanwhile (the drain).
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +18,7 @@ from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.core.errors import CountersignError, StepFailedError
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
+from bot.runtime.tree_guard import TreeGuard
 from bot.runtime.withdrawals import withdraw
 from bot.store.records import ExecutionRow
 
@@ -36,29 +35,69 @@ class PassReport:
 
 class Engine:
     def __init__(
-        self, runtime: Runtime, graphs: dict[str, CompiledStateGraph[Any, Any, Any, Any]]
+        self,
+        runtime: Runtime,
+        graphs: dict[str, CompiledStateGraph[Any, Any, Any, Any]],
+        guard: TreeGuard,
     ) -> None:
         self._runtime = runtime
         self._graphs = graphs
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
-
-    def tree_lock(self, root_execution_id: str) -> asyncio.Lock:
-        lock = self._locks.get(root_execution_id)
-        if lock is None:
-            lock = asyncio.Lock()
-            self._locks[root_execution_id] = lock
-        return lock
+        self._guard = guard
 
     async def first_pass(self, frame: RunFrame, graph_input: dict[str, Any]) -> PassReport:
-        async with self.tree_lock(frame.root_execution_id):
+        async with self._guard.hold(frame.root_execution_id):
             error = await self._run(frame, graph_input)
             if error is None:
                 error = await self._drain(frame)
             return PassReport(ran=True, error=error)
 
+    async def recover(self) -> int:
+        """Continue the trees whose holder died; returns how many were continued.
+
+        A tree needs it when it has resolved pauses nobody took, or when a pass started and
+        never finished (RUNNING, untouched for longer than a lease). Trees with a live lease or
+        a pass running in this process are left alone.
+        """
+        runtime = self._runtime
+        now = runtime.clock.now()
+        live = await self._guard.live_roots(now)
+        recovered = 0
+        for root in await runtime.store.roots_needing_recovery(now - self._guard.ttl):
+            if root.execution_id in live or self._guard.is_busy_here(root.execution_id):
+                continue
+            log.warning(
+                "recovery: continuing execution %s (tenant_id=%s)",
+                root.execution_id,
+                root.tenant_id,
+            )
+            report = await self._recover_tree(root)
+            recovered += int(report.ran)
+        return recovered
+
+    async def _recover_tree(self, root: ExecutionRow) -> PassReport:
+        async with self._guard.hold(root.execution_id):
+            current = await self._runtime.store.get(root.execution_id)
+            if current is None or current.status in TERMINAL:
+                return PassReport(ran=False)
+            frame = _frame(current)
+            error: BaseException | None = None
+            if current.status is ExecutionStatus.RUNNING:
+                error = await self._run(frame, await self._restart_input(frame, current))
+            if error is None:
+                error = await self._drain(frame)
+            return PassReport(ran=True, error=error)
+
+    async def _restart_input(self, frame: RunFrame, row: ExecutionRow) -> Any:
+        """``None`` continues from the last checkpoint; the input if none was written."""
+        graph = self._graphs[frame.workflow]
+        state = await graph.aget_state(frame.graph_config())
+        if not state.values and not state.next:
+            return {"input": row.input}
+        return None
+
     async def continue_tree(self, root: ExecutionRow) -> PassReport:
         """Continue every resolved pause of the tree; waits for a pass already running."""
-        async with self.tree_lock(root.execution_id):
+        async with self._guard.hold(root.execution_id):
             current = await self._runtime.store.get(root.execution_id)
             if current is None or current.status in TERMINAL:
                 return PassReport(ran=False)
@@ -167,7 +206,7 @@ class Engine:
         return closed
 
     async def cancel_tree(self, root: ExecutionRow) -> bool:
-        async with self.tree_lock(root.execution_id):
+        async with self._guard.hold(root.execution_id):
             current = await self._runtime.store.get(root.execution_id)
             if current is None or current.status in TERMINAL:
                 return False

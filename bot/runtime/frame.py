@@ -20,6 +20,13 @@ class RunFrame:
     root_execution_id: str
     thread_id: str
     workflow: str
+    parent_execution_id: str | None = None
+    item_index: int | None = None
+
+    @property
+    def child_execution_id(self) -> str | None:
+        """This execution's id when it is a child (a workflow run as a step), else None."""
+        return None if self.execution_id == self.root_execution_id else self.execution_id
 
     def context(self, step: StepContext | None = None) -> ExecutionContext:
         return ExecutionContext(

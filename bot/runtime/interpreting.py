@@ -1,19 +1,24 @@
 """Reading a free-text reply with the role's reply interpreter, in the pause's execution frame.
 
 Interpretation runs before the pause is closed: whatever goes wrong here leaves it PENDING.
+A CODE interpreter's ``interpret`` gives a ``ReplyInterpretation``; a MODEL interpreter's model
+answers through the answer tool, or — a decision model — with yes / no (``model_reading``).
 """
 
 from __future__ import annotations
 
 import inspect
-import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.language_models import BaseChatModel
+from langgraph.errors import GraphInterrupt
 from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import ReplyInterpreterSpec, spec_of
-from bot.core.context import StepContext
+from bot.core.context import ExecutionContext, StepContext
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import DecidedBy
 from bot.core.errors import (
@@ -22,21 +27,55 @@ from bot.core.errors import (
     UninterpretableReplyError,
 )
 from bot.core.reply import ReplyInput, ReplyInterpretation
+from bot.models import ModelProvider
 from bot.runtime.decisions import validate_decision
+from bot.runtime.model_reading import ModelReading, read_with_model
+from bot.runtime.prompt_urls import PromptSource
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import frame_of_pause
+from bot.store.ledger import SqlLedger
 from bot.store.records import PauseRecord
 
-ANSWER_TOOL = "answer"
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyModels:
+    """What model reply interpreters need from the App (one per App)."""
+
+    providers: Sequence[ModelProvider]
+    chat_model_for: Callable[[type, Any], BaseChatModel]
+    ledger: SqlLedger
+    prompts: PromptSource
+
+    @classmethod
+    def of_app(
+        cls,
+        providers: Sequence[ModelProvider],
+        chat_model_for: Callable[[type, Any], BaseChatModel],
+        engine: AsyncEngine,
+    ) -> ReplyModels:
+        return cls(
+            providers=tuple(providers),
+            chat_model_for=chat_model_for,
+            ledger=SqlLedger(engine),
+            prompts=PromptSource(),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reading:
+    """A reply read as a valid decision; ``model_call`` is the ledger id of the model call."""
+
+    decision: ToolCallApprovalDecision
+    model_call: int | None = None
 
 
 async def interpret_reply(
     runtime: Runtime,
+    models: ReplyModels,
     record: PauseRecord,
     reply: str,
     tool_input: type[BaseModel] | None,
-    chat_model_for: Any,
-) -> ToolCallApprovalDecision:
+) -> Reading:
     role = runtime.assembly.roles_by_name.get(record.role)
     if role is None or role.reply_interpreter is None:
         raise ReplyInterpreterMissingError(
@@ -45,19 +84,54 @@ async def interpret_reply(
     interpreter = role.reply_interpreter
     spec = spec_of(interpreter)
     assert isinstance(spec, ReplyInterpreterSpec)
+    context = _context_of(record)
+    reply_input = ReplyInput(ask=record.ask, reply=reply)
+    instance = _create(runtime, interpreter, context)
+    model_call: int | None = None
+    if spec.decided_by is DecidedBy.CODE:
+        value = await _by_code(instance, reply_input)
+    else:
+        reading = ModelReading(
+            interpreter=interpreter,
+            spec=spec,
+            role=role,
+            record=record,
+            reply_input=reply_input,
+            context=context,
+            tool_input=tool_input,
+        )
+        value, model_call = await read_with_model(
+            runtime,
+            reading,
+            providers=models.providers,
+            chat_model_for=models.chat_model_for,
+            ledger=models.ledger,
+            prompts=models.prompts,
+        )
+    try:
+        decision = validate_decision(value, tool_input=tool_input, arguments=record.ask.arguments)
+    except DtoValidationError as error:
+        raise UninterpretableReplyError(error.message) from error
+    return Reading(decision=decision, model_call=model_call)
+
+
+def _context_of(record: PauseRecord) -> ExecutionContext:
     step = StepContext(
         node_id=record.node_id, call_id=record.ask.call_id, idempotency_key=record.idempotency_key
     )
-    context = frame_of_pause(record).context(step)
-    reply_input = ReplyInput(ask=record.ask, reply=reply)
-    if spec.decided_by is DecidedBy.CODE:
-        value = await _by_code(runtime.container.create(interpreter, context), reply_input)
-    else:
-        value = await _by_model(spec, chat_model_for(interpreter, spec.model), reply_input)
+    return frame_of_pause(record).context(step)
+
+
+def _create(runtime: Runtime, interpreter: type, context: ExecutionContext) -> Any:
+    """The interpreter, its deps (``ExecutionContext`` too) read in the pause's frame."""
     try:
-        return validate_decision(value, tool_input=tool_input, arguments=record.ask.arguments)
-    except DtoValidationError as error:
-        raise UninterpretableReplyError(error.message) from error
+        return runtime.container.create(interpreter, context)
+    except GraphInterrupt:
+        raise
+    except Exception as error:  # a crash is an unreadable reply, the error its cause
+        raise UninterpretableReplyError(
+            f"the interpreter could not be created: {type(error).__name__}: {error}"
+        ) from error
 
 
 async def _by_code(instance: Any, reply_input: ReplyInput) -> Any:
@@ -65,6 +139,8 @@ async def _by_code(instance: Any, reply_input: ReplyInput) -> Any:
         outcome = instance.interpret(reply_input)
         if inspect.isawaitable(outcome):
             outcome = await outcome
+    except GraphInterrupt:
+        raise
     except Exception as error:  # a crash is an unreadable reply, the error its cause
         raise UninterpretableReplyError(f"{type(error).__name__}: {error}") from error
     if not isinstance(outcome, ReplyInterpretation):
@@ -74,38 +150,3 @@ async def _by_code(instance: Any, reply_input: ReplyInput) -> Any:
     if not outcome.is_understood:
         raise UninterpretableReplyError(outcome.reason or "the reply was not understood")
     return outcome.value
-
-
-def answer_tool_schema() -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": ANSWER_TOOL,
-            "description": "Give the decision the reply expresses.",
-            "parameters": ToolCallApprovalDecision.model_json_schema(),
-        },
-    }
-
-
-def model_input(spec: ReplyInterpreterSpec, reply_input: ReplyInput) -> list[Any]:
-    ask = json.dumps(reply_input.ask.model_dump(mode="json"), ensure_ascii=False)
-    instructions = spec.prompt or "Read the person's reply to the question."
-    return [
-        SystemMessage(content=instructions),
-        HumanMessage(content=f"### ask\n{ask}\n\n### reply\n{reply_input.reply}"),
-    ]
-
-
-async def _by_model(spec: ReplyInterpreterSpec, chat_model: Any, reply_input: ReplyInput) -> Any:
-    """A chat model answers through exactly one answer tool whose schema is the decision."""
-    try:
-        bound = chat_model.bind_tools([answer_tool_schema()], tool_choice=ANSWER_TOOL)
-        message = await bound.ainvoke(model_input(spec, reply_input))
-    except Exception as error:
-        raise UninterpretableReplyError(
-            f"the interpreter's model failed: {type(error).__name__}: {error}"
-        ) from error
-    calls = [c for c in getattr(message, "tool_calls", []) if c["name"] == ANSWER_TOOL]
-    if not isinstance(message, AIMessage) or len(calls) != 1:
-        raise UninterpretableReplyError("the interpreter's model gave no answer")
-    return calls[0]["args"]

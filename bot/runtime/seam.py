@@ -8,6 +8,7 @@ from the resume value, so a stale or forged resume value cannot answer anything.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from dataclasses import dataclass
 from typing import assert_never
@@ -165,6 +166,22 @@ async def _send(
         thread_id=record.thread_id,
         execution_id=record.execution_id,
     )
+    # A launch may cancel this branch while send is returning: the send and the record of its
+    # outcome finish anyway, so a question that was posted is known and can be taken back.
+    await asyncio.shield(_send_and_record(runtime, binding, frame, record, place, channel, ask))
+    return await _reload(runtime, record.idempotency_key)
+
+
+async def _send_and_record(
+    runtime: Runtime,
+    binding: ToolBinding,
+    frame: RunFrame,
+    record: PauseRecord,
+    place: PausePlace,
+    channel: ChannelOf,
+    ask: ChannelAsk,
+) -> None:
+    assert binding.channel is not None
     try:
         outcome = await channel.send(ask)
     except Exception as error:
@@ -190,7 +207,6 @@ async def _send(
                 agent=place.agent,
                 execution_id=frame.execution_id,
             )
-    return await _reload(runtime, record.idempotency_key)
 
 
 async def _decide_at_once(

@@ -15,6 +15,7 @@ from bot.core.clock import wait_with_timeout
 from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import PauseResolution
+from bot.core.errors import AgentFailedError, ToolError
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.frame import RunFrame
 from bot.runtime.seam import Closed, PausePlace, Taken, ask_channel
@@ -60,7 +61,7 @@ async def call_tool(
         return tool_error(call, name, f"invalid arguments for {name}: {error.errors()}")
     step = StepContext(node_id=place.checkpoint_ns, call_id=call["id"])
     if binding.channel is None:
-        return await _run_reporting_errors(runtime, binding, frame, step, value, call)
+        return await _run_reporting_errors(runtime, binding, frame, step, value, call, place.agent)
     ask = ToolCallApprovalAsk(
         tool=name, arguments=value.model_dump(mode="json"), call_id=call["id"] or ""
     )
@@ -68,7 +69,7 @@ async def call_tool(
     if isinstance(outcome, Closed):
         what = "withdrawn" if outcome.resolution is PauseResolution.WITHDRAWN else "cancelled"
         return tool_error(call, name, f"the call was {what} before it was answered")
-    return await _take(runtime, binding, frame, step, value, call, outcome)
+    return await _take(runtime, binding, frame, step, value, call, outcome, place.agent)
 
 
 async def _take(
@@ -79,6 +80,7 @@ async def _take(
     value: BaseModel,
     call: ToolCall,
     taken: Taken,
+    agent: str,
 ) -> ToolMessage:
     name = binding.spec.name
     decision = taken.decision
@@ -101,7 +103,7 @@ async def _take(
         )
     if decision.override_arguments is not None:
         value = binding.spec.input.model_validate(decision.override_arguments)
-    message = await _run_reporting_errors(runtime, binding, frame, step, value, call)
+    message = await _run_reporting_errors(runtime, binding, frame, step, value, call, agent)
     await runtime.store.save_tool_result(taken.record.pause_id, str(message.content))
     return message
 
@@ -113,14 +115,25 @@ async def _run_reporting_errors(
     step: StepContext,
     value: BaseModel,
     call: ToolCall,
+    agent: str,
 ) -> ToolMessage:
     name = binding.spec.name
     try:
         content = await _run(runtime, binding, frame, step, value)
     except GraphInterrupt:
         raise
-    except TimeoutError:
-        return tool_error(call, name, f"{name} timed out after {binding.spec.timeout}")
-    except Exception as error:  # the model reads a tool's own failure and may try otherwise
-        return tool_error(call, name, f"{type(error).__name__}: {error}")
+    except ToolError as error:  # meant for the model: it reads it and may try otherwise
+        return tool_error(call, name, error.message)
+    except TimeoutError as error:
+        raise AgentFailedError(
+            f"the tool {name} timed out after {binding.spec.timeout}",
+            agent=agent,
+            execution_id=frame.execution_id,
+        ) from error
+    except Exception as error:
+        raise AgentFailedError(
+            f"the tool {name} failed: {type(error).__name__}: {error}",
+            agent=agent,
+            execution_id=frame.execution_id,
+        ) from error
     return ToolMessage(content=content, tool_call_id=call["id"] or "", name=name)

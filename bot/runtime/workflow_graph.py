@@ -13,9 +13,18 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ValidationError
 
-from bot.components.specs import AgentSpec, Flow, WorkflowFinishSpec, WorkflowSpec
+from bot.components.specs import (
+    AgentSpec,
+    Flow,
+    FlowStep,
+    LaunchStep,
+    WorkflowFinishSpec,
+    WorkflowSpec,
+)
 from bot.core.errors import StepFailedError
-from bot.runtime.frame import frame_of
+from bot.runtime.frame import checkpoint_ns, frame_of
+from bot.runtime.launch import GraphLookup, Launch
+from bot.runtime.services import Runtime
 
 
 class WorkflowState(TypedDict, total=False):
@@ -56,13 +65,15 @@ def finish_output(finish: type[BaseModel], text: str) -> BaseModel:
 
 
 def build_workflow_graph(
+    runtime: Runtime,
     spec: WorkflowSpec,
     flow: Flow,
     agents: Mapping[type, AgentSpec],
-    agent_graphs: Mapping[type, CompiledStateGraph[Any, Any, Any, Any]],
+    graphs: GraphLookup,
     finish: WorkflowFinishSpec,
-    checkpointer: BaseCheckpointSaver[Any],
+    checkpointer: BaseCheckpointSaver[Any] | None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The graph of a workflow; without a checkpointer it runs as a child (inherits the root's)."""
     graph = StateGraph(WorkflowState)
 
     def start_node(state: WorkflowState) -> dict[str, Any]:
@@ -72,8 +83,12 @@ def build_workflow_graph(
     graph.add_edge(START, "start")
     previous = "start"
     for index, step in enumerate(flow.steps):
-        node = f"agent_{index}"
-        graph.add_node(node, _agent_node(agent_graphs[step.agent], agents[step.agent]))
+        if isinstance(step, FlowStep):
+            node = f"agent_{index}"
+            graph.add_node(node, _agent_node(graphs.agents[step.agent], agents[step.agent]))
+        else:
+            node = f"launch_{index}"
+            graph.add_node(node, _launch_node(runtime, graphs, step))
         graph.add_edge(previous, node)
         previous = node
 
@@ -90,6 +105,14 @@ def build_workflow_graph(
     graph.add_edge(previous, "finish")
     graph.add_edge("finish", END)
     return graph.compile(checkpointer=checkpointer, name=spec.name)
+
+
+def _launch_node(runtime: Runtime, graphs: GraphLookup, step: LaunchStep) -> Any:
+    async def run_launch(state: WorkflowState, config: RunnableConfig) -> dict[str, Any]:
+        launch = Launch(runtime, graphs, step, frame_of(config), checkpoint_ns(config))
+        return {"text": await launch.run(state.get("text", ""))}
+
+    return run_launch
 
 
 def _agent_node(agent_graph: CompiledStateGraph[Any, Any, Any, Any], spec: AgentSpec) -> Any:

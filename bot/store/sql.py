@@ -6,11 +6,15 @@ written in the same transaction so an answer is never recorded without its audit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextvars
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Row, and_, delete, insert, select, update
+from sqlalchemy import Row, and_, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -28,13 +32,63 @@ from bot.store.records import (
 )
 from bot.store.tables import executions, pause_answers, pauses
 
+_HOLDS_TURN: contextvars.ContextVar[bool] = contextvars.ContextVar("holds_turn", default=False)
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
 
+
+def _shielded(method: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Run a store call to its end even if its caller is cancelled.
+
+    A launch cancels its running branches; a cancellation that lands inside a transaction makes
+    SQLAlchemy invalidate the connection mid-statement (an in-memory SQLite database is then
+    gone). A store call is short, so it finishes and its caller sees the cancellation after.
+    """
+
+    @functools.wraps(method)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        store = args[0]
+        assert isinstance(store, SqlStore)
+        return await asyncio.shield(store._serialized(method(*args, **kwargs)))
+
+    return call
+
+
+def _shield_public_methods(cls: type[T]) -> type[T]:
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.iscoroutinefunction(member):
+            setattr(cls, name, _shielded(member))
+    return cls
+
+
+@_shield_public_methods
 class SqlStore:
     """Implements ``PausedExecutionRepository`` and ``ExecutionRecordRepository``."""
 
-    def __init__(self, engine: AsyncEngine, codec: PayloadCodec | None = None) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        codec: PayloadCodec | None = None,
+        *,
+        one_connection: bool = False,
+    ) -> None:
+        """``one_connection``: the engine shares one connection (in-memory SQLite), so calls
+        take turns — two transactions interleaved on one connection would roll each other back.
+        """
         self._engine = engine
         self._codec: PayloadCodec = codec or JsonCodec()
+        self._turns = asyncio.Lock() if one_connection else None
+
+    async def _serialized(self, work: Awaitable[R]) -> R:
+        if self._turns is None or _HOLDS_TURN.get():
+            return await work  # a store call made from inside another one already has the turn
+        async with self._turns:
+            token = _HOLDS_TURN.set(True)
+            try:
+                return await work
+            finally:
+                _HOLDS_TURN.reset(token)
 
     # ---------------------------------------------------------------- pause records
 
@@ -189,6 +243,63 @@ class SqlStore:
             ),
             newest_first=False,
         )
+
+    async def list_pending_under(
+        self, root_execution_id: str, key_prefix: str
+    ) -> list[PauseRecord]:
+        """PENDING pauses of the tree whose idempotency key starts with ``key_prefix``."""
+        return await self._many(
+            and_(
+                pauses.c.root_execution_id == root_execution_id,
+                pauses.c.status == PauseStatus.PENDING.value,
+                pauses.c.idempotency_key.startswith(key_prefix, autoescape=True),
+            ),
+            newest_first=False,
+        )
+
+    async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
+        """Root executions with resolved pauses nobody took, or RUNNING since ``stale_before``."""
+        async with self._engine.connect() as connection:
+            with_resolved = (
+                select(pauses.c.root_execution_id)
+                .where(pauses.c.status == PauseStatus.RESOLVED.value)
+                .distinct()
+            )
+            rows = (
+                await connection.execute(
+                    select(executions)
+                    .where(
+                        and_(
+                            executions.c.parent_execution_id.is_(None),
+                            or_(
+                                and_(
+                                    executions.c.execution_id.in_(with_resolved),
+                                    executions.c.status.in_(
+                                        [
+                                            ExecutionStatus.PAUSED.value,
+                                            ExecutionStatus.RUNNING.value,
+                                        ]
+                                    ),
+                                ),
+                                and_(
+                                    executions.c.status == ExecutionStatus.RUNNING.value,
+                                    executions.c.updated_at < stale_before,
+                                ),
+                            ),
+                        )
+                    )
+                    .order_by(executions.c.created_at)
+                )
+            ).all()
+        return [self._execution(row) for row in rows]
+
+    async def ensure_execution(self, new: NewExecution) -> None:
+        """Create the execution record unless it exists (a child re-entered on a later pass)."""
+        if await self.get(new.execution_id) is None:
+            try:
+                await self.create(new)
+            except IntegrityError:
+                pass
 
     async def list_by_thread(
         self, tenant_id: str, thread_id: str, statuses: Sequence[PauseStatus]

@@ -173,7 +173,9 @@ slack_events = Table(
 model_calls = Table(
     "cs_model_calls",
     metadata,
-    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
     Column("tenant_id", String(255), nullable=False),
     Column("root_execution_id", String(64), nullable=False),
     Column("execution_id", String(64), nullable=False),

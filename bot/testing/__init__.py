@@ -9,6 +9,7 @@ from bot.testing.llm import (
     mock_llm,
     reply_with,
 )
+from bot.testing.instances import test_with
 from bot.testing.mocks import mock_of
 from channels.terminal import TerminalOutput, TerminalUserChannel
 
@@ -24,4 +25,5 @@ __all__ = [
     "mock_llm",
     "mock_of",
     "reply_with",
+    "test_with",
 ]

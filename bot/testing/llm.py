@@ -3,6 +3,12 @@
 What a script item becomes depends on who calls: an agent reads ``call_tool(...)`` as a tool
 call and ``reply_with(Dto, {...})`` as its final answer; a model reply interpreter reads
 ``reply_with(Dto, {...})`` as a call of its answer tool; a decision model reads ``decide_with``.
+
+A scripted model that is given ``decide_with(...)`` (or made with
+``mock_llm(Component, decision_model=True)``) stands in for a decision model: it reads yes / no
+only, so a reply interpreter on it answers ``{approved}`` from P(yes). ``.with_usage(...)`` makes
+every response report tokens (what the ledger prices); each call records the messages, the
+bound tools and the run's metadata (``RecordedCall.metadata``).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, PrivateAttr
 
@@ -69,6 +76,7 @@ def decide_with(*, approved: float) -> DecideWith:
 class RecordedCall:
     messages: list[BaseMessage]
     tools: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def _reply_section(messages: Sequence[BaseMessage]) -> str | None:
@@ -83,6 +91,9 @@ class ScriptedChatModel(BaseChatModel):
     """A chat model that answers from a script and records every call."""
 
     component: str = "component"
+    decision_model: bool = False
+    """Whether this model stands in for a decision model (set by ``decide_with`` scripts)."""
+    _usage: UsageMetadata | None = PrivateAttr(default=None)
     _script: list[Any] = PrivateAttr(default_factory=list)
     _conditional: list[tuple[str, list[Any]]] = PrivateAttr(default_factory=list)
     _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
@@ -97,8 +108,32 @@ class ScriptedChatModel(BaseChatModel):
         return self._calls
 
     def then_return(self, *responses: Any) -> ScriptedChatModel:
+        self._check_kind(responses)
         self._script.extend(responses)
         return self
+
+    def with_usage(self, *, input_tokens: int, output_tokens: int) -> ScriptedChatModel:
+        """Every response reports these tokens (``AIMessage.usage_metadata``)."""
+        self._usage = UsageMetadata(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            total_tokens=input_tokens + output_tokens,
+        )
+        return self
+
+    def _check_kind(self, responses: Sequence[Any]) -> None:
+        decisions = [r for r in responses if isinstance(r, DecideWith)]
+        others = [r for r in responses if not isinstance(r, DecideWith | AIMessage | BaseException)]
+        scripted = [*self._script, *(i for _, items in self._conditional for i in items)]
+        if decisions:
+            self.decision_model = True
+        if self.decision_model and (
+            others or any(isinstance(i, ReplyWith | ToolCallScript) for i in scripted)
+        ):
+            raise SetupError(
+                f"mock_llm({self.component}) stands in for a decision model: it reads yes / no "
+                "only, so script it with decide_with(...) alone"
+            )
 
     def when(self, *, reply: str) -> _When:
         """Script the answer to one reply text (model reply interpreters)."""
@@ -115,11 +150,17 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        self._calls.append(RecordedCall(messages=list(messages), tools=list(self._tools)))
+        metadata = dict(run_manager.metadata) if run_manager is not None else {}
+        self._calls.append(
+            RecordedCall(messages=list(messages), tools=list(self._tools), metadata=metadata)
+        )
         item = self._next(messages)
         if isinstance(item, BaseException):
             raise item
-        return ChatResult(generations=[ChatGeneration(message=self._render(item))])
+        message = self._render(item)
+        if self._usage is not None and message.usage_metadata is None:
+            message = message.model_copy(update={"usage_metadata": self._usage})
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _next(self, messages: Sequence[BaseMessage]) -> Any:
         reply = _reply_section(messages)
@@ -180,12 +221,18 @@ class _When:
         self._reply = reply
 
     def then_return(self, *responses: Any) -> ScriptedChatModel:
+        """Answer the model's calls that read this reply, in order (before unconditional ones)."""
+        self._model._check_kind(responses)
         self._model._conditional.append((self._reply.strip(), list(responses)))
         return self._model
 
 
-def mock_llm(component: type) -> ScriptedChatModel:
-    """Script the model of an agent or of a model reply interpreter (not of a code one)."""
+def mock_llm(component: type, *, decision_model: bool = False) -> ScriptedChatModel:
+    """Script the model of an agent or of a model reply interpreter (not of a code one).
+
+    ``decision_model=True`` makes it stand in for a decision model before anything is scripted
+    (a ``decide_with(...)`` script does the same).
+    """
     spec = spec_of(component)
     if isinstance(spec, ReplyInterpreterSpec) and spec.decided_by is DecidedBy.CODE:
         raise SetupError(
@@ -196,6 +243,6 @@ def mock_llm(component: type) -> ScriptedChatModel:
             f"mock_llm({getattr(component, '__name__', component)!s}): "
             "only an @agent or a model @reply_interpreter has a model"
         )
-    model = ScriptedChatModel(component=spec.name)
+    model = ScriptedChatModel(component=spec.name, decision_model=decision_model)
     set_override(component, model)
     return model

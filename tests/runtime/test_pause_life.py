@@ -55,7 +55,7 @@ async def test_a_late_answer_within_retention_is_not_paused_after_it_unknown(
         )
 
 
-async def test_retention_never_removes_pending_or_resolved_not_taken(
+async def test_retention_never_removes_a_pending_pause_and_recovery_takes_a_resolved_one(
     make_office: MakeOffice,
 ) -> None:
     script_refund_and_expense()
@@ -63,21 +63,18 @@ async def test_retention_never_removes_pending_or_resolved_not_taken(
     await run(office)
     store = office.app._runtime.store
     refund = office.inbox.last("refund-card-tool")
-    # resolve the refund without letting a pass take it (phase 1 only)
+    # phase 1 only, as if the instance that recorded it died before its pass
     from bot.store.records import PauseAnswer
 
-    assert await store.resolve(
-        "acme",
-        refund.pause_id,
-        PauseAnswer(decision={"approved": True}, responder="m"),
-        office.clock.now(),
-    )
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    assert await store.resolve("acme", refund.pause_id, answer, office.clock.now())
     await office.clock.advance(timedelta(days=30))
     expense = office.inbox.last("book-expense-tool")
     pending = await store.find("acme", expense.pause_id)
-    resolved = await store.find("acme", refund.pause_id)
     assert pending is not None and pending.status is PauseStatus.PENDING
-    assert resolved is not None and resolved.status is PauseStatus.RESOLVED
+    # the resolved one was continued by the recovery sweep, then aged out like any other
+    assert await store.find("acme", refund.pause_id) is None
+    assert [r[0] for r in office.ledger.runs] == ["refund"]
 
 
 async def test_the_audit_trail_outlives_the_pause_record(make_office: MakeOffice) -> None:

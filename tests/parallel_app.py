@@ -1,0 +1,305 @@
+"""Applications with parallel launches, per-item launches and child workflows.
+
+The agents' models are rule-based (they read the conversation), so concurrent branches of one
+agent behave deterministically whatever order they run in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, PrivateAttr
+
+from bot import (
+    WorkflowStartText,
+    agent,
+    application,
+    join_quorum,
+    start,
+    tool,
+    workflow,
+)
+from tests.office import (
+    Inbox,
+    Ledger,
+    OfficeFinish,
+    OfficeStart,
+    RecordingExpenseChannel,
+    RecordingRefundChannel,
+    RefundApprovalChannel,
+    RefundCardInput,
+)
+
+_ids = itertools.count(1)
+Rule = Callable[[list[BaseMessage]], AIMessage]
+
+
+class RuleModel(BaseChatModel):
+    """Answers by a rule over the conversation; counts its calls."""
+
+    name_: str = "rule"
+    delay: float = 0.001
+    _rule: Rule = PrivateAttr()
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+
+    def __init__(self, rule: Rule, name: str, delay: float = 0.001) -> None:
+        super().__init__(name_=name, delay=delay)
+        self._rule = rule
+
+    @property
+    def _llm_type(self) -> str:
+        return "rule"
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        return self._calls
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._calls.append(list(messages))
+        return ChatResult(generations=[ChatGeneration(message=self._rule(messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        await asyncio.sleep(self.delay)  # let siblings interleave
+        return self._generate(messages, stop)
+
+
+def _call(name: str, args: dict[str, Any]) -> AIMessage:
+    return AIMessage(
+        content="", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}"}]
+    )
+
+
+def _request(messages: list[BaseMessage]) -> str:
+    return next(str(m.content) for m in messages if isinstance(m, HumanMessage))
+
+
+def _tool_results(messages: list[BaseMessage]) -> list[str]:
+    return [str(m.content) for m in messages if isinstance(m, ToolMessage)]
+
+
+def ask_refund_rule(messages: list[BaseMessage]) -> AIMessage:
+    """Asks one refund of the amount in the request, then reports the tool's answer."""
+    results = _tool_results(messages)
+    if not results:
+        amount = float(_request(messages).split()[-1]) if _request(messages)[-1:].isdigit() else 5.0
+        return _call("refund-card-tool", {"order_id": _request(messages)[:20], "amount": amount})
+    return AIMessage(content=f"refund: {results[-1]}")
+
+
+def three_steps_rule(messages: list[BaseMessage]) -> AIMessage:
+    """Looks three orders up one after another (three model turns), then answers."""
+    results = _tool_results(messages)
+    if len(results) < 3:
+        return _call("lookup-order-tool", {"order_id": f"L{len(results)}"})
+    return AIMessage(content="looked up 3 orders")
+
+
+def failing_rule(messages: list[BaseMessage]) -> AIMessage:
+    results = _tool_results(messages)
+    if not results:
+        return _call("declining-payment-tool", {"order_id": "X"})
+    return AIMessage(content="unreachable")
+
+
+def quick_rule(messages: list[BaseMessage]) -> AIMessage:
+    return AIMessage(content=f"quick answer to {_request(messages)}")
+
+
+class PaymentDeclinedError(Exception):
+    """A domain error raised by a tool."""
+
+
+class OrderInput(BaseModel):
+    order_id: str
+
+
+@tool(name="declining-payment-tool", description="Always declined", input=OrderInput)
+class DecliningPaymentTool:
+    async def run(self, input: OrderInput) -> str:
+        await asyncio.sleep(0.05)  # the siblings have asked by now
+        raise PaymentDeclinedError(f"card declined for {input.order_id}")
+
+
+from tests.office import LookupOrderTool, RefundCardTool  # noqa: E402
+
+ASKER = RuleModel(ask_refund_rule, "asker")
+STEPPER = RuleModel(three_steps_rule, "stepper", delay=0.02)  # slower than an ask
+
+
+@agent(
+    name="asker-agent", description="Asks a refund", prompt="p", model=ASKER, tools=[RefundCardTool]
+)
+class AskerAgent: ...
+
+
+@agent(
+    name="second-asker-agent",
+    description="Asks a refund",
+    prompt="p",
+    model=RuleModel(ask_refund_rule, "asker2"),
+    tools=[RefundCardTool],
+)
+class SecondAskerAgent: ...
+
+
+@agent(
+    name="stepper-agent",
+    description="Three steps",
+    prompt="p",
+    model=STEPPER,
+    tools=[LookupOrderTool],
+)
+class StepperAgent: ...
+
+
+@agent(
+    name="failing-agent",
+    description="Fails",
+    prompt="p",
+    model=RuleModel(failing_rule, "failing"),
+    tools=[DecliningPaymentTool],
+)
+class FailingAgent: ...
+
+
+@agent(
+    name="quick-agent",
+    description="Answers at once",
+    prompt="p",
+    model=RuleModel(quick_rule, "quick"),
+)
+class QuickAgent: ...
+
+
+def _wf(name: str, flow: Any) -> Any:
+    def decorate(cls: type) -> type:
+        return workflow(name=name, version="1", flow=[flow])(cls)
+
+    return decorate
+
+
+def _start() -> Any:
+    return start(OfficeStart).returns(WorkflowStartText)
+
+
+@_wf(
+    "all-three-workflow",
+    _start().to_parallel([AskerAgent, SecondAskerAgent, StepperAgent]).to_finish(OfficeFinish),
+)
+class AllThreeWorkflow: ...
+
+
+@_wf(
+    "fail-fast-workflow",
+    _start().to_parallel([AskerAgent, FailingAgent, StepperAgent]).to_finish(OfficeFinish),
+)
+class FailFastWorkflow: ...
+
+
+@_wf(
+    "handled-fail-fast-workflow",
+    _start()
+    .to_parallel([AskerAgent, FailingAgent])
+    .on_join_error(
+        PaymentDeclinedError,
+        lambda f: f"declined: {f.error.__cause__}; withdrawn {list(f.withdrawn)}",
+    )
+    .to_finish(OfficeFinish),
+)
+class HandledFailFastWorkflow: ...
+
+
+@_wf(
+    "quorum-workflow",
+    _start()
+    .to_parallel([AskerAgent, QuickAgent, StepperAgent], join=join_quorum(max=2))
+    .to_finish(OfficeFinish),
+)
+class QuorumWorkflow: ...
+
+
+@_wf(
+    "late-quorum-workflow",
+    _start()
+    .to_parallel([AskerAgent, SecondAskerAgent, QuickAgent], join=join_quorum(max=2))
+    .to_finish(OfficeFinish),
+)
+class LateQuorumWorkflow: ...
+
+
+@_wf("per-item-workflow", _start().for_each(AskerAgent, max_concurrency=2).to_finish(OfficeFinish))
+class PerItemWorkflow: ...
+
+
+# ---- children
+
+
+@_wf("refund-child-workflow", _start().to_agent(AskerAgent).to_finish(OfficeFinish))
+class RefundChildWorkflow: ...
+
+
+@_wf("failing-child-workflow", _start().to_agent(FailingAgent).to_finish(OfficeFinish))
+class FailingChildWorkflow: ...
+
+
+@_wf("middle-workflow", _start().to_workflow(RefundChildWorkflow).to_finish(OfficeFinish))
+class MiddleWorkflow: ...
+
+
+@_wf("grandparent-workflow", _start().to_workflow(MiddleWorkflow).to_finish(OfficeFinish))
+class GrandparentWorkflow: ...
+
+
+@_wf(
+    "children-fail-fast-workflow",
+    _start().to_parallel_workflows([MiddleWorkflow, FailingChildWorkflow]).to_finish(OfficeFinish),
+)
+class ChildrenFailFastWorkflow: ...
+
+
+@_wf("per-item-children-workflow", _start().for_each(RefundChildWorkflow).to_finish(OfficeFinish))
+class PerItemChildrenWorkflow: ...
+
+
+@application(
+    name="parallel",
+    workflows=[
+        AllThreeWorkflow,
+        FailFastWorkflow,
+        HandledFailFastWorkflow,
+        QuorumWorkflow,
+        LateQuorumWorkflow,
+        PerItemWorkflow,
+        GrandparentWorkflow,
+        ChildrenFailFastWorkflow,
+        PerItemChildrenWorkflow,
+    ],
+    channels=[RecordingRefundChannel, RecordingExpenseChannel],
+)
+class ParallelApplication: ...
+
+
+__all__ = ["Inbox", "Ledger", "RefundApprovalChannel", "RefundCardInput", "json"]

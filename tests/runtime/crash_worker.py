@@ -1,0 +1,146 @@
+"""A process that records 20 answers (phase 1) and is killed before any pass takes them.
+
+Run: python -m tests.runtime.crash_worker DATABASE_URL COUNT — it prints "recorded N", then
+SIGKILLs itself. The test's surviving instance must continue all N with its recovery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from pydantic import BaseModel
+
+from bot import (
+    App,
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    PauseAnswerer,
+    Settings,
+    WorkflowStartText,
+    agent,
+    application,
+    channel,
+    channel_role,
+    start,
+    tool,
+    workflow,
+)
+from bot.runtime.engine import PassReport
+from tests.office import OfficeFinish, OfficeStart
+from tests.parallel_app import RuleModel
+
+
+class ShipInput(BaseModel):
+    order_id: str
+
+
+class Ledger:
+    def __init__(self) -> None:
+        self.done: list[str] = []
+
+
+class Outbox:
+    """Where the crash channel keeps the pause ids it was sent (this process only)."""
+
+    def __init__(self) -> None:
+        self.pause_ids: list[str] = []
+
+
+@channel_role(
+    name="ship-approval-channel",
+    description="Approves shipments",
+    approves=ShipInput,
+    answered_by=PauseAnswerer.CHANNEL,
+)
+class ShipApprovalChannel(ChannelOf): ...
+
+
+@channel(name="outbox-ship-approval-channel", description="Keeps pause ids", deps=[Outbox])
+class OutboxChannel(ShipApprovalChannel):
+    def __init__(self, outbox: Outbox) -> None:
+        self.outbox = outbox
+
+    async def send(self, ask: ChannelAsk) -> Any:
+        self.outbox.pause_ids.append(ask.pause_id)
+        return ChannelOutcome.await_reply()
+
+
+@tool(
+    name="ship-order-tool",
+    description="Ships",
+    input=ShipInput,
+    channel=ShipApprovalChannel,
+    deps=[Ledger],
+)
+class ShipOrderTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: ShipInput) -> str:
+        self.ledger.done.append(input.order_id)
+        return f"shipped {input.order_id}"
+
+
+def _rule(messages: list[BaseMessage]) -> AIMessage:
+    if any(isinstance(m, ToolMessage) for m in messages):
+        return AIMessage(content="ok")
+    request = next(str(m.content) for m in messages if isinstance(m, HumanMessage))
+    call = {"name": "ship-order-tool", "args": {"order_id": request}, "id": f"c-{request}"}
+    return AIMessage(content="", tool_calls=[call])
+
+
+@agent(
+    name="ship-agent",
+    description="Ships",
+    prompt="p",
+    model=RuleModel(_rule, "ship"),
+    tools=[ShipOrderTool],
+)
+class ShipAgent: ...
+
+
+@workflow(
+    name="ship-workflow",
+    version="1",
+    flow=[
+        start(OfficeStart).returns(WorkflowStartText).to_agent(ShipAgent).to_finish(OfficeFinish)
+    ],
+)
+class ShipWorkflow: ...
+
+
+@application(name="crash", workflows=[ShipWorkflow], channels=[OutboxChannel])
+class CrashApplication: ...
+
+
+async def main(url: str, count: int) -> None:
+    outbox = Outbox()
+    app = await App.create(
+        CrashApplication,
+        database_url=url,
+        settings=Settings(),
+        services={Outbox: outbox, Ledger: Ledger()},
+    )
+    for i in range(count):
+        await app.execute(
+            ShipWorkflow, WorkflowStartText(text=f"order-{i}"), tenant_id="acme", owner_id="U1"
+        )
+
+    async def no_pass(root: Any) -> PassReport:
+        return PassReport(ran=False)  # phase 1 only: the process dies before phase 2
+
+    app._engine.continue_tree = no_pass  # type: ignore[method-assign]
+    for pause_id in outbox.pause_ids:
+        await app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    print(f"recorded {len(outbox.pause_ids)}", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], int(sys.argv[2])))

@@ -1,0 +1,148 @@
+"""Several instances on one database: two-phase resume under a lease, recovery after a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import App, ExecutionStatus, NotPausedError, WorkflowStartText
+from bot.testing import FakeClock, test_with
+from tests.conftest import NO_SETTINGS
+from tests.databases import BACKENDS, database
+from tests.office import Inbox, Ledger, OfficeApplication, OfficeWorkflow
+from tests.runtime.helpers import script_refund, script_refund_and_expense
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _watch_passes(apps: list[App]) -> dict[str, int]:
+    """Record the most passes that ever ran at once on one tree, across the instances."""
+    running: Counter[str] = Counter()
+    most: dict[str, int] = {}
+    for app in apps:
+        engine = app._engine
+        original = engine._run
+
+        async def watched(frame: Any, graph_input: Any, _original: Any = original) -> Any:
+            root = frame.root_execution_id
+            running[root] += 1
+            most[root] = max(most.get(root, 0), running[root])
+            try:
+                await asyncio.sleep(0.01)  # widen the window a second pass would need
+                return await _original(frame, graph_input)
+            finally:
+                running[root] -= 1
+
+        engine._run = watched  # type: ignore[method-assign]
+    return most
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_two_instances_answer_two_pauses_of_one_tree_at_once(
+    backend: str, tmp_path: Path
+) -> None:
+    script_refund_and_expense("finished")
+    inbox, ledger = Inbox(), Ledger()
+    async with (
+        database(backend, tmp_path) as url,
+        test_with(
+            OfficeApplication,
+            instances=2,
+            database_url=url,
+            clock=FakeClock(),
+            settings=NO_SETTINGS,
+            services={Inbox: inbox, Ledger: ledger},
+        ) as (one, two),
+    ):
+        paused = await one.execute(
+            OfficeWorkflow, WorkflowStartText(text="go"), tenant_id="acme", owner_id="U1"
+        )
+        most = _watch_passes([one, two])
+        expense_id = next(p.pause_id for p in paused.pending if p.pause_id)
+        refund_id = inbox.last("refund-card-tool").pause_id
+        results = await asyncio.gather(
+            one.resume(refund_id, decision={"approved": True}, tenant_id="acme", answered_by="m"),
+            two.resume(
+                expense_id or "", decision={"approved": True}, tenant_id="acme", owner_id="U1"
+            ),
+        )
+        assert most[paused.execution_id] == 1  # never two passes at once
+        assert ExecutionStatus.COMPLETED in {r.status for r in results}
+        final = await two.get_result(paused.execution_id, tenant_id="acme")
+        assert final.status is ExecutionStatus.COMPLETED
+        assert final.output == {"text": "finished"}
+    assert sorted(r[0] for r in ledger.runs) == ["expense", "refund"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_hundred_concurrent_resumes_of_one_pause(backend: str, tmp_path: Path) -> None:
+    script_refund()
+    inbox, ledger = Inbox(), Ledger()
+    async with (
+        database(backend, tmp_path) as url,
+        test_with(
+            OfficeApplication,
+            instances=2,
+            database_url=url,
+            settings=NO_SETTINGS,
+            services={Inbox: inbox, Ledger: ledger},
+        ) as apps,
+    ):
+        await apps[0].execute(
+            OfficeWorkflow, WorkflowStartText(text="go"), tenant_id="acme", owner_id="U1"
+        )
+        pause_id = inbox.last("refund-card-tool").pause_id
+        outcomes = await asyncio.gather(
+            *(
+                apps[i % 2].resume(
+                    pause_id, decision={"approved": True}, tenant_id="acme", answered_by=f"m{i}"
+                )
+                for i in range(100)
+            ),
+            return_exceptions=True,
+        )
+    taken = [o for o in outcomes if not isinstance(o, BaseException)]
+    refused = [o for o in outcomes if isinstance(o, NotPausedError)]
+    assert len(taken) == 1, [
+        o for o in outcomes if isinstance(o, BaseException) and not isinstance(o, NotPausedError)
+    ]
+    assert len(refused) == 99
+    assert ledger.runs == [
+        ("refund", {"order_id": "7", "amount": 30.0, "email": "jane@example.com"})
+    ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_recovery_continues_what_a_killed_instance_recorded(
+    backend: str, tmp_path: Path
+) -> None:
+    async with database(backend, tmp_path) as url:
+        worker = subprocess.run(
+            [sys.executable, "-m", "tests.runtime.crash_worker", url, "20"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        assert worker.returncode == -signal.SIGKILL, worker.stderr
+        assert "recorded 20" in worker.stdout
+        from tests.runtime.crash_worker import CrashApplication, Ledger as CrashLedger
+
+        ledger = CrashLedger()
+        async with await App.create(
+            CrashApplication, database_url=url, settings=NO_SETTINGS, services={CrashLedger: ledger}
+        ) as survivor:
+            assert await survivor.recover() == 20
+            assert await survivor.recover() == 0
+            pending = await survivor.list_pending(tenant_id="acme")
+            assert pending == []
+        assert sorted(ledger.done) == sorted(f"order-{i}" for i in range(20))

@@ -1,0 +1,218 @@
+"""Spec: parallel branches, FailFast, quorums, per-item launches and child workflows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot import (
+    AgentFailedError,
+    ExecutionPauseEvent,
+    ExecutionStatus,
+    NotPausedError,
+    PauseResolution,
+    WorkflowStartText,
+)
+from tests.conftest import MakeOffice, Office
+from tests.parallel_app import (
+    STEPPER,
+    AllThreeWorkflow,
+    ChildrenFailFastWorkflow,
+    FailFastWorkflow,
+    GrandparentWorkflow,
+    HandledFailFastWorkflow,
+    LateQuorumWorkflow,
+    ParallelApplication,
+    PaymentDeclinedError,
+    PerItemChildrenWorkflow,
+    PerItemWorkflow,
+    QuorumWorkflow,
+)
+
+
+async def _office(make_office: MakeOffice) -> Office:
+    return await make_office(ParallelApplication)
+
+
+async def _execute(office: Office, workflow: type, text: str = "refund 5") -> Any:
+    return await office.app.execute(
+        workflow, WorkflowStartText(text=text), tenant_id="acme", owner_id="U1"
+    )
+
+
+def _refund_ids(office: Office) -> list[str]:
+    return [a.pause_id for a in office.inbox.asks if a.value.tool == "refund-card-tool"]
+
+
+async def _approve(office: Office, pause_id: str, **kw: Any) -> Any:
+    return await office.app.resume(
+        pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m", **kw
+    )
+
+
+async def test_two_branches_pause_and_a_three_step_sibling_finishes_in_the_same_pass(
+    make_office: MakeOffice,
+) -> None:
+    office = await _office(make_office)
+    STEPPER.calls.clear()
+    result = await _execute(office, AllThreeWorkflow)
+    assert result.status is ExecutionStatus.PAUSED
+    assert len(result.pending) == 2
+    assert [r[0] for r in office.ledger.runs] == ["lookup", "lookup", "lookup"]
+    assert len(STEPPER.calls) == 4  # three tool turns and its answer, all in the first pass
+
+
+async def test_answering_one_of_two_leaves_the_other_paused(make_office: MakeOffice) -> None:
+    office = await _office(make_office)
+    events: list[ExecutionPauseEvent] = []
+    office.app.on_execution_pause(events.append)
+    await _execute(office, AllThreeWorkflow)
+    first, second = _refund_ids(office)
+    partial = await _approve(office, first)
+    assert partial.status is ExecutionStatus.PAUSED
+    assert len(partial.pending) == 1
+    assert len(events) == 2  # rested again, with the other one
+    done = await _approve(office, second)
+    assert done.status is ExecutionStatus.COMPLETED
+    text = done.output["text"]
+    assert "asker-agent: refund:" in text and "stepper-agent: looked up 3 orders" in text
+    assert [r[0] for r in office.ledger.runs].count("refund") == 2
+    assert [r[0] for r in office.ledger.runs].count("lookup") == 3  # the sibling never re-ran
+
+
+async def test_both_answered_before_one_pass_continue_together(make_office: MakeOffice) -> None:
+    office = await _office(make_office)
+    result = await _execute(office, AllThreeWorkflow)
+    store = office.app._runtime.store
+    from bot.store.records import PauseAnswer
+
+    first, second = _refund_ids(office)
+    for pause_id in (first, second):  # phase 1 only, as two webhooks on another instance would
+        assert await store.resolve(
+            "acme",
+            pause_id,
+            PauseAnswer(decision={"approved": True}, responder="m"),
+            office.clock.now(),
+        )
+    root = await store.get(result.execution_id)
+    assert root is not None
+    report = await office.app._engine.continue_tree(root)
+    assert report.ran
+    final = await office.app.get_result(result.execution_id, tenant_id="acme")
+    assert final.status is ExecutionStatus.COMPLETED
+
+
+async def test_fail_fast_withdraws_the_paused_sibling_and_fails_with_the_same_error(
+    make_office: MakeOffice,
+) -> None:
+    office = await _office(make_office)
+    with pytest.raises(AgentFailedError) as error:
+        await _execute(office, FailFastWorkflow)
+    assert isinstance(error.value.__cause__, PaymentDeclinedError)
+    [pause_id] = _refund_ids(office)
+    [withdrawal] = office.inbox.withdrawals
+    assert withdrawal.pause_id == pause_id
+    assert withdrawal.resolution is PauseResolution.WITHDRAWN
+    with pytest.raises(NotPausedError):
+        await _approve(office, pause_id)
+    assert office.ledger.runs.count(("refund", {})) == 0
+
+
+async def test_fail_fast_with_a_join_handler_goes_on_in_the_same_call(
+    make_office: MakeOffice,
+) -> None:
+    office = await _office(make_office)
+    result = await _execute(office, HandledFailFastWorkflow)
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.pending == []
+    assert result.output["text"].startswith("declined: card declined for X")
+    assert "asker-agent" in result.output["text"]
+    assert len(office.inbox.withdrawals) == 1
+    record = await office.app.get_result(result.execution_id, tenant_id="acme", record=True)
+    assert record.record is not None
+    assert [e.resolution for e in record.record.pauses] == [PauseResolution.WITHDRAWN]
+
+
+async def test_a_quorum_of_two_of_three_withdraws_the_third_once(make_office: MakeOffice) -> None:
+    office = await _office(make_office)
+    result = await _execute(office, QuorumWorkflow)
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.pending == []
+    assert len(office.inbox.withdrawals) == 1
+    [pause_id] = _refund_ids(office)
+    with pytest.raises(NotPausedError):
+        await _approve(office, pause_id)
+    assert len(office.inbox.withdrawals) == 1
+
+
+async def test_a_quorum_found_decided_on_a_resume(make_office: MakeOffice) -> None:
+    office = await _office(make_office)
+    result = await _execute(office, LateQuorumWorkflow)  # quick done, two askers paused
+    assert result.status is ExecutionStatus.PAUSED
+    first, second = _refund_ids(office)
+    done = await _approve(office, first)
+    assert done.status is ExecutionStatus.COMPLETED
+    assert done.pending == []
+    [withdrawal] = office.inbox.withdrawals
+    assert withdrawal.pause_id == second
+    with pytest.raises(NotPausedError):
+        await _approve(office, second)
+
+
+async def test_per_item_launch_lists_item_indexes_and_frees_slots(make_office: MakeOffice) -> None:
+    office = await _office(make_office)
+    items = '["order 1", "order 2", "order 3"]'
+    result = await _execute(office, PerItemWorkflow, items)
+    # max_concurrency=2, but a paused branch frees its slot: all three ask in the first pass
+    assert result.status is ExecutionStatus.PAUSED
+    assert sorted(p.item_index for p in result.pending) == [0, 1, 2]
+    for pause_id in _refund_ids(office):
+        last = await _approve(office, pause_id)
+    assert last.status is ExecutionStatus.COMPLETED
+    assert sorted(r[1]["amount"] for r in office.ledger.runs) == [1.0, 2.0, 3.0]
+    record = await office.app.get_result(last.execution_id, tenant_id="acme", record=True)
+    assert record.record is not None
+    assert sorted(e.step.item_index for e in record.record.pauses) == [0, 1, 2]
+
+
+async def test_a_grandchild_pause_is_answered_from_the_root(make_office: MakeOffice) -> None:
+    office = await _office(make_office)
+    result = await _execute(office, GrandparentWorkflow)
+    assert result.status is ExecutionStatus.PAUSED
+    [pending] = result.pending
+    assert pending.child_execution_id is not None
+    assert pending.child_execution_id != result.execution_id
+    [pause_id] = _refund_ids(office)
+    done = await _approve(office, pause_id, record=True)
+    assert done.status is ExecutionStatus.COMPLETED
+    assert done.execution_id == result.execution_id
+    assert done.output["text"].startswith("refund:")
+    assert done.record is not None
+    [entry] = done.record.pauses
+    assert entry.execution_id == pending.child_execution_id
+
+
+async def test_fail_fast_under_parallel_workflows_withdraws_a_sibling_childs_pause(
+    make_office: MakeOffice,
+) -> None:
+    office = await _office(make_office)
+    with pytest.raises(AgentFailedError):
+        await _execute(office, ChildrenFailFastWorkflow)
+    [withdrawal] = office.inbox.withdrawals
+    assert withdrawal.resolution is PauseResolution.WITHDRAWN
+    assert await office.app.list_pending(tenant_id="acme") == []
+
+
+async def test_per_item_children_each_get_their_own_execution(make_office: MakeOffice) -> None:
+    office = await _office(make_office)
+    result = await _execute(office, PerItemChildrenWorkflow, "order 4\norder 6")
+    assert sorted(p.item_index for p in result.pending) == [0, 1]
+    children = {p.child_execution_id for p in result.pending}
+    assert len(children) == 2 and result.execution_id not in children
+    for pause_id in _refund_ids(office):
+        done = await _approve(office, pause_id)
+    assert done.status is ExecutionStatus.COMPLETED
+    rows = await office.app._runtime.store.list_executions_by_root(result.execution_id)
+    child_rows = [r for r in rows if r.parent_execution_id == result.execution_id]
+    assert sorted(r.status for r in child_rows) == [ExecutionStatus.COMPLETED] * 2
