@@ -254,8 +254,7 @@ class App:
             answered_by=answered_by,
         )
         pause = await record_answer(self._runtime, request, self._reply_models)
-        root = await self._root_of(pause)
-        report = await self._engine.continue_tree(root)
+        report = await self._engine.continue_tree(pause.root_execution_id)
         await self._emit_resume(
             ExecutionResumeEvent(
                 tenant_id=pause.tenant_id,
@@ -265,7 +264,7 @@ class App:
                 resolution=pause.resolution or _replied(),
             )
         )
-        return await self._finish_call(root.execution_id, report, record=record)
+        return await self._finish_call(pause.root_execution_id, report, record=record)
 
     async def cancel(self, thread_id: str, *, tenant_id: str) -> list[ExecutionResult]:
         """Cancel a conversation: every unfinished execution of the thread; pauses withdrawn."""
@@ -396,12 +395,6 @@ class App:
             ) from None
         return spec, value
 
-    async def _root_of(self, pause: PauseRecord) -> ExecutionRow:
-        root = await self._runtime.store.get(pause.root_execution_id)
-        if root is None:  # pragma: no cover - written before any pause of it
-            raise UnknownThreadError("the execution of this pause is gone")
-        return root
-
     async def _finish_call(
         self, root_execution_id: str, report: PassReport, *, record: bool
     ) -> ExecutionResult:
@@ -409,7 +402,7 @@ class App:
         if report.ran and result.status is ExecutionStatus.PAUSED:
             await self._emit_pause(
                 ExecutionPauseEvent(
-                    tenant_id=(await self._tenant_of(root_execution_id)),
+                    tenant_id=result.tenant_id,
                     thread_id=result.thread_id,
                     execution_id=result.execution_id,
                     pending=result.pending,
@@ -418,10 +411,6 @@ class App:
         if report.error is not None:
             raise report.error
         return result
-
-    async def _tenant_of(self, execution_id: str) -> str:
-        row = await self._runtime.store.get(execution_id)
-        return "" if row is None else row.tenant_id
 
     async def _result(self, root_execution_id: str, *, record: bool) -> ExecutionResult:
         store = self._runtime.store
@@ -442,6 +431,7 @@ class App:
             output=row.output,
             pending=pending,
             record=await self._record(row) if record else None,
+            tenant_id=row.tenant_id,
         )
 
     async def _record(self, row: ExecutionRow) -> ExecutionRecord:

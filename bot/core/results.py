@@ -96,6 +96,7 @@ class ExecutionResult:
     output: Any | None
     pending: list[PendingPause]
     record: ExecutionRecord | None = None
+    tenant_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

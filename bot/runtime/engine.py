@@ -26,6 +26,18 @@ TERMINAL = frozenset({ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, Executi
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class _Outcome:
+    """What one pass did: the failure that ended the tree, or whether the tree ended."""
+
+    error: BaseException | None
+    ended: bool
+
+    @property
+    def rests(self) -> bool:
+        return not self.ended
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PassReport:
     """What the passes of one call did: whether any ran, and the error that failed the tree."""
 
@@ -46,10 +58,10 @@ class Engine:
 
     async def first_pass(self, frame: RunFrame, graph_input: dict[str, Any]) -> PassReport:
         async with self._guard.hold(frame.root_execution_id):
-            error = await self._run(frame, graph_input)
-            if error is None:
-                error = await self._drain(frame)
-            return PassReport(ran=True, error=error)
+            outcome = await self._run(frame, graph_input)
+            if outcome.rests:
+                outcome = await self._drain(frame) or outcome
+            return PassReport(ran=True, error=outcome.error)
 
     async def recover(self) -> int:
         """Continue the trees whose holder died; returns how many were continued.
@@ -80,12 +92,12 @@ class Engine:
             if current is None or current.status in TERMINAL:
                 return PassReport(ran=False)
             frame = _frame(current)
-            error: BaseException | None = None
+            outcome = _Outcome(error=None, ended=False)
             if current.status is ExecutionStatus.RUNNING:
-                error = await self._run(frame, await self._restart_input(frame, current))
-            if error is None:
-                error = await self._drain(frame)
-            return PassReport(ran=True, error=error)
+                outcome = await self._run(frame, await self._restart_input(frame, current))
+            if outcome.rests:
+                outcome = await self._drain(frame) or outcome
+            return PassReport(ran=True, error=outcome.error)
 
     async def _restart_input(self, frame: RunFrame, row: ExecutionRow) -> Any:
         """``None`` continues from the last checkpoint; the input if none was written."""
@@ -95,29 +107,25 @@ class Engine:
             return {"input": row.input}
         return None
 
-    async def continue_tree(self, root: ExecutionRow) -> PassReport:
-        """Continue every resolved pause of the tree; waits for a pass already running."""
-        async with self._guard.hold(root.execution_id):
-            current = await self._runtime.store.get(root.execution_id)
+    async def continue_tree(self, root_execution_id: str) -> PassReport:
+        """Continue every resolved pause of the tree; waits for a pass already running.
+
+        A caller whose answer was taken meanwhile by the holder's drain finds nothing to do and
+        returns at once (``ran=False``): the tree's current result is its answer.
+        """
+        async with self._guard.hold(root_execution_id):
+            current = await self._runtime.store.get(root_execution_id)
             if current is None or current.status in TERMINAL:
                 return PassReport(ran=False)
-            frame = _frame(current)
-            before = await self._resolved_count(frame)
-            if before == 0:
+            outcome = await self._drain(_frame(current))
+            if outcome is None:
                 return PassReport(ran=False)
-            return PassReport(ran=True, error=await self._drain(frame))
+            return PassReport(ran=True, error=outcome.error)
 
-    async def _resolved_count(self, frame: RunFrame) -> int:
-        resolved = await self._runtime.store.list_by_root(
-            frame.root_execution_id, [PauseStatus.RESOLVED]
-        )
-        return len(resolved)
-
-    async def _drain(self, frame: RunFrame) -> BaseException | None:
+    async def _drain(self, frame: RunFrame) -> _Outcome | None:
+        """Pass after pass, continue every resolved pause; None if there was none to take."""
+        last: _Outcome | None = None
         while True:
-            current = await self._runtime.store.get(frame.root_execution_id)
-            if current is None or current.status in TERMINAL:
-                return None
             resolved = await self._runtime.store.list_by_root(
                 frame.root_execution_id, [PauseStatus.RESOLVED]
             )
@@ -127,13 +135,13 @@ class Engine:
                 if r.interrupt_id is not None
             }
             if not resume:
-                return None
-            error = await self._run(frame, Command(resume=resume))
-            if error is not None:
-                return error
+                return last
+            last = await self._run(frame, Command(resume=resume))
+            if not last.rests:
+                return last
 
-    async def _run(self, frame: RunFrame, graph_input: Any) -> BaseException | None:
-        """One LangGraph pass; records where the tree now stands. Returns a failure, if any."""
+    async def _run(self, frame: RunFrame, graph_input: Any) -> _Outcome:
+        """One LangGraph pass; records where the tree now stands."""
         runtime = self._runtime
         graph = self._graphs[frame.workflow]
         try:
@@ -144,7 +152,7 @@ class Engine:
             raise
         except CountersignError as error:
             await self._end(frame, ExecutionStatus.FAILED, error=error)
-            return error
+            return _Outcome(error=error, ended=True)
         except Exception as error:
             failure = StepFailedError(
                 f"the execution failed: {type(error).__name__}: {error}",
@@ -152,7 +160,7 @@ class Engine:
             )
             failure.__cause__ = error
             await self._end(frame, ExecutionStatus.FAILED, error=failure)
-            return failure
+            return _Outcome(error=failure, ended=True)
         interrupts = list(output.interrupts)
         if interrupts:
             await runtime.store.set_interrupt_ids(
@@ -165,10 +173,10 @@ class Engine:
             await runtime.store.set_status(
                 frame.root_execution_id, ExecutionStatus.PAUSED, runtime.clock.now()
             )
-            return None
+            return _Outcome(error=None, ended=False)
         value = output.value if isinstance(output.value, dict) else {}
         await self._end(frame, ExecutionStatus.COMPLETED, output=value.get("output"))
-        return None
+        return _Outcome(error=None, ended=True)
 
     async def _end(
         self,

@@ -9,6 +9,7 @@ from the resume value, so a stale or forged resume value cannot answer anything.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 from dataclasses import dataclass
 from typing import assert_never
@@ -123,7 +124,9 @@ async def _settle(runtime: Runtime, record: PauseRecord) -> Taken | Closed | Non
                 return _taken(record, first_take=False)
             case PauseStatus.RESOLVED:
                 if await runtime.store.take(record.pause_id):
-                    return _taken(await _reload(runtime, record.idempotency_key), first_take=True)
+                    return _taken(
+                        dataclasses.replace(record, status=PauseStatus.TAKEN), first_take=True
+                    )
                 record = await _reload(runtime, record.idempotency_key)
             case _:
                 assert_never(record.status)
@@ -168,7 +171,11 @@ async def _send(
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.
-    await asyncio.shield(_send_and_record(runtime, binding, frame, record, place, channel, ask))
+    status = await asyncio.shield(
+        _send_and_record(runtime, binding, frame, record, place, channel, ask)
+    )
+    if status is PauseStatus.PENDING:  # the usual case: sent, waiting; no need to read it again
+        return dataclasses.replace(record, is_sent=True)
     return await _reload(runtime, record.idempotency_key)
 
 
@@ -180,7 +187,8 @@ async def _send_and_record(
     place: PausePlace,
     channel: ChannelOf,
     ask: ChannelAsk,
-) -> None:
+) -> PauseStatus | None:
+    """Send, record the outcome; the status it then has (None: read it again)."""
     assert binding.channel is not None
     try:
         outcome = await channel.send(ask)
@@ -194,12 +202,15 @@ async def _send_and_record(
     match outcome:
         case Decided(decision=raw):
             await _decide_at_once(runtime, binding, record, raw, place, frame)
+            return None
         case AwaitReply():
-            if not await runtime.store.mark_sent(record.pause_id):
+            status = await runtime.store.mark_sent(record.pause_id)
+            if status is None:
                 # closed while send was returning: this step tells the channel, once
                 closed = await _reload(runtime, record.idempotency_key)
                 if closed.status is PauseStatus.CANCELLED:
                     await withdraw(runtime, closed, closed.resolution or PauseResolution.CANCELLED)
+            return status
         case _:
             raise AgentFailedError(
                 f"the channel {binding.channel.name}'s send returned {type(outcome).__name__}; "

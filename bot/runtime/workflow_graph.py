@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -73,57 +73,62 @@ def build_workflow_graph(
     finish: WorkflowFinishSpec,
     checkpointer: BaseCheckpointSaver[Any] | None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The graph of a workflow; without a checkpointer it runs as a child (inherits the root's)."""
+    """The graph of a workflow; without a checkpointer it runs as a child (inherits the root's).
+
+    One node per step and nothing else: reading the start input and building the finish output
+    happen in the first and the last step's node, since every node is a checkpoint per pass.
+    """
     graph = StateGraph(WorkflowState)
-
-    def start_node(state: WorkflowState) -> dict[str, Any]:
-        return {"text": _text_of(state.get("input", {}))}
-
-    graph.add_node("start", start_node)
-    graph.add_edge(START, "start")
-    previous = "start"
+    previous = START
+    last = len(flow.steps) - 1
     for index, step in enumerate(flow.steps):
         if isinstance(step, FlowStep):
             node = f"agent_{index}"
-            graph.add_node(node, _agent_node(graphs.agents[step.agent], agents[step.agent]))
+            body = _agent_body(graphs.agents[step.agent])
         else:
             node = f"launch_{index}"
-            graph.add_node(node, _launch_node(runtime, graphs, step))
+            body = _launch_body(runtime, graphs, step)
+        graph.add_node(node, _step_node(body, finish if index == last else None))
         graph.add_edge(previous, node)
         previous = node
-
-    def finish_node(state: WorkflowState, config: RunnableConfig) -> dict[str, Any]:
-        frame = frame_of(config)
-        try:
-            output = finish_output(finish.output, state.get("text", ""))
-        except StepFailedError as error:
-            error.execution_id = frame.execution_id
-            raise
-        return {"output": output.model_dump(mode="json")}
-
-    graph.add_node("finish", finish_node)
-    graph.add_edge(previous, "finish")
-    graph.add_edge("finish", END)
+    graph.add_edge(previous, END)
     return graph.compile(checkpointer=checkpointer, name=spec.name)
 
 
-def _launch_node(runtime: Runtime, graphs: GraphLookup, step: LaunchStep) -> Any:
-    async def run_launch(state: WorkflowState, config: RunnableConfig) -> dict[str, Any]:
+StepBody = Callable[[str, RunnableConfig], Awaitable[str]]
+
+
+def _step_node(body: StepBody, finish: WorkflowFinishSpec | None) -> Any:
+    async def run_step(state: WorkflowState, config: RunnableConfig) -> dict[str, Any]:
+        text = state["text"] if "text" in state else _text_of(state.get("input", {}))
+        text = await body(text, config)
+        if finish is None:
+            return {"text": text}
+        try:
+            output = finish_output(finish.output, text)
+        except StepFailedError as error:
+            error.execution_id = frame_of(config).execution_id
+            raise
+        return {"text": text, "output": output.model_dump(mode="json")}
+
+    return run_step
+
+
+def _launch_body(runtime: Runtime, graphs: GraphLookup, step: LaunchStep) -> StepBody:
+    async def run_launch(text: str, config: RunnableConfig) -> str:
         launch = Launch(runtime, graphs, step, frame_of(config), checkpoint_ns(config))
-        return {"text": await launch.run(state.get("text", ""))}
+        return await launch.run(text)
 
     return run_launch
 
 
-def _agent_node(agent_graph: CompiledStateGraph[Any, Any, Any, Any], spec: AgentSpec) -> Any:
-    async def run_agent(state: WorkflowState) -> dict[str, Any]:
+def _agent_body(agent_graph: CompiledStateGraph[Any, Any, Any, Any]) -> StepBody:
+    async def run_agent(text: str, config: RunnableConfig) -> str:
         # the subgraph resumes from its own checkpoint: earlier model calls are not repeated
         result = await agent_graph.ainvoke(
-            {"messages": [HumanMessage(content=state.get("text", ""))], "iterations": 0}
+            {"messages": [HumanMessage(content=text)], "iterations": 0}
         )
         last = result["messages"][-1]
-        text = _content_text(last) if isinstance(last, AIMessage) else ""
-        return {"text": text}
+        return _content_text(last) if isinstance(last, AIMessage) else ""
 
-    run_agent.__name__ = f"run_{spec.name.replace('-', '_')}"
     return run_agent

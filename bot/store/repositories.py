@@ -30,7 +30,7 @@ class PausedExecutionRepository(Protocol):
 
     async def find_by_key(self, idempotency_key: str) -> PauseRecord | None: ...
 
-    async def mark_sent(self, pause_id: str) -> bool:
+    async def mark_sent(self, pause_id: str) -> PauseStatus | None:
         """Set ``is_sent`` unless the pause was closed meanwhile (its step tells the channel)."""
         ...
 

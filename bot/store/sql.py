@@ -121,7 +121,10 @@ class SqlStore:
         }
         try:
             async with self._engine.begin() as connection:
-                await connection.execute(insert(pauses).values(**values))
+                row = (
+                    await connection.execute(insert(pauses).values(**values).returning(pauses))
+                ).one()
+            return self._pause(row)
         except IntegrityError:
             pass  # another pass created it first: the key is the same, so is the pause
         created = await self.find_by_key(new.idempotency_key)
@@ -135,21 +138,25 @@ class SqlStore:
     async def find_by_key(self, idempotency_key: str) -> PauseRecord | None:
         return await self._one(pauses.c.idempotency_key == idempotency_key)
 
-    async def mark_sent(self, pause_id: str) -> bool:
+    async def mark_sent(self, pause_id: str) -> PauseStatus | None:
+        """Set ``is_sent`` unless the pause was closed meanwhile; its status then, or None."""
         async with self._engine.begin() as connection:
-            result = await connection.execute(
-                update(pauses)
-                .where(
-                    and_(
-                        pauses.c.pause_id == pause_id,
-                        pauses.c.status.in_(
-                            [PauseStatus.PENDING.value, PauseStatus.RESOLVED.value]
-                        ),
+            status = (
+                await connection.execute(
+                    update(pauses)
+                    .where(
+                        and_(
+                            pauses.c.pause_id == pause_id,
+                            pauses.c.status.in_(
+                                [PauseStatus.PENDING.value, PauseStatus.RESOLVED.value]
+                            ),
+                        )
                     )
+                    .values(is_sent=True)
+                    .returning(pauses.c.status)
                 )
-                .values(is_sent=True)
-            )
-            return result.rowcount == 1
+            ).scalar_one_or_none()
+            return None if status is None else PauseStatus(status)
 
     async def set_interrupt_ids(self, by_key: dict[str, str]) -> None:
         if not by_key:

@@ -97,7 +97,7 @@ async def test_both_answered_before_one_pass_continue_together(make_office: Make
         )
     root = await store.get(result.execution_id)
     assert root is not None
-    report = await office.app._engine.continue_tree(root)
+    report = await office.app._engine.continue_tree(root.execution_id)
     assert report.ran
     final = await office.app.get_result(result.execution_id, tenant_id="acme")
     assert final.status is ExecutionStatus.COMPLETED

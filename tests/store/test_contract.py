@@ -100,14 +100,14 @@ async def test_resolve_is_atomic_and_writes_the_audit_once(store: SqlStore) -> N
 
 async def test_cancel_returns_the_closed_record_once(store: SqlStore) -> None:
     record = await store.get_or_create(new_pause("k3"))
-    assert await store.mark_sent(record.pause_id)
+    assert await store.mark_sent(record.pause_id) is PauseStatus.PENDING
     closed = await asyncio.gather(
         *(store.cancel("acme", record.pause_id, PauseResolution.WITHDRAWN, NOW) for _ in range(5))
     )
     winners = [c for c in closed if c is not None]
     assert len(winners) == 1 and winners[0].is_sent
     assert winners[0].resolution is PauseResolution.WITHDRAWN
-    assert not await store.mark_sent(record.pause_id)
+    assert await store.mark_sent(record.pause_id) is None
 
 
 async def test_list_pending_newest_first_and_filtered(store: SqlStore) -> None:
