@@ -19,6 +19,7 @@ from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.errors import AppClosedError, DtoValidationError, UnknownThreadError
 from bot.core.results import (
+    ChildExecutionRecord,
     ExecutionPauseEvent,
     ExecutionRecord,
     ExecutionResult,
@@ -29,23 +30,26 @@ from bot.core.results import (
 )
 from bot.core.sensitive import mask_arguments
 from bot.models import ModelProvider, resolve_chat_model
-from bot.runtime.agent_graph import build_agent_graph
+from bot.runtime.agent_graph import AgentLoop, build_agent_graph
 from bot.runtime.answers import ResumeRequest, record_answer
 from bot.runtime.assembly import Assembly, assemble
 from bot.runtime.checkpoints import OpenCheckpointer, open_checkpointer
 from bot.runtime.container import Container
 from bot.runtime.engine import Engine, PassReport
 from bot.runtime.frame import RunFrame
-from bot.runtime.tree_guard import TreeGuard
-from bot.store.leases import SqlLeases
 from bot.runtime.interpreting import ReplyModels
 from bot.runtime.launch import GraphLookup
 from bot.runtime.model_overrides import override_for
 from bot.runtime.services import Runtime, log
+from bot.runtime.tree_guard import TreeGuard
 from bot.runtime.workflow_graph import build_workflow_graph
+from bot.security.checkpoint_serde import encrypted_checkpoint_serde
+from bot.security.codec import EncryptingCodec
+from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import create_engine, is_sqlite, migrate, sqlite_path
-from bot.store.records import ExecutionRow, NewExecution, PauseRecord
+from bot.store.leases import SqlLeases
+from bot.store.records import AuditRow, ExecutionRow, NewExecution, PauseRecord
 from bot.store.sql import SqlStore
 
 SWEEP_INTERVAL = timedelta(seconds=30)
@@ -105,18 +109,24 @@ class App:
         assembly = assemble(application, providers)
         clock = clock or SystemClock()
         url = database_url or settings.database_url
+        keys = key_source(url, settings.countersign_encryption_keys)  # refuses a start at once
         sql_engine = create_engine(url)
         checkpointer: OpenCheckpointer | None = None
         try:
             await migrate(sql_engine, clock.now())
-            checkpointer = await open_checkpointer(url)
+            ring = await keys.load()  # after the database opened: a failed start leaves no key
+            checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
         except BaseException:
             if checkpointer is not None:
                 await checkpointer.close()
             await sql_engine.dispose()
             raise
         runtime = Runtime(
-            store=SqlStore(sql_engine, one_connection=is_sqlite(url) and sqlite_path(url) is None),
+            store=SqlStore(
+                sql_engine,
+                EncryptingCodec(ring),
+                one_connection=is_sqlite(url) and sqlite_path(url) is None,
+            ),
             clock=clock,
             container=Container(services),
             assembly=assembly,
@@ -435,7 +445,12 @@ class App:
         )
 
     async def _record(self, row: ExecutionRow) -> ExecutionRecord:
-        entries = await self._runtime.store.find_pause_answers(row.tenant_id, row.execution_id)
+        """The root's record lists the whole tree's pauses; each child's record its own."""
+        store = self._runtime.store
+        entries = [
+            _audit_entry(e) for e in await store.find_pause_answers(row.tenant_id, row.execution_id)
+        ]
+        rows = await store.list_executions_by_root(row.execution_id)
         return ExecutionRecord(
             execution_id=row.execution_id,
             thread_id=row.thread_id,
@@ -443,21 +458,8 @@ class App:
             workflow=row.workflow,
             status=row.status,
             spend=await self._reply_models.ledger.execution_spend(row.tenant_id, row.execution_id),
-            pauses=[
-                PauseAuditEntry(
-                    pause_id=e.pause_id,
-                    execution_id=e.execution_id,
-                    step=e.step,
-                    role=e.role,
-                    answered_by=e.answered_by,
-                    responder=e.responder,
-                    resolution=e.resolution,
-                    asked_at=e.asked_at.isoformat(),
-                    resolved_at=e.resolved_at.isoformat(),
-                    decision=e.decision,
-                )
-                for e in entries
-            ],
+            pauses=entries,
+            children=_children_of(row.execution_id, rows, entries),
         )
 
     def _tool_input(self, tool: str) -> type[BaseModel] | None:
@@ -506,6 +508,37 @@ class App:
                 await outcome
 
 
+def _audit_entry(e: AuditRow) -> PauseAuditEntry:
+    return PauseAuditEntry(
+        pause_id=e.pause_id,
+        execution_id=e.execution_id,
+        step=e.step,
+        role=e.role,
+        answered_by=e.answered_by,
+        responder=e.responder,
+        resolution=e.resolution,
+        asked_at=e.asked_at.isoformat(),
+        resolved_at=e.resolved_at.isoformat(),
+        decision=e.decision,
+    )
+
+
+def _children_of(
+    parent: str, rows: Sequence[ExecutionRow], entries: Sequence[PauseAuditEntry]
+) -> list[ChildExecutionRecord]:
+    return [
+        ChildExecutionRecord(
+            execution_id=child.execution_id,
+            workflow=child.workflow,
+            status=child.status,
+            pauses=[e for e in entries if e.execution_id == child.execution_id],
+            children=_children_of(child.execution_id, rows, entries),
+        )
+        for child in rows
+        if child.parent_execution_id == parent
+    ]
+
+
 def _replied() -> Any:
     from bot.core.enums import PauseResolution
 
@@ -531,9 +564,9 @@ def _build_graphs(
     lookup = GraphLookup()
     for agent_cls, agent_spec in assembly.agents.items():
         bindings = {assembly.tools[t].spec.name: assembly.tools[t] for t in agent_spec.tools}
-        lookup.agents[agent_cls] = build_agent_graph(
-            runtime, agent_spec, chat_model_for(agent_cls, agent_spec.model), bindings
-        )
+        loop = AgentLoop(runtime, agent_spec, chat_model_for(agent_cls, agent_spec.model), bindings)
+        lookup.loops[agent_cls] = loop
+        lookup.agents[agent_cls] = build_agent_graph(loop)
     roots = {}
     for workflow_cls, workflow_spec in assembly.workflows.items():
         flow = assembly.flows[workflow_cls]

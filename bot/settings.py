@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 
 from dotenv import dotenv_values
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.core.errors import SettingsError
 from bot.models import ModelProvider, providers_from_env
@@ -28,6 +28,12 @@ class Settings(BaseModel):
     countersign_model_names: str | None = None
     countersign_decision_model_names: str | None = None
     countersign_model_timeout_seconds: str | None = None
+    countersign_encryption_keys: str | None = Field(default=None, repr=False)
+    """``<key-id>:<base64 32 bytes>``, comma-separated, current key first (``bot.security``).
+
+    Blank is unset: on a SQLite file a key file beside it is used (made once), in memory a
+    random key; PostgreSQL refuses to start without it. Never shown in a repr.
+    """
 
     def model_providers(self) -> list[ModelProvider]:
         """The OpenAI-compatible provider these settings describe, if any."""

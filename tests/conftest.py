@@ -15,6 +15,7 @@ import pytest
 from bot import App, Settings
 from bot.runtime.model_overrides import override_for
 from bot.testing import FakeClock, mock_llm
+from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.office import Inbox, Ledger, OfficeAgent, OfficeApplication
 
 
@@ -26,7 +27,7 @@ class Office:
     ledger: Ledger
 
 
-NO_SETTINGS = Settings()
+NO_SETTINGS = Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS)
 MakeOffice = Callable[..., Awaitable[Office]]
 
 

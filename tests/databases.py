@@ -18,6 +18,7 @@ import pytest
 
 ADMIN_URL = os.environ.get("COUNTERSIGN_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 REQUIRED = os.environ.get("COUNTERSIGN_REQUIRE_POSTGRES") == "1"
+TEST_ENCRYPTION_KEYS = "test:" + "A" * 43 + "="  # a fixed 32-byte key, for tests only
 
 
 async def _admin() -> asyncpg.Connection:

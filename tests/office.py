@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Annotated, Any, ClassVar
 
@@ -59,6 +60,33 @@ class Ledger:
     def __init__(self) -> None:
         self.runs: list[tuple[str, dict[str, Any]]] = []
         self.contexts: list[ExecutionContext] = []
+
+
+class Gate:
+    """Holds a branch until a question was sent, so tests never depend on timing.
+
+    Armed by a test (``ASKED.arm()``); every recording channel's send opens it.
+    """
+
+    def __init__(self) -> None:
+        self._event: asyncio.Event | None = None
+
+    def arm(self) -> None:
+        self._event = asyncio.Event()
+
+    def disarm(self) -> None:
+        self._event = None
+
+    def open(self) -> None:
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        if self._event is not None:
+            await asyncio.wait_for(self._event.wait(), timeout=10)
+
+
+ASKED = Gate()
 
 
 class Inbox:
@@ -148,6 +176,7 @@ class ExpenseApprovalChannel(ChannelOf): ...
 async def _record_send(inbox: Inbox, context: ExecutionContext, ask: ChannelAsk) -> Any:
     inbox.asks.append(ask)
     inbox.contexts.append(context)
+    ASKED.open()
     if inbox.fail_send is not None:
         raise inbox.fail_send
     if inbox.decide is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+from datetime import timedelta
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from bot import (
     workflow,
 )
 from tests.office import (
+    ASKED,
     Inbox,
     Ledger,
     OfficeFinish,
@@ -47,11 +49,22 @@ class RuleModel(BaseChatModel):
 
     name_: str = "rule"
     delay: float = 0.001
+    waits_for_an_ask: bool = False
+    records_calls: bool = True
     _rule: Rule = PrivateAttr()
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
 
-    def __init__(self, rule: Rule, name: str, delay: float = 0.001) -> None:
-        super().__init__(name_=name, delay=delay)
+    def __init__(
+        self,
+        rule: Rule,
+        name: str,
+        delay: float = 0.001,
+        waits_for_an_ask: bool = False,
+        records_calls: bool = True,
+    ) -> None:
+        super().__init__(
+            name_=name, delay=delay, waits_for_an_ask=waits_for_an_ask, records_calls=records_calls
+        )
         self._rule = rule
 
     @property
@@ -72,7 +85,8 @@ class RuleModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        self._calls.append(list(messages))
+        if self.records_calls:
+            self._calls.append(list(messages))
         return ChatResult(generations=[ChatGeneration(message=self._rule(messages))])
 
     async def _agenerate(
@@ -82,6 +96,8 @@ class RuleModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if self.waits_for_an_ask:
+            await ASKED.wait()
         await asyncio.sleep(self.delay)  # let siblings interleave
         return self._generate(messages, stop)
 
@@ -139,14 +155,14 @@ class OrderInput(BaseModel):
 @tool(name="declining-payment-tool", description="Always declined", input=OrderInput)
 class DecliningPaymentTool:
     async def run(self, input: OrderInput) -> str:
-        await asyncio.sleep(0.05)  # the siblings have asked by now
+        await ASKED.wait()  # fail once a sibling has asked (armed by the tests that need it)
         raise PaymentDeclinedError(f"card declined for {input.order_id}")
 
 
 from tests.office import LookupOrderTool, RefundCardTool  # noqa: E402
 
 ASKER = RuleModel(ask_refund_rule, "asker")
-STEPPER = RuleModel(three_steps_rule, "stepper", delay=0.02)  # slower than an ask
+STEPPER = RuleModel(three_steps_rule, "stepper", delay=0.005, waits_for_an_ask=True)
 
 
 @agent(
@@ -225,7 +241,7 @@ class FailFastWorkflow: ...
     .to_parallel([AskerAgent, FailingAgent])
     .on_join_error(
         PaymentDeclinedError,
-        lambda f: f"declined: {f.error.__cause__}; withdrawn {list(f.withdrawn)}",
+        lambda f: f"declined: {f.error.__cause__}; stopped {sorted([*f.withdrawn, *f.cancelled])}",
     )
     .to_finish(OfficeFinish),
 )
@@ -303,3 +319,38 @@ class ParallelApplication: ...
 
 
 __all__ = ["Inbox", "Ledger", "RefundApprovalChannel", "RefundCardInput", "json"]
+
+
+@_wf(
+    "deadline-quorum-workflow",
+    _start()
+    .to_parallel(
+        [AskerAgent, SecondAskerAgent, QuickAgent],
+        join=join_quorum(max=3, deadline=timedelta(hours=1)),
+    )
+    .to_finish(OfficeFinish),
+)
+class DeadlineQuorumWorkflow: ...
+
+
+@application(
+    name="deadline",
+    workflows=[DeadlineQuorumWorkflow],
+    channels=[RecordingRefundChannel, RecordingExpenseChannel],
+)
+class DeadlineApplication: ...
+
+
+@_wf(
+    "rescued-workflow",
+    _start()
+    .to_agent(FailingAgent)
+    .on_error(PaymentDeclinedError, lambda error: f"rescued: {error.__cause__}")
+    .to_agent(QuickAgent)
+    .to_finish(OfficeFinish),
+)
+class RescuedWorkflow: ...
+
+
+@application(name="rescued", workflows=[RescuedWorkflow], channels=[RecordingRefundChannel])
+class RescuedApplication: ...

@@ -83,6 +83,17 @@ class FlowBuilder:
         updated = replace(last, on_join_error=(*last.on_join_error, (error_class, handler)))
         return replace(self, _steps=(*self._steps[:-1], updated))
 
+    def on_error(
+        self, error_class: type[BaseException], handler: Callable[[BaseException], str]
+    ) -> FlowBuilder:
+        """Handle a failure of the step just added (matched by class and cause chain): the
+        handler's text is the step's answer and the flow goes on."""
+        if not self._steps:
+            raise TypeError("on_error(...) follows a step (to_agent, to_parallel, ...)")
+        last = self._steps[-1]
+        updated = replace(last, on_error=(*last.on_error, (error_class, handler)))
+        return replace(self, _steps=(*self._steps[:-1], updated))
+
     def to_finish(self, finish: type) -> FlowBuilder:
         return replace(self, _finish=finish)
 

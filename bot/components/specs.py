@@ -68,6 +68,7 @@ class FlowStep:
     """One step of a linear flow: an agent."""
 
     agent: type
+    on_error: tuple[tuple[type[BaseException], Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +84,7 @@ class LaunchStep:
     on_join_error: tuple[tuple[type[BaseException], Any], ...] = ()
     items: Any = None  # Callable[[str], Sequence[str]] | None
     max_concurrency: int | None = None
+    on_error: tuple[tuple[type[BaseException], Any], ...] = ()
 
 
 Step = FlowStep | LaunchStep

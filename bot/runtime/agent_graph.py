@@ -6,23 +6,30 @@ and a call that finished is never re-run when only its sibling is answered.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.messages.tool import ToolCall
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphInterrupt
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from bot.components.specs import AgentSpec
 from bot.core.errors import AgentFailedError, CountersignError
 from bot.runtime.assembly import ToolBinding
-from bot.runtime.frame import checkpoint_ns, frame_of
+from bot.runtime.frame import RunFrame, checkpoint_ns, frame_of
 from bot.runtime.seam import PausePlace
 from bot.runtime.services import Runtime
 from bot.runtime.tool_calls import call_tool, tool_error
@@ -50,28 +57,41 @@ def tool_schema(binding: ToolBinding) -> dict[str, Any]:
     }
 
 
-def build_agent_graph(
-    runtime: Runtime,
-    spec: AgentSpec,
-    chat_model: BaseChatModel,
-    tools: Mapping[str, ToolBinding],
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    bound: Any = (
-        chat_model.bind_tools([tool_schema(b) for b in tools.values()]) if tools else chat_model
-    )
+class AgentLoop:
+    """One agent's model turn and tool calls, shared by its two graph shapes.
 
-    async def model_node(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-        frame = frame_of(config)
-        iteration = state.get("iterations", 0)
+    In a workflow's own sequence of steps the agent's nodes are added to the workflow's graph
+    (``add_agent_step``: no nested graph, fewer checkpoints per pass); as a branch of a launch it
+    is a subgraph of its own (``build_agent_graph``).
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        spec: AgentSpec,
+        chat_model: BaseChatModel,
+        tools: Mapping[str, ToolBinding],
+    ) -> None:
+        self.runtime = runtime
+        self.spec = spec
+        self.tools = tools
+        self._bound: Any = (
+            chat_model.bind_tools([tool_schema(b) for b in tools.values()]) if tools else chat_model
+        )
+
+    async def call_model(
+        self, history: Sequence[AnyMessage], iteration: int, frame: RunFrame
+    ) -> AIMessage:
+        spec = self.spec
         if iteration >= spec.max_tool_loop_iterations:
             raise AgentFailedError(
                 f"the agent {spec.name} called tools {iteration} times without finishing",
                 agent=spec.name,
                 execution_id=frame.execution_id,
             )
-        messages = [SystemMessage(content=spec.prompt), *state["messages"]]
+        messages = [SystemMessage(content=spec.prompt), *history]
         try:
-            reply = await bound.ainvoke(messages)
+            reply = await self._bound.ainvoke(messages)
         except (GraphInterrupt, CountersignError):
             raise
         except Exception as error:
@@ -82,36 +102,47 @@ def build_agent_graph(
             ) from error
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
-        return {"messages": [reply], "iterations": iteration + 1}
+        return reply
 
-    def route(state: AgentState) -> list[Send] | str:
-        last = state["messages"][-1]
+    @staticmethod
+    def tool_sends(node: str, messages: Sequence[AnyMessage], iteration: int) -> list[Send]:
+        last = messages[-1] if messages else None
         if isinstance(last, AIMessage) and last.tool_calls:
             return [
-                Send("tool", ToolTask(call=call, iteration=state.get("iterations", 0)))
-                for call in last.tool_calls
+                Send(node, ToolTask(call=call, iteration=iteration)) for call in last.tool_calls
             ]
-        return END
+        return []
 
-    async def tool_node(task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
+    async def call_tool(self, task: ToolTask, config: RunnableConfig) -> ToolMessage:
         call = task["call"]
-        binding = tools.get(call["name"])
+        binding = self.tools.get(call["name"])
         if binding is None:
-            known = ", ".join(sorted(tools)) or "none"
-            message = tool_error(
-                call, call["name"], f"no tool named {call['name']} (known: {known})"
-            )
-            return {"messages": [message]}
+            known = ", ".join(sorted(self.tools)) or "none"
+            return tool_error(call, call["name"], f"no tool named {call['name']} (known: {known})")
         frame = frame_of(config)
         place = PausePlace(
-            agent=spec.name,
+            agent=self.spec.name,
             checkpoint_ns=checkpoint_ns(config),
             tool_loop_iteration=task["iteration"],
             item_index=frame.item_index,
             child_execution_id=frame.child_execution_id,
         )
-        message = await call_tool(runtime, binding, frame, call, place)
-        return {"messages": [message]}
+        return await call_tool(self.runtime, binding, frame, call, place)
+
+
+def build_agent_graph(loop: AgentLoop) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The agent as a graph of its own (a branch of a launch)."""
+
+    async def model_node(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        iteration = state.get("iterations", 0)
+        reply = await loop.call_model(state["messages"], iteration, frame_of(config))
+        return {"messages": [reply], "iterations": iteration + 1}
+
+    def route(state: AgentState) -> list[Send] | str:
+        return loop.tool_sends("tool", state["messages"], state.get("iterations", 0)) or END
+
+    async def tool_node(task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [await loop.call_tool(task, config)]}
 
     graph = StateGraph(AgentState)
     graph.add_node("model", model_node)
@@ -120,3 +151,77 @@ def build_agent_graph(
     graph.add_conditional_edges("model", route, ["tool", END])
     graph.add_edge("tool", "model")
     return graph.compile()
+
+
+class StepState(TypedDict, total=False):
+    """The keys an agent step reads and writes in a workflow's state."""
+
+    input: dict[str, Any]
+    text: str
+    output: dict[str, Any]
+    messages: Annotated[list[AnyMessage], add_messages]
+    iterations: int
+    step: int
+
+
+StepText = Callable[[Mapping[str, Any]], str]
+FinishText = Callable[[str, RunnableConfig], dict[str, Any]]
+
+
+def add_agent_step(
+    graph: StateGraph[Any, Any, Any, Any],
+    index: int,
+    loop: AgentLoop,
+    *,
+    after: str,
+    text_of: StepText,
+    finish: FinishText | None,
+) -> str:
+    """Add the agent's nodes for step ``index`` to a workflow's graph; returns the entry node.
+
+    The step's conversation starts afresh from the previous step's text; its final answer is
+    the step's text (and, for the last step, the workflow's output).
+    """
+    model_name, tool_name = f"model_{index}", f"tool_{index}"
+
+    async def model_node(state: StepState, config: RunnableConfig) -> dict[str, Any]:
+        entering = state.get("step") != index
+        if entering:
+            opening = HumanMessage(content=text_of(state))
+            history: list[AnyMessage] = [opening]
+            reset: list[Any] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), opening]
+            iteration = 0
+        else:
+            history, reset, iteration = state["messages"], [], state.get("iterations", 0)
+        reply = await loop.call_model(history, iteration, frame_of(config))
+        update: dict[str, Any] = {
+            "messages": [*reset, reply],
+            "iterations": iteration + 1,
+            "step": index,
+        }
+        if not reply.tool_calls:
+            text = content_text(reply)
+            update["text"] = text
+            if finish is not None:
+                update["output"] = finish(text, config)
+        return update
+
+    def route(state: StepState) -> list[Send] | str:
+        messages = state.get("messages", [])
+        return loop.tool_sends(tool_name, messages, state.get("iterations", 0)) or after
+
+    async def tool_node(task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [await loop.call_tool(task, config)]}
+
+    graph.add_node(model_name, model_node)
+    graph.add_node(tool_name, tool_node)  # type: ignore[arg-type]  # takes a Send input
+    graph.add_conditional_edges(model_name, route, [tool_name, after])
+    graph.add_edge(tool_name, model_name)
+    return model_name
+
+
+def content_text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)

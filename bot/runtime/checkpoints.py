@@ -10,6 +10,7 @@ from typing import Any
 import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from sqlalchemy.engine import make_url
 
@@ -31,17 +32,20 @@ async def _nothing() -> None:
     return None
 
 
-async def open_checkpointer(database_url: str) -> OpenCheckpointer:
+async def open_checkpointer(
+    database_url: str, *, serde: SerializerProtocol | None = None
+) -> OpenCheckpointer:
+    """The saver of ``database_url``; ``serde`` (e.g. an encrypting one) is given to every saver."""
     if is_sqlite(database_url):
         path = sqlite_path(database_url)
         if path is None:
-            return OpenCheckpointer(saver=InMemorySaver(), close=_nothing)
+            return OpenCheckpointer(saver=InMemorySaver(serde=serde), close=_nothing)
         connection = await aiosqlite.connect(str(checkpoint_path(path)))
         await connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        saver = AsyncSqliteSaver(connection)
+        saver = AsyncSqliteSaver(connection, serde=serde)
         await saver.setup()
         return OpenCheckpointer(saver=saver, close=connection.close)
-    return await _open_postgres(database_url)
+    return await _open_postgres(database_url, serde)
 
 
 def psycopg_conninfo(database_url: str) -> str:
@@ -50,10 +54,12 @@ def psycopg_conninfo(database_url: str) -> str:
     return url.render_as_string(hide_password=False)
 
 
-async def _open_postgres(database_url: str) -> OpenCheckpointer:
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+async def _open_postgres(database_url: str, serde: SerializerProtocol | None) -> OpenCheckpointer:
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
+
+    # every channel value goes through the serde (the plain saver keeps str/int/float inline)
+    from bot.security.postgres_saver import SealedPostgresSaver
 
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         psycopg_conninfo(database_url),
@@ -63,6 +69,6 @@ async def _open_postgres(database_url: str) -> OpenCheckpointer:
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
     )
     await pool.open(wait=True)
-    saver = AsyncPostgresSaver(pool)
+    saver = SealedPostgresSaver(pool, serde=serde)
     await saver.setup()
     return OpenCheckpointer(saver=saver, close=pool.close)

@@ -8,14 +8,11 @@ answers through the answer tool, or — a decision model — with yes / no (``mo
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.errors import GraphInterrupt
 from pydantic import BaseModel
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import ReplyInterpreterSpec, spec_of
 from bot.core.context import ExecutionContext, StepContext
@@ -27,38 +24,13 @@ from bot.core.errors import (
     UninterpretableReplyError,
 )
 from bot.core.reply import ReplyInput, ReplyInterpretation
-from bot.models import ModelProvider
 from bot.runtime.decisions import validate_decision
-from bot.runtime.model_reading import ModelReading, read_with_model
-from bot.runtime.prompt_urls import PromptSource
+from bot.runtime.model_reading import ModelReading, ReplyModels, read_with_model
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import frame_of_pause
-from bot.store.ledger import SqlLedger
 from bot.store.records import PauseRecord
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReplyModels:
-    """What model reply interpreters need from the App (one per App)."""
-
-    providers: Sequence[ModelProvider]
-    chat_model_for: Callable[[type, Any], BaseChatModel]
-    ledger: SqlLedger
-    prompts: PromptSource
-
-    @classmethod
-    def of_app(
-        cls,
-        providers: Sequence[ModelProvider],
-        chat_model_for: Callable[[type, Any], BaseChatModel],
-        engine: AsyncEngine,
-    ) -> ReplyModels:
-        return cls(
-            providers=tuple(providers),
-            chat_model_for=chat_model_for,
-            ledger=SqlLedger(engine),
-            prompts=PromptSource(),
-        )
+__all__ = ["Reading", "ReplyModels", "interpret_reply"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,14 +72,7 @@ async def interpret_reply(
             context=context,
             tool_input=tool_input,
         )
-        value, model_call = await read_with_model(
-            runtime,
-            reading,
-            providers=models.providers,
-            chat_model_for=models.chat_model_for,
-            ledger=models.ledger,
-            prompts=models.prompts,
-        )
+        value, model_call = await read_with_model(runtime, models, reading)
     try:
         decision = validate_decision(value, tool_input=tool_input, arguments=record.ask.arguments)
     except DtoValidationError as error:

@@ -25,6 +25,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, assert_never
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -96,6 +97,7 @@ class GraphLookup:
 
     def __init__(self) -> None:
         self.agents: dict[type, Graph] = {}
+        self.loops: dict[type, Any] = {}  # agent class → AgentLoop
         self.children: dict[type, Graph] = {}
 
 
@@ -155,12 +157,14 @@ class Launch:
                 running[asyncio.ensure_future(self._invoke(branch))] = branch
 
         start_more()
+        deadline = await self._deadline_timer()
         try:
             while running:
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
+                waiting_on: set[asyncio.Future[Any]] = {*running, *([deadline] if deadline else [])}
+                done, _ = await asyncio.wait(waiting_on, return_when=asyncio.FIRST_COMPLETED)
+                for task in [t for t in running if t in done]:
                     await self._classify(running.pop(task), task, tally)
-                decision = self._decided(tally, len(branches))
+                decision = self._decided(tally, len(branches), deadline_passed=self._past(deadline))
                 if decision is not None:
                     cancelled = [b.label for b in running.values()] + [b.label for b in waiting]
                     await self._stop(running, waiting, tally)
@@ -169,6 +173,8 @@ class Launch:
         finally:
             for task in running:
                 task.cancel()
+            if deadline is not None:
+                deadline.cancel()
         if tally.paused:
             interrupts = tuple(i for e in tally.paused.values() for i in e.args[0])
             raise GraphInterrupt(interrupts)
@@ -248,9 +254,31 @@ class Launch:
 
     # ---------------------------------------------------------------- the join
 
-    def _decided(self, tally: _Tally, total: int) -> BaseException | bool | None:
-        """None while undecided; an error (FailFast, unreachable quorum) or True (quorum met)."""
+    async def _deadline_timer(self) -> asyncio.Future[None] | None:
+        """A timer on the application's clock for a quorum's deadline (counted from the
+        launch's first pass, pauses included); already done if the deadline has passed."""
         policy = self._step.join
+        deadline = getattr(policy, "deadline", None)
+        if deadline is None:
+            return None
+        clock = self._runtime.clock
+        started = await self._runtime.store.launch_started_at(
+            f"{self._frame.root_execution_id}{self._ns}", self._frame.root_execution_id, clock.now()
+        )
+        remaining = started + deadline - clock.now()
+        return asyncio.ensure_future(clock.sleep(max(remaining, timedelta(0))))
+
+    @staticmethod
+    def _past(deadline: asyncio.Future[None] | None) -> bool:
+        return deadline is not None and deadline.done() and not deadline.cancelled()
+
+    def _decided(
+        self, tally: _Tally, total: int, *, deadline_passed: bool = False
+    ) -> BaseException | bool | None:
+        """None while undecided; an error (FailFast, unreachable quorum) or True (decided)."""
+        policy = self._step.join
+        if deadline_passed and isinstance(policy, JoinQuorum | JoinQuorumGroups):
+            return True  # the deadline passed: join with what finished
         match policy:
             case JoinFailFast():
                 return _first_error(tally) if tally.errors else None
@@ -349,9 +377,9 @@ def _first_error(tally: _Tally) -> BaseException:
 
 
 def _branch_text(result: Mapping[str, Any]) -> str:
-    if "messages" in result:
-        last = result["messages"][-1]
-        if isinstance(last, AIMessage):
+    """A branch's answer: a child workflow's output text, or an agent's last message."""
+    if "output" not in result and "messages" in result:
+        if result["messages"] and isinstance(last := result["messages"][-1], AIMessage):
             content = last.content
             return content if isinstance(content, str) else json.dumps(content)
         return ""

@@ -21,6 +21,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphInterrupt
 from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import ChannelRoleSpec, ReplyInterpreterSpec
 from bot.core.context import ExecutionContext
@@ -55,6 +56,30 @@ from bot.store.records import ExecutionRow, PauseRecord
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyModels:
+    """What model reply interpreters need from the App (one per App)."""
+
+    providers: Sequence[ModelProvider]
+    chat_model_for: Callable[[type, Any], BaseChatModel]
+    ledger: SqlLedger
+    prompts: PromptSource
+
+    @classmethod
+    def of_app(
+        cls,
+        providers: Sequence[ModelProvider],
+        chat_model_for: Callable[[type, Any], BaseChatModel],
+        engine: AsyncEngine,
+    ) -> ReplyModels:
+        return cls(
+            providers=tuple(providers),
+            chat_model_for=chat_model_for,
+            ledger=SqlLedger(engine),
+            prompts=PromptSource(),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelReading:
     """One reply to read: the interpreter, its role, the pause and the frame it reads in."""
 
@@ -72,18 +97,12 @@ class ModelReading:
 
 
 async def read_with_model(
-    runtime: Runtime,
-    reading: ModelReading,
-    *,
-    providers: Sequence[ModelProvider],
-    chat_model_for: Callable[[type, Any], BaseChatModel],
-    ledger: SqlLedger,
-    prompts: PromptSource,
+    runtime: Runtime, models: ReplyModels, reading: ModelReading
 ) -> tuple[Any, int]:
     """The model's answer, revealed (not validated yet), and the ledger id of its call."""
     spec, record = reading.spec, reading.record
-    chat_model = _chat_model(chat_model_for, reading)
-    decides = is_decision_model(reading.interpreter, spec.model, providers)
+    chat_model = _chat_model(models.chat_model_for, reading)
+    decides = is_decision_model(reading.interpreter, spec.model, models.providers)
     answer_dto = answer_dto_of(reading.role)
     if decides and answer_dto is not ToolCallApprovalDecision:
         raise UninterpretableReplyError(
@@ -96,7 +115,7 @@ async def read_with_model(
         reading.reply_input,
         sensitive_fields(reading.tool_input),
     )
-    instructions = await _instructions(prompts, spec)
+    instructions = await _instructions(models.prompts, spec)
     if decides:
         messages = decision_messages(instructions, shielded.ask, shielded.reply)
     else:
@@ -119,10 +138,10 @@ async def read_with_model(
 
     now = runtime.clock.now()
     call_id, message = await counted_call(
-        ledger,
+        models.ledger,
         _new_call(reading, chain, now),
         budget_checks(runtime.assembly, tree, record.execution_id, now),
-        price_for(spec.model, providers),
+        price_for(spec.model, models.providers),
         invoke,
     )
     return _answer(message, shielded, decides=decides), call_id

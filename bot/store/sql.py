@@ -30,7 +30,7 @@ from bot.store.records import (
     PauseAnswer,
     PauseRecord,
 )
-from bot.store.tables import executions, pause_answers, pauses
+from bot.store.tables import executions, launches, pause_answers, pauses
 
 _HOLDS_TURN: contextvars.ContextVar[bool] = contextvars.ContextVar("holds_turn", default=False)
 P = ParamSpec("P")
@@ -299,6 +299,28 @@ class SqlStore:
                 )
             ).all()
         return [self._execution(row) for row in rows]
+
+    async def launch_started_at(
+        self, launch_key: str, root_execution_id: str, now: datetime
+    ) -> datetime:
+        """When a launch first ran (recorded on its first pass; later passes read it)."""
+        try:
+            async with self._engine.begin() as connection:
+                await connection.execute(
+                    insert(launches).values(
+                        launch_key=launch_key, root_execution_id=root_execution_id, started_at=now
+                    )
+                )
+            return now
+        except IntegrityError:
+            async with self._engine.connect() as connection:
+                started = (
+                    await connection.execute(
+                        select(launches.c.started_at).where(launches.c.launch_key == launch_key)
+                    )
+                ).scalar_one()
+            assert isinstance(started, datetime)
+            return started
 
     async def ensure_execution(self, new: NewExecution) -> None:
         """Create the execution record unless it exists (a child re-entered on a later pass)."""

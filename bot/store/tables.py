@@ -192,3 +192,12 @@ model_calls = Table(
     Index("ix_cs_model_calls_root", "root_execution_id"),
     Index("ix_cs_model_calls_workflow_at", "tenant_id", "workflow", "at"),
 )
+
+launches = Table(
+    "cs_launches",
+    metadata,
+    Column("launch_key", String(1024), primary_key=True),
+    Column("root_execution_id", String(64), nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Index("ix_cs_launches_root", "root_execution_id"),
+)

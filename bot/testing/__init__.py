@@ -2,6 +2,7 @@
 
 from bot.runtime.auto_channels import AutoApproveChannel, AutoRejectChannel
 from bot.testing.clock import FakeClock
+from bot.testing.instances import test_with
 from bot.testing.llm import (
     ScriptedChatModel,
     call_tool,
@@ -9,7 +10,6 @@ from bot.testing.llm import (
     mock_llm,
     reply_with,
 )
-from bot.testing.instances import test_with
 from bot.testing.mocks import mock_of
 from channels.terminal import TerminalOutput, TerminalUserChannel
 

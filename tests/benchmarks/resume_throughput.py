@@ -67,11 +67,15 @@ def rule(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content="", tool_calls=[call])
 
 
-MODEL = RuleModel(rule, "bench", delay=0.0)
+MODEL = RuleModel(rule, "bench", delay=0.0, records_calls=False)
 
 
-@channel_role(name="pay-approval-channel", description="d", approves=PayInput,
-              answered_by=PauseAnswerer.CHANNEL)
+@channel_role(
+    name="pay-approval-channel",
+    description="d",
+    approves=PayInput,
+    answered_by=PauseAnswerer.CHANNEL,
+)
 class PayApproval(ChannelOf): ...
 
 
@@ -95,8 +99,11 @@ class PayInvoiceTool:
 class PayAgent: ...
 
 
-@workflow(name="pay-workflow", version="1",
-          flow=[start(OfficeStart).returns(WorkflowStartText).to_agent(PayAgent).to_finish(OfficeFinish)])
+@workflow(
+    name="pay-workflow",
+    version="1",
+    flow=[start(OfficeStart).returns(WorkflowStartText).to_agent(PayAgent).to_finish(OfficeFinish)],
+)
 class PayWorkflow: ...
 
 
@@ -137,7 +144,9 @@ def bare_graph(saver: AsyncSqliteSaver) -> Any:
 # ---------------------------------------------------------------- measuring
 
 
-async def measure(cycle: Callable[[int], Awaitable[None]], cycles: int, concurrency: int) -> dict[str, float]:
+async def measure(
+    cycle: Callable[[int], Awaitable[None]], cycles: int, concurrency: int
+) -> dict[str, float]:
     for i in range(10):  # warm up
         await cycle(-1 - i)
     gate = asyncio.Semaphore(concurrency)
@@ -164,15 +173,24 @@ async def measure(cycle: Callable[[int], Awaitable[None]], cycles: int, concurre
 async def ours(folder: Path, cycles: int, concurrency: int) -> dict[str, float]:
     inbox = Inbox()
     url = f"sqlite+aiosqlite:///{folder / 'ours.db'}"
-    async with await App.create(BenchApplication, database_url=url, clock=FakeClock(),
-                                settings=Settings(), services={Inbox: inbox}) as app:
+    async with await App.create(
+        BenchApplication,
+        database_url=url,
+        clock=FakeClock(),
+        settings=Settings(),
+        services={Inbox: inbox},
+    ) as app:
         run_id = uuid.uuid4().hex[:6]
 
         async def cycle(i: int) -> None:
             invoice = f"{run_id}-{i}"
-            await app.execute(PayWorkflow, WorkflowStartText(text=invoice), tenant_id="t", owner_id="o")
+            await app.execute(
+                PayWorkflow, WorkflowStartText(text=invoice), tenant_id="t", owner_id="o"
+            )
             pause_id = inbox.pending.pop(invoice)
-            done = await app.resume(pause_id, decision={"approved": True}, tenant_id="t", answered_by="m")
+            done = await app.resume(
+                pause_id, decision={"approved": True}, tenant_id="t", answered_by="m"
+            )
             assert done.output == {"text": "paid"}, done
 
         return await measure(cycle, cycles, concurrency)
@@ -187,11 +205,16 @@ async def bare(folder: Path, cycles: int, concurrency: int) -> dict[str, float]:
 
         async def cycle(i: int) -> None:
             config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
-            paused = await graph.ainvoke({"messages": [HumanMessage(content=str(i))]}, config,
-                                         durability="sync", version="v2")
+            paused = await graph.ainvoke(
+                {"messages": [HumanMessage(content=str(i))]},
+                config,
+                durability="sync",
+                version="v2",
+            )
             [pending] = paused.interrupts
-            done = await graph.ainvoke(Command(resume={pending.id: {"approved": True}}), config,
-                                       durability="sync")
+            done = await graph.ainvoke(
+                Command(resume={pending.id: {"approved": True}}), config, durability="sync"
+            )
             assert done["messages"][-1].content == "paid"
 
         return await measure(cycle, cycles, concurrency)
@@ -200,8 +223,10 @@ async def bare(folder: Path, cycles: int, concurrency: int) -> dict[str, float]:
 
 
 def show(name: str, figures: dict[str, float]) -> None:
-    print(f"  {name:<6} {figures['cycles_per_s']:7.1f} cycles/s  {figures['ms_per_cycle']:6.1f} ms/cycle"
-          f"  p50 {figures['p50_ms']:7.1f} ms  p99 {figures['p99_ms']:7.1f} ms")
+    print(
+        f"  {name:<6} {figures['cycles_per_s']:7.1f} cycles/s  {figures['ms_per_cycle']:6.1f} ms/cycle"
+        f"  p50 {figures['p50_ms']:7.1f} ms  p99 {figures['p99_ms']:7.1f} ms"
+    )
 
 
 async def main(cycles: int, concurrency: int) -> None:
@@ -212,8 +237,10 @@ async def main(cycles: int, concurrency: int) -> None:
         print(f"{label} ({cycles} cycles, SQLite file, durability=sync):")
         show("ours", mine)
         show("bare", theirs)
-        print(f"  ratio: our cycle costs {theirs['cycles_per_s'] / mine['cycles_per_s']:.2f}x the bare "
-              "LangGraph cycle (target <= 2x)")
+        print(
+            f"  ratio: our cycle costs {theirs['cycles_per_s'] / mine['cycles_per_s']:.2f}x the bare "
+            "LangGraph cycle (target <= 2x)"
+        )
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from bot import (
     workflow,
 )
 from bot.runtime.engine import PassReport
+from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.office import OfficeFinish, OfficeStart
 from tests.parallel_app import RuleModel
 
@@ -124,7 +125,7 @@ async def main(url: str, count: int) -> None:
     app = await App.create(
         CrashApplication,
         database_url=url,
-        settings=Settings(),
+        settings=Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS),
         services={Outbox: outbox, Ledger: Ledger()},
     )
     for i in range(count):

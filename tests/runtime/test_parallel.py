@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from bot import (
     WorkflowStartText,
 )
 from tests.conftest import MakeOffice, Office
+from tests.office import ASKED
 from tests.parallel_app import (
     STEPPER,
     AllThreeWorkflow,
@@ -29,6 +31,14 @@ from tests.parallel_app import (
     PerItemWorkflow,
     QuorumWorkflow,
 )
+
+
+@pytest.fixture(autouse=True)
+def _asked_gate() -> Iterator[None]:
+    """Branches that must act after a sibling asked wait for the ask, not for time to pass."""
+    ASKED.arm()
+    yield
+    ASKED.disarm()
 
 
 async def _office(make_office: MakeOffice) -> Office:
@@ -216,3 +226,84 @@ async def test_per_item_children_each_get_their_own_execution(make_office: MakeO
     rows = await office.app._runtime.store.list_executions_by_root(result.execution_id)
     child_rows = [r for r in rows if r.parent_execution_id == result.execution_id]
     assert sorted(r.status for r in child_rows) == [ExecutionStatus.COMPLETED] * 2
+
+
+async def test_a_deadline_passing_while_resting_decides_the_quorum_on_the_next_pass(
+    make_office: MakeOffice,
+) -> None:
+    from datetime import timedelta
+
+    from tests.parallel_app import DeadlineApplication, DeadlineQuorumWorkflow
+
+    office = await make_office(DeadlineApplication)
+    result = await _execute(office, DeadlineQuorumWorkflow)  # quick done, two askers wait
+    assert result.status is ExecutionStatus.PAUSED
+    await office.clock.advance(timedelta(hours=2))
+    assert office.inbox.withdrawals == []  # resting: nothing withdrawn until the tree moves
+    still = await office.app.get_result(result.execution_id, tenant_id="acme")
+    assert len(still.pending) == 2
+    first, second = _refund_ids(office)
+    done = await _approve(office, first)
+    assert done.status is ExecutionStatus.COMPLETED
+    [withdrawal] = office.inbox.withdrawals
+    assert withdrawal.pause_id == second
+    # decided at the deadline: what finished by then joins; the late answer came after it
+    assert done.output["text"] == "quick-agent: quick answer to refund 5"
+    assert [r for r in office.ledger.runs if r[0] == "refund"] == []
+
+
+async def test_before_the_deadline_the_quorum_waits(make_office: MakeOffice) -> None:
+    from datetime import timedelta
+
+    from tests.parallel_app import DeadlineApplication, DeadlineQuorumWorkflow
+
+    office = await make_office(DeadlineApplication)
+    await _execute(office, DeadlineQuorumWorkflow)
+    await office.clock.advance(timedelta(minutes=30))
+    first, _ = _refund_ids(office)
+    partial = await _approve(office, first)
+    assert partial.status is ExecutionStatus.PAUSED  # 2 of 3 and the deadline not passed
+    assert office.inbox.withdrawals == []
+
+
+async def test_each_childs_record_lists_its_own_pauses(make_office: MakeOffice) -> None:
+    office = await _office(make_office)
+    result = await _execute(office, PerItemChildrenWorkflow, "order 4\norder 6")
+    for pause_id in _refund_ids(office):
+        done = await _approve(office, pause_id, record=True)
+    assert done.record is not None
+    assert len(done.record.pauses) == 2  # the root's record: the whole tree's
+    children = done.record.children
+    assert len(children) == 2
+    for child in children:
+        [entry] = child.pauses
+        assert entry.execution_id == child.execution_id
+        assert child.status is ExecutionStatus.COMPLETED
+    assert sorted(c.pauses[0].step.item_index for c in children) == [0, 1]
+    assert result.execution_id not in {c.execution_id for c in children}
+
+
+async def test_a_grandchilds_pauses_are_in_its_own_record(make_office: MakeOffice) -> None:
+    office = await _office(make_office)
+    await _execute(office, GrandparentWorkflow)
+    [pause_id] = _refund_ids(office)
+    done = await _approve(office, pause_id, record=True)
+    assert done.record is not None
+    [middle] = done.record.children
+    assert middle.workflow == "middle-workflow"
+    assert middle.pauses == []
+    [leaf] = middle.children
+    assert leaf.workflow == "refund-child-workflow"
+    assert [e.execution_id for e in leaf.pauses] == [leaf.execution_id]
+
+
+async def test_on_error_handles_a_failing_step_and_the_flow_goes_on(
+    make_office: MakeOffice,
+) -> None:
+    from tests.parallel_app import RescuedApplication, RescuedWorkflow
+
+    ASKED.disarm()  # nothing to wait for: the failing tool fails at once
+    office = await make_office(RescuedApplication)
+    result = await _execute(office, RescuedWorkflow)
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.output["text"] == "quick answer to rescued: card declined for X"

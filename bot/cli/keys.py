@@ -1,0 +1,157 @@
+"""``python -m bot keygen`` and ``python -m bot reencrypt``: making encryption keys, rotating them.
+
+``register(subparsers)`` adds both sub-commands; each parser's default ``handler`` is the
+function to call with the parsed arguments (``args.handler(args)`` returns the exit code).
+
+Rotation: ``keygen`` makes key B; ``COUNTERSIGN_ENCRYPTION_KEYS=B,A`` writes with B and still
+reads A; ``reencrypt`` moves every stored value to B; then A can go (``...=B``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+
+from bot.core.errors import CountersignError, SettingsError
+from bot.security.key_source import key_source
+from bot.security.keys import KEY_ID_PATTERN, SETTING, generate_key
+from bot.security.reencrypt import DEFAULT_BATCH_SIZE, ReencryptReport, reencrypt_database
+from bot.settings import load_settings
+from bot.store.database import is_sqlite, sqlite_path
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+ROTATION_HINT = (
+    f"Put it first in {SETTING} (comma-separated, current key first; old keys after it).\n"
+    "To rotate: keep the old keys after the new one, run 'python -m bot reencrypt', "
+    "then remove them.\n"
+)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``keygen`` and ``reencrypt`` to the command line's sub-commands."""
+    keygen = subparsers.add_parser(
+        "keygen",
+        help=f"print a new encryption key for {SETTING}",
+        description=f"Print a new AES-256 key as one {SETTING} entry (<key-id>:<base64>) on "
+        "standard output; how to use it goes to standard error.",
+    )
+    keygen.add_argument(
+        "--id",
+        dest="key_id",
+        type=_key_id,
+        metavar="KEY_ID",
+        help="the key's id, stored beside every value it encrypts (default: k + 8 random hex)",
+    )
+    keygen.set_defaults(handler=keygen_command)
+    reencrypt = subparsers.add_parser(
+        "reencrypt",
+        help="re-encrypt every stored value with the current key",
+        description="Re-encrypt every stored value (pauses, executions, audit entries and "
+        "LangGraph's checkpoints) with the first key of "
+        f"{SETTING}, in batches; safe to run again and while the bot runs.",
+    )
+    reencrypt.add_argument(
+        "--database-url",
+        type=_database_url,
+        metavar="URL",
+        help="the database (default: DATABASE_URL from the environment or .env)",
+    )
+    reencrypt.add_argument(
+        "--batch-size",
+        type=_batch_size,
+        default=DEFAULT_BATCH_SIZE,
+        metavar="N",
+        help=f"rows per transaction (default: {DEFAULT_BATCH_SIZE})",
+    )
+    reencrypt.set_defaults(handler=reencrypt_command)
+
+
+def keygen_command(args: argparse.Namespace) -> int:
+    """Print a new key entry (stdout) and how to use it (stderr)."""
+    key = generate_key(getattr(args, "key_id", None))
+    print(key.entry(), flush=True)
+    sys.stderr.write(ROTATION_HINT)
+    return EXIT_OK
+
+
+def reencrypt_command(args: argparse.Namespace) -> int:
+    """Move every stored value to the current key; report how many values moved."""
+    try:
+        settings = load_settings()
+        url = getattr(args, "database_url", None) or settings.database_url
+        problem = _no_database(url)
+        if problem is not None:
+            print(problem, file=sys.stderr)
+            return EXIT_USAGE
+        keys = key_source(url, settings.countersign_encryption_keys)
+        batch_size = getattr(args, "batch_size", DEFAULT_BATCH_SIZE)
+
+        async def run() -> ReencryptReport:
+            return await reencrypt_database(url, await keys.load(), batch_size=batch_size)
+
+        report = asyncio.run(run())
+    except SettingsError as error:
+        print(error.message, file=sys.stderr)
+        return EXIT_USAGE
+    except CountersignError as error:
+        print(f"re-encryption stopped: {error.message}", file=sys.stderr)
+        return EXIT_FAILED
+    except (SQLAlchemyError, OSError) as error:
+        reason = error.orig if isinstance(error, DBAPIError) else error
+        print(f"the database could not be re-encrypted: {reason}", file=sys.stderr)
+        return EXIT_FAILED
+    print(describe(report), flush=True)
+    return EXIT_OK
+
+
+def describe(report: ReencryptReport) -> str:
+    """One line for people: how many values moved, where, and the key they are under now."""
+    if report.total == 0:
+        return f"nothing to re-encrypt: every stored value is under key {report.key_id} already"
+    tables = ", ".join(f"{name} {count}" for name, count in report.moved.items() if count)
+    values = "value" if report.total == 1 else "values"
+    return f"re-encrypted {report.total} {values} under key {report.key_id} ({tables})"
+
+
+def _no_database(url: str) -> str | None:
+    if not is_sqlite(url):
+        return None
+    path = sqlite_path(url)
+    if path is None:
+        return "an in-memory database keeps nothing to re-encrypt: give --database-url"
+    if not path.is_file():
+        return f"there is no database at {path.resolve()}"
+    return None
+
+
+def _key_id(text: str) -> str:
+    if not KEY_ID_PATTERN.fullmatch(text):
+        raise argparse.ArgumentTypeError("a key id is 1 to 32 letters, digits, - or _")
+    return text
+
+
+def _database_url(text: str) -> str:
+    try:
+        make_url(text)
+    except ArgumentError:
+        raise argparse.ArgumentTypeError(
+            "not a database URL (e.g. sqlite+aiosqlite:///countersign.db)"
+        ) from None
+    return text
+
+
+def _batch_size(text: str) -> int:
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise argparse.ArgumentTypeError("the batch size is a whole number of at least 1")
+    return size

@@ -1,0 +1,1 @@
+"""Encryption at rest: keys, codec, checkpoints, rotation."""
