@@ -146,3 +146,36 @@ async def test_a_hanging_withdraw_is_cut_off_at_the_tool_timeout(
         results = await asyncio.wait_for(cancelling, timeout=5)
     assert results[0].status is ExecutionStatus.CANCELLED
     assert "channel.withdraw-failed: TimeoutError" in caplog.text
+
+
+async def test_a_pause_cancelled_while_its_send_returns_is_told_by_its_own_step(
+    make_office: MakeOffice,
+) -> None:
+    from bot import ChannelAsk, ChannelOutcome
+    from bot.core.enums import PauseStatus
+
+    script_refund()
+    office = await make_office()
+    channel = mock_of(RecordingRefundChannel)
+    store = office.app._runtime.store
+    cancelled = asyncio.Event()
+
+    async def slow_send(ask: ChannelAsk) -> object:
+        # the thread is cancelled while the question is being posted
+        record = await store.find("acme", ask.pause_id)
+        assert record is not None
+        closed = await store.cancel(
+            "acme", ask.pause_id, PauseResolution.CANCELLED, office.clock.now()
+        )
+        assert closed is not None and not closed.is_sent  # the closer cannot tell the channel
+        cancelled.set()
+        return ChannelOutcome.await_reply()
+
+    channel.send.side_effect = slow_send
+    result = await run(office)
+    assert cancelled.is_set()
+    assert channel.withdraw.call_count == 1  # told once, by the step, once send returned
+    assert channel.withdraw.call_args.args[0].resolution is PauseResolution.CANCELLED
+    assert result.pending == []
+    record = await store.find("acme", channel.send.call_args.args[0].pause_id)
+    assert record is not None and record.status is PauseStatus.CANCELLED
