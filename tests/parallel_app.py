@@ -23,7 +23,9 @@ from bot import (
     WorkflowStartText,
     agent,
     application,
+    StepFailedError,
     join_quorum,
+    join_quorum_groups,
     start,
     tool,
     workflow,
@@ -354,3 +356,43 @@ class RescuedWorkflow: ...
 
 @application(name="rescued", workflows=[RescuedWorkflow], channels=[RecordingRefundChannel])
 class RescuedApplication: ...
+
+
+@_wf(
+    "groups-workflow",
+    _start()
+    .to_parallel(
+        [QuickAgent, AskerAgent, StepperAgent, SecondAskerAgent],
+        join=join_quorum_groups({"fast": [0, 2], "slow": [1, 3]}, max=2),
+    )
+    .to_finish(OfficeFinish),
+)
+class GroupsWorkflow: ...
+
+
+@_wf(
+    "unreachable-workflow",
+    _start()
+    .to_parallel([FailingAgent, AskerAgent], join=join_quorum(max=2))
+    .on_join_error(StepFailedError, lambda f: f"unreachable: {f.error}")
+    .to_finish(OfficeFinish),
+)
+class UnreachableWorkflow: ...
+
+
+@_wf(
+    "step-failed-workflow",
+    _start()
+    .to_parallel([AskerAgent, FailingAgent])
+    .on_join_error(StepFailedError, lambda f: f"a step failed: {type(f.error).__name__}")
+    .to_finish(OfficeFinish),
+)
+class StepFailedHandlerWorkflow: ...
+
+
+@application(
+    name="joins",
+    workflows=[GroupsWorkflow, UnreachableWorkflow, StepFailedHandlerWorkflow],
+    channels=[RecordingRefundChannel, RecordingExpenseChannel],
+)
+class JoinsApplication: ...

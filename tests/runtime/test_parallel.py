@@ -307,3 +307,33 @@ async def test_on_error_handles_a_failing_step_and_the_flow_goes_on(
     result = await _execute(office, RescuedWorkflow)
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output["text"] == "quick answer to rescued: card declined for X"
+
+
+async def test_a_quorum_group_that_wins_withdraws_the_other_group(make_office: MakeOffice) -> None:
+    from tests.parallel_app import GroupsWorkflow, JoinsApplication
+
+    office = await make_office(JoinsApplication)
+    result = await _execute(office, GroupsWorkflow)  # "fast" (quick, stepper) wins
+    assert result.status is ExecutionStatus.COMPLETED
+    assert len(office.inbox.withdrawals) == 2  # both askers of "slow" withdrawn
+    assert "quick-agent" in result.output["text"] and "stepper-agent" in result.output["text"]
+
+
+async def test_an_unreachable_quorum_is_a_join_error(make_office: MakeOffice) -> None:
+    from tests.parallel_app import JoinsApplication, UnreachableWorkflow
+
+    office = await make_office(JoinsApplication)
+    result = await _execute(office, UnreachableWorkflow)
+    assert result.status is ExecutionStatus.COMPLETED
+    assert result.output["text"].startswith("unreachable: ")
+    assert len(office.inbox.withdrawals) == 1
+
+
+async def test_on_join_error_by_step_failed_takes_an_agent_failing_with_a_domain_error(
+    make_office: MakeOffice,
+) -> None:
+    from tests.parallel_app import JoinsApplication, StepFailedHandlerWorkflow
+
+    office = await make_office(JoinsApplication)
+    result = await _execute(office, StepFailedHandlerWorkflow)
+    assert result.output["text"] == "a step failed: AgentFailedError"
