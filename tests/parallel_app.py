@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from datetime import timedelta
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -20,10 +20,10 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, PrivateAttr
 
 from bot import (
+    StepFailedError,
     WorkflowStartText,
     agent,
     application,
-    StepFailedError,
     join_quorum,
     join_quorum_groups,
     start,

@@ -2,8 +2,8 @@
 
 ``demo`` runs the office desk (``bot.cli.demo``) in the terminal: the agent's two tool calls
 pause at once, and the person at the prompt answers each in words, read by the keyword reply
-interpreter. ``serve`` will serve the Slack bot; until it exists it names the missing Slack
-settings and runs the demo instead.
+interpreter. ``serve`` serves the Slack bot (``bot.slack.serve``); without the Slack settings it
+names the missing ones and runs the demo instead.
 """
 
 from __future__ import annotations
@@ -70,8 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
     commands.add_parser(
         "serve",
-        help="serve the Slack bot (not in this version yet: names what is missing, runs the demo)",
-        description="Serve the Slack bot. Reads SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET "
+        help="serve the Slack bot (without its settings: names what is missing, runs the demo)",
+        description="Serve the Slack bot: HTTP on PORT at /slack/events, or Socket Mode with "
+        "SLACK_APP_TOKEN. Reads SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, COUNTERSIGN_APP (default: "
+        "the Slack office desk, which needs COUNTERSIGN_APPROVAL_CHANNEL) and the model settings "
         "from the environment or .env.",
     )
     demo = commands.add_parser(
@@ -139,9 +141,9 @@ def serve(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env"
     """Serve the Slack bot; without its settings, say what is missing and run the demo."""
     missing = missing_settings(SLACK_SETTINGS, environ, env_file)
     if not missing:
-        print("the Slack bot is not available in this version yet", file=sys.stderr)
-        print("try the terminal demo meanwhile: python -m bot demo", file=sys.stderr)
-        return EXIT_UNAVAILABLE
+        from bot.slack.serve import serve_slack  # Slack's libraries load only to serve
+
+        return serve_slack(environ, env_file)
     for setting in missing:
         print(f"{setting.name} is missing: {setting.how_to_get}", file=sys.stderr)
     print("Running the terminal demo instead (python -m bot demo).\n", flush=True)

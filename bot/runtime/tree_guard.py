@@ -58,7 +58,9 @@ class TreeGuard:
     async def hold(self, root: str) -> AsyncIterator[None]:
         """Hold the tree: the in-process lock, then the lease, renewed until the block ends."""
         async with self.lock(root):
-            while not await self._leases.try_take(root, self._owner, self._clock.now(), self._ttl):
+            # another instance holds it: its pass ends (or its lease expires) soon; no event
+            # crosses processes, so try again shortly
+            while not await self._leases.try_take(root, self._owner, self._clock.now(), self._ttl):  # noqa: ASYNC110
                 await asyncio.sleep(RETRY_SECONDS)
             renewal = asyncio.ensure_future(self._renew(root))
             try:

@@ -7,6 +7,7 @@ written in the same transaction so an answer is never recorded without its audit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -325,10 +326,8 @@ class SqlStore:
     async def ensure_execution(self, new: NewExecution) -> None:
         """Create the execution record unless it exists (a child re-entered on a later pass)."""
         if await self.get(new.execution_id) is None:
-            try:
+            with contextlib.suppress(IntegrityError):  # made meanwhile by another pass
                 await self.create(new)
-            except IntegrityError:
-                pass
 
     async def list_by_thread(
         self, tenant_id: str, thread_id: str, statuses: Sequence[PauseStatus]

@@ -19,7 +19,7 @@ MISSING_TOKEN = (
     "Bot User OAuth Token"
 )
 MISSING_SECRET = "SLACK_SIGNING_SECRET is missing: copy the Signing Secret"
-UNAVAILABLE = "the Slack bot is not available in this version yet"
+MISSING_DESK_CHANNEL = "COUNTERSIGN_APPROVAL_CHANNEL is missing"
 
 
 def python_m_bot(
@@ -102,9 +102,10 @@ def test_serve_without_slack_settings_names_them_and_runs_the_demo(tmp_path: Pat
 
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 3
     assert lines[0].startswith(MISSING_TOKEN)
     assert lines[1].startswith(MISSING_SECRET)
+    assert lines[2].startswith("generated a new encryption key in")  # the demo's new database
     assert "model: offline demo model (scripted, no network)" in done.stdout
     assert "the expense was rejected: too expensive" in done.stdout
     assert (tmp_path / "countersign-demo.db").is_file()
@@ -137,7 +138,7 @@ def test_serve_names_only_what_is_missing(
     assert "answer: Here is what happened" in captured.out
 
 
-def test_serve_with_slack_settings_says_the_bot_is_not_there_yet(
+def test_serve_with_slack_settings_serves_the_desk_which_names_its_channel(
     no_slack_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
@@ -146,7 +147,8 @@ def test_serve_with_slack_settings_says_the_bot_is_not_there_yet(
     assert main(["serve"]) == 2
 
     captured = capsys.readouterr()
-    assert UNAVAILABLE in captured.err
+    assert captured.err.startswith(MISSING_DESK_CHANNEL)
+    assert len(captured.err.splitlines()) == 1
     assert "model:" not in captured.out  # no demo
 
 
@@ -158,7 +160,7 @@ def test_serve_reads_the_slack_settings_from_dot_env(
     )
 
     assert main([]) == 2
-    assert UNAVAILABLE in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith(MISSING_DESK_CHANNEL)
 
 
 def test_the_module_and_the_script_share_the_entry_point() -> None:

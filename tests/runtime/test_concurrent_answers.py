@@ -34,7 +34,7 @@ async def test_a_reply_that_lands_while_send_returns_is_taken_at_once(
         )
         webhooks.append(webhook)
         store = office.app._runtime.store
-        while (await store.find("acme", ask.pause_id)).status is PauseStatus.PENDING:  # type: ignore[union-attr]
+        while (await store.find("acme", ask.pause_id)).status is PauseStatus.PENDING:  # noqa: ASYNC110  # type: ignore[union-attr]
             await asyncio.sleep(0.005)
         return ChannelOutcome.await_reply()
 

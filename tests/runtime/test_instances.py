@@ -125,7 +125,7 @@ async def test_recovery_continues_what_a_killed_instance_recorded(
     backend: str, tmp_path: Path
 ) -> None:
     async with database(backend, tmp_path) as url:
-        worker = subprocess.run(
+        worker = subprocess.run(  # noqa: ASYNC221 - the worker must die before we go on
             [sys.executable, "-m", "tests.runtime.crash_worker", url, "20"],
             cwd=ROOT,
             capture_output=True,
@@ -135,7 +135,8 @@ async def test_recovery_continues_what_a_killed_instance_recorded(
         )
         assert worker.returncode == -signal.SIGKILL, worker.stderr
         assert "recorded 20" in worker.stdout
-        from tests.runtime.crash_worker import CrashApplication, Ledger as CrashLedger
+        from tests.runtime.crash_worker import CrashApplication
+        from tests.runtime.crash_worker import Ledger as CrashLedger
 
         ledger = CrashLedger()
         async with await App.create(

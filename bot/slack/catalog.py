@@ -1,0 +1,94 @@
+"""What the application declares, as the Slack side needs it.
+
+Which implementations are Slack channels (and their approvers), the role each implements,
+tools' input models, and the workflow a mention starts. Read from the App's assembly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pydantic import BaseModel
+
+from bot.app import App
+from bot.components.specs import ChannelRoleSpec, ChannelSpec, spec_of
+from bot.core.enums import PauseAnswerer
+
+CONFIG_ATTRIBUTE: Final = "__countersign_slack__"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlackChannelConfig:
+    """Put on a class by ``channels.slack.slack_channel``: where it posts, who may answer."""
+
+    conversation: str
+    approvers: tuple[str, ...]
+    answered_by: PauseAnswerer
+    role: str
+
+
+def slack_config_of(cls: type) -> SlackChannelConfig | None:
+    config = cls.__dict__.get(CONFIG_ATTRIBUTE)
+    return config if isinstance(config, SlackChannelConfig) else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlackImplementation:
+    name: str
+    config: SlackChannelConfig
+
+
+class Catalog:
+    """An index of the application's Slack channels, tools and entry workflow."""
+
+    def __init__(self, app: App) -> None:
+        assembly = app.assembly
+        self._slack: dict[str, SlackImplementation] = {}
+        for cls, spec in assembly.channels.items():
+            config = slack_config_of(cls)
+            if config is not None and isinstance(spec, ChannelSpec):
+                self._slack[spec.name] = SlackImplementation(name=spec.name, config=config)
+        self._tools: dict[str, tuple[type[BaseModel], str]] = {
+            binding.spec.name: (binding.spec.input, binding.spec.description)
+            for binding in assembly.tools.values()
+        }
+        application = assembly.application
+        workflows = list(application.workflows)
+        self.entry_workflow: type | None = application.entry_workflow or (
+            workflows[0] if workflows else None
+        )
+
+    def slack_channel(self, implementation: str) -> SlackImplementation | None:
+        """The Slack channel named ``implementation`` (a pause's ``channel``), if it is one."""
+        return self._slack.get(implementation)
+
+    def slack_channel_of_role(self, role: str) -> SlackImplementation | None:
+        """The Slack channel implementing the role named ``role`` (one per application)."""
+        return next((impl for impl in self._slack.values() if impl.config.role == role), None)
+
+    def answered_by_channel(self) -> Sequence[SlackImplementation]:
+        """The Slack channels of CHANNEL roles: the ones with approvers."""
+        return [
+            impl
+            for impl in self._slack.values()
+            if impl.config.answered_by is PauseAnswerer.CHANNEL
+        ]
+
+    def tool_input(self, tool: str) -> type[BaseModel] | None:
+        found = self._tools.get(tool)
+        return found[0] if found else None
+
+    def tool_description(self, tool: str) -> str:
+        found = self._tools.get(tool)
+        return found[1] if found else ""
+
+
+def role_of(implementation: type) -> ChannelRoleSpec | None:
+    """The role an implementation implements (the first in its MRO)."""
+    for base in implementation.__mro__[1:]:
+        spec = spec_of(base)
+        if isinstance(spec, ChannelRoleSpec):
+            return spec
+    return None

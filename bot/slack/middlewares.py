@@ -1,0 +1,75 @@
+"""Bolt middlewares: each one small, run on every request before the listeners.
+
+* :class:`ReparseSlashCommand` — Bolt reads any form body containing the substring
+  ``payload`` as an interactivity payload, so ``/pending show payload`` arrives empty (notes
+  G8); this restores the command's fields from the raw body. Runs before authorization.
+* :class:`ResolveTenant` — the tenant of the request: the configured one, else the team id.
+* :class:`DropEventRetries` — an Events API event already handled (a Slack retry, header
+  ``X-Slack-Retry-Num``) is acknowledged and dropped: it never reaches a listener twice.
+
+They subclass Bolt's ``AsyncMiddleware`` (called as is) rather than being functions (Bolt
+builds some thirty keyword arguments for each call of a function middleware, on the ack path).
+
+Who may answer a pause is checked after the ack, with the pause in hand
+(``bot.slack.authorization``): it needs the database and maybe Slack, too slow for an ack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from urllib.parse import parse_qsl
+
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
+from slack_bolt.request.async_internals import build_async_context
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+
+from bot.core.clock import Clock
+from bot.slack.payloads import TENANT_KEY, text_at
+from bot.slack.redaction import log
+from bot.slack.store import SeenEvents
+
+Next = Callable[[], Awaitable[BoltResponse]]
+
+
+class ReparseSlashCommand(AsyncMiddleware):
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse | None:
+        # Bolt leaves the body empty when it took a form for a payload it could not find
+        if req.mode == "http" and not req.body and req.raw_body[:1] not in ("{", ""):
+            form = dict(parse_qsl(req.raw_body, keep_blank_values=True))
+            if "command" in form and "payload" not in form:
+                req.body = form
+                build_async_context(req.context, form)
+        return await next()
+
+
+class ResolveTenant(AsyncMiddleware):
+    def __init__(self, fixed: str | None) -> None:
+        self._fixed = fixed
+
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse | None:
+        tenant = self._fixed or req.context.team_id
+        if tenant:
+            req.context[TENANT_KEY] = tenant
+        return await next()
+
+
+class DropEventRetries(AsyncMiddleware):
+    def __init__(self, seen: SeenEvents, clock: Clock) -> None:
+        self._seen = seen
+        self._clock = clock
+
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse | None:
+        body = req.body
+        event_id = text_at(body, "event_id") if body.get("type") == "event_callback" else None
+        if event_id is not None and not await self._seen.first_time(event_id, self._clock.now()):
+            retry = req.headers.get("x-slack-retry-num", ["?"])[0]
+            log.info("slack: event %s seen before (retry %s): dropped", event_id, retry)
+            return BoltResponse(status=200, body="")
+        return await next()

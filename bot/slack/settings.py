@@ -1,0 +1,130 @@
+"""The Slack bot's settings, from the environment over ``.env``; each bad one is one clear line.
+
+Build ``SlackSettings`` directly in code and tests (``SlackSettings(bot_token=...,
+signing_secret=..., api_url=stub_url)``) or with :func:`load_slack_settings` in a process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Final
+
+from dotenv import dotenv_values
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from bot.core.errors import SettingsError
+
+DEFAULT_API_URL: Final = "https://slack.com/api/"
+DEFAULT_PORT: Final = 3000
+DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+"""Slack's own payloads are far smaller (a message's blocks are capped well below this)."""
+
+ENVIRONMENT: Final[Mapping[str, str]] = {
+    "SLACK_BOT_TOKEN": "bot_token",
+    "SLACK_SIGNING_SECRET": "signing_secret",
+    "SLACK_APP_TOKEN": "app_token",
+    "SLACK_API_URL": "api_url",
+    "PORT": "port",
+    "COUNTERSIGN_TENANT": "tenant",
+    "SLACK_MAX_BODY_BYTES": "max_body_bytes",
+    "SLACK_SHUTDOWN_GRACE_SECONDS": "shutdown_grace_seconds",
+}
+"""Environment variable → field. Error messages name the variable, never the field."""
+
+_HOW_TO_GET: Final[Mapping[str, str]] = {
+    "bot_token": "create the Slack app from manifest.yml and copy its Bot User OAuth Token "
+    "(OAuth & Permissions, xoxb-...)",
+    "signing_secret": "copy the Signing Secret from the Slack app's Basic Information page",
+}
+
+
+class SlackSettings(BaseModel):
+    """What the Slack side needs: the tokens, where the Web API is, how to serve."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bot_token: SecretStr
+    signing_secret: SecretStr
+    app_token: SecretStr | None = None
+    """An app-level token (``xapp-...``, scope ``connections:write``): serve over Socket Mode."""
+    api_url: str = DEFAULT_API_URL
+    port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
+    tenant: str | None = None
+    """A fixed tenant id; by default each Slack workspace (team id) is its own tenant."""
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
+    shutdown_grace_seconds: float = Field(default=10.0, ge=0)
+
+    @field_validator("bot_token")
+    @classmethod
+    def _bot_token(cls, value: SecretStr) -> SecretStr:
+        if not value.get_secret_value().strip().startswith("xoxb-"):
+            raise ValueError("a bot token starts with xoxb-")
+        return SecretStr(value.get_secret_value().strip())
+
+    @field_validator("signing_secret")
+    @classmethod
+    def _signing_secret(cls, value: SecretStr) -> SecretStr:
+        if not value.get_secret_value().strip():
+            raise ValueError("it is empty")
+        return SecretStr(value.get_secret_value().strip())
+
+    @field_validator("app_token")
+    @classmethod
+    def _app_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        if not value.get_secret_value().strip().startswith("xapp-"):
+            raise ValueError("an app-level token starts with xapp-")
+        return SecretStr(value.get_secret_value().strip())
+
+    @field_validator("api_url")
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        value = value.strip() or DEFAULT_API_URL
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("it must be an http:// or https:// URL")
+        return value if value.endswith("/") else value + "/"
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @property
+    def socket_mode(self) -> bool:
+        return self.app_token is not None
+
+    @property
+    def shutdown_grace(self) -> timedelta:
+        return timedelta(seconds=self.shutdown_grace_seconds)
+
+
+def load_slack_settings(
+    environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env"
+) -> SlackSettings:
+    """Settings from ``environ`` (default: the process environment) over ``env_file``.
+
+    Blank values count as missing. Raises ``SettingsError`` naming the first bad variable.
+    """
+    values: dict[str, str] = {}
+    if env_file and os.path.exists(env_file):
+        values.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
+    values.update(os.environ if environ is None else environ)
+    fields = {
+        field: values[name].strip()
+        for name, field in ENVIRONMENT.items()
+        if name in values and values[name].strip()
+    }
+    for name, field in ENVIRONMENT.items():
+        if field in _HOW_TO_GET and field not in fields:
+            raise SettingsError(f"{name} is missing: {_HOW_TO_GET[field]} into .env")
+    try:
+        return SlackSettings.model_validate(fields)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = str(first["loc"][0]) if first.get("loc") else ""
+        name = next((n for n, f in ENVIRONMENT.items() if f == field), "a Slack setting")
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise SettingsError(f"{name} is malformed: {message}") from None

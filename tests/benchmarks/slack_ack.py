@@ -1,0 +1,328 @@
+"""How fast the bot acks button clicks, next to a bare Bolt app that only acks.
+
+    python -m tests.benchmarks.slack_ack --clicks 500 --concurrency 50
+
+Two servers run in their own processes, each on real loopback HTTP: the bot (the office App on
+a SQLite file, ``--clicks`` pauses asked beforehand, one signed Approve click per pause by an
+approver: each click is acked, then resumes its execution, runs the tool and updates the
+message) and a bare ``AsyncApp`` whose only listener acks. This process sends the signed clicks,
+``--concurrency`` at a time, and fakes the Slack Web API. It prints clicks/s for both, the
+ratio, the p50/p99 ack latency, and how long the bot took to finish the resumes.
+
+Importable too: ``await run(clicks=..., concurrency=...)`` returns a :class:`Report`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import json
+import multiprocessing
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from multiprocessing.queues import Queue
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+SECRET = "benchmark-signing-secret"
+TEAM = "T0TEAM"
+APPROVER = "U0MANAGER"
+APPROVE = "countersign_approve"
+TARGET_RATIO = 0.8
+TARGET_P99_MS = 300.0
+WARM_UP = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One server's figures."""
+
+    name: str
+    clicks: int
+    seconds: float
+    latencies_ms: list[float]
+    statuses: dict[int, int]
+
+    @property
+    def per_second(self) -> float:
+        return self.clicks / self.seconds
+
+    def percentile(self, p: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    bare: Run
+    bot: Run
+    resumes_done_seconds: float
+    resumes_done: int
+
+    @property
+    def ratio(self) -> float:
+        return self.bot.per_second / self.bare.per_second
+
+    @property
+    def met(self) -> bool:
+        return self.ratio >= TARGET_RATIO and self.bot.percentile(99) < TARGET_P99_MS
+
+    def lines(self) -> list[str]:
+        rows = [
+            f"{'server':<6} {'clicks/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}  statuses",
+        ]
+        for run in (self.bare, self.bot):
+            rows.append(
+                f"{run.name:<6} {run.per_second:>9.1f} {run.percentile(50):>8.1f} "
+                f"{run.percentile(99):>8.1f} {max(run.latencies_ms):>8.1f}  {run.statuses}"
+            )
+        rows.append(
+            f"ratio bot/bare: {self.ratio:.2f} (target >= {TARGET_RATIO}); bot p99 ack "
+            f"{self.bot.percentile(99):.1f} ms (target < {TARGET_P99_MS:.0f} ms): "
+            f"{'met' if self.met else 'NOT met'}"
+        )
+        rows.append(
+            f"bot background work: {self.resumes_done}/{self.bot.clicks} resumes finished "
+            f"(message updated) {self.resumes_done_seconds:.2f} s after the first click"
+        )
+        return rows
+
+
+# --------------------------------------------------------------------------------------------
+# The servers (each in its own process).
+
+
+def _serve(kind: str, api_url: str, clicks: int, out: Queue[Any], stop: Any) -> None:
+    try:
+        asyncio.run(_serve_async(kind, api_url, clicks, out, stop))
+    except BaseException as error:  # tell the parent instead of leaving it waiting
+        out.put(("error", f"{type(error).__name__}: {error}"))
+        raise
+
+
+async def _serve_async(kind: str, api_url: str, clicks: int, out: Queue[Any], stop: Any) -> None:
+    if kind == "bare":
+        web_app, pause_ids, close = await _bare(api_url, clicks)
+    else:
+        web_app, pause_ids, close = await _bot(api_url, clicks)
+    runner = web.AppRunner(web_app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    gc.freeze()  # as ``python -m bot serve`` does once started (both servers alike)
+    out.put(("ready", port, pause_ids))
+    await asyncio.get_running_loop().run_in_executor(None, stop.wait)
+    await runner.cleanup()
+    await close()
+
+
+async def _bare(api_url: str, clicks: int) -> tuple[web.Application, list[str], Any]:
+    from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+    from slack_bolt.async_app import AsyncApp
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    bolt = AsyncApp(
+        client=AsyncWebClient(token="xoxb-bench", base_url=api_url), signing_secret=SECRET
+    )
+
+    async def only_ack(ack: Any) -> None:
+        await ack()
+
+    bolt.action(re.compile(".*"))(only_ack)
+
+    async def events(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await bolt.async_dispatch(await to_bolt_request(request)))
+
+    app = web.Application()
+    app.router.add_post("/slack/events", events)
+
+    async def close() -> None:
+        return None
+
+    return app, ["0" * 32] * clicks, close
+
+
+async def _bot(api_url: str, clicks: int) -> tuple[web.Application, list[str], Any]:
+    from bot import App, Settings, WorkflowStartText
+    from bot.slack import SlackBot, SlackSettings
+    from bot.testing import call_tool, mock_llm
+    from tests.slack.office import (
+        Ledger,
+        RefundCardTool,
+        SlackOfficeAgent,
+        SlackOfficeApplication,
+        SlackOfficeWorkflow,
+    )
+
+    folder = tempfile.mkdtemp(prefix="countersign-bench-")
+    llm = mock_llm(SlackOfficeAgent)
+    for index in range(clicks):
+        llm.then_return(call_tool(RefundCardTool, {"order_id": str(index), "amount": 1.0}))
+    llm.then_return(*(["done"] * clicks))
+    app = await App.create(
+        SlackOfficeApplication,
+        database_url=f"sqlite+aiosqlite:///{Path(folder) / 'bench.db'}",
+        settings=Settings(),
+        services={Ledger: Ledger()},
+    )
+    bot = SlackBot(
+        app, SlackSettings(bot_token="xoxb-bench", signing_secret=SECRET, api_url=api_url)
+    )
+    await bot.start()
+    pause_ids: list[str] = []
+    for index in range(clicks):
+        result = await app.execute(
+            SlackOfficeWorkflow,
+            WorkflowStartText(text=f"refund {index}"),
+            tenant_id=TEAM,
+            owner_id="U0OWNER",
+        )
+        if not result.pending:
+            raise RuntimeError("the benchmark's execution did not pause")
+    for pending in await app.list_pending(
+        tenant_id=TEAM, include_channel_pause_ids=True, limit=clicks
+    ):
+        assert pending.pause_id is not None
+        pause_ids.append(pending.pause_id)
+
+    async def close() -> None:
+        await bot.close()
+        await app.close()
+
+    return bot.web_app(), pause_ids, close
+
+
+# --------------------------------------------------------------------------------------------
+# The load.
+
+
+def click_body(pause_id: str) -> str:
+    payload = {
+        "type": "block_actions",
+        "team": {"id": TEAM},
+        "user": {"id": APPROVER, "team_id": TEAM},
+        "container": {"type": "message", "channel_id": "C0APPROVALS", "is_ephemeral": False},
+        "channel": {"id": "C0APPROVALS"},
+        "trigger_id": "trigger",
+        "actions": [{"type": "button", "action_id": APPROVE, "value": pause_id}],
+    }
+    return f"payload={quote(json.dumps(payload))}"
+
+
+def signed(body: str) -> dict[str, str]:
+    stamp = str(int(time.time()))
+    return {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": SignatureVerifier(SECRET).generate_signature(
+            timestamp=stamp, body=body
+        ),
+    }
+
+
+async def load(name: str, port: int, bodies: Sequence[str], concurrency: int) -> Run:
+    url = f"http://127.0.0.1:{port}/slack/events"
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for body in bodies:
+        queue.put_nowait(body)
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def worker() -> None:
+            while not queue.empty():
+                body = queue.get_nowait()
+                headers = signed(body)
+                started = time.perf_counter()
+                async with session.post(url, data=body, headers=headers) as response:
+                    await response.read()
+                    statuses[response.status] = statuses.get(response.status, 0) + 1
+                latencies.append((time.perf_counter() - started) * 1000)
+
+        # warm-up: Bolt's first request calls auth.test; connections open; the work behind
+        # these clicks (an unknown request) settles before the timed clicks
+        warm_up = click_body("f" * 32)
+        for _ in range(WARM_UP):
+            async with session.post(url, data=warm_up, headers=signed(warm_up)) as response:
+                await response.read()
+        await asyncio.sleep(0.5)
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        seconds = time.perf_counter() - started
+    return Run(name, len(bodies), seconds, latencies, statuses)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def run(*, clicks: int, concurrency: int) -> Report:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.slack.stub import SlackStub
+
+    stub = SlackStub()
+    await stub.start()
+    context = multiprocessing.get_context("spawn")
+    try:
+        servers = {}
+        for kind in ("bare", "bot"):
+            out: Queue[Any] = context.Queue()
+            stop = context.Event()
+            process = context.Process(
+                target=_serve, args=(kind, stub.api_url, clicks, out, stop), daemon=True
+            )
+            process.start()
+            servers[kind] = (process, out, stop)
+        ready = {}
+        for kind, (_, out, _) in servers.items():
+            message = await asyncio.get_running_loop().run_in_executor(None, out.get)
+            if message[0] != "ready":
+                raise RuntimeError(f"the {kind} server failed: {message[1]}")
+            ready[kind] = (message[1], message[2])
+        bare_port, _ = ready["bare"]
+        bare = await load("bare", bare_port, [click_body("0" * 32)] * clicks, concurrency)
+        bot_port, pause_ids = ready["bot"]
+        updates_before = len(stub.of("chat.update"))
+        first_click = time.perf_counter()
+        bot = await load("bot", bot_port, [click_body(p) for p in pause_ids], concurrency)
+        # every timed click answers its pause: each ends with a chat.update
+        with contextlib.suppress(TimeoutError):
+            await stub.wait_for("chat.update", updates_before + len(pause_ids), timeout=300)
+        done = len(stub.of("chat.update")) - updates_before
+        finished = time.perf_counter() - first_click
+        for _, _, stop in servers.values():
+            stop.set()
+        for process, _, _ in servers.values():
+            await asyncio.get_running_loop().run_in_executor(None, process.join, 60)
+        return Report(bare=bare, bot=bot, resumes_done_seconds=finished, resumes_done=done)
+    finally:
+        await stub.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.slack_ack")
+    parser.add_argument("--clicks", type=int, default=500)
+    parser.add_argument("--concurrency", type=int, default=50)
+    args = parser.parse_args(argv)
+    report = asyncio.run(run(clicks=args.clicks, concurrency=args.concurrency))
+    print(f"{args.clicks} signed clicks, {args.concurrency} at a time, loopback HTTP")
+    for line in report.lines():
+        print(line)
+    return 0 if report.met else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,225 @@
+"""An office application asking in Slack: the roles are implemented with ``slack_channel``.
+
+* refunds: a CHANNEL role posted in ``APPROVALS``, answered by ``MANAGER`` or members of the
+  user group ``FINANCE``; replies read by the keyword interpreter;
+* expenses: a THREAD_OWNER role, posted in the owner's Slack thread; keyword interpreter;
+* wires: a CHANNEL role with no reply interpreter (only the buttons answer it).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from bot import (
+    DecidedBy,
+    PauseAnswerer,
+    Sensitive,
+    WorkflowFinishText,
+    WorkflowStartText,
+    agent,
+    application,
+    channel_role,
+    reply_interpreter,
+    start,
+    tool,
+    workflow,
+    workflow_finish,
+    workflow_start,
+)
+from bot.core.channel import ChannelOf
+from channels.slack import slack_channel
+from interpreters import KeywordReplyInterpreter
+
+APPROVALS = "C0APPROVALS"
+MANAGER = "U0MANAGER"
+FINANCE = "S0FINANCE"
+ACCOUNTANT = "U0ACCOUNTANT"  # a member of FINANCE
+OWNER = "U0OWNER"
+STRANGER = "U0STRANGER"
+SECRET_EMAIL = "carol.secret@example.com"
+
+
+class RefundCardInput(BaseModel):
+    order_id: str
+    amount: float = Field(gt=0)
+    email: Annotated[str, Sensitive()] = SECRET_EMAIL
+
+
+class ExpenseInput(BaseModel):
+    purpose: str
+    amount: float
+
+
+class WireInput(BaseModel):
+    iban: str
+    amount: float
+
+
+class Done(BaseModel):
+    status: str
+
+
+class Ledger:
+    """What the tools really did (a service)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, dict[str, Any]]] = []
+
+
+@reply_interpreter(
+    name="slack-refund-reply-interpreter",
+    description="Reads approve / reject in a reply to a refund",
+    decided_by=DecidedBy.CODE,
+)
+class RefundReplyInterpreter(KeywordReplyInterpreter): ...
+
+
+@reply_interpreter(
+    name="slack-expense-reply-interpreter",
+    description="Reads approve / reject in a reply to an expense",
+    decided_by=DecidedBy.CODE,
+)
+class ExpenseReplyInterpreter(KeywordReplyInterpreter): ...
+
+
+@channel_role(
+    name="refund-approval-channel",
+    description="A manager approves card refunds",
+    approves=RefundCardInput,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=RefundReplyInterpreter,
+)
+class RefundApprovalChannel(ChannelOf): ...
+
+
+@channel_role(
+    name="expense-approval-channel",
+    description="The requester confirms an expense",
+    approves=ExpenseInput,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    reply_interpreter=ExpenseReplyInterpreter,
+)
+class ExpenseApprovalChannel(ChannelOf): ...
+
+
+@channel_role(
+    name="wire-approval-channel",
+    description="A manager approves wires, with the buttons only",
+    approves=WireInput,
+    answered_by=PauseAnswerer.CHANNEL,
+)
+class WireApprovalChannel(ChannelOf): ...
+
+
+SlackRefundChannel = slack_channel(
+    RefundApprovalChannel,
+    name="slack-refund-approval-channel",
+    conversation=APPROVALS,
+    approvers=[MANAGER, FINANCE],
+)
+SlackExpenseChannel = slack_channel(
+    ExpenseApprovalChannel, name="slack-expense-approval-channel", conversation=APPROVALS
+)
+SlackWireChannel = slack_channel(
+    WireApprovalChannel,
+    name="slack-wire-approval-channel",
+    conversation=APPROVALS,
+    approvers=[MANAGER],
+)
+
+
+@tool(
+    name="refund-card-tool",
+    description="Refunds a card",
+    input=RefundCardInput,
+    output=Done,
+    channel=RefundApprovalChannel,
+    deps=[Ledger],
+)
+class RefundCardTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: RefundCardInput) -> Done:
+        self.ledger.runs.append(("refund", input.model_dump()))
+        return Done(status=f"refunded {input.amount} on order {input.order_id}")
+
+
+@tool(
+    name="book-expense-tool",
+    description="Books an expense",
+    input=ExpenseInput,
+    output=Done,
+    channel=ExpenseApprovalChannel,
+    deps=[Ledger],
+)
+class BookExpenseTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: ExpenseInput) -> Done:
+        self.ledger.runs.append(("expense", input.model_dump()))
+        return Done(status=f"booked {input.purpose}")
+
+
+@tool(
+    name="wire-money-tool",
+    description="Wires money",
+    input=WireInput,
+    output=Done,
+    channel=WireApprovalChannel,
+    deps=[Ledger],
+)
+class WireMoneyTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: WireInput) -> Done:
+        self.ledger.runs.append(("wire", input.model_dump()))
+        return Done(status=f"wired {input.amount}")
+
+
+@agent(
+    name="slack-office-agent",
+    description="Refunds, books expenses, wires money",
+    prompt="Do what is asked.",
+    model="moonshotai/kimi-k2.6",
+    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool],
+)
+class SlackOfficeAgent: ...
+
+
+@workflow_start(
+    name="slack-office-workflow-start", description="A request", input=WorkflowStartText
+)
+class SlackOfficeStart: ...
+
+
+@workflow_finish(
+    name="slack-office-workflow-finish", description="The answer", output=WorkflowFinishText
+)
+class SlackOfficeFinish: ...
+
+
+@workflow(
+    name="slack-office-workflow",
+    version="1.0.0",
+    flow=[
+        start(SlackOfficeStart)
+        .returns(WorkflowStartText)
+        .to_agent(SlackOfficeAgent)
+        .to_finish(SlackOfficeFinish)
+    ],
+)
+class SlackOfficeWorkflow: ...
+
+
+@application(
+    name="slack-office",
+    workflows=[SlackOfficeWorkflow],
+    channels=[SlackRefundChannel, SlackExpenseChannel, SlackWireChannel],
+    entry_workflow=SlackOfficeWorkflow,
+)
+class SlackOfficeApplication: ...

@@ -1,0 +1,215 @@
+"""A Slack Web API stub on loopback: records every call, answers like Slack, scripts 429s.
+
+``POST /api/<method>`` answers the Web API methods the bot uses; ``POST /hooks/<n>`` is a
+``response_url``; ``GET /link`` is a Socket Mode WebSocket (``apps.connections.open`` points
+at it). Every call is recorded with its payload (JSON or form) and headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import WSMsgType, web
+from aiohttp.test_utils import TestServer
+
+TEAM = "T0TEAM"
+BOT_USER = "U0BOT"
+BOT_ID = "B0BOT"
+
+
+@dataclass
+class Call:
+    method: str
+    payload: dict[str, Any]
+    headers: Mapping[str, str]
+
+    def blocks(self) -> list[dict[str, Any]]:
+        blocks = self.payload.get("blocks")
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        return list(blocks or [])
+
+    def view(self) -> dict[str, Any]:
+        view = self.payload.get("view")
+        return json.loads(view) if isinstance(view, str) else dict(view or {})
+
+
+@dataclass
+class Scripted:
+    status: int
+    retry_after: int = 0
+    times: int = 1
+
+
+@dataclass
+class SlackStub:
+    """The recorded calls and the answers; start it with :meth:`start`."""
+
+    calls: list[Call] = field(default_factory=list)
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    failures: dict[str, Scripted] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    socket_envelopes: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    socket_acks: list[dict[str, Any]] = field(default_factory=list)
+    _server: TestServer | None = None
+    _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _hooks: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)
+        app.router.add_post("/hooks/{hook}", self._hook)
+        app.router.add_get("/link", self._socket)
+        self._server = TestServer(app, host="127.0.0.1")
+        await self._server.start_server()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            await self._server.close()
+
+    @property
+    def root(self) -> str:
+        assert self._server is not None
+        return str(self._server.make_url("")).rstrip("/")
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.root}/api/"
+
+    def response_url(self) -> str:
+        return f"{self.root}/hooks/{next(self._hooks)}"
+
+    # ---------------------------------------------------------------- scripting
+
+    def fail_next(self, method: str, *, status: int = 429, retry_after: int = 0, times: int = 1):
+        self.failures[method] = Scripted(status=status, retry_after=retry_after, times=times)
+
+    # ---------------------------------------------------------------- reading
+
+    def of(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    def methods(self) -> list[str]:
+        return [c.method for c in self.calls if c.method != "auth.test"]
+
+    async def wait_for(self, method: str, count: int = 1, timeout: float = 10.0) -> list[Call]:
+        async def enough() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: len(self.of(method)) >= count)
+
+        await asyncio.wait_for(enough(), timeout)
+        return self.of(method)
+
+    def texts(self) -> list[str]:
+        """Every text the bot sent: fallback texts, blocks and views, as JSON."""
+        return [json.dumps(c.payload, ensure_ascii=False) for c in self.calls]
+
+    # ---------------------------------------------------------------- handlers
+
+    async def _record(self, method: str, request: web.Request) -> dict[str, Any]:
+        raw = await request.text()
+        if request.method == "GET":
+            payload: dict[str, Any] = dict(request.query)
+        elif request.content_type == "application/json":
+            payload = json.loads(raw) if raw else {}
+        else:
+            payload = dict(parse_qsl(raw, keep_blank_values=True))
+        async with self._changed:
+            self.calls.append(Call(method, payload, dict(request.headers)))
+            self._changed.notify_all()
+        return payload
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        scripted = self.failures.get(method)
+        if scripted is not None and scripted.times > 0:
+            scripted.times -= 1
+            await self._record(f"{method}#{scripted.status}", request)
+            return web.json_response(
+                {"ok": False, "error": "ratelimited"},
+                status=scripted.status,
+                headers={"Retry-After": str(scripted.retry_after)},
+            )
+        payload = await self._record(method, request)
+        if method in self.errors:
+            return web.json_response({"ok": False, "error": self.errors[method]})
+        return web.json_response(self._answer(method, payload))
+
+    def _answer(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
+        match method:
+            case "auth.test":
+                return {
+                    "ok": True,
+                    "user_id": BOT_USER,
+                    "bot_id": BOT_ID,
+                    "team_id": TEAM,
+                    "user": "countersign",
+                    "team": "Acme",
+                    "url": "https://acme.slack.com/",
+                }
+            case "chat.postMessage":
+                ts = f"1700000000.{next(self._ts):06d}"
+                channel = payload.get("channel", "")
+                if str(channel).startswith(("U", "W")):
+                    channel = "D0DM"
+                return {"ok": True, "channel": channel, "ts": ts, "message": {"ts": ts}}
+            case "chat.update":
+                return {"ok": True, "channel": payload.get("channel"), "ts": payload.get("ts")}
+            case "chat.postEphemeral":
+                return {"ok": True, "message_ts": f"1700000001.{next(self._ts):06d}"}
+            case "views.open" | "views.publish":
+                return {"ok": True, "view": {"id": "V0VIEW", **self._view(payload)}}
+            case "usergroups.users.list":
+                return {"ok": True, "users": self.groups.get(str(payload.get("usergroup")), [])}
+            case "apps.connections.open":
+                return {"ok": True, "url": f"{self.root.replace('http', 'ws')}/link"}
+            case _:
+                return {"ok": True}
+
+    @staticmethod
+    def _view(payload: dict[str, Any]) -> dict[str, Any]:
+        view = payload.get("view")
+        return json.loads(view) if isinstance(view, str) else dict(view or {})
+
+    async def _hook(self, request: web.Request) -> web.Response:
+        await self._record("response_url", request)
+        return web.Response(text="ok")
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        """Socket Mode: say hello, then send queued envelopes and record their acks."""
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.send_json({"type": "hello", "num_connections": 1})
+
+        async def send() -> None:
+            while True:
+                envelope = await self.socket_envelopes.get()
+                await ws.send_json(envelope)
+
+        sender = asyncio.get_running_loop().create_task(send())
+        try:
+            async for message in ws:
+                if message.type is WSMsgType.TEXT:
+                    async with self._changed:
+                        self.socket_acks.append(json.loads(message.data))
+                        self._changed.notify_all()
+        finally:
+            sender.cancel()
+            await asyncio.gather(sender, return_exceptions=True)
+        return ws
+
+    async def wait_for_socket_ack(self, timeout: float = 10.0) -> dict[str, Any]:
+        async def some() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: bool(self.socket_acks))
+
+        await asyncio.wait_for(some(), timeout)
+        return self.socket_acks[0]

@@ -1,0 +1,273 @@
+"""``python -m bot serve`` with the Slack settings: a real process, its settings, the desk."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bot import App, Settings
+from bot.cli.main import main
+from bot.components.specs import ApplicationSpec, WorkflowSpec, spec_of
+from bot.slack import SlackBot, SlackSettings
+from bot.slack.desk import DeskSettings, build_desk
+from bot.slack.render import APPROVE_ACTION
+from bot.testing import FakeClock, call_tool, mock_llm
+from tests.slack.checks import buttons
+from tests.slack.conftest import SECRET, interactive_body, signed_headers
+from tests.slack.stub import BOT_USER, TEAM, SlackStub
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE_ENV = {
+    "SLACK_BOT_TOKEN": "xoxb-test",
+    "SLACK_SIGNING_SECRET": SECRET,
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def clean_environ(**extra: str) -> dict[str, str]:
+    kept = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNTERSIGN_", "PORT"))
+    }
+    return {**kept, **BASE_ENV, **extra}
+
+
+# --------------------------------------------------------------------------------------------
+# Settings problems: one line, exit code 2.
+
+
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        ({}, "COUNTERSIGN_APPROVAL_CHANNEL is missing: the id of the Slack channel"),
+        (
+            {"COUNTERSIGN_APPROVAL_CHANNEL": "#general"},
+            "COUNTERSIGN_APPROVAL_CHANNEL is malformed",
+        ),
+        (
+            {"COUNTERSIGN_APPROVAL_CHANNEL": "C0APPROVALS", "COUNTERSIGN_APPROVERS": "bob"},
+            "COUNTERSIGN_APPROVERS is malformed",
+        ),
+        (
+            {"COUNTERSIGN_APPROVAL_CHANNEL": "C0APPROVALS"},
+            "COUNTERSIGN_MODEL_NAMES: no model provider serves the desk's model",
+        ),
+        ({"COUNTERSIGN_APP": "nowhere"}, "COUNTERSIGN_APP is malformed: module:ApplicationClass"),
+        ({"COUNTERSIGN_APP": "no.such.module:App"}, "COUNTERSIGN_APP is malformed: cannot"),
+        ({"COUNTERSIGN_APP": "tests.slack.office:Ledger"}, "COUNTERSIGN_APP is malformed"),
+        ({"SLACK_API_URL": "ftp://x"}, "SLACK_API_URL is malformed"),
+    ],
+)
+def test_a_bad_setting_is_one_line_and_exit_2(
+    extra: dict[str, str],
+    line: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith(("SLACK_", "COUNTERSIGN_")):
+            monkeypatch.delenv(name)
+    for name, value in {**BASE_ENV, **extra}.items():
+        monkeypatch.setenv(name, value)
+
+    assert main(["serve"]) == 2
+
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(line)
+
+
+def test_a_taken_port_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for name, value in clean_environ(
+            PORT=str(port),
+            COUNTERSIGN_APP="tests.slack.served:ServedApplication",
+            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'taken.db'}",
+        ).items():
+            monkeypatch.setenv(name, value)
+
+        assert main(["serve"]) == 2
+
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"PORT {port} cannot be served: ")
+    assert "in use" in err and "\n" not in err
+
+
+# --------------------------------------------------------------------------------------------
+# A real process.
+
+
+async def signed_post(
+    session: aiohttp.ClientSession, url: str, body: str, content_type: str
+) -> int:
+    headers = {"Content-Type": content_type, **signed_headers(body)}
+    async with session.post(url, data=body.encode(), headers=headers) as response:
+        return response.status
+
+
+async def test_serve_answers_slack_over_http_and_stops_on_sigterm(
+    stub: SlackStub, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = clean_environ(
+        SLACK_API_URL=stub.api_url,
+        PORT=str(port),
+        COUNTERSIGN_APP="tests.slack.served:ServedApplication",
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'served.db'}",
+        PYTHONPATH=str(ROOT),
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        cwd=tmp_path,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_healthy(session, f"{base}/healthz", process)
+            mention = {
+                "type": "event_callback",
+                "team_id": TEAM,
+                "event_id": "Ev0SERVED",
+                "event": {
+                    "type": "app_mention",
+                    "user": "U0OWNER",
+                    "text": f"<@{BOT_USER}> do the office things",
+                    "channel": "C0GENERAL",
+                    "ts": "1700000900.000001",
+                },
+            }
+            events = f"{base}/slack/events"
+            assert (
+                await signed_post(session, events, json.dumps(mention), "application/json") == 200
+            )
+            questions = await stub.wait_for("chat.postMessage", 2)
+            for question in questions:
+                assert question.payload["thread_ts"] == "1700000900.000001"
+                click = click_payload(str(buttons(question.blocks())[0]["value"]))
+                form = "application/x-www-form-urlencoded"
+                assert await signed_post(session, events, click, form) == 200
+            posts = await stub.wait_for("chat.postMessage", 3)
+            assert posts[-1].payload["text"].startswith("Here is what happened: refunded 120.00")
+            assert len(await stub.wait_for("chat.update", 2)) == 2
+        process.send_signal(signal.SIGTERM)
+        out, err = await asyncio.wait_for(process.communicate(), 30)
+        assert process.returncode == 0, err.decode()
+        assert f"serves Slack on http://0.0.0.0:{port}/slack/events" in out.decode()
+        assert "Stopping" in out.decode()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+def click_payload(pause_id: str) -> str:
+    return interactive_body(
+        {
+            "type": "block_actions",
+            "team": {"id": TEAM},
+            "user": {"id": "U0OWNER", "team_id": TEAM},
+            "container": {"type": "message", "channel_id": "C0GENERAL", "is_ephemeral": False},
+            "channel": {"id": "C0GENERAL"},
+            "trigger_id": "t",
+            "actions": [{"type": "button", "action_id": APPROVE_ACTION, "value": pause_id}],
+        }
+    )
+
+
+async def wait_healthy(
+    session: aiohttp.ClientSession, url: str, process: asyncio.subprocess.Process
+) -> None:
+    for _ in range(300):
+        if process.returncode is not None:
+            _, err = await process.communicate()
+            raise AssertionError(f"serve exited {process.returncode}: {err.decode()}")
+        try:
+            async with session.get(url) as response:
+                if response.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError("serve never became healthy")
+
+
+# --------------------------------------------------------------------------------------------
+# The built-in desk.
+
+
+def desk_agent(application: type) -> type:
+    spec = spec_of(application)
+    assert isinstance(spec, ApplicationSpec)
+    workflow = spec_of(spec.workflows[0])
+    assert isinstance(workflow, WorkflowSpec)
+    return workflow.flows[0].build().steps[0].agent  # type: ignore[no-any-return]
+
+
+async def test_the_desk_asks_its_approvers_in_the_approval_channel(
+    stub: SlackStub, tmp_path: Path
+) -> None:
+    desk = build_desk(
+        DeskSettings(approval_channel="C0DESK", approvers=("U0BOSS",), model="some/model")
+    )
+    agent_cls = desk_agent(desk)
+    tools = {spec_of(t).name: t for t in spec_of(agent_cls).tools}  # type: ignore[union-attr]
+    mock_llm(agent_cls).then_return(
+        call_tool(tools["refund-card-tool"], {"order_id": "A-1", "amount": 10.0}), "Refunded."
+    )
+    app = await App.create(
+        desk,
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'desk.db'}",
+        clock=FakeClock(),
+        settings=Settings(),
+    )
+    bot = SlackBot(
+        app, SlackSettings(bot_token="xoxb-t", signing_secret=SECRET, api_url=stub.api_url)
+    )
+    try:
+        from bot.slack.threads import SlackThread
+
+        thread = SlackThread(team=TEAM, channel="C0GENERAL", ts="1700000000.000009")
+        await bot.services.conversations.start(
+            thread=thread, tenant_id=TEAM, user="U0ASKER", text="refund A-1"
+        )
+        [question] = stub.of("chat.postMessage")
+        assert question.payload["channel"] == "C0DESK"
+        pause_id = str(buttons(question.blocks())[0]["value"])
+        from bot.slack.answering import Answerer
+        from bot.slack.feedback import Audience
+
+        boss = Answerer(user="U0BOSS", team=TEAM, tenant_id=TEAM, audience=Audience(user="U0BOSS"))
+        await bot.services.flows.approve(pause_id, boss)
+        await bot.wait_idle()
+        texts: list[Any] = [c.payload["text"] for c in stub.of("chat.postMessage")]
+        assert texts[-1] == "Refunded."
+    finally:
+        await bot.close()
+        await app.close()
