@@ -12,6 +12,7 @@ from typing import Any, Self
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ValidationError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import AgentSpec, WorkflowSpec, spec_of
 from bot.core.clock import Clock, SystemClock, TimerHandle
@@ -183,6 +184,11 @@ class App:
     @property
     def clock(self) -> Clock:
         return self._runtime.clock
+
+    @property
+    def sql_engine(self) -> AsyncEngine:
+        """The App's database, for channel state that must live beside it (Slack references)."""
+        return self._runtime.store.engine
 
     def provide(self, cls: type, instance: object) -> None:
         """Provide the instance of a service named in components' ``deps`` (e.g. a Slack client)."""

@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Final
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.app import App
 from bot.core.clock import Clock
-from bot.core.errors import SetupError
 from bot.store.database import create_engine, is_sqlite, migrate, sqlite_path
 
 PRIVATE_URL: Final = "sqlite+aiosqlite:///:memory:"
@@ -61,16 +60,5 @@ class SlackDatabase:
 
 
 def engine_of(app: App) -> AsyncEngine:
-    """The App's database engine, so Slack state lives in the App's database.
-
-    ``App`` has no public accessor for it yet (asked for as ``App.sql_engine``); this reads
-    the runtime's store and fails loudly if its layout changed.
-    """
-    store: Any = getattr(getattr(app, "_runtime", None), "store", None)
-    engine = getattr(store, "_engine", None)
-    if not isinstance(engine, AsyncEngine):
-        raise SetupError(
-            "the Slack bot cannot find the App's database engine: App needs a public "
-            "sql_engine accessor"
-        )
-    return engine
+    """The App's database engine, so Slack state lives in the App's database."""
+    return app.sql_engine

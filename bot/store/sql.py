@@ -81,6 +81,10 @@ class SqlStore:
         self._codec: PayloadCodec = codec or JsonCodec()
         self._turns = asyncio.Lock() if one_connection else None
 
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
     async def _serialized(self, work: Awaitable[R]) -> R:
         if self._turns is None or _HOLDS_TURN.get():
             return await work  # a store call made from inside another one already has the turn
