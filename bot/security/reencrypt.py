@@ -59,7 +59,7 @@ class PayloadColumns:
 
 PAYLOAD_COLUMNS: tuple[PayloadColumns, ...] = (
     PayloadColumns(table=pauses, keys=("id",), columns=("ask", "answer", "tool_result")),
-    PayloadColumns(table=executions, keys=("execution_id",), columns=("input", "output")),
+    PayloadColumns(table=executions, keys=("execution_id",), columns=("input", "output", "error")),
     PayloadColumns(table=pause_answers, keys=("id",), columns=("step", "decision")),
 )
 """Every payload column of ``bot.store.sql`` (a test checks no text column is forgotten)."""

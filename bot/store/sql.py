@@ -434,7 +434,7 @@ class SqlStore:
         if output is not None:
             values["output"] = self._codec.encode(output)
         if error is not None:
-            values["error"] = error
+            values["error"] = self._codec.encode(error)  # may quote customer data
         async with self._engine.begin() as connection:
             await connection.execute(
                 update(executions).where(executions.c.execution_id == execution_id).values(**values)
@@ -619,7 +619,7 @@ class SqlStore:
             status=ExecutionStatus(m["status"]),
             input=self._codec.decode(m["input"]),
             output=None if m["output"] is None else self._codec.decode(m["output"]),
-            error=m["error"],
+            error=None if m["error"] is None else self._codec.decode(m["error"]),
             created_at=m["created_at"],
             updated_at=m["updated_at"],
         )
