@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.components.specs import AgentSpec, WorkflowSpec, spec_of
 from bot.core.clock import Clock, SystemClock, TimerHandle
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import AppClosedError, DtoValidationError, UnknownThreadError
 from bot.core.results import (
     ChildExecutionRecord,
@@ -277,7 +277,7 @@ class App:
                 thread_id=pause.thread_id,
                 execution_id=pause.execution_id,
                 answered_by=(owner_id or answered_by or ""),
-                resolution=pause.resolution or _replied(),
+                resolution=PauseResolution.REPLIED,  # an answer by resume is always a reply
             )
         )
         return await self._finish_call(pause.root_execution_id, report, record=record)
@@ -543,12 +543,6 @@ def _children_of(
         for child in rows
         if child.parent_execution_id == parent
     ]
-
-
-def _replied() -> Any:
-    from bot.core.enums import PauseResolution
-
-    return PauseResolution.REPLIED
 
 
 def _chat_model_for(
