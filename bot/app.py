@@ -433,10 +433,15 @@ class App:
         row = await store.get(root_execution_id)
         if row is None:
             raise UnknownThreadError(f"no execution {root_execution_id}")
-        pending = [
-            self._pending(r)
-            for r in await store.list_by_root(root_execution_id, [PauseStatus.PENDING])
-        ]
+        pending = (
+            []  # an ended tree closed whatever waited
+            if row.status
+            in (ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, ExecutionStatus.CANCELLED)
+            else [
+                self._pending(r)
+                for r in await store.list_by_root(root_execution_id, [PauseStatus.PENDING])
+            ]
+        )
         status = row.status
         if status is ExecutionStatus.PAUSED and not pending:
             status = ExecutionStatus.RUNNING

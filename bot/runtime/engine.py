@@ -163,15 +163,14 @@ class Engine:
             return _Outcome(error=failure, ended=True)
         interrupts = list(output.interrupts)
         if interrupts:
-            await runtime.store.set_interrupt_ids(
+            await runtime.store.rest(
+                frame.root_execution_id,
                 {
                     i.value["pause_key"]: i.id
                     for i in interrupts
                     if isinstance(i.value, dict) and "pause_key" in i.value
-                }
-            )
-            await runtime.store.set_status(
-                frame.root_execution_id, ExecutionStatus.PAUSED, runtime.clock.now()
+                },
+                runtime.clock.now(),
             )
             return _Outcome(error=None, ended=False)
         value = output.value if isinstance(output.value, dict) else {}

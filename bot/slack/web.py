@@ -35,6 +35,9 @@ def build_web_app(
             raise web.HTTPRequestEntityTooLarge(
                 max_size=max_body_bytes, actual_size=request.content_length
             )
+        if not _plausible_timestamp(request.headers.get("X-Slack-Request-Timestamp")):
+            # slack_sdk's verifier would raise on int(...) and Bolt would answer 500
+            return web.json_response({"error": "invalid request"}, status=401)
         try:
             raw = await request.text()  # over client_max_size: 413
         except UnicodeDecodeError:
@@ -60,6 +63,11 @@ def build_web_app(
     application.router.add_post(EVENTS_PATH, slack_events)
     application.router.add_get(HEALTH_PATH, healthz)
     return application
+
+
+def _plausible_timestamp(value: str | None) -> bool:
+    """Missing is Bolt's to refuse (401); present, it must be whole seconds."""
+    return value is None or (value.isascii() and value.isdigit())
 
 
 def _bad_request(reason: str) -> web.Response:

@@ -163,6 +163,21 @@ class SqlStore:
             ).scalar_one_or_none()
             return None if status is None else PauseStatus(status)
 
+    async def rest(self, root_execution_id: str, by_key: dict[str, str], at: datetime) -> None:
+        """The tree rests: its pauses' interrupt ids and its PAUSED status, in one transaction."""
+        async with self._engine.begin() as connection:
+            for key, interrupt_id in by_key.items():
+                await connection.execute(
+                    update(pauses)
+                    .where(pauses.c.idempotency_key == key)
+                    .values(interrupt_id=interrupt_id)
+                )
+            await connection.execute(
+                update(executions)
+                .where(executions.c.execution_id == root_execution_id)
+                .values(status=ExecutionStatus.PAUSED.value, updated_at=at)
+            )
+
     async def set_interrupt_ids(self, by_key: dict[str, str]) -> None:
         if not by_key:
             return
