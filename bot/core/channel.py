@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseResolution
+from bot.core.errors import SetupError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,7 +84,10 @@ class ChannelOf:
     __countersign_abstract__: ClassVar[bool] = True
 
     async def send(self, ask: ChannelAsk) -> ChannelOutcomeValue:
-        raise NotImplementedError(f"{type(self).__name__} does not implement send")
+        """Post the question; a role has none (assembly refuses an implementation without it)."""
+        raise SetupError(
+            f"{type(self).__name__} does not implement send(ask): a @channel implements it"
+        )
 
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
         """Take a question back; a no-op unless the implementation overrides it."""

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
@@ -16,7 +16,6 @@ from bot import (
     DecidedBy,
     PauseAnswerer,
     Sensitive,
-    WorkflowFinishText,
     WorkflowStartText,
     agent,
     application,
@@ -25,12 +24,11 @@ from bot import (
     start,
     tool,
     workflow,
-    workflow_finish,
-    workflow_start,
 )
 from bot.core.channel import ChannelOf
 from channels.slack import slack_channel
 from interpreters import KeywordReplyInterpreter
+from tests.office import Done, ExpenseInput, Ledger, OfficeFinish, OfficeStart
 
 APPROVALS = "C0APPROVALS"
 MANAGER = "U0MANAGER"
@@ -47,25 +45,9 @@ class RefundCardInput(BaseModel):
     email: Annotated[str, Sensitive()] = SECRET_EMAIL
 
 
-class ExpenseInput(BaseModel):
-    purpose: str
-    amount: float
-
-
 class WireInput(BaseModel):
     iban: str
     amount: float
-
-
-class Done(BaseModel):
-    status: str
-
-
-class Ledger:
-    """What the tools really did (a service)."""
-
-    def __init__(self) -> None:
-        self.runs: list[tuple[str, dict[str, Any]]] = []
 
 
 @reply_interpreter(
@@ -191,16 +173,8 @@ class WireMoneyTool:
 class SlackOfficeAgent: ...
 
 
-@workflow_start(
-    name="slack-office-workflow-start", description="A request", input=WorkflowStartText
-)
-class SlackOfficeStart: ...
-
-
-@workflow_finish(
-    name="slack-office-workflow-finish", description="The answer", output=WorkflowFinishText
-)
-class SlackOfficeFinish: ...
+SlackOfficeStart = OfficeStart
+SlackOfficeFinish = OfficeFinish
 
 
 @workflow(
