@@ -246,7 +246,7 @@ class App:
             )
         )
         report = await self._engine.first_pass(frame, {"input": payload})
-        return await self._finish_call(execution_id, report, record=record)
+        return await self._finish_call(execution_id, report, record=record, frame=frame)
 
     async def resume(
         self,
@@ -280,7 +280,9 @@ class App:
                 resolution=PauseResolution.REPLIED,  # an answer by resume is always a reply
             )
         )
-        return await self._finish_call(pause.root_execution_id, report, record=record)
+        return await self._finish_call(
+            pause.root_execution_id, report, record=record, frame=_root_frame_of(pause)
+        )
 
     async def cancel(self, thread_id: str, *, tenant_id: str) -> list[ExecutionResult]:
         """Cancel a conversation: every unfinished execution of the thread; pauses withdrawn."""
@@ -412,9 +414,15 @@ class App:
         return spec, value
 
     async def _finish_call(
-        self, root_execution_id: str, report: PassReport, *, record: bool
+        self,
+        root_execution_id: str,
+        report: PassReport,
+        *,
+        record: bool,
+        frame: RunFrame | None = None,
     ) -> ExecutionResult:
-        result = await self._result(root_execution_id, record=record)
+        known = None if record or frame is None else _known_result(frame, report, self._pending)
+        result = known or await self._result(root_execution_id, record=record)
         if report.ran and result.status is ExecutionStatus.PAUSED:
             await self._emit_pause(
                 ExecutionPauseEvent(
@@ -517,6 +525,35 @@ class App:
             outcome = handler(event)
             if inspect.isawaitable(outcome):
                 await outcome
+
+
+def _root_frame_of(pause: PauseRecord) -> RunFrame:
+    return RunFrame(
+        tenant_id=pause.tenant_id,
+        owner_id=pause.owner_id,
+        execution_id=pause.root_execution_id,
+        root_execution_id=pause.root_execution_id,
+        thread_id=pause.thread_id,
+        workflow="",
+    )
+
+
+def _known_result(
+    frame: RunFrame, report: PassReport, pending_of: Callable[[PauseRecord], PendingPause]
+) -> ExecutionResult | None:
+    """The result as the passes left it, when they know all of it (no read back)."""
+    if not report.ran or report.status is None or report.waiting is None:
+        return None
+    if report.status is ExecutionStatus.PAUSED and not report.waiting:
+        return None  # resting with nothing pending is odd: read what the store says
+    return ExecutionResult(
+        thread_id=frame.thread_id,
+        execution_id=frame.root_execution_id,
+        status=report.status,
+        output=report.output,
+        pending=[pending_of(r) for r in report.waiting],
+        tenant_id=frame.tenant_id,
+    )
 
 
 def _audit_entry(e: AuditRow) -> PauseAuditEntry:

@@ -7,6 +7,7 @@ the tree rests, takes the pauses resolved meanwhile (the drain).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
 from bot.runtime.tree_guard import TreeGuard
 from bot.runtime.withdrawals import withdraw
-from bot.store.records import ExecutionRow
+from bot.store.records import ExecutionRow, PauseRecord
 
 TERMINAL = frozenset({ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, ExecutionStatus.CANCELLED})
 
@@ -31,18 +32,41 @@ class _Outcome:
 
     error: BaseException | None
     ended: bool
+    output: Any | None = None
+    waiting: tuple[PauseRecord, ...] | None = None  # the pending pauses, when known
 
     @property
     def rests(self) -> bool:
         return not self.ended
 
+    @property
+    def status(self) -> ExecutionStatus:
+        if not self.ended:
+            return ExecutionStatus.PAUSED
+        return ExecutionStatus.FAILED if self.error is not None else ExecutionStatus.COMPLETED
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PassReport:
-    """What the passes of one call did: whether any ran, and the error that failed the tree."""
+    """What the passes of one call did: whether any ran, the error that failed the tree, and
+    where the tree stands (``status``, ``output``, the pending pauses) when the passes know it,
+    so the caller need not read it back."""
 
     ran: bool
     error: BaseException | None = None
+    status: ExecutionStatus | None = None
+    output: Any | None = None
+    waiting: tuple[PauseRecord, ...] | None = None
+
+
+def _report(outcome: _Outcome) -> PassReport:
+    return PassReport(
+        ran=True,
+        error=outcome.error,
+        status=outcome.status,
+        output=outcome.output,
+        waiting=() if outcome.ended else outcome.waiting,
+    )
 
 
 class Engine:
@@ -60,8 +84,8 @@ class Engine:
         async with self._guard.hold(frame.root_execution_id):
             outcome = await self._run(frame, graph_input)
             if outcome.rests:
-                outcome = await self._drain(frame) or outcome
-            return PassReport(ran=True, error=outcome.error)
+                outcome = await self._drain(frame, outcome)
+            return _report(outcome)
 
     async def recover(self) -> int:
         """Continue the trees whose holder died; returns how many were continued.
@@ -96,7 +120,7 @@ class Engine:
             if current.status is ExecutionStatus.RUNNING:
                 outcome = await self._run(frame, await self._restart_input(frame, current))
             if outcome.rests:
-                outcome = await self._drain(frame) or outcome
+                outcome = await self._drain(frame, outcome)
             return PassReport(ran=True, error=outcome.error)
 
     async def _restart_input(self, frame: RunFrame, row: ExecutionRow) -> Any:
@@ -117,25 +141,31 @@ class Engine:
             current = await self._runtime.store.get(root_execution_id)
             if current is None or current.status in TERMINAL:
                 return PassReport(ran=False)
-            outcome = await self._drain(_frame(current))
-            if outcome is None:
+            resting = _Outcome(error=None, ended=False)
+            outcome = await self._drain(_frame(current), resting)
+            if outcome is resting:
                 return PassReport(ran=False)
-            return PassReport(ran=True, error=outcome.error)
+            return _report(outcome)
 
-    async def _drain(self, frame: RunFrame) -> _Outcome | None:
-        """Pass after pass, continue every resolved pause; None if there was none to take."""
-        last: _Outcome | None = None
+    async def _drain(self, frame: RunFrame, last: _Outcome) -> _Outcome:
+        """Pass after pass, continue every resolved pause; ``last`` if there was none to take.
+
+        One query a round reads the resolved and the pending pauses: when nothing is resolved,
+        the pending ones are where the tree rests, and the caller need not read them again.
+        """
         while True:
-            resolved = await self._runtime.store.list_by_root(
-                frame.root_execution_id, [PauseStatus.RESOLVED]
+            waiting = await self._runtime.store.list_by_root(
+                frame.root_execution_id, [PauseStatus.RESOLVED, PauseStatus.PENDING]
             )
             resume = {
                 r.interrupt_id: {"pause_key": r.idempotency_key}
-                for r in resolved
-                if r.interrupt_id is not None
+                for r in waiting
+                if r.status is PauseStatus.RESOLVED and r.interrupt_id is not None
             }
             if not resume:
-                return last
+                if any(r.status is PauseStatus.RESOLVED for r in waiting):
+                    return dataclasses.replace(last, waiting=None)  # taken by its own step soon
+                return dataclasses.replace(last, waiting=tuple(waiting))
             last = await self._run(frame, Command(resume=resume))
             if not last.rests:
                 return last
@@ -175,7 +205,7 @@ class Engine:
             return _Outcome(error=None, ended=False)
         value = output.value if isinstance(output.value, dict) else {}
         await self._end(frame, ExecutionStatus.COMPLETED, output=value.get("output"))
-        return _Outcome(error=None, ended=True)
+        return _Outcome(error=None, ended=True, output=value.get("output"))
 
     async def _end(
         self,
