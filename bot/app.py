@@ -389,9 +389,6 @@ class App:
             except Exception as error:  # a sweep that fails is retried at the next tick
                 log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)
 
-    def _chat_model_for(self, component: type, model: Any) -> BaseChatModel:
-        return _chat_model_for(component, model, self._providers)
-
     def _workflow_input(
         self, workflow: type, input: BaseModel | Mapping[str, Any]
     ) -> tuple[WorkflowSpec, BaseModel]:

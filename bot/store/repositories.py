@@ -30,11 +30,13 @@ class PausedExecutionRepository(Protocol):
 
     async def find_by_key(self, idempotency_key: str) -> PauseRecord | None: ...
 
+    async def rest(self, root_execution_id: str, by_key: dict[str, str], at: datetime) -> None:
+        """The tree rests: its pauses' interrupt ids and its PAUSED status, atomically."""
+        ...
+
     async def mark_sent(self, pause_id: str) -> PauseStatus | None:
         """Set ``is_sent`` unless the pause was closed meanwhile (its step tells the channel)."""
         ...
-
-    async def set_interrupt_ids(self, by_key: dict[str, str]) -> None: ...
 
     async def resolve(
         self,
@@ -78,10 +80,6 @@ class PausedExecutionRepository(Protocol):
         self, root_execution_id: str, statuses: Sequence[PauseStatus]
     ) -> list[PauseRecord]: ...
 
-    async def list_by_thread(
-        self, tenant_id: str, thread_id: str, statuses: Sequence[PauseStatus]
-    ) -> list[PauseRecord]: ...
-
     async def list_pending(
         self,
         tenant_id: str,
@@ -93,6 +91,12 @@ class PausedExecutionRepository(Protocol):
         offset: int = 0,
     ) -> list[PauseRecord]:
         """PENDING pauses of a tenant, newest first, filtered by who may answer."""
+        ...
+
+    async def list_pending_under(
+        self, root_execution_id: str, key_prefix: str
+    ) -> list[PauseRecord]:
+        """PENDING pauses of the tree under a branch (their idempotency key's prefix)."""
         ...
 
     async def delete_resolved_before(self, cutoff: datetime, *, batch_size: int = 500) -> int:
@@ -120,6 +124,20 @@ class ExecutionRecordRepository(Protocol):
     ) -> list[ExecutionRow]: ...
 
     async def list_executions_by_root(self, root_execution_id: str) -> list[ExecutionRow]: ...
+
+    async def ensure_execution(self, new: NewExecution) -> None:
+        """Create the record unless it exists (a child execution re-entered on a later pass)."""
+        ...
+
+    async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
+        """Roots with resolved pauses nobody took, or RUNNING since before ``stale_before``."""
+        ...
+
+    async def launch_started_at(
+        self, launch_key: str, root_execution_id: str, now: datetime
+    ) -> datetime:
+        """When a launch first ran (for a quorum's deadline)."""
+        ...
 
     async def find_pause_answers(self, tenant_id: str, root_execution_id: str) -> list[AuditRow]:
         """The tree's audit trail, in the order the pauses were asked."""

@@ -31,6 +31,7 @@ from bot.store.records import (
     PauseAnswer,
     PauseRecord,
 )
+from bot.store.repositories import ExecutionRecordRepository, PausedExecutionRepository
 from bot.store.tables import executions, launches, pause_answers, pauses
 
 _HOLDS_TURN: contextvars.ContextVar[bool] = contextvars.ContextVar("holds_turn", default=False)
@@ -177,17 +178,6 @@ class SqlStore:
                 .where(executions.c.execution_id == root_execution_id)
                 .values(status=ExecutionStatus.PAUSED.value, updated_at=at)
             )
-
-    async def set_interrupt_ids(self, by_key: dict[str, str]) -> None:
-        if not by_key:
-            return
-        async with self._engine.begin() as connection:
-            for key, interrupt_id in by_key.items():
-                await connection.execute(
-                    update(pauses)
-                    .where(pauses.c.idempotency_key == key)
-                    .values(interrupt_id=interrupt_id)
-                )
 
     async def resolve(
         self,
@@ -347,18 +337,6 @@ class SqlStore:
         if await self.get(new.execution_id) is None:
             with contextlib.suppress(IntegrityError):  # made meanwhile by another pass
                 await self.create(new)
-
-    async def list_by_thread(
-        self, tenant_id: str, thread_id: str, statuses: Sequence[PauseStatus]
-    ) -> list[PauseRecord]:
-        return await self._many(
-            and_(
-                pauses.c.tenant_id == tenant_id,
-                pauses.c.thread_id == thread_id,
-                pauses.c.status.in_([s.value for s in statuses]),
-            ),
-            newest_first=False,
-        )
 
     async def list_pending(
         self,
@@ -654,3 +632,8 @@ class SqlStore:
             resolved_at=m["resolved_at"],
             decision=None if m["decision"] is None else self._codec.decode(m["decision"]),
         )
+
+
+def _conforms(store: SqlStore) -> tuple[PausedExecutionRepository, ExecutionRecordRepository]:
+    """Type-checked only: the one implementation satisfies both repository Protocols."""
+    return store, store
