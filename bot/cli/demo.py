@@ -19,48 +19,32 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel
 
 from bot import (
     ChannelOf,
     DecidedBy,
     PauseAnswerer,
-    WorkflowFinishText,
-    WorkflowStartText,
-    agent,
     application,
     channel,
     channel_role,
     reply_interpreter,
-    start,
-    tool,
-    workflow,
-    workflow_finish,
-    workflow_start,
+)
+from bot.desk import (
+    EXPENSE_TOOL,
+    REFUND_TOOL,
+    Done,
+    ExpenseInput,
+    RefundCardInput,
+    desk_tools,
+    desk_workflow,
 )
 from channels.terminal import TerminalOutput, TerminalUserChannel
 from interpreters import KeywordReplyInterpreter
 
 REQUEST = "Refund order A-1001 (120.00, it arrived broken) and book Friday's team lunch (86.50)."
-REFUND_TOOL = "refund-card-tool"
-EXPENSE_TOOL = "book-expense-tool"
 
 
 # ------------------------------------------------------------------------------- the tools
-
-
-class RefundCardInput(BaseModel):
-    order_id: str
-    amount: float
-
-
-class ExpenseInput(BaseModel):
-    purpose: str
-    amount: float
-
-
-class Done(BaseModel):
-    status: str
 
 
 # One role per tool input (a role approves one input model), each with its own interpreter
@@ -119,28 +103,7 @@ class TerminalRefundApprovalChannel(RefundApprovalChannel, TerminalUserChannel):
 class TerminalExpenseApprovalChannel(ExpenseApprovalChannel, TerminalUserChannel): ...
 
 
-@tool(
-    name=REFUND_TOOL,
-    description="Refunds an amount to the card an order was paid with",
-    input=RefundCardInput,
-    output=Done,
-    channel=RefundApprovalChannel,
-)
-class RefundCardTool:
-    def run(self, input: RefundCardInput) -> Done:
-        return Done(status=f"refunded {input.amount:.2f} to the card of order {input.order_id}")
-
-
-@tool(
-    name=EXPENSE_TOOL,
-    description="Books an expense in the ledger",
-    input=ExpenseInput,
-    output=Done,
-    channel=ExpenseApprovalChannel,
-)
-class BookExpenseTool:
-    def run(self, input: ExpenseInput) -> Done:
-        return Done(status=f"booked {input.amount:.2f} for {input.purpose}")
+RefundCardTool, BookExpenseTool = desk_tools(RefundApprovalChannel, ExpenseApprovalChannel)
 
 
 # ------------------------------------------------------------------------------- the model
@@ -239,37 +202,11 @@ def _status_of(text: str) -> str:
 # ------------------------------------------------------------------------------- the application
 
 
-@agent(
-    name="office-desk-agent",
-    description="Refunds cards and books expenses, each after the person's approval",
-    prompt="You run the office desk. Refund cards and book expenses as asked.",
+OfficeDeskWorkflow = desk_workflow(
+    (RefundCardTool, BookExpenseTool),
     model=OfflineDemoModel(),
-    tools=[RefundCardTool, BookExpenseTool],
+    description="Refunds cards and books expenses, each after the person's approval",
 )
-class OfficeDeskAgent: ...
-
-
-@workflow_start(name="office-desk-workflow-start", description="A request", input=WorkflowStartText)
-class OfficeDeskStart: ...
-
-
-@workflow_finish(
-    name="office-desk-workflow-finish", description="The agent's answer", output=WorkflowFinishText
-)
-class OfficeDeskFinish: ...
-
-
-@workflow(
-    name="office-desk-workflow",
-    version="1.0.0",
-    flow=[
-        start(OfficeDeskStart)
-        .returns(WorkflowStartText)
-        .to_agent(OfficeDeskAgent)
-        .to_finish(OfficeDeskFinish)
-    ],
-)
-class OfficeDeskWorkflow: ...
 
 
 @application(

@@ -20,23 +20,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from dotenv import dotenv_values
-from pydantic import BaseModel, Field
 
 from bot.components.decorators import (
-    agent,
     application,
     channel_role,
     reply_interpreter,
-    tool,
-    workflow,
-    workflow_finish,
-    workflow_start,
 )
-from bot.components.flow import start
 from bot.core.channel import ChannelOf
-from bot.core.dtos import WorkflowFinishText, WorkflowStartText
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.errors import SettingsError
+from bot.desk import ExpenseInput, RefundCardInput, desk_tools, desk_workflow
 from bot.models import ModelProvider, serving_provider
 from bot.slack.approvers import is_approver_id
 from channels.slack import slack_channel
@@ -98,20 +91,6 @@ def check_desk_model(settings: DeskSettings, providers: list[ModelProvider]) -> 
 # ------------------------------------------------------------------------------- the tools
 
 
-class RefundCardInput(BaseModel):
-    order_id: str = Field(description="The order whose card is refunded")
-    amount: float = Field(gt=0, description="How much to refund")
-
-
-class ExpenseInput(BaseModel):
-    purpose: str = Field(description="What the expense was for")
-    amount: float = Field(gt=0)
-
-
-class Done(BaseModel):
-    status: str
-
-
 @reply_interpreter(
     name="desk-refund-reply-interpreter",
     description="Reads approve / reject[: reason] in a reply to a refund",
@@ -157,59 +136,12 @@ def build_desk(settings: DeskSettings) -> type:
         conversation=settings.approval_channel,
     )
 
-    @tool(
-        name="refund-card-tool",
-        description="Refunds an amount to the card an order was paid with",
-        input=RefundCardInput,
-        output=Done,
-        channel=refund_role,
-    )
-    class RefundCardTool:
-        def run(self, input: RefundCardInput) -> Done:
-            return Done(status=f"refunded {input.amount:.2f} to the card of order {input.order_id}")
-
-    @tool(
-        name="book-expense-tool",
-        description="Books an expense in the ledger",
-        input=ExpenseInput,
-        output=Done,
-        channel=expense_role,
-    )
-    class BookExpenseTool:
-        def run(self, input: ExpenseInput) -> Done:
-            return Done(status=f"booked {input.amount:.2f} for {input.purpose}")
-
-    @agent(
-        name="office-desk-agent",
-        description="Refunds cards and books expenses, each after a person's approval",
-        prompt=(
-            "You run the office desk. Refund cards and book expenses as asked, with the tools. "
-            "When a tool call is rejected, say so and why. Answer briefly."
-        ),
+    tools = desk_tools(refund_role, expense_role)
+    DeskWorkflow = desk_workflow(
+        tools,
         model=settings.model,
-        tools=[RefundCardTool, BookExpenseTool],
+        description="Refunds cards and books expenses, each after a person's approval",
     )
-    class OfficeDeskAgent: ...
-
-    @workflow_start(name="desk-workflow-start", description="A request", input=WorkflowStartText)
-    class DeskStart: ...
-
-    @workflow_finish(
-        name="desk-workflow-finish", description="The answer", output=WorkflowFinishText
-    )
-    class DeskFinish: ...
-
-    @workflow(
-        name="desk-workflow",
-        version="1.0.0",
-        flow=[
-            start(DeskStart)
-            .returns(WorkflowStartText)
-            .to_agent(OfficeDeskAgent)
-            .to_finish(DeskFinish)
-        ],
-    )
-    class DeskWorkflow: ...
 
     @application(
         name="slack-office-desk",

@@ -22,8 +22,9 @@ from bot import (
     workflow_finish,
     workflow_start,
 )
-from bot.cli.demo import Done, ExpenseInput, OfflineDemoModel, RefundCardInput
+from bot.cli.demo import OfflineDemoModel
 from bot.core.channel import ChannelOf
+from bot.desk import Done, ExpenseInput, RefundCardInput
 from channels.slack import slack_channel
 from interpreters import KeywordReplyInterpreter
 
