@@ -485,14 +485,16 @@ class SqlStore:
             )
             values["responder"] = answer.responder
         async with self._engine.begin() as connection:
-            result = await connection.execute(
-                update(pauses)
-                .where(and_(where, pauses.c.status == PauseStatus.PENDING.value))
-                .values(**values)
-            )
-            if result.rowcount != 1:
+            row = (
+                await connection.execute(
+                    update(pauses)
+                    .where(and_(where, pauses.c.status == PauseStatus.PENDING.value))
+                    .values(**values)
+                    .returning(pauses)
+                )
+            ).one_or_none()
+            if row is None:
                 return None
-            row = (await connection.execute(select(pauses).where(where))).one()
             await self._write_audit(connection, row, answer, audit_decision)
             return self._pause(row)
 
