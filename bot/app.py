@@ -479,16 +479,12 @@ class App:
         )
 
     def _tool_input(self, tool: str) -> type[BaseModel] | None:
-        for binding in self._runtime.assembly.tools.values():
-            if binding.spec.name == tool:
-                return binding.spec.input
-        return None
+        binding = self._runtime.assembly.tool_named(tool)
+        return None if binding is None else binding.spec.input
 
     def _tool_description(self, tool: str) -> str:
-        for binding in self._runtime.assembly.tools.values():
-            if binding.spec.name == tool:
-                return binding.spec.description
-        return ""
+        binding = self._runtime.assembly.tool_named(tool)
+        return "" if binding is None else binding.spec.description
 
     def _pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
         tool_input = self._tool_input(record.ask.tool)

@@ -110,7 +110,5 @@ async def record_answer(
 
 
 def _tool_input(runtime: Runtime, record: PauseRecord) -> Any:
-    for binding in runtime.assembly.tools.values():
-        if binding.spec.name == record.ask.tool:
-            return binding.spec.input
-    return None
+    binding = runtime.assembly.tool_named(record.ask.tool)
+    return None if binding is None else binding.spec.input

@@ -78,6 +78,13 @@ class Assembly:
     finishes: dict[type, WorkflowFinishSpec] = field(default_factory=dict)
     roles_by_name: dict[str, ChannelRoleSpec] = field(default_factory=dict)
 
+    def tool_named(self, name: str) -> ToolBinding | None:
+        """The tool a pause asked about, by its name (pause records keep names, not classes)."""
+        for binding in self.tools.values():
+            if binding.spec.name == name:
+                return binding
+        return None
+
 
 class _Checker:
     def __init__(self, application: type, providers: Sequence[ServesModels]) -> None:

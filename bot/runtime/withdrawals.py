@@ -35,10 +35,8 @@ def _channel_class(runtime: Runtime, record: PauseRecord) -> type | None:
 
 
 def _timeout_of(runtime: Runtime, record: PauseRecord) -> timedelta:
-    for binding in runtime.assembly.tools.values():
-        if binding.spec.name == record.ask.tool:
-            return binding.spec.timeout
-    return DEFAULT_TOOL_TIMEOUT
+    binding = runtime.assembly.tool_named(record.ask.tool)
+    return DEFAULT_TOOL_TIMEOUT if binding is None else binding.spec.timeout
 
 
 async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResolution) -> None:
