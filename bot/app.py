@@ -48,10 +48,17 @@ from bot.security.checkpoint_serde import encrypted_checkpoint_serde
 from bot.security.codec import EncryptingCodec
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
-from bot.store.database import create_engine, is_sqlite, migrate, sqlite_path
+from bot.store.database import (
+    create_engine,
+    is_sqlite,
+    migrate,
+    open_transactions,
+    sqlite_path,
+)
 from bot.store.leases import SqlLeases
 from bot.store.records import AuditRow, ExecutionRow, NewExecution, PauseRecord
 from bot.store.sql import SqlStore
+from bot.store.transactions import Transactions
 
 SWEEP_INTERVAL = timedelta(seconds=30)
 
@@ -122,11 +129,13 @@ class App:
                 await checkpointer.close()
             await sql_engine.dispose()
             raise
+        transactions = open_transactions(sql_engine)
         runtime = Runtime(
             store=SqlStore(
                 sql_engine,
                 EncryptingCodec(ring),
                 one_connection=is_sqlite(url) and sqlite_path(url) is None,
+                transactions=transactions,
             ),
             clock=clock,
             container=Container(services),
@@ -142,12 +151,12 @@ class App:
             engine=Engine(
                 runtime,
                 graphs,
-                TreeGuard(SqlLeases(sql_engine), clock, owner=f"instance-{uuid.uuid4().hex}"),
+                TreeGuard(SqlLeases(transactions), clock, owner=f"instance-{uuid.uuid4().hex}"),
             ),
             providers=providers,
             reply_models=ReplyModels.of_app(providers, chat_model_for, sql_engine),
             checkpointer=checkpointer,
-            dispose=sql_engine.dispose,
+            dispose=_disposer(transactions, sql_engine),
         )
         app._sweep_timer = clock.call_every(SWEEP_INTERVAL, app._sweep_tick)
         return app
@@ -518,6 +527,14 @@ class App:
             outcome = handler(event)
             if inspect.isawaitable(outcome):
                 await outcome
+
+
+def _disposer(transactions: Transactions, engine: AsyncEngine) -> Callable[[], Awaitable[None]]:
+    async def dispose() -> None:
+        await transactions.close()
+        await engine.dispose()
+
+    return dispose
 
 
 def _root_frame_of(pause: PauseRecord) -> RunFrame:

@@ -13,6 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from bot.store.tables import metadata, schema_version
+from bot.store.transactions import (
+    AsyncEngineTransactions,
+    ThreadedSqliteTransactions,
+    Transactions,
+)
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///countersign.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -83,3 +88,13 @@ async def migrate(engine: AsyncEngine, now: datetime) -> int:
             # one instance migrates at a time; the others wait and then find nothing to do
             await connection.exec_driver_sql("SELECT pg_advisory_xact_lock(727001)")
         return await connection.run_sync(_apply_migrations, now)
+
+
+def open_transactions(engine: AsyncEngine) -> Transactions:
+    """How the store runs its transactions on ``engine``'s database (see ``transactions``)."""
+    url = engine.url.render_as_string(hide_password=False)
+    if is_sqlite(url) and sqlite_path(url) is not None:
+        return ThreadedSqliteTransactions.open(
+            engine, busy_timeout_s=SQLITE_BUSY_TIMEOUT_MS / 1000, on_connect=_sqlite_pragmas
+        )
+    return AsyncEngineTransactions(engine)

@@ -7,7 +7,6 @@ written in the same transaction so an answer is never recorded without its audit
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import functools
 import inspect
@@ -15,9 +14,10 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Row, and_, delete, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import Connection, Row, and_, delete, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
@@ -33,6 +33,7 @@ from bot.store.records import (
 )
 from bot.store.repositories import ExecutionRecordRepository, PausedExecutionRepository
 from bot.store.tables import executions, launches, pause_answers, pauses
+from bot.store.transactions import AsyncEngineTransactions, Transactions
 
 _HOLDS_TURN: contextvars.ContextVar[bool] = contextvars.ContextVar("holds_turn", default=False)
 P = ParamSpec("P")
@@ -74,17 +75,25 @@ class SqlStore:
         codec: PayloadCodec | None = None,
         *,
         one_connection: bool = False,
+        transactions: Transactions | None = None,
     ) -> None:
         """``one_connection``: the engine shares one connection (in-memory SQLite), so calls
         take turns — two transactions interleaved on one connection would roll each other back.
+        ``transactions``: where the queries run (``database.open_transactions``); the async
+        engine by default.
         """
         self._engine = engine
+        self._tx: Transactions = transactions or AsyncEngineTransactions(engine)
         self._codec: PayloadCodec = codec or JsonCodec()
         self._turns = asyncio.Lock() if one_connection else None
 
     @property
     def engine(self) -> AsyncEngine:
         return self._engine
+
+    @property
+    def transactions(self) -> Transactions:
+        return self._tx
 
     async def _serialized(self, work: Awaitable[R]) -> R:
         if self._turns is None or _HOLDS_TURN.get():
@@ -99,9 +108,6 @@ class SqlStore:
     # ---------------------------------------------------------------- pause records
 
     async def get_or_create(self, new: NewPause) -> PauseRecord:
-        existing = await self.find_by_key(new.idempotency_key)
-        if existing is not None:
-            return existing
         values = {
             "pause_id": new.pause_id,
             "tenant_id": new.tenant_id,
@@ -125,18 +131,21 @@ class SqlStore:
             "ask": self._codec.encode(new.ask.model_dump(mode="json")),
             "asked_at": new.asked_at,
         }
-        try:
-            async with self._engine.begin() as connection:
-                row = (
-                    await connection.execute(insert(pauses).values(**values).returning(pauses))
-                ).one()
-            return self._pause(row)
-        except IntegrityError:
-            pass  # another pass created it first: the key is the same, so is the pause
-        created = await self.find_by_key(new.idempotency_key)
-        if created is None:  # pragma: no cover - the row was just written
-            raise RuntimeError("the pause record vanished right after it was written")
-        return created
+        by_key = pauses.c.idempotency_key == new.idempotency_key
+
+        def body(connection: Connection) -> Row[Any]:
+            existing = connection.execute(select(pauses).where(by_key)).first()
+            if existing is not None:
+                return existing
+            # another pass may create it meanwhile: the key is the same, so is the pause
+            created = connection.execute(
+                _insert_ignoring_conflicts(connection, pauses, ["idempotency_key"])
+                .values(**values)
+                .returning(pauses)
+            ).first()
+            return created or connection.execute(select(pauses).where(by_key)).one()
+
+        return self._pause(await self._tx.write(body))
 
     async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None:
         return await self._one(and_(pauses.c.pause_id == pause_id, pauses.c.tenant_id == tenant_id))
@@ -146,38 +155,42 @@ class SqlStore:
 
     async def mark_sent(self, pause_id: str) -> PauseStatus | None:
         """Set ``is_sent`` unless the pause was closed meanwhile; its status then, or None."""
-        async with self._engine.begin() as connection:
-            status = (
-                await connection.execute(
-                    update(pauses)
-                    .where(
-                        and_(
-                            pauses.c.pause_id == pause_id,
-                            pauses.c.status.in_(
-                                [PauseStatus.PENDING.value, PauseStatus.RESOLVED.value]
-                            ),
-                        )
+
+        def body(connection: Connection) -> PauseStatus | None:
+            status = connection.execute(
+                update(pauses)
+                .where(
+                    and_(
+                        pauses.c.pause_id == pause_id,
+                        pauses.c.status.in_(
+                            [PauseStatus.PENDING.value, PauseStatus.RESOLVED.value]
+                        ),
                     )
-                    .values(is_sent=True)
-                    .returning(pauses.c.status)
                 )
+                .values(is_sent=True)
+                .returning(pauses.c.status)
             ).scalar_one_or_none()
             return None if status is None else PauseStatus(status)
 
+        return await self._tx.write(body)
+
     async def rest(self, root_execution_id: str, by_key: dict[str, str], at: datetime) -> None:
         """The tree rests: its pauses' interrupt ids and its PAUSED status, in one transaction."""
-        async with self._engine.begin() as connection:
+
+        def body(connection: Connection) -> None:
             for key, interrupt_id in by_key.items():
-                await connection.execute(
+                connection.execute(
                     update(pauses)
                     .where(pauses.c.idempotency_key == key)
                     .values(interrupt_id=interrupt_id)
                 )
-            await connection.execute(
+            connection.execute(
                 update(executions)
                 .where(executions.c.execution_id == root_execution_id)
                 .values(status=ExecutionStatus.PAUSED.value, updated_at=at)
             )
+
+        await self._tx.write(body)
 
     async def resolve(
         self,
@@ -229,8 +242,8 @@ class SqlStore:
         )
 
     async def take(self, pause_id: str) -> bool:
-        async with self._engine.begin() as connection:
-            result = await connection.execute(
+        def body(connection: Connection) -> bool:
+            result = connection.execute(
                 update(pauses)
                 .where(
                     and_(
@@ -242,13 +255,17 @@ class SqlStore:
             )
             return result.rowcount == 1
 
+        return await self._tx.write(body)
+
     async def save_tool_result(self, pause_id: str, result: str) -> None:
-        async with self._engine.begin() as connection:
-            await connection.execute(
-                update(pauses)
-                .where(pauses.c.pause_id == pause_id)
-                .values(tool_result=self._codec.encode(result))
+        sealed = self._codec.encode(result)
+
+        def body(connection: Connection) -> None:
+            connection.execute(
+                update(pauses).where(pauses.c.pause_id == pause_id).values(tool_result=sealed)
             )
+
+        await self._tx.write(body)
 
     async def list_by_root(
         self, root_execution_id: str, statuses: Sequence[PauseStatus]
@@ -276,67 +293,64 @@ class SqlStore:
 
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         """Root executions with resolved pauses nobody took, or RUNNING since ``stale_before``."""
-        async with self._engine.connect() as connection:
-            with_resolved = (
-                select(pauses.c.root_execution_id)
-                .where(pauses.c.status == PauseStatus.RESOLVED.value)
-                .distinct()
-            )
-            rows = (
-                await connection.execute(
-                    select(executions)
-                    .where(
+        with_resolved = (
+            select(pauses.c.root_execution_id)
+            .where(pauses.c.status == PauseStatus.RESOLVED.value)
+            .distinct()
+        )
+        statement = (
+            select(executions)
+            .where(
+                and_(
+                    executions.c.parent_execution_id.is_(None),
+                    or_(
                         and_(
-                            executions.c.parent_execution_id.is_(None),
-                            or_(
-                                and_(
-                                    executions.c.execution_id.in_(with_resolved),
-                                    executions.c.status.in_(
-                                        [
-                                            ExecutionStatus.PAUSED.value,
-                                            ExecutionStatus.RUNNING.value,
-                                        ]
-                                    ),
-                                ),
-                                and_(
-                                    executions.c.status == ExecutionStatus.RUNNING.value,
-                                    executions.c.updated_at < stale_before,
-                                ),
+                            executions.c.execution_id.in_(with_resolved),
+                            executions.c.status.in_(
+                                [ExecutionStatus.PAUSED.value, ExecutionStatus.RUNNING.value]
                             ),
-                        )
-                    )
-                    .order_by(executions.c.created_at)
+                        ),
+                        and_(
+                            executions.c.status == ExecutionStatus.RUNNING.value,
+                            executions.c.updated_at < stale_before,
+                        ),
+                    ),
                 )
-            ).all()
+            )
+            .order_by(executions.c.created_at)
+        )
+        rows = await self._tx.read(lambda connection: connection.execute(statement).all())
         return [self._execution(row) for row in rows]
 
     async def launch_started_at(
         self, launch_key: str, root_execution_id: str, now: datetime
     ) -> datetime:
         """When a launch first ran (recorded on its first pass; later passes read it)."""
-        try:
-            async with self._engine.begin() as connection:
-                await connection.execute(
-                    insert(launches).values(
-                        launch_key=launch_key, root_execution_id=root_execution_id, started_at=now
-                    )
+
+        def body(connection: Connection) -> Any:
+            connection.execute(
+                _insert_ignoring_conflicts(connection, launches, ["launch_key"]).values(
+                    launch_key=launch_key, root_execution_id=root_execution_id, started_at=now
                 )
-            return now
-        except IntegrityError:
-            async with self._engine.connect() as connection:
-                started = (
-                    await connection.execute(
-                        select(launches.c.started_at).where(launches.c.launch_key == launch_key)
-                    )
-                ).scalar_one()
-            assert isinstance(started, datetime)
-            return started
+            )
+            return connection.execute(
+                select(launches.c.started_at).where(launches.c.launch_key == launch_key)
+            ).scalar_one()
+
+        started = await self._tx.write(body)
+        assert isinstance(started, datetime)
+        return started
 
     async def ensure_execution(self, new: NewExecution) -> None:
         """Create the execution record unless it exists (a child re-entered on a later pass)."""
-        if await self.get(new.execution_id) is None:
-            with contextlib.suppress(IntegrityError):  # made meanwhile by another pass
-                await self.create(new)
+        values = self._new_execution(new)
+        await self._tx.write(
+            lambda connection: connection.execute(
+                _insert_ignoring_conflicts(connection, executions, ["execution_id"]).values(
+                    **values
+                )
+            )
+        )
 
     async def list_pending(
         self,
@@ -360,58 +374,38 @@ class SqlStore:
         return await self._many(condition, newest_first=True, limit=limit, offset=offset)
 
     async def delete_resolved_before(self, cutoff: datetime, *, batch_size: int = 500) -> int:
-        removed = 0
         closed = [PauseStatus.TAKEN.value, PauseStatus.CANCELLED.value]
-        while True:
-            async with self._engine.begin() as connection:
-                ids = (
-                    (
-                        await connection.execute(
-                            select(pauses.c.id)
-                            .where(
-                                and_(
-                                    pauses.c.status.in_(closed),
-                                    pauses.c.resolved_at < cutoff,
-                                )
-                            )
-                            .limit(batch_size)
-                        )
-                    )
-                    .scalars()
-                    .all()
+
+        def batch(connection: Connection) -> int:
+            ids = (
+                connection.execute(
+                    select(pauses.c.id)
+                    .where(and_(pauses.c.status.in_(closed), pauses.c.resolved_at < cutoff))
+                    .limit(batch_size)
                 )
-                if not ids:
-                    return removed
-                await connection.execute(delete(pauses).where(pauses.c.id.in_(ids)))
-                removed += len(ids)
+                .scalars()
+                .all()
+            )
+            if ids:
+                connection.execute(delete(pauses).where(pauses.c.id.in_(ids)))
+            return len(ids)
+
+        removed = 0
+        while removed_now := await self._tx.write(batch):
+            removed += removed_now
+        return removed
 
     # ---------------------------------------------------------------- execution records
 
     async def create(self, new: NewExecution) -> None:
-        async with self._engine.begin() as connection:
-            await connection.execute(
-                insert(executions).values(
-                    execution_id=new.execution_id,
-                    root_execution_id=new.root_execution_id,
-                    parent_execution_id=new.parent_execution_id,
-                    thread_id=new.thread_id,
-                    tenant_id=new.tenant_id,
-                    owner_id=new.owner_id,
-                    workflow=new.workflow,
-                    status=ExecutionStatus.RUNNING.value,
-                    input=self._codec.encode(new.input),
-                    created_at=new.created_at,
-                    updated_at=new.created_at,
-                )
-            )
+        values = self._new_execution(new)
+        await self._tx.write(
+            lambda connection: connection.execute(insert(executions).values(**values))
+        )
 
     async def get(self, execution_id: str) -> ExecutionRow | None:
-        async with self._engine.connect() as connection:
-            row = (
-                await connection.execute(
-                    select(executions).where(executions.c.execution_id == execution_id)
-                )
-            ).first()
+        statement = select(executions).where(executions.c.execution_id == execution_id)
+        row = await self._tx.read(lambda connection: connection.execute(statement).first())
         return None if row is None else self._execution(row)
 
     async def set_status(
@@ -428,10 +422,10 @@ class SqlStore:
             values["output"] = self._codec.encode(output)
         if error is not None:
             values["error"] = self._codec.encode(error)  # may quote customer data
-        async with self._engine.begin() as connection:
-            await connection.execute(
-                update(executions).where(executions.c.execution_id == execution_id).values(**values)
-            )
+        statement = (
+            update(executions).where(executions.c.execution_id == execution_id).values(**values)
+        )
+        await self._tx.write(lambda connection: connection.execute(statement))
 
     async def list_executions_by_thread(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
         return await self._executions(
@@ -442,22 +436,35 @@ class SqlStore:
         return await self._executions(executions.c.root_execution_id == root_execution_id)
 
     async def find_pause_answers(self, tenant_id: str, root_execution_id: str) -> list[AuditRow]:
-        async with self._engine.connect() as connection:
-            rows = (
-                await connection.execute(
-                    select(pause_answers)
-                    .where(
-                        and_(
-                            pause_answers.c.tenant_id == tenant_id,
-                            pause_answers.c.root_execution_id == root_execution_id,
-                        )
-                    )
-                    .order_by(pause_answers.c.pause_seq)
+        statement = (
+            select(pause_answers)
+            .where(
+                and_(
+                    pause_answers.c.tenant_id == tenant_id,
+                    pause_answers.c.root_execution_id == root_execution_id,
                 )
-            ).all()
+            )
+            .order_by(pause_answers.c.pause_seq)
+        )
+        rows = await self._tx.read(lambda connection: connection.execute(statement).all())
         return [self._audit(row) for row in rows]
 
     # ---------------------------------------------------------------- internals
+
+    def _new_execution(self, new: NewExecution) -> dict[str, Any]:
+        return {
+            "execution_id": new.execution_id,
+            "root_execution_id": new.root_execution_id,
+            "parent_execution_id": new.parent_execution_id,
+            "thread_id": new.thread_id,
+            "tenant_id": new.tenant_id,
+            "owner_id": new.owner_id,
+            "workflow": new.workflow,
+            "status": ExecutionStatus.RUNNING.value,
+            "input": self._codec.encode(new.input),
+            "created_at": new.created_at,
+            "updated_at": new.created_at,
+        }
 
     async def _close(
         self,
@@ -484,61 +491,57 @@ class SqlStore:
                 {"decision": answer.decision, "responder": answer.responder, "reply": answer.reply}
             )
             values["responder"] = answer.responder
-        async with self._engine.begin() as connection:
-            row = (
-                await connection.execute(
-                    update(pauses)
-                    .where(and_(where, pauses.c.status == PauseStatus.PENDING.value))
-                    .values(**values)
-                    .returning(pauses)
-                )
+        sealed_decision = None if audit_decision is None else self._codec.encode(audit_decision)
+
+        def body(connection: Connection) -> PauseRecord | None:
+            row = connection.execute(
+                update(pauses)
+                .where(and_(where, pauses.c.status == PauseStatus.PENDING.value))
+                .values(**values)
+                .returning(pauses)
             ).one_or_none()
             if row is None:
                 return None
-            await self._write_audit(connection, row, answer, audit_decision)
-            return self._pause(row)
+            record = self._pause(row)
+            connection.execute(self._audit_entry(record, answer, sealed_decision))
+            return record
 
-    async def _write_audit(
-        self,
-        connection: AsyncConnection,
-        row: Row[Any],
-        answer: PauseAnswer | None,
-        audit_decision: dict[str, Any] | None,
-    ) -> None:
-        record = self._pause(row)
+        return await self._tx.write(body)
+
+    def _audit_entry(
+        self, record: PauseRecord, answer: PauseAnswer | None, sealed_decision: str | None
+    ) -> Any:
         shown_id = record.pause_id if record.answered_by is PauseAnswerer.THREAD_OWNER else None
         step = record.step
-        await connection.execute(
-            insert(pause_answers).values(
-                tenant_id=record.tenant_id,
-                root_execution_id=record.root_execution_id,
-                execution_id=record.execution_id,
-                idempotency_key=record.idempotency_key,
-                pause_id=shown_id,
-                step=self._codec.encode(
-                    {
-                        "agent": step.agent,
-                        "node": step.node,
-                        "tool": step.tool,
-                        "tool_call_id": step.tool_call_id,
-                        "item_index": step.item_index,
-                        "tool_loop_iteration": step.tool_loop_iteration,
-                    }
-                ),
-                role=record.role,
-                answered_by=record.answered_by.value,
-                responder=None if answer is None else answer.responder,
-                resolution=record.resolution.value if record.resolution else "",
-                asked_at=record.asked_at,
-                resolved_at=record.resolved_at,
-                decision=None if audit_decision is None else self._codec.encode(audit_decision),
-                pause_seq=record.seq,
-            )
+        return insert(pause_answers).values(
+            tenant_id=record.tenant_id,
+            root_execution_id=record.root_execution_id,
+            execution_id=record.execution_id,
+            idempotency_key=record.idempotency_key,
+            pause_id=shown_id,
+            step=self._codec.encode(
+                {
+                    "agent": step.agent,
+                    "node": step.node,
+                    "tool": step.tool,
+                    "tool_call_id": step.tool_call_id,
+                    "item_index": step.item_index,
+                    "tool_loop_iteration": step.tool_loop_iteration,
+                }
+            ),
+            role=record.role,
+            answered_by=record.answered_by.value,
+            responder=None if answer is None else answer.responder,
+            resolution=record.resolution.value if record.resolution else "",
+            asked_at=record.asked_at,
+            resolved_at=record.resolved_at,
+            decision=sealed_decision,
+            pause_seq=record.seq,
         )
 
     async def _one(self, where: Any) -> PauseRecord | None:
-        async with self._engine.connect() as connection:
-            row = (await connection.execute(select(pauses).where(where))).first()
+        statement = select(pauses).where(where)
+        row = await self._tx.read(lambda connection: connection.execute(statement).first())
         return None if row is None else self._pause(row)
 
     async def _many(
@@ -552,17 +555,12 @@ class SqlStore:
         statement = select(pauses).where(where).order_by(*order)
         if limit is not None:
             statement = statement.limit(limit).offset(offset)
-        async with self._engine.connect() as connection:
-            rows = (await connection.execute(statement)).all()
+        rows = await self._tx.read(lambda connection: connection.execute(statement).all())
         return [self._pause(row) for row in rows]
 
     async def _executions(self, where: Any) -> list[ExecutionRow]:
-        async with self._engine.connect() as connection:
-            rows = (
-                await connection.execute(
-                    select(executions).where(where).order_by(executions.c.created_at)
-                )
-            ).all()
+        statement = select(executions).where(where).order_by(executions.c.created_at)
+        rows = await self._tx.read(lambda connection: connection.execute(statement).all())
         return [self._execution(row) for row in rows]
 
     def _pause(self, row: Row[Any]) -> PauseRecord:
@@ -634,6 +632,13 @@ class SqlStore:
             resolved_at=m["resolved_at"],
             decision=None if m["decision"] is None else self._codec.decode(m["decision"]),
         )
+
+
+def _insert_ignoring_conflicts(connection: Connection, table: Any, keys: list[str]) -> Any:
+    """``INSERT ... ON CONFLICT (keys) DO NOTHING`` in the connection's dialect."""
+    if connection.dialect.name == "postgresql":
+        return postgresql_insert(table).on_conflict_do_nothing(index_elements=keys)
+    return sqlite_insert(table).on_conflict_do_nothing(index_elements=keys)
 
 
 def _conforms(store: SqlStore) -> tuple[PausedExecutionRepository, ExecutionRecordRepository]:
