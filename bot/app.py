@@ -50,10 +50,8 @@ from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import (
     create_engine,
-    is_sqlite,
     migrate,
     open_transactions,
-    sqlite_path,
 )
 from bot.store.leases import SqlLeases
 from bot.store.records import AuditRow, ExecutionRow, NewExecution, PauseRecord
@@ -131,12 +129,7 @@ class App:
             raise
         transactions = open_transactions(sql_engine)
         runtime = Runtime(
-            store=SqlStore(
-                sql_engine,
-                EncryptingCodec(ring),
-                one_connection=is_sqlite(url) and sqlite_path(url) is None,
-                transactions=transactions,
-            ),
+            store=SqlStore(sql_engine, EncryptingCodec(ring), transactions=transactions),
             clock=clock,
             container=Container(services),
             assembly=assembly,

@@ -91,10 +91,13 @@ async def migrate(engine: AsyncEngine, now: datetime) -> int:
 
 
 def open_transactions(engine: AsyncEngine) -> Transactions:
-    """How the store runs its transactions on ``engine``'s database (see ``transactions``)."""
+    """How the store runs its transactions on ``engine``'s database (see ``transactions``);
+    close it before disposing of the engine."""
     url = engine.url.render_as_string(hide_password=False)
-    if is_sqlite(url) and sqlite_path(url) is not None:
-        return ThreadedSqliteTransactions.open(
-            engine, busy_timeout_s=SQLITE_BUSY_TIMEOUT_MS / 1000, on_connect=_sqlite_pragmas
-        )
-    return AsyncEngineTransactions(engine)
+    if not is_sqlite(url):
+        return AsyncEngineTransactions(engine)
+    if sqlite_path(url) is None:
+        return AsyncEngineTransactions(engine, one_connection=True)
+    return ThreadedSqliteTransactions.open(
+        engine, busy_timeout_s=SQLITE_BUSY_TIMEOUT_MS / 1000, on_connect=_sqlite_pragmas
+    )

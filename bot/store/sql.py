@@ -6,13 +6,9 @@ written in the same transaction so an answer is never recorded without its audit
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import functools
-import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 from sqlalchemy import Connection, Row, and_, delete, insert, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -35,37 +31,7 @@ from bot.store.repositories import ExecutionRecordRepository, PausedExecutionRep
 from bot.store.tables import executions, launches, pause_answers, pauses
 from bot.store.transactions import AsyncEngineTransactions, Transactions
 
-_HOLDS_TURN: contextvars.ContextVar[bool] = contextvars.ContextVar("holds_turn", default=False)
-P = ParamSpec("P")
-R = TypeVar("R")
-T = TypeVar("T")
 
-
-def _shielded(method: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Run a store call to its end even if its caller is cancelled.
-
-    A launch cancels its running branches; a cancellation that lands inside a transaction makes
-    SQLAlchemy invalidate the connection mid-statement (an in-memory SQLite database is then
-    gone). A store call is short, so it finishes and its caller sees the cancellation after.
-    """
-
-    @functools.wraps(method)
-    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        store = args[0]
-        assert isinstance(store, SqlStore)
-        return await asyncio.shield(store._serialized(method(*args, **kwargs)))
-
-    return call
-
-
-def _shield_public_methods(cls: type[T]) -> type[T]:
-    for name, member in list(vars(cls).items()):
-        if not name.startswith("_") and inspect.iscoroutinefunction(member):
-            setattr(cls, name, _shielded(member))
-    return cls
-
-
-@_shield_public_methods
 class SqlStore:
     """Implements ``PausedExecutionRepository`` and ``ExecutionRecordRepository``."""
 
@@ -74,18 +40,13 @@ class SqlStore:
         engine: AsyncEngine,
         codec: PayloadCodec | None = None,
         *,
-        one_connection: bool = False,
         transactions: Transactions | None = None,
     ) -> None:
-        """``one_connection``: the engine shares one connection (in-memory SQLite), so calls
-        take turns — two transactions interleaved on one connection would roll each other back.
-        ``transactions``: where the queries run (``database.open_transactions``); the async
-        engine by default.
-        """
+        """``transactions``: where the queries run (``database.open_transactions``); through
+        the async engine by default."""
         self._engine = engine
         self._tx: Transactions = transactions or AsyncEngineTransactions(engine)
         self._codec: PayloadCodec = codec or JsonCodec()
-        self._turns = asyncio.Lock() if one_connection else None
 
     @property
     def engine(self) -> AsyncEngine:
@@ -94,16 +55,6 @@ class SqlStore:
     @property
     def transactions(self) -> Transactions:
         return self._tx
-
-    async def _serialized(self, work: Awaitable[R]) -> R:
-        if self._turns is None or _HOLDS_TURN.get():
-            return await work  # a store call made from inside another one already has the turn
-        async with self._turns:
-            token = _HOLDS_TURN.set(True)
-            try:
-                return await work
-            finally:
-                _HOLDS_TURN.reset(token)
 
     # ---------------------------------------------------------------- pause records
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
@@ -52,22 +52,39 @@ class Transactions(Protocol):
 
 
 class AsyncEngineTransactions:
-    """Bodies run through the async engine's greenlet bridge (asyncpg, in-memory SQLite)."""
+    """Bodies run through the async engine's greenlet bridge (asyncpg, in-memory SQLite).
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    ``one_connection``: the engine shares one connection (in-memory SQLite), so calls take
+    turns — two transactions interleaved on one connection would roll each other back.
+    """
+
+    def __init__(self, engine: AsyncEngine, *, one_connection: bool = False) -> None:
         self._engine = engine
+        self._turns = asyncio.Lock() if one_connection else None
 
     @property
     def dialect(self) -> str:
         return self._engine.dialect.name
 
     async def write(self, body: Callable[[Connection], R]) -> R:
+        return await _finished(self._in_turn(self._write(body)))
+
+    async def read(self, body: Callable[[Connection], R]) -> R:
+        return await _finished(self._in_turn(self._read(body)))
+
+    async def _write(self, body: Callable[[Connection], R]) -> R:
         async with self._engine.begin() as connection:
             return await connection.run_sync(body)
 
-    async def read(self, body: Callable[[Connection], R]) -> R:
+    async def _read(self, body: Callable[[Connection], R]) -> R:
         async with self._engine.connect() as connection:
             return await connection.run_sync(body)
+
+    async def _in_turn(self, work: Awaitable[R]) -> R:
+        if self._turns is None:
+            return await work
+        async with self._turns:
+            return await work
 
     async def close(self) -> None:
         """The engine belongs to the App, which disposes of it."""
@@ -112,7 +129,7 @@ class ThreadedSqliteTransactions:
         return await self._hand_off(functools.partial(_on_connection, self._engine, body))
 
     async def _hand_off(self, call: Callable[[], R]) -> R:
-        return await asyncio.get_running_loop().run_in_executor(self._threads, call)
+        return await _finished(asyncio.get_running_loop().run_in_executor(self._threads, call))
 
     async def close(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._shut_down)
@@ -120,6 +137,16 @@ class ThreadedSqliteTransactions:
     def _shut_down(self) -> None:
         self._threads.shutdown(wait=True)
         self._engine.dispose()
+
+
+async def _finished(work: Awaitable[R]) -> R:
+    """Run a store call to its end even if its caller is cancelled.
+
+    A launch cancels its running branches; a cancellation that lands inside a transaction makes
+    SQLAlchemy invalidate the connection mid-statement (an in-memory SQLite database is then
+    gone). A store call is short, so it finishes and its caller sees the cancellation after.
+    """
+    return await asyncio.shield(work)
 
 
 def _in_transaction(engine: Engine, body: Callable[[Connection], R]) -> R:

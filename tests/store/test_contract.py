@@ -12,7 +12,7 @@ import pytest
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
-from bot.store.database import create_engine, migrate
+from bot.store.database import create_engine, migrate, open_transactions
 from bot.store.records import NewExecution, NewPause, PauseAnswer
 from bot.store.sql import SqlStore
 from tests.databases import BACKENDS, database
@@ -24,11 +24,13 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SqlStore]:
     async with database(request.param, tmp_path) as url:
         engine = create_engine(url)
+        transactions = open_transactions(engine)  # as the App runs them
         try:
             assert await migrate(engine, NOW) == 1
             assert await migrate(engine, NOW) == 1  # idempotent
-            yield SqlStore(engine)
+            yield SqlStore(engine, transactions=transactions)
         finally:
+            await transactions.close()
             await engine.dispose()
 
 
