@@ -234,7 +234,8 @@ class App:
             workflow=spec.name,
         )
         payload = start_input.model_dump(mode="json")
-        await self._runtime.store.create(
+        report = await self._engine.first_pass(
+            frame,
             NewExecution(
                 execution_id=execution_id,
                 root_execution_id=execution_id,
@@ -245,9 +246,9 @@ class App:
                 workflow=spec.name,
                 input=payload,
                 created_at=self._runtime.clock.now(),
-            )
+            ),
+            {"input": payload},
         )
-        report = await self._engine.first_pass(frame, {"input": payload})
         return await self._finish_call(execution_id, report, record=record, frame=frame)
 
     async def resume(

@@ -19,11 +19,10 @@ from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.core.errors import CountersignError, StepFailedError
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
-from bot.runtime.tree_guard import TreeGuard
+from bot.runtime.tree_guard import Held, TreeGuard
 from bot.runtime.withdrawals import withdraw
-from bot.store.records import ExecutionRow, PauseRecord
-
-TERMINAL = frozenset({ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, ExecutionStatus.CANCELLED})
+from bot.store.leases import LeaseClaim
+from bot.store.records import ExecutionRow, NewExecution, OpenTree, PauseRecord
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,6 +32,7 @@ class _Outcome:
     error: BaseException | None
     ended: bool
     output: Any | None = None
+    pauses: tuple[PauseRecord, ...] = ()  # RESOLVED and PENDING, as the pass left them
     waiting: tuple[PauseRecord, ...] | None = None  # the pending pauses, when known
 
     @property
@@ -80,11 +80,18 @@ class Engine:
         self._graphs = graphs
         self._guard = guard
 
-    async def first_pass(self, frame: RunFrame, graph_input: dict[str, Any]) -> PassReport:
-        async with self._guard.hold(frame.root_execution_id):
-            outcome = await self._run(frame, graph_input)
+    async def first_pass(
+        self, frame: RunFrame, new: NewExecution, graph_input: dict[str, Any]
+    ) -> PassReport:
+        """Record the new root execution and run it until it ends or rests."""
+
+        async def start(claim: LeaseClaim) -> bool | None:
+            return await self._runtime.store.start_tree(new, claim) or None
+
+        async with self._guard.hold(frame.root_execution_id, start) as held:
+            outcome = await self._run(frame, graph_input, held)
             if outcome.rests:
-                outcome = await self._drain(frame, outcome)
+                outcome = await self._drain(frame, outcome, held)
             return _report(outcome)
 
     async def recover(self) -> int:
@@ -111,17 +118,20 @@ class Engine:
         return recovered
 
     async def _recover_tree(self, root: ExecutionRow) -> PassReport:
-        async with self._guard.hold(root.execution_id):
-            current = await self._runtime.store.get(root.execution_id)
-            if current is None or current.status in TERMINAL:
+        async with self._guard.hold(root.execution_id, self._open) as held:
+            current = held.opened.execution
+            if current is None or held.released:
                 return PassReport(ran=False)
             frame = _frame(current)
-            outcome = _Outcome(error=None, ended=False)
+            outcome = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
             if current.status is ExecutionStatus.RUNNING:
-                outcome = await self._run(frame, await self._restart_input(frame, current))
+                outcome = await self._run(frame, await self._restart_input(frame, current), held)
             if outcome.rests:
-                outcome = await self._drain(frame, outcome)
+                outcome = await self._drain(frame, outcome, held)
             return PassReport(ran=True, error=outcome.error)
+
+    async def _open(self, claim: LeaseClaim) -> OpenTree | None:
+        return await self._runtime.store.open_tree(claim)
 
     async def _restart_input(self, frame: RunFrame, row: ExecutionRow) -> Any:
         """``None`` continues from the last checkpoint; the input if none was written."""
@@ -137,40 +147,40 @@ class Engine:
         A caller whose answer was taken meanwhile by the holder's drain finds nothing to do and
         returns at once (``ran=False``): the tree's current result is its answer.
         """
-        async with self._guard.hold(root_execution_id):
-            current = await self._runtime.store.get(root_execution_id)
-            if current is None or current.status in TERMINAL:
+        async with self._guard.hold(root_execution_id, self._open) as held:
+            current = held.opened.execution
+            if current is None or held.released:
                 return PassReport(ran=False)
-            resting = _Outcome(error=None, ended=False)
-            outcome = await self._drain(_frame(current), resting)
+            resting = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
+            outcome = await self._drain(_frame(current), resting, held)
             if outcome is resting:
                 return PassReport(ran=False)
             return _report(outcome)
 
-    async def _drain(self, frame: RunFrame, last: _Outcome) -> _Outcome:
+    async def _drain(self, frame: RunFrame, last: _Outcome, held: Held[Any]) -> _Outcome:
         """Pass after pass, continue every resolved pause; ``last`` if there was none to take.
 
-        One query a round reads the resolved and the pending pauses: when nothing is resolved,
-        the pending ones are where the tree rests, and the caller need not read them again.
+        Each pass's last write returns the tree's resolved and pending pauses: when nothing is
+        resolved, the pending ones are where the tree rests (and that write gave up the lease).
         """
         while True:
-            waiting = await self._runtime.store.list_by_root(
-                frame.root_execution_id, [PauseStatus.RESOLVED, PauseStatus.PENDING]
-            )
-            resume = {
-                r.interrupt_id: {"pause_key": r.idempotency_key}
-                for r in waiting
+            answered = {
+                r.interrupt_id: r
+                for r in last.pauses
                 if r.status is PauseStatus.RESOLVED and r.interrupt_id is not None
             }
-            if not resume:
-                if any(r.status is PauseStatus.RESOLVED for r in waiting):
+            if not answered:
+                if any(r.status is PauseStatus.RESOLVED for r in last.pauses):
                     return dataclasses.replace(last, waiting=None)  # taken by its own step soon
-                return dataclasses.replace(last, waiting=tuple(waiting))
-            last = await self._run(frame, Command(resume=resume))
+                return dataclasses.replace(
+                    last, waiting=tuple(r for r in last.pauses if r.status is PauseStatus.PENDING)
+                )
+            resume = {i: {"pause_key": r.idempotency_key} for i, r in answered.items()}
+            last = await self._run(frame.answering(answered.values()), Command(resume=resume), held)
             if not last.rests:
                 return last
 
-    async def _run(self, frame: RunFrame, graph_input: Any) -> _Outcome:
+    async def _run(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
         """One LangGraph pass; records where the tree now stands."""
         runtime = self._runtime
         graph = self._graphs[frame.workflow]
@@ -181,7 +191,7 @@ class Engine:
         except GraphInterrupt:  # pragma: no cover - ainvoke reports interrupts in its output
             raise
         except CountersignError as error:
-            await self._end(frame, ExecutionStatus.FAILED, error=error)
+            await self._end(frame, held, ExecutionStatus.FAILED, error=error)
             return _Outcome(error=error, ended=True)
         except Exception as error:
             failure = StepFailedError(
@@ -189,11 +199,11 @@ class Engine:
                 execution_id=frame.execution_id,
             )
             failure.__cause__ = error
-            await self._end(frame, ExecutionStatus.FAILED, error=failure)
+            await self._end(frame, held, ExecutionStatus.FAILED, error=failure)
             return _Outcome(error=failure, ended=True)
         interrupts = list(output.interrupts)
         if interrupts:
-            await runtime.store.rest(
+            resting = await runtime.store.rest(
                 frame.root_execution_id,
                 {
                     i.value["pause_key"]: i.id
@@ -201,62 +211,61 @@ class Engine:
                     if isinstance(i.value, dict) and "pause_key" in i.value
                 },
                 runtime.clock.now(),
+                release=held.claim,
             )
-            return _Outcome(error=None, ended=False)
+            held.released = resting.released
+            return _Outcome(error=None, ended=False, pauses=resting.pauses)
         value = output.value if isinstance(output.value, dict) else {}
-        await self._end(frame, ExecutionStatus.COMPLETED, output=value.get("output"))
+        await self._end(frame, held, ExecutionStatus.COMPLETED, output=value.get("output"))
         return _Outcome(error=None, ended=True, output=value.get("output"))
 
     async def _end(
         self,
         frame: RunFrame,
+        held: Held[Any],
         status: ExecutionStatus,
         *,
         output: Any | None = None,
         error: BaseException | None = None,
     ) -> None:
-        """The tree ended: close what still waits (resolution CANCELLED), then record the end."""
-        await self.close_pauses(frame.root_execution_id, frame.tenant_id, PauseResolution.CANCELLED)
-        await self._runtime.store.set_status(
+        """The tree ended: what still waits is closed (resolution CANCELLED), the end recorded
+        and the lease given up, in one transaction; then the channels are told."""
+        runtime = self._runtime
+        closed = await runtime.store.end_tree(
             frame.root_execution_id,
             status,
-            self._runtime.clock.now(),
+            runtime.clock.now(),
             output=output,
             error=None if error is None else str(error),
+            release=held.claim,
         )
-
-    async def close_pauses(
-        self, root_execution_id: str, tenant_id: str, resolution: PauseResolution
-    ) -> int:
-        """Close every PENDING pause of the tree; tell the channel of each one that was sent."""
-        runtime = self._runtime
-        closed = 0
-        for record in await runtime.store.list_by_root(root_execution_id, [PauseStatus.PENDING]):
-            done = await runtime.store.cancel(
-                tenant_id, record.pause_id, resolution, runtime.clock.now()
-            )
-            if done is None:
-                continue
-            closed += 1
-            if done.is_sent:
-                await withdraw(runtime, done, resolution)
-        return closed
+        held.released = True
+        await _withdraw_sent(runtime, closed)
 
     async def cancel_tree(self, root: ExecutionRow) -> bool:
-        async with self._guard.hold(root.execution_id):
-            current = await self._runtime.store.get(root.execution_id)
-            if current is None or current.status in TERMINAL:
+        async with self._guard.hold(root.execution_id, self._open) as held:
+            if held.opened.execution is None or held.released:
                 return False
-            await self.close_pauses(root.execution_id, root.tenant_id, PauseResolution.CANCELLED)
-            await self._runtime.store.set_status(
-                root.execution_id, ExecutionStatus.CANCELLED, self._runtime.clock.now()
+            closed = await self._runtime.store.end_tree(
+                root.execution_id,
+                ExecutionStatus.CANCELLED,
+                self._runtime.clock.now(),
+                release=held.claim,
             )
+            held.released = True
+            await _withdraw_sent(self._runtime, closed)
             log.info(
                 "execution cancelled (execution_id=%s tenant_id=%s)",
                 root.execution_id,
                 root.tenant_id,
             )
             return True
+
+
+async def _withdraw_sent(runtime: Runtime, closed: list[PauseRecord]) -> None:
+    for record in closed:
+        if record.is_sent:
+            await withdraw(runtime, record, PauseResolution.CANCELLED)
 
 
 def _frame(row: ExecutionRow) -> RunFrame:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from bot.core.context import ExecutionContext, StepContext, Tenant
+from bot.store.records import PauseRecord
 
 FRAME_KEY = "countersign_frame"
+NOTHING_ANSWERED: Mapping[str, PauseRecord] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,6 +27,17 @@ class RunFrame:
     workflow: str
     parent_execution_id: str | None = None
     item_index: int | None = None
+    answered: Mapping[str, PauseRecord] = field(
+        default_factory=lambda: NOTHING_ANSWERED, compare=False, repr=False
+    )
+    """The pauses this pass continues, by idempotency key, as read when it began: a resumed
+    step starts from its record here instead of reading it again (it still takes the answer
+    with an atomic RESOLVED → TAKEN, so a stale copy can never answer twice)."""
+
+    def answering(self, records: Iterable[PauseRecord]) -> RunFrame:
+        """This frame for a pass that continues ``records``."""
+        by_key = {r.idempotency_key: r for r in records}
+        return dataclasses.replace(self, answered=MappingProxyType(by_key))
 
     @property
     def child_execution_id(self) -> str | None:

@@ -71,7 +71,7 @@ async def ask_channel(
 ) -> Taken | Closed:
     """Create (or find) the pause, send it once, pause until it is answered, take the answer."""
     key = idempotency_key(frame, place)
-    record = await runtime.store.get_or_create(
+    record = frame.answered.get(key) or await runtime.store.get_or_create(
         NewPause(
             pause_id=secrets.token_hex(16),
             tenant_id=frame.tenant_id,

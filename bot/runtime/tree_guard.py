@@ -3,6 +3,11 @@
 A caller that finds the lease held waits for the holder's pass to end (it re-tries the lease
 briefly, in real time; the expiry is judged on the application's clock) and takes it over if
 the holder's lease expires meanwhile. While a pass runs, its lease is renewed.
+
+The lease is taken by the pass's first store call (``opening``: it takes the lease and reads or
+writes what the pass starts from, in one transaction) and usually given up by its last one
+(``Held.claim`` passed to ``rest``/``end_tree``, then ``Held.released``); whatever is still
+held when the block ends is given up then.
 """
 
 from __future__ import annotations
@@ -10,16 +15,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Generic, TypeVar
 
 from bot.core.clock import Clock
 from bot.runtime.services import log
-from bot.store.leases import SqlLeases
+from bot.store.leases import LeaseClaim, SqlLeases
 
 LEASE_TTL = timedelta(seconds=60)
 RETRY_SECONDS = 0.02
 RENEW_SECONDS = 10.0
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True, kw_only=True)
+class Held(Generic[T]):
+    """A tree held by this caller: what the opening call returned, and the lease's claim."""
+
+    claim: LeaseClaim
+    opened: T
+    released: bool = False
 
 
 class TreeGuard:
@@ -54,25 +72,44 @@ class TreeGuard:
         lock = self._locks.get(root)
         return lock is not None and lock.locked()
 
+    def claim(self, root: str) -> LeaseClaim:
+        return LeaseClaim(root, self._owner, self._clock.now(), self._ttl)
+
     @contextlib.asynccontextmanager
-    async def hold(self, root: str) -> AsyncIterator[None]:
-        """Hold the tree: the in-process lock, then the lease, renewed until the block ends."""
+    async def hold(
+        self, root: str, opening: Callable[[LeaseClaim], Awaitable[T | None]]
+    ) -> AsyncIterator[Held[T]]:
+        """Hold the tree: the in-process lock, then the lease, renewed until the block ends.
+
+        ``opening`` takes the lease with the claim it is given (None: it is held elsewhere, try
+        again), together with whatever the pass starts from; it must be safe to repeat.
+        """
         async with self.lock(root):
             # another instance holds it: its pass ends (or its lease expires) soon; no event
             # crosses processes, so try again shortly
-            while not await self._leases.try_take(root, self._owner, self._clock.now(), self._ttl):  # noqa: ASYNC110
+            while True:
+                claim = self.claim(root)
+                opened = await opening(claim)
+                if opened is not None:
+                    break
                 await asyncio.sleep(RETRY_SECONDS)
-            renewal = asyncio.ensure_future(self._renew(root))
+            held = Held(claim=claim, opened=opened)
+            renewal = asyncio.ensure_future(self._renew(held))
             try:
-                yield
+                yield held
             finally:
                 renewal.cancel()
                 await asyncio.gather(renewal, return_exceptions=True)
-                await asyncio.shield(self._leases.release(root, self._owner))
+                if not held.released:
+                    await self._leases.release(claim)
+                    held.released = True
 
-    async def _renew(self, root: str) -> None:
+    async def _renew(self, held: Held[T]) -> None:
+        root = held.claim.root
         while True:
             await asyncio.sleep(RENEW_SECONDS)
+            if held.released:
+                return
             if not await self._leases.renew(root, self._owner, self._clock.now(), self._ttl):
                 log.error("lease.lost: another instance took over execution %s during a pass", root)
                 return

@@ -7,55 +7,75 @@ never both hold it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, and_, delete, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Connection, and_, delete, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
 
 from bot.store.tables import leases
 from bot.store.transactions import Transactions
 
 
-def take_lease(
-    connection: Connection, root: str, owner: str, now: datetime, ttl: timedelta
-) -> bool:
-    """In the caller's transaction: take the lease if it is free, expired or already ``owner``'s."""
-    insert = postgresql_insert if connection.dialect.name == "postgresql" else sqlite_insert
-    taken = connection.execute(
-        insert(leases)
-        .values(root_execution_id=root, owner=owner, acquired_at=now, expires_at=now + ttl)
-        .on_conflict_do_nothing(index_elements=["root_execution_id"])
-    )
-    if taken.rowcount == 1:
+@dataclass(frozen=True, slots=True)
+class LeaseClaim:
+    """One holder's claim on one tree's lease; its methods run inside the caller's transaction,
+    so taking or giving up the lease can share a transaction with the pass's first or last
+    write."""
+
+    root: str
+    owner: str
+    now: datetime
+    ttl: timedelta
+
+    def take(self, connection: Connection) -> bool:
+        """Take the lease if it is free, expired or already ``owner``'s.
+
+        False if another owner's lease is live. A row inserted by another taker at the same
+        moment raises ``IntegrityError`` (the unique root), which means the same: callers treat
+        it as False. (A plain insert rather than ``ON CONFLICT DO NOTHING``, which SQLAlchemy
+        compiles anew on every call.)
+        """
+        values = {"owner": self.owner, "acquired_at": self.now, "expires_at": self.now + self.ttl}
+        renewed = connection.execute(
+            update(leases)
+            .where(
+                and_(
+                    leases.c.root_execution_id == self.root,
+                    or_(leases.c.expires_at < self.now, leases.c.owner == self.owner),
+                )
+            )
+            .values(**values)
+        )
+        if renewed.rowcount == 1:
+            return True
+        held = connection.execute(
+            select(leases.c.owner).where(leases.c.root_execution_id == self.root)
+        ).first()
+        if held is not None:
+            return False
+        connection.execute(insert(leases).values(root_execution_id=self.root, **values))
         return True
-    result = connection.execute(
-        update(leases)
-        .where(
-            and_(
-                leases.c.root_execution_id == root,
-                or_(leases.c.expires_at < now, leases.c.owner == owner),
+
+    def release(self, connection: Connection) -> None:
+        """Give the lease up if it is still ``owner``'s."""
+        connection.execute(
+            delete(leases).where(
+                and_(leases.c.root_execution_id == self.root, leases.c.owner == self.owner)
             )
         )
-        .values(owner=owner, acquired_at=now, expires_at=now + ttl)
-    )
-    return result.rowcount == 1
-
-
-def release_lease(connection: Connection, root: str, owner: str) -> None:
-    """In the caller's transaction: give the lease up if it is still ``owner``'s."""
-    connection.execute(
-        delete(leases).where(and_(leases.c.root_execution_id == root, leases.c.owner == owner))
-    )
 
 
 class SqlLeases:
     def __init__(self, transactions: Transactions) -> None:
         self._tx = transactions
 
-    async def try_take(self, root: str, owner: str, now: datetime, ttl: timedelta) -> bool:
-        """Take the lease if it is free, expired or already ``owner``'s."""
-        return await self._tx.write(lambda c: take_lease(c, root, owner, now, ttl))
+    async def try_take(self, claim: LeaseClaim) -> bool:
+        """Take the lease if it is free, expired or already the claim's owner's."""
+        try:
+            return await self._tx.write(claim.take)
+        except IntegrityError:  # taken by another at the same moment
+            return False
 
     async def renew(self, root: str, owner: str, now: datetime, ttl: timedelta) -> bool:
         """Push the expiry on; False if the lease is no longer ``owner``'s."""
@@ -70,8 +90,8 @@ class SqlLeases:
 
         return await self._tx.write(body)
 
-    async def release(self, root: str, owner: str) -> None:
-        await self._tx.write(lambda c: release_lease(c, root, owner))
+    async def release(self, claim: LeaseClaim) -> None:
+        await self._tx.write(claim.release)
 
     async def live_roots(self, now: datetime) -> set[str]:
         """Roots whose lease has not expired (a pass runs there)."""

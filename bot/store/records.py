@@ -133,3 +133,21 @@ class AuditRow:
     asked_at: datetime
     resolved_at: datetime
     decision: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TreePauses:
+    """A tree's RESOLVED and PENDING pauses as a pass left them; ``released``: the lease was
+    given up in the same transaction."""
+
+    pauses: tuple[PauseRecord, ...]
+    released: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenTree:
+    """A tree as a holder found it on taking its lease (``execution`` None: unknown)."""
+
+    execution: ExecutionRow | None
+    pauses: tuple[PauseRecord, ...]
+    released: bool

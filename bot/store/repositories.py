@@ -11,13 +11,16 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
     ExecutionRow,
     NewExecution,
     NewPause,
+    OpenTree,
     PauseAnswer,
     PauseRecord,
+    TreePauses,
 )
 
 
@@ -30,8 +33,17 @@ class PausedExecutionRepository(Protocol):
 
     async def find_by_key(self, idempotency_key: str) -> PauseRecord | None: ...
 
-    async def rest(self, root_execution_id: str, by_key: dict[str, str], at: datetime) -> None:
-        """The tree rests: its pauses' interrupt ids and its PAUSED status, atomically."""
+    async def rest(
+        self,
+        root_execution_id: str,
+        by_key: dict[str, str],
+        at: datetime,
+        *,
+        release: LeaseClaim | None = None,
+    ) -> TreePauses:
+        """The tree rests: its pauses' interrupt ids and its PAUSED status, atomically; returns
+        its RESOLVED and PENDING pauses, and gives the lease up in the same transaction when
+        ``release`` is given and none of them waits to be continued."""
         ...
 
     async def mark_sent(self, pause_id: str) -> PauseStatus | None:
@@ -106,6 +118,27 @@ class PausedExecutionRepository(Protocol):
 
 class ExecutionRecordRepository(Protocol):
     async def create(self, new: NewExecution) -> None: ...
+
+    async def start_tree(self, new: NewExecution, lease: LeaseClaim) -> bool:
+        """Record a new root execution and take its lease, atomically."""
+        ...
+
+    async def open_tree(self, lease: LeaseClaim) -> OpenTree | None:
+        """Take the tree's lease and read where it stands; None while another holds it."""
+        ...
+
+    async def end_tree(
+        self,
+        root_execution_id: str,
+        status: ExecutionStatus,
+        at: datetime,
+        *,
+        output: Any | None = None,
+        error: str | None = None,
+        release: LeaseClaim | None = None,
+    ) -> list[PauseRecord]:
+        """Close the tree's PENDING pauses (CANCELLED), record its end, give the lease up."""
+        ...
 
     async def get(self, execution_id: str) -> ExecutionRow | None: ...
 

@@ -6,30 +6,35 @@ written in the same transaction so an answer is never recorded without its audit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Row, and_, delete, insert, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.results import StepRecord
 from bot.store.codec import JsonCodec, PayloadCodec
+from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
     ExecutionRow,
     NewExecution,
     NewPause,
+    OpenTree,
     PauseAnswer,
     PauseRecord,
+    TreePauses,
 )
 from bot.store.repositories import ExecutionRecordRepository, PausedExecutionRepository
 from bot.store.tables import executions, launches, pause_answers, pauses
 from bot.store.transactions import AsyncEngineTransactions, Transactions
+
+R = TypeVar("R")
+ENDED = frozenset({ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, ExecutionStatus.CANCELLED})
 
 
 class SqlStore:
@@ -88,15 +93,10 @@ class SqlStore:
             existing = connection.execute(select(pauses).where(by_key)).first()
             if existing is not None:
                 return existing
-            # another pass may create it meanwhile: the key is the same, so is the pause
-            created = connection.execute(
-                _insert_ignoring_conflicts(connection, pauses, ["idempotency_key"])
-                .values(**values)
-                .returning(pauses)
-            ).first()
-            return created or connection.execute(select(pauses).where(by_key)).one()
+            return connection.execute(insert(pauses).values(**values).returning(pauses)).one()
 
-        return self._pause(await self._tx.write(body))
+        # another pass may create it meanwhile: the key is the same, so is the pause
+        return self._pause(await self._write_inserting(body))
 
     async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None:
         return await self._one(and_(pauses.c.pause_id == pause_id, pauses.c.tenant_id == tenant_id))
@@ -124,24 +124,6 @@ class SqlStore:
             return None if status is None else PauseStatus(status)
 
         return await self._tx.write(body)
-
-    async def rest(self, root_execution_id: str, by_key: dict[str, str], at: datetime) -> None:
-        """The tree rests: its pauses' interrupt ids and its PAUSED status, in one transaction."""
-
-        def body(connection: Connection) -> None:
-            for key, interrupt_id in by_key.items():
-                connection.execute(
-                    update(pauses)
-                    .where(pauses.c.idempotency_key == key)
-                    .values(interrupt_id=interrupt_id)
-                )
-            connection.execute(
-                update(executions)
-                .where(executions.c.execution_id == root_execution_id)
-                .values(status=ExecutionStatus.PAUSED.value, updated_at=at)
-            )
-
-        await self._tx.write(body)
 
     async def resolve(
         self,
@@ -279,29 +261,26 @@ class SqlStore:
         """When a launch first ran (recorded on its first pass; later passes read it)."""
 
         def body(connection: Connection) -> Any:
+            started = connection.execute(
+                select(launches.c.started_at).where(launches.c.launch_key == launch_key)
+            ).scalar_one_or_none()
+            if started is not None:
+                return started
             connection.execute(
-                _insert_ignoring_conflicts(connection, launches, ["launch_key"]).values(
+                insert(launches).values(
                     launch_key=launch_key, root_execution_id=root_execution_id, started_at=now
                 )
             )
-            return connection.execute(
-                select(launches.c.started_at).where(launches.c.launch_key == launch_key)
-            ).scalar_one()
+            return now
 
-        started = await self._tx.write(body)
+        started = await self._write_inserting(body)
         assert isinstance(started, datetime)
         return started
 
     async def ensure_execution(self, new: NewExecution) -> None:
         """Create the execution record unless it exists (a child re-entered on a later pass)."""
         values = self._new_execution(new)
-        await self._tx.write(
-            lambda connection: connection.execute(
-                _insert_ignoring_conflicts(connection, executions, ["execution_id"]).values(
-                    **values
-                )
-            )
-        )
+        await self._write_inserting(lambda connection: _insert_execution(connection, values))
 
     async def list_pending(
         self,
@@ -346,6 +325,136 @@ class SqlStore:
             removed += removed_now
         return removed
 
+    # ---------------------------------------------------------------- a tree's passes
+    # Each takes or gives up the tree's lease in the same transaction as the pass's first or
+    # last write, so a pass costs no round trip of its own for the lease.
+
+    async def start_tree(self, new: NewExecution, lease: LeaseClaim) -> bool:
+        """Record a new root execution and take its lease; False if the lease is held (the
+        record is kept, and a second call does not record it twice)."""
+        values = self._new_execution(new)
+
+        def body(connection: Connection) -> bool:
+            _insert_execution(connection, values)
+            return lease.take(connection)
+
+        try:
+            return await self._tx.write(body)
+        except IntegrityError:  # the lease was taken meanwhile (nothing was written)
+            return False
+
+    async def open_tree(self, lease: LeaseClaim) -> OpenTree | None:
+        """Take the tree's lease and read where the tree stands; None if the lease is held.
+
+        A tree that is unknown or has ended gives the lease back in the same transaction
+        (``released``); otherwise its RESOLVED and PENDING pauses come with it.
+        """
+        root = lease.root
+
+        def body(connection: Connection) -> tuple[Row[Any] | None, Sequence[Row[Any]], bool]:
+            if not lease.take(connection):
+                return None, (), False
+            row = connection.execute(
+                select(executions).where(executions.c.execution_id == root)
+            ).first()
+            if row is None or ExecutionStatus(row.status) in ENDED:
+                lease.release(connection)
+                return row, (), True
+            return row, connection.execute(_waiting_in(root)).all(), False
+
+        try:
+            row, rows, released = await self._tx.write(body)
+        except IntegrityError:  # the lease was taken meanwhile
+            return None
+        if row is None and not released:
+            return None
+        return OpenTree(
+            execution=None if row is None else self._execution(row),
+            pauses=tuple(self._pause(r) for r in rows),
+            released=released,
+        )
+
+    async def rest(
+        self,
+        root_execution_id: str,
+        by_key: dict[str, str],
+        at: datetime,
+        *,
+        release: LeaseClaim | None = None,
+    ) -> TreePauses:
+        """The tree rests: its pauses' interrupt ids and its PAUSED status; returns its RESOLVED
+        and PENDING pauses. With ``release``, the lease is given up in the same transaction when
+        no pause waits to be continued (none RESOLVED with an interrupt id): the drain is over.
+        """
+
+        def body(connection: Connection) -> tuple[Sequence[Row[Any]], bool]:
+            for key, interrupt_id in by_key.items():
+                connection.execute(
+                    update(pauses)
+                    .where(pauses.c.idempotency_key == key)
+                    .values(interrupt_id=interrupt_id)
+                )
+            connection.execute(
+                update(executions)
+                .where(executions.c.execution_id == root_execution_id)
+                .values(status=ExecutionStatus.PAUSED.value, updated_at=at)
+            )
+            rows = connection.execute(_waiting_in(root_execution_id)).all()
+            settled = not any(
+                r.status == PauseStatus.RESOLVED.value and r.interrupt_id is not None for r in rows
+            )
+            if release is not None and settled:
+                release.release(connection)
+            return rows, release is not None and settled
+
+        rows, released = await self._tx.write(body)
+        return TreePauses(pauses=tuple(self._pause(r) for r in rows), released=released)
+
+    async def end_tree(
+        self,
+        root_execution_id: str,
+        status: ExecutionStatus,
+        at: datetime,
+        *,
+        output: Any | None = None,
+        error: str | None = None,
+        release: LeaseClaim | None = None,
+    ) -> list[PauseRecord]:
+        """The tree ended: every PENDING pause closed CANCELLED with its audit entry, the root's
+        status, and with ``release`` the lease given up, in one transaction. Returns the closed
+        pauses, each ``is_sent`` as of its closing (tell the channel of those sent)."""
+        values = self._status_values(status, at, output=output, error=error)
+
+        def body(connection: Connection) -> list[PauseRecord]:
+            rows = connection.execute(
+                update(pauses)
+                .where(
+                    and_(
+                        pauses.c.root_execution_id == root_execution_id,
+                        pauses.c.status == PauseStatus.PENDING.value,
+                    )
+                )
+                .values(
+                    status=PauseStatus.CANCELLED.value,
+                    resolution=PauseResolution.CANCELLED.value,
+                    resolved_at=at,
+                )
+                .returning(pauses)
+            ).all()
+            closed = sorted((self._pause(row) for row in rows), key=lambda r: r.seq)
+            for record in closed:
+                connection.execute(self._audit_entry(record, None, None))
+            connection.execute(
+                update(executions)
+                .where(executions.c.execution_id == root_execution_id)
+                .values(**values)
+            )
+            if release is not None:
+                release.release(connection)
+            return closed
+
+        return await self._tx.write(body)
+
     # ---------------------------------------------------------------- execution records
 
     async def create(self, new: NewExecution) -> None:
@@ -368,11 +477,7 @@ class SqlStore:
         output: Any | None = None,
         error: str | None = None,
     ) -> None:
-        values: dict[str, Any] = {"status": status.value, "updated_at": at}
-        if output is not None:
-            values["output"] = self._codec.encode(output)
-        if error is not None:
-            values["error"] = self._codec.encode(error)  # may quote customer data
+        values = self._status_values(status, at, output=output, error=error)
         statement = (
             update(executions).where(executions.c.execution_id == execution_id).values(**values)
         )
@@ -401,6 +506,28 @@ class SqlStore:
         return [self._audit(row) for row in rows]
 
     # ---------------------------------------------------------------- internals
+
+    async def _write_inserting(self, body: Callable[[Connection], R]) -> R:
+        """Run a body that inserts a row unless it finds it. Two callers may both not find it;
+        the second insert then fails on the unique key, and the body, run again, finds the row.
+
+        (Not ``INSERT ... ON CONFLICT DO NOTHING``: SQLAlchemy compiles the dialects' forms of
+        it anew on every call, about 1 ms for the pause table.)
+        """
+        try:
+            return await self._tx.write(body)
+        except IntegrityError:
+            return await self._tx.write(body)
+
+    def _status_values(
+        self, status: ExecutionStatus, at: datetime, *, output: Any | None, error: str | None
+    ) -> dict[str, Any]:
+        values: dict[str, Any] = {"status": status.value, "updated_at": at}
+        if output is not None:
+            values["output"] = self._codec.encode(output)
+        if error is not None:
+            values["error"] = self._codec.encode(error)  # may quote customer data
+        return values
 
     def _new_execution(self, new: NewExecution) -> dict[str, Any]:
         return {
@@ -585,11 +712,27 @@ class SqlStore:
         )
 
 
-def _insert_ignoring_conflicts(connection: Connection, table: Any, keys: list[str]) -> Any:
-    """``INSERT ... ON CONFLICT (keys) DO NOTHING`` in the connection's dialect."""
-    if connection.dialect.name == "postgresql":
-        return postgresql_insert(table).on_conflict_do_nothing(index_elements=keys)
-    return sqlite_insert(table).on_conflict_do_nothing(index_elements=keys)
+def _waiting_in(root_execution_id: str) -> Any:
+    """The tree's RESOLVED and PENDING pauses, in the order they were asked."""
+    return (
+        select(pauses)
+        .where(
+            and_(
+                pauses.c.root_execution_id == root_execution_id,
+                pauses.c.status.in_([PauseStatus.RESOLVED.value, PauseStatus.PENDING.value]),
+            )
+        )
+        .order_by(pauses.c.asked_at, pauses.c.id)
+    )
+
+
+def _insert_execution(connection: Connection, values: dict[str, Any]) -> None:
+    """Insert the execution record unless it exists (a repeated call, a re-entered child)."""
+    found = connection.execute(
+        select(executions.c.execution_id).where(executions.c.execution_id == values["execution_id"])
+    ).first()
+    if found is None:
+        connection.execute(insert(executions).values(**values))
 
 
 def _conforms(store: SqlStore) -> tuple[PausedExecutionRepository, ExecutionRecordRepository]:

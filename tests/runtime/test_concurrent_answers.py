@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from bot import ChannelAsk, ChannelOutcome, ExecutionStatus, PauseResolution, PauseStatus
-from bot.store.leases import SqlLeases
+from bot.store.leases import LeaseClaim, SqlLeases
 from bot.testing import mock_of
 from tests.conftest import MakeOffice
 from tests.office import RecordingRefundChannel
@@ -62,7 +62,7 @@ async def test_a_waiting_resume_takes_over_an_expired_lease(make_office: MakeOff
     leases = SqlLeases(office.app._runtime.store.transactions)
     # another instance holds the tree and dies: its lease stays until it expires
     assert await leases.try_take(
-        paused.execution_id, "dead-instance", office.clock.now(), timedelta(seconds=60)
+        LeaseClaim(paused.execution_id, "dead-instance", office.clock.now(), timedelta(seconds=60))
     )
     resuming = asyncio.ensure_future(
         office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")

@@ -31,13 +31,15 @@ def _watch_passes(apps: list[App]) -> dict[str, int]:
         engine = app._engine
         original = engine._run
 
-        async def watched(frame: Any, graph_input: Any, _original: Any = original) -> Any:
+        async def watched(
+            frame: Any, graph_input: Any, held: Any, _original: Any = original
+        ) -> Any:
             root = frame.root_execution_id
             running[root] += 1
             most[root] = max(most.get(root, 0), running[root])
             try:
                 await asyncio.sleep(0.01)  # widen the window a second pass would need
-                return await _original(frame, graph_input)
+                return await _original(frame, graph_input, held)
             finally:
                 running[root] -= 1
 
