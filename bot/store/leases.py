@@ -10,9 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, and_, delete, insert, or_, select, update
+from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 
+from bot.store.statements import (
+    INSERT_LEASE,
+    LEASE_OWNER,
+    RELEASE_LEASE,
+    RENEW_LEASE,
+    TAKE_FREE_OR_OWN_LEASE,
+)
 from bot.store.tables import leases
 from bot.store.transactions import Transactions
 
@@ -37,33 +44,17 @@ class LeaseClaim:
         compiles anew on every call.)
         """
         values = {"owner": self.owner, "acquired_at": self.now, "expires_at": self.now + self.ttl}
-        renewed = connection.execute(
-            update(leases)
-            .where(
-                and_(
-                    leases.c.root_execution_id == self.root,
-                    or_(leases.c.expires_at < self.now, leases.c.owner == self.owner),
-                )
-            )
-            .values(**values)
-        )
-        if renewed.rowcount == 1:
+        where = {"b_root": self.root, "b_owner": self.owner, "b_now": self.now}
+        if connection.execute(TAKE_FREE_OR_OWN_LEASE, {**where, **values}).rowcount == 1:
             return True
-        held = connection.execute(
-            select(leases.c.owner).where(leases.c.root_execution_id == self.root)
-        ).first()
-        if held is not None:
+        if connection.execute(LEASE_OWNER, {"b_root": self.root}).first() is not None:
             return False
-        connection.execute(insert(leases).values(root_execution_id=self.root, **values))
+        connection.execute(INSERT_LEASE, {"root_execution_id": self.root, **values})
         return True
 
     def release(self, connection: Connection) -> None:
         """Give the lease up if it is still ``owner``'s."""
-        connection.execute(
-            delete(leases).where(
-                and_(leases.c.root_execution_id == self.root, leases.c.owner == self.owner)
-            )
-        )
+        connection.execute(RELEASE_LEASE, {"b_root": self.root, "b_owner": self.owner})
 
 
 class SqlLeases:
@@ -82,9 +73,7 @@ class SqlLeases:
 
         def body(connection: Connection) -> bool:
             result = connection.execute(
-                update(leases)
-                .where(and_(leases.c.root_execution_id == root, leases.c.owner == owner))
-                .values(expires_at=now + ttl)
+                RENEW_LEASE, {"b_root": root, "b_owner": owner, "expires_at": now + ttl}
             )
             return result.rowcount == 1
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, and_, delete, insert, or_, select, update
+from sqlalchemy import Connection, Row, and_, delete, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -30,6 +30,24 @@ from bot.store.records import (
     TreePauses,
 )
 from bot.store.repositories import ExecutionRecordRepository, PausedExecutionRepository
+from bot.store.statements import (
+    CLOSE_PENDING_PAUSE,
+    CLOSE_PENDING_PAUSE_OF_TENANT,
+    CLOSE_PENDING_PAUSES_OF_TREE,
+    EXECUTION,
+    EXECUTION_ID,
+    INSERT_AUDIT_ENTRY,
+    INSERT_EXECUTION,
+    INSERT_PAUSE,
+    MARK_SENT,
+    PAUSE_BY_ID,
+    PAUSE_BY_KEY,
+    SET_INTERRUPT_ID,
+    TAKE_PAUSE,
+    UPDATE_EXECUTION,
+    UPDATE_PAUSE,
+    WAITING_IN_TREE,
+)
 from bot.store.tables import executions, launches, pause_answers, pauses
 from bot.store.transactions import AsyncEngineTransactions, Transactions
 
@@ -87,39 +105,29 @@ class SqlStore:
             "ask": self._codec.encode(new.ask.model_dump(mode="json")),
             "asked_at": new.asked_at,
         }
-        by_key = pauses.c.idempotency_key == new.idempotency_key
+        by_key = {"b_key": new.idempotency_key}
 
         def body(connection: Connection) -> Row[Any]:
-            existing = connection.execute(select(pauses).where(by_key)).first()
+            existing = connection.execute(PAUSE_BY_KEY, by_key).first()
             if existing is not None:
                 return existing
-            return connection.execute(insert(pauses).values(**values).returning(pauses)).one()
+            return connection.execute(INSERT_PAUSE, values).one()
 
         # another pass may create it meanwhile: the key is the same, so is the pause
         return self._pause(await self._write_inserting(body))
 
     async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None:
-        return await self._one(and_(pauses.c.pause_id == pause_id, pauses.c.tenant_id == tenant_id))
+        return await self._one(PAUSE_BY_ID, {"b_pause_id": pause_id, "b_tenant": tenant_id})
 
     async def find_by_key(self, idempotency_key: str) -> PauseRecord | None:
-        return await self._one(pauses.c.idempotency_key == idempotency_key)
+        return await self._one(PAUSE_BY_KEY, {"b_key": idempotency_key})
 
     async def mark_sent(self, pause_id: str) -> PauseStatus | None:
         """Set ``is_sent`` unless the pause was closed meanwhile; its status then, or None."""
 
         def body(connection: Connection) -> PauseStatus | None:
             status = connection.execute(
-                update(pauses)
-                .where(
-                    and_(
-                        pauses.c.pause_id == pause_id,
-                        pauses.c.status.in_(
-                            [PauseStatus.PENDING.value, PauseStatus.RESOLVED.value]
-                        ),
-                    )
-                )
-                .values(is_sent=True)
-                .returning(pauses.c.status)
+                MARK_SENT, {"b_pause_id": pause_id, "is_sent": True}
             ).scalar_one_or_none()
             return None if status is None else PauseStatus(status)
 
@@ -135,7 +143,8 @@ class SqlStore:
         audit_decision: dict[str, Any] | None = None,
     ) -> bool:
         closed = await self._close(
-            and_(pauses.c.pause_id == pause_id, pauses.c.tenant_id == tenant_id),
+            CLOSE_PENDING_PAUSE_OF_TENANT,
+            {"b_pause_id": pause_id, "b_tenant": tenant_id},
             to=PauseStatus.RESOLVED,
             resolution=PauseResolution.REPLIED,
             answer=answer,
@@ -153,7 +162,8 @@ class SqlStore:
         audit_decision: dict[str, Any] | None = None,
     ) -> bool:
         closed = await self._close(
-            pauses.c.pause_id == pause_id,
+            CLOSE_PENDING_PAUSE,
+            {"b_pause_id": pause_id},
             to=PauseStatus.TAKEN,
             resolution=PauseResolution.DECIDED,
             answer=answer,
@@ -166,7 +176,8 @@ class SqlStore:
         self, tenant_id: str, pause_id: str, resolution: PauseResolution, resolved_at: datetime
     ) -> PauseRecord | None:
         return await self._close(
-            and_(pauses.c.pause_id == pause_id, pauses.c.tenant_id == tenant_id),
+            CLOSE_PENDING_PAUSE_OF_TENANT,
+            {"b_pause_id": pause_id, "b_tenant": tenant_id},
             to=PauseStatus.CANCELLED,
             resolution=resolution,
             answer=None,
@@ -176,17 +187,8 @@ class SqlStore:
 
     async def take(self, pause_id: str) -> bool:
         def body(connection: Connection) -> bool:
-            result = connection.execute(
-                update(pauses)
-                .where(
-                    and_(
-                        pauses.c.pause_id == pause_id,
-                        pauses.c.status == PauseStatus.RESOLVED.value,
-                    )
-                )
-                .values(status=PauseStatus.TAKEN.value)
-            )
-            return result.rowcount == 1
+            taken = {"b_pause_id": pause_id, "status": PauseStatus.TAKEN.value}
+            return connection.execute(TAKE_PAUSE, taken).rowcount == 1
 
         return await self._tx.write(body)
 
@@ -194,9 +196,7 @@ class SqlStore:
         sealed = self._codec.encode(result)
 
         def body(connection: Connection) -> None:
-            connection.execute(
-                update(pauses).where(pauses.c.pause_id == pause_id).values(tool_result=sealed)
-            )
+            connection.execute(UPDATE_PAUSE, {"b_pause_id": pause_id, "tool_result": sealed})
 
         await self._tx.write(body)
 
@@ -354,13 +354,11 @@ class SqlStore:
         def body(connection: Connection) -> tuple[Row[Any] | None, Sequence[Row[Any]], bool]:
             if not lease.take(connection):
                 return None, (), False
-            row = connection.execute(
-                select(executions).where(executions.c.execution_id == root)
-            ).first()
+            row = connection.execute(EXECUTION, {"b_execution_id": root}).first()
             if row is None or ExecutionStatus(row.status) in ENDED:
                 lease.release(connection)
                 return row, (), True
-            return row, connection.execute(_waiting_in(root)).all(), False
+            return row, connection.execute(WAITING_IN_TREE, {"b_root": root}).all(), False
 
         try:
             row, rows, released = await self._tx.write(body)
@@ -388,18 +386,20 @@ class SqlStore:
         """
 
         def body(connection: Connection) -> tuple[Sequence[Row[Any]], bool]:
-            for key, interrupt_id in by_key.items():
+            if by_key:
                 connection.execute(
-                    update(pauses)
-                    .where(pauses.c.idempotency_key == key)
-                    .values(interrupt_id=interrupt_id)
+                    SET_INTERRUPT_ID,
+                    [{"b_key": key, "interrupt_id": i} for key, i in by_key.items()],
                 )
             connection.execute(
-                update(executions)
-                .where(executions.c.execution_id == root_execution_id)
-                .values(status=ExecutionStatus.PAUSED.value, updated_at=at)
+                UPDATE_EXECUTION,
+                {
+                    "b_execution_id": root_execution_id,
+                    "status": ExecutionStatus.PAUSED.value,
+                    "updated_at": at,
+                },
             )
-            rows = connection.execute(_waiting_in(root_execution_id)).all()
+            rows = connection.execute(WAITING_IN_TREE, {"b_root": root_execution_id}).all()
             settled = not any(
                 r.status == PauseStatus.RESOLVED.value and r.interrupt_id is not None for r in rows
             )
@@ -427,28 +427,20 @@ class SqlStore:
 
         def body(connection: Connection) -> list[PauseRecord]:
             rows = connection.execute(
-                update(pauses)
-                .where(
-                    and_(
-                        pauses.c.root_execution_id == root_execution_id,
-                        pauses.c.status == PauseStatus.PENDING.value,
-                    )
-                )
-                .values(
-                    status=PauseStatus.CANCELLED.value,
-                    resolution=PauseResolution.CANCELLED.value,
-                    resolved_at=at,
-                )
-                .returning(pauses)
+                CLOSE_PENDING_PAUSES_OF_TREE,
+                {
+                    "b_root": root_execution_id,
+                    "status": PauseStatus.CANCELLED.value,
+                    "resolution": PauseResolution.CANCELLED.value,
+                    "resolved_at": at,
+                },
             ).all()
             closed = sorted((self._pause(row) for row in rows), key=lambda r: r.seq)
-            for record in closed:
-                connection.execute(self._audit_entry(record, None, None))
-            connection.execute(
-                update(executions)
-                .where(executions.c.execution_id == root_execution_id)
-                .values(**values)
-            )
+            if closed:
+                connection.execute(
+                    INSERT_AUDIT_ENTRY, [self._audit_entry(r, None, None) for r in closed]
+                )
+            connection.execute(UPDATE_EXECUTION, {"b_execution_id": root_execution_id, **values})
             if release is not None:
                 release.release(connection)
             return closed
@@ -459,13 +451,11 @@ class SqlStore:
 
     async def create(self, new: NewExecution) -> None:
         values = self._new_execution(new)
-        await self._tx.write(
-            lambda connection: connection.execute(insert(executions).values(**values))
-        )
+        await self._tx.write(lambda connection: connection.execute(INSERT_EXECUTION, values))
 
     async def get(self, execution_id: str) -> ExecutionRow | None:
-        statement = select(executions).where(executions.c.execution_id == execution_id)
-        row = await self._tx.read(lambda connection: connection.execute(statement).first())
+        key = {"b_execution_id": execution_id}
+        row = await self._tx.read(lambda connection: connection.execute(EXECUTION, key).first())
         return None if row is None else self._execution(row)
 
     async def set_status(
@@ -477,11 +467,11 @@ class SqlStore:
         output: Any | None = None,
         error: str | None = None,
     ) -> None:
-        values = self._status_values(status, at, output=output, error=error)
-        statement = (
-            update(executions).where(executions.c.execution_id == execution_id).values(**values)
-        )
-        await self._tx.write(lambda connection: connection.execute(statement))
+        values = {
+            "b_execution_id": execution_id,
+            **self._status_values(status, at, output=output, error=error),
+        }
+        await self._tx.write(lambda connection: connection.execute(UPDATE_EXECUTION, values))
 
     async def list_executions_by_thread(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
         return await self._executions(
@@ -546,7 +536,8 @@ class SqlStore:
 
     async def _close(
         self,
-        where: Any,
+        statement: Any,
+        where: dict[str, str],
         *,
         to: PauseStatus,
         resolution: PauseResolution,
@@ -560,6 +551,7 @@ class SqlStore:
         one closer knows it must tell the channel), or None if the pause was not PENDING.
         """
         values: dict[str, Any] = {
+            **where,
             "status": to.value,
             "resolution": resolution.value,
             "resolved_at": resolved_at,
@@ -572,32 +564,30 @@ class SqlStore:
         sealed_decision = None if audit_decision is None else self._codec.encode(audit_decision)
 
         def body(connection: Connection) -> PauseRecord | None:
-            row = connection.execute(
-                update(pauses)
-                .where(and_(where, pauses.c.status == PauseStatus.PENDING.value))
-                .values(**values)
-                .returning(pauses)
-            ).one_or_none()
+            row = connection.execute(statement, values).one_or_none()
             if row is None:
                 return None
             record = self._pause(row)
-            connection.execute(self._audit_entry(record, answer, sealed_decision))
+            connection.execute(
+                INSERT_AUDIT_ENTRY, self._audit_entry(record, answer, sealed_decision)
+            )
             return record
 
         return await self._tx.write(body)
 
     def _audit_entry(
         self, record: PauseRecord, answer: PauseAnswer | None, sealed_decision: str | None
-    ) -> Any:
+    ) -> dict[str, Any]:
+        """The values of the audit entry of a pause that was just closed."""
         shown_id = record.pause_id if record.answered_by is PauseAnswerer.THREAD_OWNER else None
         step = record.step
-        return insert(pause_answers).values(
-            tenant_id=record.tenant_id,
-            root_execution_id=record.root_execution_id,
-            execution_id=record.execution_id,
-            idempotency_key=record.idempotency_key,
-            pause_id=shown_id,
-            step=self._codec.encode(
+        return {
+            "tenant_id": record.tenant_id,
+            "root_execution_id": record.root_execution_id,
+            "execution_id": record.execution_id,
+            "idempotency_key": record.idempotency_key,
+            "pause_id": shown_id,
+            "step": self._codec.encode(
                 {
                     "agent": step.agent,
                     "node": step.node,
@@ -607,19 +597,20 @@ class SqlStore:
                     "tool_loop_iteration": step.tool_loop_iteration,
                 }
             ),
-            role=record.role,
-            answered_by=record.answered_by.value,
-            responder=None if answer is None else answer.responder,
-            resolution=record.resolution.value if record.resolution else "",
-            asked_at=record.asked_at,
-            resolved_at=record.resolved_at,
-            decision=sealed_decision,
-            pause_seq=record.seq,
-        )
+            "role": record.role,
+            "answered_by": record.answered_by.value,
+            "responder": None if answer is None else answer.responder,
+            "resolution": record.resolution.value if record.resolution else "",
+            "asked_at": record.asked_at,
+            "resolved_at": record.resolved_at,
+            "decision": sealed_decision,
+            "pause_seq": record.seq,
+        }
 
-    async def _one(self, where: Any) -> PauseRecord | None:
-        statement = select(pauses).where(where)
-        row = await self._tx.read(lambda connection: connection.execute(statement).first())
+    async def _one(self, statement: Any, parameters: dict[str, str]) -> PauseRecord | None:
+        row = await self._tx.read(
+            lambda connection: connection.execute(statement, parameters).first()
+        )
         return None if row is None else self._pause(row)
 
     async def _many(
@@ -728,11 +719,9 @@ def _waiting_in(root_execution_id: str) -> Any:
 
 def _insert_execution(connection: Connection, values: dict[str, Any]) -> None:
     """Insert the execution record unless it exists (a repeated call, a re-entered child)."""
-    found = connection.execute(
-        select(executions.c.execution_id).where(executions.c.execution_id == values["execution_id"])
-    ).first()
+    found = connection.execute(EXECUTION_ID, {"b_execution_id": values["execution_id"]}).first()
     if found is None:
-        connection.execute(insert(executions).values(**values))
+        connection.execute(INSERT_EXECUTION, values)
 
 
 def _conforms(store: SqlStore) -> tuple[PausedExecutionRepository, ExecutionRecordRepository]:
