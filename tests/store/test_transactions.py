@@ -1,0 +1,112 @@
+"""Where store transactions run: worker threads for a SQLite file, the async engine otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection, insert, select
+
+from bot.store.database import create_engine, migrate, open_transactions
+from bot.store.tables import leases
+from bot.store.transactions import (
+    AsyncEngineTransactions,
+    ThreadedSqliteTransactions,
+    Transactions,
+)
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=["file", "memory"])
+async def transactions(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Transactions]:
+    url = (
+        f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"
+        if request.param == "file"
+        else "sqlite+aiosqlite:///:memory:"
+    )
+    engine = create_engine(url)
+    await migrate(engine, NOW)
+    opened = open_transactions(engine)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+        await engine.dispose()
+
+
+def _lease(root: str) -> dict[str, object]:
+    return {"root_execution_id": root, "owner": "o", "acquired_at": NOW, "expires_at": NOW}
+
+
+def _roots(connection: Connection) -> list[str]:
+    return sorted(connection.execute(select(leases.c.root_execution_id)).scalars())
+
+
+async def test_a_sqlite_file_runs_bodies_in_worker_threads(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+    opened = open_transactions(engine)
+    try:
+        assert isinstance(opened, ThreadedSqliteTransactions) and opened.dialect == "sqlite"
+        seen = await opened.read(lambda _: threading.current_thread())
+        assert seen is not threading.current_thread()
+    finally:
+        await opened.close()
+        await engine.dispose()
+
+
+def test_postgresql_and_in_memory_sqlite_run_on_the_async_engine() -> None:
+    for url in ("sqlite+aiosqlite:///:memory:", "postgresql+asyncpg://u@127.0.0.1/none"):
+        assert isinstance(open_transactions(create_engine(url)), AsyncEngineTransactions)
+
+
+async def test_a_write_commits_and_a_failed_one_leaves_nothing(transactions: Transactions) -> None:
+    await transactions.write(lambda c: c.execute(insert(leases), _lease("a")))
+
+    def half_then_fail(connection: Connection) -> None:
+        connection.execute(insert(leases), _lease("b"))
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError):
+        await transactions.write(half_then_fail)
+    assert await transactions.read(_roots) == ["a"]
+
+
+async def test_a_cancelled_caller_s_transaction_still_finishes(transactions: Transactions) -> None:
+    started = threading.Event()
+
+    def slow(connection: Connection) -> None:
+        started.set()
+        time.sleep(0.05)  # blocks its thread (or, in memory, the greenlet) like a slow statement
+        connection.execute(insert(leases), _lease("late"))
+
+    call = asyncio.ensure_future(transactions.write(slow))
+    while not started.is_set():  # noqa: ASYNC110 - a thread sets it, not a coroutine
+        await asyncio.sleep(0.001)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    for _ in range(200):
+        if await transactions.read(_roots) == ["late"]:
+            break
+        await asyncio.sleep(0.01)
+    assert await transactions.read(_roots) == ["late"]
+
+
+async def test_concurrent_writes_all_land(transactions: Transactions) -> None:
+    def two_statements(root: str) -> Callable[[Connection], None]:
+        def body(connection: Connection) -> None:
+            connection.execute(insert(leases), _lease(root))
+            connection.execute(insert(leases), _lease(root + "-2"))
+
+        return body
+
+    await asyncio.gather(*(transactions.write(two_statements(f"r{i}")) for i in range(30)))
+    assert len(await transactions.read(_roots)) == 60

@@ -1,0 +1,210 @@
+"""A pass's lease shares a transaction with its first and last write: SQLite file and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
+from bot.store.database import create_engine, migrate, open_transactions
+from bot.store.leases import LeaseClaim, SqlLeases
+from bot.store.records import NewExecution, PauseAnswer
+from bot.store.sql import SqlStore
+from tests.databases import BACKENDS, database
+from tests.store.test_contract import new_pause
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+TTL = timedelta(seconds=60)
+
+
+@pytest.fixture(params=BACKENDS)
+async def stores(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[SqlStore, SqlLeases]]:
+    async with database(request.param, tmp_path) as url:
+        engine = create_engine(url)
+        transactions = open_transactions(engine)
+        try:
+            await migrate(engine, NOW)
+            yield SqlStore(engine, transactions=transactions), SqlLeases(transactions)
+        finally:
+            await transactions.close()
+            await engine.dispose()
+
+
+def claim(owner: str, *, root: str = "root-1", at: datetime = NOW) -> LeaseClaim:
+    return LeaseClaim(root, owner, at, TTL)
+
+
+def new_root(execution_id: str = "root-1") -> NewExecution:
+    return NewExecution(
+        execution_id=execution_id,
+        root_execution_id=execution_id,
+        parent_execution_id=None,
+        thread_id="t1",
+        tenant_id="acme",
+        owner_id="U1",
+        workflow="w",
+        input={"text": "hi"},
+        created_at=NOW,
+    )
+
+
+async def test_start_tree_records_the_root_and_takes_its_lease(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    store, leases = stores
+    assert await store.start_tree(new_root(), claim("a"))
+    assert await store.start_tree(new_root(), claim("a"))  # safe to repeat: one record
+    assert [r.execution_id for r in await store.list_executions_by_root("root-1")] == ["root-1"]
+    assert not await leases.try_take(claim("b"))  # a's lease is live
+    assert await leases.live_roots(NOW) == {"root-1"}
+
+
+async def test_start_tree_writes_nothing_while_another_holds_the_lease(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    store, leases = stores
+    assert await leases.try_take(claim("b"))
+    assert not await store.start_tree(new_root(), claim("a"))
+    assert await store.start_tree(new_root(), claim("a", at=NOW + TTL + timedelta(seconds=1)))
+    assert await store.get("root-1") is not None
+
+
+async def test_open_tree_waits_for_a_live_lease_and_takes_an_expired_one(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    store, _ = stores
+    await store.start_tree(new_root(), claim("dead"))
+    assert await store.open_tree(claim("a")) is None
+    assert await store.open_tree(claim("a", at=NOW + TTL - timedelta(seconds=1))) is None
+    opened = await store.open_tree(claim("a", at=NOW + TTL + timedelta(seconds=1)))
+    assert opened is not None and not opened.released
+    assert opened.execution is not None and opened.execution.status is ExecutionStatus.RUNNING
+
+
+async def test_open_tree_reads_the_resolved_and_pending_pauses(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    store, leases = stores
+    await store.start_tree(new_root(), claim("a"))
+    resolved = await store.get_or_create(new_pause("k1"))
+    pending = await store.get_or_create(new_pause("k2", at=NOW + timedelta(seconds=1)))
+    taken = await store.get_or_create(new_pause("k3", at=NOW + timedelta(seconds=2)))
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    await store.resolve("acme", resolved.pause_id, answer, NOW)
+    await store.resolve("acme", taken.pause_id, answer, NOW)
+    assert await store.take(taken.pause_id)
+    await leases.release(claim("a"))
+    opened = await store.open_tree(claim("b"))
+    assert opened is not None
+    assert [(p.pause_id, p.status) for p in opened.pauses] == [
+        (resolved.pause_id, PauseStatus.RESOLVED),
+        (pending.pause_id, PauseStatus.PENDING),
+    ]
+
+
+async def test_open_tree_of_an_ended_or_unknown_tree_gives_the_lease_back(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    store, leases = stores
+    unknown = await store.open_tree(claim("a", root="nobody"))
+    assert unknown is not None and unknown.execution is None and unknown.released
+    await store.start_tree(new_root(), claim("a"))
+    await store.end_tree("root-1", ExecutionStatus.COMPLETED, NOW, release=claim("a"))
+    ended = await store.open_tree(claim("b"))
+    assert ended is not None and ended.released
+    assert ended.execution is not None and ended.execution.status is ExecutionStatus.COMPLETED
+    assert await leases.live_roots(NOW) == set()
+
+
+async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    store, leases = stores
+    await store.start_tree(new_root(), claim("a"))
+    first = await store.get_or_create(new_pause("k1"))
+    second = await store.get_or_create(new_pause("k2", at=NOW + timedelta(seconds=1)))
+    # an answer recorded while the pass ran: the pass goes on with it, the lease stays
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    await store.resolve("acme", first.pause_id, answer, NOW)
+    kept = await store.rest("root-1", {"k1": "i-1", "k2": "i-2"}, NOW, release=claim("a"))
+    assert not kept.released
+    assert [(p.interrupt_id, p.status) for p in kept.pauses] == [
+        ("i-1", PauseStatus.RESOLVED),
+        ("i-2", PauseStatus.PENDING),
+    ]
+    assert await leases.live_roots(NOW) == {"root-1"}
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.PAUSED
+    assert await store.take(first.pause_id)
+    given_up = await store.rest("root-1", {"k2": "i-2"}, NOW, release=claim("a"))
+    assert given_up.released
+    assert [p.pause_id for p in given_up.pauses] == [second.pause_id]
+    assert await leases.live_roots(NOW) == set()
+
+
+async def test_rest_keeps_the_lease_without_a_claim(stores: tuple[SqlStore, SqlLeases]) -> None:
+    store, leases = stores
+    await store.start_tree(new_root(), claim("a"))
+    await store.get_or_create(new_pause("k1"))
+    resting = await store.rest("root-1", {"k1": "i-1"}, NOW)
+    assert not resting.released and await leases.live_roots(NOW) == {"root-1"}
+
+
+async def test_end_tree_closes_what_waits_records_the_end_and_gives_the_lease_up(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    store, leases = stores
+    await store.start_tree(new_root(), claim("a"))
+    sent = await store.get_or_create(new_pause("k1"))
+    unsent = await store.get_or_create(new_pause("k2", at=NOW + timedelta(seconds=1)))
+    resolved = await store.get_or_create(new_pause("k3", at=NOW + timedelta(seconds=2)))
+    await store.mark_sent(sent.pause_id)
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    await store.resolve("acme", resolved.pause_id, answer, NOW)
+    closed = await store.end_tree(
+        "root-1", ExecutionStatus.FAILED, NOW, error="boom", release=claim("a")
+    )
+    assert [(c.pause_id, c.is_sent) for c in closed] == [
+        (sent.pause_id, True),
+        (unsent.pause_id, False),
+    ]
+    assert all(
+        c.status is PauseStatus.CANCELLED and c.resolution is PauseResolution.CANCELLED
+        for c in closed
+    )
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.FAILED and row.error == "boom"
+    audit = await store.find_pause_answers("acme", "root-1")
+    assert sorted(a.resolution.value for a in audit) == ["CANCELLED", "CANCELLED", "REPLIED"]
+    assert await leases.live_roots(NOW) == set()
+    # a second end closes nothing more and the first closer alone told the channel
+    assert await store.end_tree("root-1", ExecutionStatus.FAILED, NOW) == []
+
+
+async def test_one_of_many_concurrent_takers_gets_the_lease(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    _, leases = stores
+    taken = await asyncio.gather(*(leases.try_take(claim(f"owner-{i}")) for i in range(20)))
+    assert taken.count(True) == 1
+
+
+async def test_a_lease_is_renewed_and_released_only_by_its_owner(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    _, leases = stores
+    assert await leases.try_take(claim("a"))
+    assert await leases.try_take(claim("a"))  # already ours
+    assert not await leases.renew("root-1", "b", NOW, TTL)
+    assert await leases.renew("root-1", "a", NOW + timedelta(seconds=50), TTL)
+    assert not await leases.try_take(claim("b", at=NOW + timedelta(seconds=70)))  # renewed
+    await leases.release(claim("b"))
+    assert await leases.live_roots(NOW) == {"root-1"}
+    await leases.release(claim("a"))
+    assert await leases.live_roots(NOW) == set()
