@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, event, func, insert, select
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
@@ -56,7 +58,38 @@ def create_engine(url: str) -> AsyncEngine:
             )
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    engine = create_async_engine(url, pool_size=10, max_overflow=20)
+    _ping_when_idle(engine)
+    return engine
+
+
+IDLE_PING_SECONDS = 10.0
+"""A pooled connection unused for longer is pinged before use (a server restart or a network
+timeout may have closed it meanwhile); a busy pool pays nothing. SQLAlchemy's ``pool_pre_ping``
+pings before every use: one more round trip per transaction, 0.4 ms of a 1 ms store call."""
+
+
+def _ping_when_idle(engine: AsyncEngine) -> None:
+    dialect = engine.dialect
+
+    def checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_IDLE_SINCE] = time.monotonic()
+
+    def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.get(_IDLE_SINCE)
+        if idle_since is None or time.monotonic() - idle_since <= IDLE_PING_SECONDS:
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            # the pool drops this connection and checks out another (SQLAlchemy's recipe)
+            raise DisconnectionError("a pooled connection was closed while idle") from error
+
+    event.listen(engine.sync_engine, "checkin", checkin)
+    event.listen(engine.sync_engine, "checkout", checkout)
+
+
+_IDLE_SINCE = "countersign_idle_since"
 
 
 Migration = Callable[[Connection], None]

@@ -11,15 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, select
-from sqlalchemy.exc import IntegrityError
 
-from bot.store.statements import (
-    INSERT_LEASE,
-    LEASE_OWNER,
-    RELEASE_LEASE,
-    RENEW_LEASE,
-    TAKE_FREE_OR_OWN_LEASE,
-)
+from bot.store.statements import RELEASE_LEASE, RENEW_LEASE, TAKE_LEASE
 from bot.store.tables import leases
 from bot.store.transactions import Transactions
 
@@ -36,21 +29,18 @@ class LeaseClaim:
     ttl: timedelta
 
     def take(self, connection: Connection) -> bool:
-        """Take the lease if it is free, expired or already ``owner``'s.
-
-        False if another owner's lease is live. A row inserted by another taker at the same
-        moment raises ``IntegrityError`` (the unique root), which means the same: callers treat
-        it as False. (A plain insert rather than ``ON CONFLICT DO NOTHING``, which SQLAlchemy
-        compiles anew on every call.)
-        """
-        values = {"owner": self.owner, "acquired_at": self.now, "expires_at": self.now + self.ttl}
-        where = {"b_root": self.root, "b_owner": self.owner, "b_now": self.now}
-        if connection.execute(TAKE_FREE_OR_OWN_LEASE, {**where, **values}).rowcount == 1:
-            return True
-        if connection.execute(LEASE_OWNER, {"b_root": self.root}).first() is not None:
-            return False
-        connection.execute(INSERT_LEASE, {"root_execution_id": self.root, **values})
-        return True
+        """Take the lease if it is free, expired or already ``owner``'s; False if another
+        owner's lease is live. One statement, so two takers never both get it."""
+        taken = connection.execute(
+            TAKE_LEASE,
+            {
+                "root_execution_id": self.root,
+                "owner": self.owner,
+                "acquired_at": self.now,
+                "expires_at": self.now + self.ttl,
+            },
+        )
+        return taken.rowcount == 1
 
     def release(self, connection: Connection) -> None:
         """Give the lease up if it is still ``owner``'s."""
@@ -63,10 +53,7 @@ class SqlLeases:
 
     async def try_take(self, claim: LeaseClaim) -> bool:
         """Take the lease if it is free, expired or already the claim's owner's."""
-        try:
-            return await self._tx.write(claim.take)
-        except IntegrityError:  # taken by another at the same moment
-            return False
+        return await self._tx.apply(claim.take)
 
     async def renew(self, root: str, owner: str, now: datetime, ttl: timedelta) -> bool:
         """Push the expiry on; False if the lease is no longer ``owner``'s."""
@@ -77,10 +64,10 @@ class SqlLeases:
             )
             return result.rowcount == 1
 
-        return await self._tx.write(body)
+        return await self._tx.apply(body)
 
     async def release(self, claim: LeaseClaim) -> None:
-        await self._tx.write(claim.release)
+        await self._tx.apply(claim.release)
 
     async def live_roots(self, now: datetime) -> set[str]:
         """Roots whose lease has not expired (a pass runs there)."""

@@ -35,10 +35,10 @@ from bot.store.statements import (
     CLOSE_PENDING_PAUSE_OF_TENANT,
     CLOSE_PENDING_PAUSES_OF_TREE,
     EXECUTION,
-    EXECUTION_ID,
     INSERT_AUDIT_ENTRY,
     INSERT_EXECUTION,
-    INSERT_PAUSE,
+    INSERT_EXECUTION_UNLESS_PRESENT,
+    INSERT_PAUSE_UNLESS_PRESENT,
     MARK_SENT,
     PAUSE_BY_ID,
     PAUSE_BY_KEY,
@@ -108,13 +108,11 @@ class SqlStore:
         by_key = {"b_key": new.idempotency_key}
 
         def body(connection: Connection) -> Row[Any]:
-            existing = connection.execute(PAUSE_BY_KEY, by_key).first()
-            if existing is not None:
-                return existing
-            return connection.execute(INSERT_PAUSE, values).one()
+            created = connection.execute(INSERT_PAUSE_UNLESS_PRESENT, values).first()
+            # created by an earlier pass (or another one meanwhile): same key, same pause
+            return created or connection.execute(PAUSE_BY_KEY, by_key).one()
 
-        # another pass may create it meanwhile: the key is the same, so is the pause
-        return self._pause(await self._write_inserting(body))
+        return self._pause(await self._tx.apply(body))  # each statement stands alone
 
     async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None:
         return await self._one(PAUSE_BY_ID, {"b_pause_id": pause_id, "b_tenant": tenant_id})
@@ -131,7 +129,7 @@ class SqlStore:
             ).scalar_one_or_none()
             return None if status is None else PauseStatus(status)
 
-        return await self._tx.write(body)
+        return await self._tx.apply(body)
 
     async def resolve(
         self,
@@ -190,7 +188,7 @@ class SqlStore:
             taken = {"b_pause_id": pause_id, "status": PauseStatus.TAKEN.value}
             return connection.execute(TAKE_PAUSE, taken).rowcount == 1
 
-        return await self._tx.write(body)
+        return await self._tx.apply(body)
 
     async def save_tool_result(self, pause_id: str, result: str) -> None:
         sealed = self._codec.encode(result)
@@ -198,7 +196,7 @@ class SqlStore:
         def body(connection: Connection) -> None:
             connection.execute(UPDATE_PAUSE, {"b_pause_id": pause_id, "tool_result": sealed})
 
-        await self._tx.write(body)
+        await self._tx.apply(body)
 
     async def list_by_root(
         self, root_execution_id: str, statuses: Sequence[PauseStatus]
@@ -280,7 +278,9 @@ class SqlStore:
     async def ensure_execution(self, new: NewExecution) -> None:
         """Create the execution record unless it exists (a child re-entered on a later pass)."""
         values = self._new_execution(new)
-        await self._write_inserting(lambda connection: _insert_execution(connection, values))
+        await self._tx.apply(
+            lambda connection: connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, values)
+        )
 
     async def list_pending(
         self,
@@ -330,18 +330,17 @@ class SqlStore:
     # last write, so a pass costs no round trip of its own for the lease.
 
     async def start_tree(self, new: NewExecution, lease: LeaseClaim) -> bool:
-        """Record a new root execution and take its lease; False if the lease is held (the
-        record is kept, and a second call does not record it twice)."""
+        """Take a new root execution's lease and record the execution (once, however often
+        it is called); False, and nothing written, if the lease is held."""
         values = self._new_execution(new)
 
         def body(connection: Connection) -> bool:
-            _insert_execution(connection, values)
-            return lease.take(connection)
+            if not lease.take(connection):
+                return False
+            connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, values)  # a repeated call
+            return True
 
-        try:
-            return await self._tx.write(body)
-        except IntegrityError:  # the lease was taken meanwhile (nothing was written)
-            return False
+        return await self._tx.write(body)
 
     async def open_tree(self, lease: LeaseClaim) -> OpenTree | None:
         """Take the tree's lease and read where the tree stands; None if the lease is held.
@@ -360,10 +359,7 @@ class SqlStore:
                 return row, (), True
             return row, connection.execute(WAITING_IN_TREE, {"b_root": root}).all(), False
 
-        try:
-            row, rows, released = await self._tx.write(body)
-        except IntegrityError:  # the lease was taken meanwhile
-            return None
+        row, rows, released = await self._tx.write(body)
         if row is None and not released:
             return None
         return OpenTree(
@@ -451,7 +447,7 @@ class SqlStore:
 
     async def create(self, new: NewExecution) -> None:
         values = self._new_execution(new)
-        await self._tx.write(lambda connection: connection.execute(INSERT_EXECUTION, values))
+        await self._tx.apply(lambda connection: connection.execute(INSERT_EXECUTION, values))
 
     async def get(self, execution_id: str) -> ExecutionRow | None:
         key = {"b_execution_id": execution_id}
@@ -471,7 +467,7 @@ class SqlStore:
             "b_execution_id": execution_id,
             **self._status_values(status, at, output=output, error=error),
         }
-        await self._tx.write(lambda connection: connection.execute(UPDATE_EXECUTION, values))
+        await self._tx.apply(lambda connection: connection.execute(UPDATE_EXECUTION, values))
 
     async def list_executions_by_thread(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
         return await self._executions(
@@ -715,13 +711,6 @@ def _waiting_in(root_execution_id: str) -> Any:
         )
         .order_by(pauses.c.asked_at, pauses.c.id)
     )
-
-
-def _insert_execution(connection: Connection, values: dict[str, Any]) -> None:
-    """Insert the execution record unless it exists (a repeated call, a re-entered child)."""
-    found = connection.execute(EXECUTION_ID, {"b_execution_id": values["execution_id"]}).first()
-    if found is None:
-        connection.execute(INSERT_EXECUTION, values)
 
 
 def _conforms(store: SqlStore) -> tuple[PausedExecutionRepository, ExecutionRecordRepository]:

@@ -9,7 +9,10 @@ parameters it is executed with, so one statement serves every set of columns.
 
 from __future__ import annotations
 
-from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
+from collections.abc import Sequence
+
+from sqlalchemy import Table, TextClause, and_, bindparam, delete, insert, or_, select, text, update
+from sqlalchemy.sql.selectable import TextualSelect
 
 from bot.core.enums import PauseStatus
 from bot.store.tables import executions, leases, pause_answers, pauses
@@ -17,13 +20,59 @@ from bot.store.tables import executions, leases, pause_answers, pauses
 PENDING = PauseStatus.PENDING.value
 RESOLVED = PauseStatus.RESOLVED.value
 
+
+def insert_unless_present(
+    table: Table, key: str, columns: Sequence[str], *, returning: bool = False
+) -> TextClause | TextualSelect:
+    """``INSERT (columns) ... ON CONFLICT (key) DO NOTHING`` (and ``RETURNING`` every column),
+    written in the SQL SQLite and PostgreSQL share; executed with a value for each of
+    ``columns``.
+
+    Text, because SQLAlchemy compiles its dialects' ``on_conflict_do_nothing()`` anew on every
+    call (about 1 ms for the pause table); a text statement's compiled form is cached.
+    """
+    written = [table.c[name] for name in columns]
+    names = ", ".join(c.name for c in written)
+    values = ", ".join(f":{c.name}" for c in written)
+    sql = f"INSERT INTO {table.name} ({names}) VALUES ({values}) ON CONFLICT ({key}) DO NOTHING"
+    if returning:
+        sql += " RETURNING " + ", ".join(c.name for c in table.columns)
+    statement = text(sql).bindparams(*(bindparam(c.name, type_=c.type) for c in written))
+    return statement.columns(*table.columns) if returning else statement
+
+
 # ---------------------------------------------------------------- pauses
 
 PAUSE_BY_KEY = select(pauses).where(pauses.c.idempotency_key == bindparam("b_key"))
 PAUSE_BY_ID = select(pauses).where(
     and_(pauses.c.pause_id == bindparam("b_pause_id"), pauses.c.tenant_id == bindparam("b_tenant"))
 )
-INSERT_PAUSE = insert(pauses).returning(pauses)
+NEW_PAUSE_COLUMNS = (
+    "pause_id",
+    "tenant_id",
+    "idempotency_key",
+    "root_execution_id",
+    "execution_id",
+    "thread_id",
+    "owner_id",
+    "status",
+    "is_sent",
+    "answered_by",
+    "role",
+    "channel",
+    "agent",
+    "tool",
+    "call_id",
+    "node_id",
+    "item_index",
+    "child_execution_id",
+    "tool_loop_iteration",
+    "ask",
+    "asked_at",
+)
+INSERT_PAUSE_UNLESS_PRESENT = insert_unless_present(
+    pauses, "idempotency_key", NEW_PAUSE_COLUMNS, returning=True
+)
 MARK_SENT = (
     update(pauses)
     .where(
@@ -80,20 +129,38 @@ EXECUTION_ID = select(executions.c.execution_id).where(
     executions.c.execution_id == bindparam("b_execution_id")
 )
 INSERT_EXECUTION = insert(executions)
+NEW_EXECUTION_COLUMNS = (
+    "execution_id",
+    "root_execution_id",
+    "parent_execution_id",
+    "thread_id",
+    "tenant_id",
+    "owner_id",
+    "workflow",
+    "status",
+    "input",
+    "created_at",
+    "updated_at",
+)
+INSERT_EXECUTION_UNLESS_PRESENT = insert_unless_present(
+    executions, "execution_id", NEW_EXECUTION_COLUMNS
+)
 UPDATE_EXECUTION = update(executions).where(
     executions.c.execution_id == bindparam("b_execution_id")
 )
 
 # ---------------------------------------------------------------- leases
 
-TAKE_FREE_OR_OWN_LEASE = update(leases).where(
-    and_(
-        leases.c.root_execution_id == bindparam("b_root"),
-        or_(leases.c.expires_at < bindparam("b_now"), leases.c.owner == bindparam("b_owner")),
-    )
-)
-LEASE_OWNER = select(leases.c.owner).where(leases.c.root_execution_id == bindparam("b_root"))
-INSERT_LEASE = insert(leases)
+TAKE_LEASE = text(
+    f"INSERT INTO {leases.name} (root_execution_id, owner, acquired_at, expires_at)"
+    " VALUES (:root_execution_id, :owner, :acquired_at, :expires_at)"
+    " ON CONFLICT (root_execution_id) DO UPDATE SET owner = excluded.owner,"
+    " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at"
+    f" WHERE {leases.name}.expires_at < excluded.acquired_at"
+    f" OR {leases.name}.owner = excluded.owner"
+).bindparams(*(bindparam(c.name, type_=c.type) for c in leases.columns))
+"""Take a tree's lease when it is free, expired or already the owner's: one statement (an
+upsert whose update applies only then), so two takers never both get it; rowcount 1 if taken."""
 RENEW_LEASE = update(leases).where(
     and_(leases.c.root_execution_id == bindparam("b_root"), leases.c.owner == bindparam("b_owner"))
 )

@@ -44,8 +44,14 @@ class Transactions(Protocol):
         """Run ``body`` in one transaction, committed when it returns."""
         ...
 
+    async def apply(self, body: Callable[[Connection], R]) -> R:
+        """Run ``body``, whose statements are each atomic by themselves (a conditional update;
+        an insert, then a read if it inserted nothing): no transaction around them where the
+        driver would spend round trips on one."""
+        ...
+
     async def read(self, body: Callable[[Connection], R]) -> R:
-        """Run ``body`` on one connection, for reads."""
+        """Run ``body`` on one connection, for reads of one statement each."""
         ...
 
     async def close(self) -> None: ...
@@ -56,11 +62,19 @@ class AsyncEngineTransactions:
 
     ``one_connection``: the engine shares one connection (in-memory SQLite), so calls take
     turns — two transactions interleaved on one connection would roll each other back.
+
+    On PostgreSQL, reads and single statements run in autocommit: asyncpg spends a round trip
+    on BEGIN and another on COMMIT (or the pool's ROLLBACK), two of three for such a call.
     """
 
     def __init__(self, engine: AsyncEngine, *, one_connection: bool = False) -> None:
         self._engine = engine
         self._turns = asyncio.Lock() if one_connection else None
+        self._autocommit = (
+            engine.execution_options(isolation_level="AUTOCOMMIT")
+            if engine.dialect.name == "postgresql"
+            else None
+        )
 
     @property
     def dialect(self) -> str:
@@ -68,6 +82,11 @@ class AsyncEngineTransactions:
 
     async def write(self, body: Callable[[Connection], R]) -> R:
         return await _finished(self._in_turn(self._write(body)))
+
+    async def apply(self, body: Callable[[Connection], R]) -> R:
+        if self._autocommit is None:
+            return await self.write(body)
+        return await _finished(self._in_turn(self._read(body)))
 
     async def read(self, body: Callable[[Connection], R]) -> R:
         return await _finished(self._in_turn(self._read(body)))
@@ -77,7 +96,7 @@ class AsyncEngineTransactions:
             return await connection.run_sync(body)
 
     async def _read(self, body: Callable[[Connection], R]) -> R:
-        async with self._engine.connect() as connection:
+        async with (self._autocommit or self._engine).connect() as connection:
             return await connection.run_sync(body)
 
     async def _in_turn(self, work: Awaitable[R]) -> R:
@@ -124,6 +143,9 @@ class ThreadedSqliteTransactions:
 
     async def write(self, body: Callable[[Connection], R]) -> R:
         return await self._hand_off(functools.partial(_in_transaction, self._engine, body))
+
+    async def apply(self, body: Callable[[Connection], R]) -> R:
+        return await self.write(body)
 
     async def read(self, body: Callable[[Connection], R]) -> R:
         return await self._hand_off(functools.partial(_on_connection, self._engine, body))

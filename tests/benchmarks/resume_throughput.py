@@ -1,32 +1,39 @@
 """Resume throughput: our full path against bare LangGraph, same one-tool workflow, same saver.
 
     python -m tests.benchmarks.resume_throughput [--cycles 200] [--concurrency 50]
+        [--database sqlite|postgres]
 
 A cycle is: start the workflow until it pauses for approval, then answer it until it finishes.
 Ours: ``app.execute`` → pause record + channel send → ``app.resume`` (phase 1, lease, pass,
 tool, final answer). Bare: the same graph shape (model → tool with ``interrupt()`` → model) on
-LangGraph's AsyncSqliteSaver, resumed with ``Command(resume={id: value})``. Both on a SQLite file
-in a temporary folder, both with the same offline model.
+LangGraph's saver, resumed with ``Command(resume={id: value})``. Both on a SQLite file in a
+temporary folder (AsyncSqliteSaver), or both on a fresh PostgreSQL database each (the local
+server; AsyncPostgresSaver on a psycopg pool configured as ours), with the same offline model.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import aiosqlite
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import Command, interrupt
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
 from bot import (
@@ -45,7 +52,9 @@ from bot import (
     tool,
     workflow,
 )
+from bot.runtime.checkpoints import psycopg_conninfo
 from bot.testing import FakeClock
+from tests.databases import TEST_ENCRYPTION_KEYS, postgres_database
 from tests.office import OfficeFinish, OfficeStart
 from tests.parallel_app import RuleModel
 
@@ -118,7 +127,7 @@ class BareState(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
-def bare_graph(saver: AsyncSqliteSaver) -> Any:
+def bare_graph(saver: BaseCheckpointSaver[Any]) -> Any:
     async def model(state: BareState) -> dict[str, Any]:
         return {"messages": [await MODEL.ainvoke(state["messages"])]}
 
@@ -170,14 +179,13 @@ async def measure(
     }
 
 
-async def ours(folder: Path, cycles: int, concurrency: int) -> dict[str, float]:
+async def ours(url: str, cycles: int, concurrency: int) -> dict[str, float]:
     inbox = Inbox()
-    url = f"sqlite+aiosqlite:///{folder / 'ours.db'}"
     async with await App.create(
         BenchApplication,
         database_url=url,
         clock=FakeClock(),
-        settings=Settings(),
+        settings=Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS),
         services={Inbox: inbox},
     ) as app:
         run_id = uuid.uuid4().hex[:6]
@@ -196,30 +204,53 @@ async def ours(folder: Path, cycles: int, concurrency: int) -> dict[str, float]:
         return await measure(cycle, cycles, concurrency)
 
 
-async def bare(folder: Path, cycles: int, concurrency: int) -> dict[str, float]:
+@contextlib.asynccontextmanager
+async def sqlite_saver(folder: Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     connection = await aiosqlite.connect(str(folder / "bare.db"))
-    saver = AsyncSqliteSaver(connection)
-    await saver.setup()
-    graph = bare_graph(saver)
     try:
-
-        async def cycle(i: int) -> None:
-            config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
-            paused = await graph.ainvoke(
-                {"messages": [HumanMessage(content=str(i))]},
-                config,
-                durability="sync",
-                version="v2",
-            )
-            [pending] = paused.interrupts
-            done = await graph.ainvoke(
-                Command(resume={pending.id: {"approved": True}}), config, durability="sync"
-            )
-            assert done["messages"][-1].content == "paid"
-
-        return await measure(cycle, cycles, concurrency)
+        saver = AsyncSqliteSaver(connection)
+        await saver.setup()
+        yield saver
     finally:
         await connection.close()
+
+
+@contextlib.asynccontextmanager
+async def postgres_saver(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        psycopg_conninfo(url),
+        min_size=1,
+        max_size=10,
+        open=False,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    await pool.open(wait=True)
+    try:
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        await saver.setup()
+        yield saver
+    finally:
+        await pool.close()
+
+
+async def bare(saver: BaseCheckpointSaver[Any], cycles: int, concurrency: int) -> dict[str, float]:
+    graph = bare_graph(saver)
+
+    async def cycle(i: int) -> None:
+        config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
+        paused = await graph.ainvoke(
+            {"messages": [HumanMessage(content=str(i))]},
+            config,
+            durability="sync",
+            version="v2",
+        )
+        [pending] = paused.interrupts
+        done = await graph.ainvoke(
+            Command(resume={pending.id: {"approved": True}}), config, durability="sync"
+        )
+        assert done["messages"][-1].content == "paid"
+
+    return await measure(cycle, cycles, concurrency)
 
 
 def show(name: str, figures: dict[str, float]) -> None:
@@ -230,12 +261,23 @@ def show(name: str, figures: dict[str, float]) -> None:
     )
 
 
-async def main(cycles: int, concurrency: int) -> None:
+async def run_both(database: str, cycles: int, level: int) -> tuple[dict[str, float], ...]:
+    if database == "postgres":
+        async with postgres_database() as mine_url, postgres_database() as bare_url:
+            mine = await ours(mine_url, cycles, level)
+            async with postgres_saver(bare_url) as saver:
+                return mine, await bare(saver, cycles, level)
+    with tempfile.TemporaryDirectory() as folder:
+        mine = await ours(f"sqlite+aiosqlite:///{Path(folder) / 'ours.db'}", cycles, level)
+        async with sqlite_saver(Path(folder)) as saver:
+            return mine, await bare(saver, cycles, level)
+
+
+async def main(cycles: int, concurrency: int, database: str) -> None:
+    where = "SQLite file" if database == "sqlite" else "PostgreSQL"
     for label, level in (("sequential", 1), (f"{concurrency} concurrent", concurrency)):
-        with tempfile.TemporaryDirectory() as folder:
-            mine = await ours(Path(folder), cycles, level)
-            theirs = await bare(Path(folder), cycles, level)
-        print(f"{label} ({cycles} cycles, SQLite file, durability=sync):")
+        mine, theirs = await run_both(database, cycles, level)
+        print(f"{label} ({cycles} cycles, {where}, durability=sync):")
         show("ours", mine)
         show("bare", theirs)
         ratio = theirs["cycles_per_s"] / mine["cycles_per_s"]
@@ -246,5 +288,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cycles", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.cycles, arguments.concurrency))
+    asyncio.run(main(arguments.cycles, arguments.concurrency, arguments.database))
