@@ -24,7 +24,7 @@ import asyncpg
 from sqlalchemy import insert
 
 from bot.core.enums import PauseAnswerer, PauseStatus
-from bot.store.database import create_engine, migrate
+from bot.store.database import create_engine, migrate, open_transactions
 from bot.store.sql import SqlStore
 from bot.store.tables import pauses
 
@@ -63,13 +63,14 @@ def rows(size: int) -> list[dict[str, Any]]:
 
 async def measure(url: str, size: int) -> float:
     engine = create_engine(url)
+    transactions = open_transactions(engine)  # as the App runs its queries
     try:
         await migrate(engine, NOW)
         all_rows = rows(size)
         async with engine.begin() as connection:
             for start in range(0, size, 5000):
                 await connection.execute(insert(pauses), all_rows[start : start + 5000])
-        store = SqlStore(engine)
+        store = SqlStore(engine, transactions=transactions)
         for _ in range(20):
             await store.list_pending(
                 "acme", answered_by=PauseAnswerer.CHANNEL, roles=[ROLES[0]], limit=10
@@ -84,6 +85,7 @@ async def measure(url: str, size: int) -> float:
         assert len(page) == 10
         return statistics.median(timings) * 1000
     finally:
+        await transactions.close()
         await engine.dispose()
 
 
