@@ -1,0 +1,61 @@
+"""A pooled PostgreSQL connection closed while idle is replaced, not handed out broken."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+import bot.store.database as database_module
+from bot.store.database import create_engine
+from tests.databases import postgres_database
+
+pytestmark = pytest.mark.postgres
+
+
+async def _backend_pid(engine: AsyncEngine) -> int:
+    async with engine.connect() as connection:
+        return int((await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one())
+
+
+async def test_a_connection_killed_while_idle_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(database_module, "IDLE_PING_SECONDS", 0.05)
+    async with postgres_database() as url:
+        engine = create_engine(url)
+        try:
+            pid = await _backend_pid(engine)
+            admin = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+            try:
+                assert await admin.fetchval("SELECT pg_terminate_backend($1)", pid)
+            finally:
+                await admin.close()
+            await asyncio.sleep(0.1)  # idle for longer than the threshold
+            assert await _backend_pid(engine) != pid  # pinged, dropped, a new connection
+        finally:
+            await engine.dispose()
+
+
+async def test_a_busy_connection_is_not_pinged(monkeypatch: pytest.MonkeyPatch) -> None:
+    pings: list[object] = []
+    async with postgres_database() as url:
+        engine = create_engine(url)
+        try:
+            original = engine.dialect.do_ping
+
+            def counted(dbapi_connection: object) -> bool:
+                pings.append(dbapi_connection)
+                return original(dbapi_connection)
+
+            monkeypatch.setattr(engine.dialect, "do_ping", counted)
+            for _ in range(5):
+                await _backend_pid(engine)
+            assert pings == []
+            monkeypatch.setattr(database_module, "IDLE_PING_SECONDS", 0.0)
+            await asyncio.sleep(0.01)
+            await _backend_pid(engine)
+            assert len(pings) == 1
+        finally:
+            await engine.dispose()
