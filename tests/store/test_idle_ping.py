@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import asyncpg
 import pytest
@@ -45,7 +46,7 @@ async def test_a_busy_connection_is_not_pinged(monkeypatch: pytest.MonkeyPatch) 
         try:
             original = engine.dialect.do_ping
 
-            def counted(dbapi_connection: object) -> bool:
+            def counted(dbapi_connection: Any) -> bool:
                 pings.append(dbapi_connection)
                 return original(dbapi_connection)
 
