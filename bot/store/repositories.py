@@ -41,9 +41,10 @@ class PausedExecutionRepository(Protocol):
         *,
         release: LeaseClaim | None = None,
     ) -> TreePauses:
-        """The tree rests: its pauses' interrupt ids and its PAUSED status, atomically; returns
-        its RESOLVED and PENDING pauses, and gives the lease up in the same transaction when
-        ``release`` is given and none of them waits to be continued."""
+        """A pass paused: its pauses' interrupt ids and the tree's status (PAUSED, or RUNNING
+        when a pause waits to be continued), atomically; returns its RESOLVED and PENDING
+        pauses, and gives the lease up in the same transaction when ``release`` is given and
+        none of them waits to be continued."""
         ...
 
     async def mark_sent(self, pause_id: str) -> PauseStatus | None:

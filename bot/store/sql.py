@@ -346,7 +346,8 @@ class SqlStore:
         """Take the tree's lease and read where the tree stands; None if the lease is held.
 
         A tree that is unknown or has ended gives the lease back in the same transaction
-        (``released``); otherwise its RESOLVED and PENDING pauses come with it.
+        (``released``); otherwise its RESOLVED and PENDING pauses come with it, and if some wait
+        to be continued the tree is marked RUNNING (``execution`` is the row as it was).
         """
         root = lease.root
 
@@ -357,7 +358,10 @@ class SqlStore:
             if row is None or ExecutionStatus(row.status) in ENDED:
                 lease.release(connection)
                 return row, (), True
-            return row, connection.execute(WAITING_IN_TREE, {"b_root": root}).all(), False
+            waiting = connection.execute(WAITING_IN_TREE, {"b_root": root}).all()
+            if _to_continue(waiting):  # a pass will run: if it dies, recovery finds it RUNNING
+                connection.execute(UPDATE_EXECUTION, _running(root, lease.now))
+            return row, waiting, False
 
         row, rows, released = await self._tx.write(body)
         if row is None and not released:
@@ -376,9 +380,10 @@ class SqlStore:
         *,
         release: LeaseClaim | None = None,
     ) -> TreePauses:
-        """The tree rests: its pauses' interrupt ids and its PAUSED status; returns its RESOLVED
-        and PENDING pauses. With ``release``, the lease is given up in the same transaction when
-        no pause waits to be continued (none RESOLVED with an interrupt id): the drain is over.
+        """A pass paused: its pauses' interrupt ids, and the tree PAUSED — or RUNNING when a
+        pause waits to be continued (RESOLVED, with an interrupt id), as the drain then runs
+        another pass. Returns the tree's RESOLVED and PENDING pauses. With ``release``, the lease
+        is given up in the same transaction when none waits: the drain is over.
         """
 
         def body(connection: Connection) -> tuple[Sequence[Row[Any]], bool]:
@@ -387,17 +392,13 @@ class SqlStore:
                     SET_INTERRUPT_ID,
                     [{"b_key": key, "interrupt_id": i} for key, i in by_key.items()],
                 )
+            rows = connection.execute(WAITING_IN_TREE, {"b_root": root_execution_id}).all()
+            settled = not _to_continue(rows)
+            # RUNNING when the drain goes on with another pass (recovery's mark if it dies)
+            status = ExecutionStatus.PAUSED if settled else ExecutionStatus.RUNNING
             connection.execute(
                 UPDATE_EXECUTION,
-                {
-                    "b_execution_id": root_execution_id,
-                    "status": ExecutionStatus.PAUSED.value,
-                    "updated_at": at,
-                },
-            )
-            rows = connection.execute(WAITING_IN_TREE, {"b_root": root_execution_id}).all()
-            settled = not any(
-                r.status == PauseStatus.RESOLVED.value and r.interrupt_id is not None for r in rows
+                {"b_execution_id": root_execution_id, "status": status.value, "updated_at": at},
             )
             if release is not None and settled:
                 release.release(connection)
@@ -711,6 +712,19 @@ def _waiting_in(root_execution_id: str) -> Any:
         )
         .order_by(pauses.c.asked_at, pauses.c.id)
     )
+
+
+def _to_continue(rows: Sequence[Row[Any]]) -> bool:
+    """Whether some pause waits to be continued by a pass (RESOLVED, with an interrupt id)."""
+    return any(r.status == PauseStatus.RESOLVED.value and r.interrupt_id is not None for r in rows)
+
+
+def _running(execution_id: str, at: datetime) -> dict[str, Any]:
+    return {
+        "b_execution_id": execution_id,
+        "status": ExecutionStatus.RUNNING.value,
+        "updated_at": at,
+    }
 
 
 def _conforms(store: SqlStore) -> tuple[PausedExecutionRepository, ExecutionRecordRepository]:

@@ -1,7 +1,10 @@
-"""A process that records 20 answers (phase 1) and is killed before any pass takes them.
+"""A process killed with SIGKILL in the middle of its work; another instance recovers it.
 
-Run: python -m tests.runtime.crash_worker DATABASE_URL COUNT — it prints "recorded N", then
-SIGKILLs itself. The test's surviving instance must continue all N with its recovery.
+Run: python -m tests.runtime.crash_worker DATABASE_URL COUNT [MODE]. MODE ``answers`` (the
+default): it records COUNT answers (phase 1), prints "recorded N" and dies before any pass takes
+them. MODE ``tool``: it answers one pause and dies inside the approved tool, after its pass took
+the answer (prints "in the tool"). Both run on a ``FakeClock``, so the survivor can move past
+the dead instance's lease.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from bot import (
     workflow,
 )
 from bot.runtime.engine import PassReport
+from bot.testing import FakeClock
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.office import OfficeFinish, OfficeStart
 from tests.parallel_app import RuleModel
@@ -42,8 +46,9 @@ class ShipInput(BaseModel):
 
 
 class Ledger:
-    def __init__(self) -> None:
+    def __init__(self, *, die_in_tool: bool = False) -> None:
         self.done: list[str] = []
+        self.die_in_tool = die_in_tool
 
 
 class Outbox:
@@ -85,6 +90,9 @@ class ShipOrderTool:
 
     def run(self, input: ShipInput) -> str:
         self.ledger.done.append(input.order_id)
+        if self.ledger.die_in_tool:
+            print("in the tool", flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
         return f"shipped {input.order_id}"
 
 
@@ -120,18 +128,25 @@ class ShipWorkflow: ...
 class CrashApplication: ...
 
 
-async def main(url: str, count: int) -> None:
+async def main(url: str, count: int, mode: str) -> None:
     outbox = Outbox()
     app = await App.create(
         CrashApplication,
         database_url=url,
+        clock=FakeClock(),
         settings=Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS),
-        services={Outbox: outbox, Ledger: Ledger()},
+        services={Outbox: outbox, Ledger: Ledger(die_in_tool=mode == "tool")},
     )
     for i in range(count):
-        await app.execute(
+        paused = await app.execute(
             ShipWorkflow, WorkflowStartText(text=f"order-{i}"), tenant_id="acme", owner_id="U1"
         )
+        print(f"execution {paused.execution_id}", flush=True)
+    if mode == "tool":
+        await app.resume(
+            outbox.pause_ids[0], decision={"approved": True}, tenant_id="acme", answered_by="m"
+        )
+        raise AssertionError("the tool should have killed this process")
 
     async def no_pass(root: Any) -> PassReport:
         return PassReport(ran=False)  # phase 1 only: the process dies before phase 2
@@ -144,4 +159,4 @@ async def main(url: str, count: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+    asyncio.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else ""))

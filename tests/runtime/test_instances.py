@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +151,41 @@ async def test_recovery_continues_what_a_killed_instance_recorded(
             pending = await survivor.list_pending(tenant_id="acme")
             assert pending == []
         assert sorted(ledger.done) == sorted(f"order-{i}" for i in range(20))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_recovery_continues_a_pass_killed_inside_an_approved_tool(
+    backend: str, tmp_path: Path
+) -> None:
+    async with database(backend, tmp_path) as url:
+        worker = subprocess.run(  # noqa: ASYNC221 - the worker must die before we go on
+            [sys.executable, "-m", "tests.runtime.crash_worker", url, "1", "tool"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        assert worker.returncode == -signal.SIGKILL, worker.stderr
+        assert "in the tool" in worker.stdout
+        [execution_id] = re.findall(r"execution (\w+)", worker.stdout)
+        from tests.runtime.crash_worker import CrashApplication
+        from tests.runtime.crash_worker import Ledger as CrashLedger
+
+        ledger = CrashLedger()
+        clock = FakeClock()
+        async with await App.create(
+            CrashApplication,
+            database_url=url,
+            clock=clock,
+            settings=NO_SETTINGS,
+            services={CrashLedger: ledger},
+        ) as survivor:
+            assert await survivor.recover() == 0  # the dead instance's lease is still live
+            await clock.advance(timedelta(seconds=61))
+            assert await survivor.recover() == 1
+            assert await survivor.recover() == 0
+            done = await survivor.get_result(execution_id, tenant_id="acme", record=True)
+            assert done.status is ExecutionStatus.COMPLETED
+            assert done.record is not None and len(done.record.pauses) == 1
+        assert ledger.done == []  # the tool that may have run is never run again

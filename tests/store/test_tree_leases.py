@@ -90,22 +90,42 @@ async def test_open_tree_waits_for_a_live_lease_and_takes_an_expired_one(
 async def test_open_tree_reads_the_resolved_and_pending_pauses(
     stores: tuple[SqlStore, SqlLeases],
 ) -> None:
-    store, leases = stores
+    store, _ = stores
     await store.start_tree(new_root(), claim("a"))
     resolved = await store.get_or_create(new_pause("k1"))
     pending = await store.get_or_create(new_pause("k2", at=NOW + timedelta(seconds=1)))
     taken = await store.get_or_create(new_pause("k3", at=NOW + timedelta(seconds=2)))
+    resting = await store.rest("root-1", {"k1": "i-1", "k2": "i-2"}, NOW, release=claim("a"))
+    assert resting.released  # nothing was answered yet
     answer = PauseAnswer(decision={"approved": True}, responder="m")
     await store.resolve("acme", resolved.pause_id, answer, NOW)
     await store.resolve("acme", taken.pause_id, answer, NOW)
     assert await store.take(taken.pause_id)
-    await leases.release(claim("a"))
-    opened = await store.open_tree(claim("b"))
+    later = NOW + timedelta(seconds=5)
+    opened = await store.open_tree(claim("b", at=later))
     assert opened is not None
     assert [(p.pause_id, p.status) for p in opened.pauses] == [
         (resolved.pause_id, PauseStatus.RESOLVED),
         (pending.pause_id, PauseStatus.PENDING),
     ]
+    # a pass will continue k1: the tree is RUNNING from now on (recovery's mark if it dies);
+    # the opened row is the tree as it was
+    assert opened.execution is not None and opened.execution.status is ExecutionStatus.PAUSED
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.RUNNING and row.updated_at == later
+
+
+async def test_open_tree_with_nothing_to_continue_leaves_the_status(
+    stores: tuple[SqlStore, SqlLeases],
+) -> None:
+    store, _ = stores
+    await store.start_tree(new_root(), claim("a"))
+    await store.get_or_create(new_pause("k1"))
+    await store.rest("root-1", {"k1": "i-1"}, NOW, release=claim("a"))
+    opened = await store.open_tree(claim("b", at=NOW + timedelta(seconds=5)))
+    assert opened is not None and opened.execution is not None
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.PAUSED and row.updated_at == NOW
 
 
 async def test_open_tree_of_an_ended_or_unknown_tree_gives_the_lease_back(
@@ -140,12 +160,14 @@ async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
     ]
     assert await leases.live_roots(NOW) == {"root-1"}
     row = await store.get("root-1")
-    assert row is not None and row.status is ExecutionStatus.PAUSED
+    assert row is not None and row.status is ExecutionStatus.RUNNING  # another pass comes
     assert await store.take(first.pause_id)
     given_up = await store.rest("root-1", {"k2": "i-2"}, NOW, release=claim("a"))
     assert given_up.released
     assert [p.pause_id for p in given_up.pauses] == [second.pause_id]
     assert await leases.live_roots(NOW) == set()
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.PAUSED
 
 
 async def test_rest_keeps_the_lease_without_a_claim(stores: tuple[SqlStore, SqlLeases]) -> None:
