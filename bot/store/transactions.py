@@ -1,8 +1,8 @@
 """Where the store's transactions run: one short synchronous body per transaction.
 
 A store call is a plain function of a SQLAlchemy ``Connection``, run in one transaction
-(``write``) or on one connection without one (``read``). How it reaches the database depends on
-the backend:
+(``write``), as statements each atomic on their own (``apply``), or on one connection for reads
+(``read``). How it reaches the database depends on the backend:
 
 - **A SQLite file** runs the body on SQLite's own driver in a worker thread: one hand-off per
   call. Through aiosqlite every statement costs four hand-offs to its thread (cursor, execute,
@@ -10,7 +10,8 @@ the backend:
   store call cost about 1 ms where the work itself takes 0.1 ms.
 - **PostgreSQL and an in-memory SQLite database** run the body through the async engine
   (``AsyncConnection.run_sync``): asyncpg needs no thread, and an in-memory database lives in
-  its one async connection, which other parts of the application share.
+  its one async connection, which other parts of the application share. On PostgreSQL,
+  ``apply`` and ``read`` run in autocommit, sparing the BEGIN and COMMIT round trips.
 
 Either way a body sees the same synchronous connection API, so each query is written once.
 """
@@ -35,11 +36,6 @@ time (SQLite's rule); a writer kept waiting by another process blocks its thread
 
 
 class Transactions(Protocol):
-    @property
-    def dialect(self) -> str:
-        """``"sqlite"`` or ``"postgresql"``."""
-        ...
-
     async def write(self, body: Callable[[Connection], R]) -> R:
         """Run ``body`` in one transaction, committed when it returns."""
         ...
@@ -75,10 +71,6 @@ class AsyncEngineTransactions:
             if engine.dialect.name == "postgresql"
             else None
         )
-
-    @property
-    def dialect(self) -> str:
-        return self._engine.dialect.name
 
     async def write(self, body: Callable[[Connection], R]) -> R:
         return await _finished(self._in_turn(self._write(body)))
@@ -136,10 +128,6 @@ class ThreadedSqliteTransactions:
         )
         event.listen(engine, "connect", on_connect)
         return cls(engine)
-
-    @property
-    def dialect(self) -> str:
-        return "sqlite"
 
     async def write(self, body: Callable[[Connection], R]) -> R:
         return await self._hand_off(functools.partial(_in_transaction, self._engine, body))
