@@ -443,8 +443,7 @@ class App:
             raise UnknownThreadError(f"no execution {root_execution_id}")
         pending = (
             []  # an ended tree closed whatever waited
-            if row.status
-            in (ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, ExecutionStatus.CANCELLED)
+            if row.status.ended
             else [
                 self._pending(r)
                 for r in await store.list_by_root(root_execution_id, [PauseStatus.PENDING])

@@ -39,3 +39,15 @@ class ExecutionStatus(StrEnum):
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
+
+    @property
+    def ended(self) -> bool:
+        """COMPLETED, FAILED or CANCELLED: nothing of the execution waits or runs any more."""
+        return self in (
+            ExecutionStatus.COMPLETED,
+            ExecutionStatus.FAILED,
+            ExecutionStatus.CANCELLED,
+        )
+
+
+_ENDED = frozenset({ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, ExecutionStatus.CANCELLED})

@@ -118,8 +118,6 @@ class PausedExecutionRepository(Protocol):
 
 
 class ExecutionRecordRepository(Protocol):
-    async def create(self, new: NewExecution) -> None: ...
-
     async def start_tree(self, new: NewExecution, lease: LeaseClaim) -> bool:
         """Record a new root execution and take its lease, atomically."""
         ...

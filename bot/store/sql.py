@@ -36,7 +36,6 @@ from bot.store.statements import (
     CLOSE_PENDING_PAUSES_OF_TREE,
     EXECUTION,
     INSERT_AUDIT_ENTRY,
-    INSERT_EXECUTION,
     INSERT_EXECUTION_UNLESS_PRESENT,
     INSERT_PAUSE_UNLESS_PRESENT,
     MARK_SENT,
@@ -52,7 +51,6 @@ from bot.store.tables import executions, launches, pause_answers, pauses
 from bot.store.transactions import AsyncEngineTransactions, Transactions
 
 R = TypeVar("R")
-ENDED = frozenset({ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, ExecutionStatus.CANCELLED})
 
 
 class SqlStore:
@@ -355,7 +353,7 @@ class SqlStore:
             if not lease.take(connection):
                 return None, (), False
             row = connection.execute(EXECUTION, {"b_execution_id": root}).first()
-            if row is None or ExecutionStatus(row.status) in ENDED:
+            if row is None or ExecutionStatus(row.status).ended:
                 lease.release(connection)
                 return row, (), True
             waiting = connection.execute(WAITING_IN_TREE, {"b_root": root}).all()
@@ -445,10 +443,6 @@ class SqlStore:
         return await self._tx.write(body)
 
     # ---------------------------------------------------------------- execution records
-
-    async def create(self, new: NewExecution) -> None:
-        values = self._new_execution(new)
-        await self._tx.apply(lambda connection: connection.execute(INSERT_EXECUTION, values))
 
     async def get(self, execution_id: str) -> ExecutionRow | None:
         key = {"b_execution_id": execution_id}

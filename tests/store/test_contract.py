@@ -153,7 +153,7 @@ async def test_delete_resolved_before_keeps_pending_and_resolved(store: SqlStore
 
 
 async def test_execution_records(store: SqlStore) -> None:
-    await store.create(
+    await store.ensure_execution(
         NewExecution(
             execution_id="e1",
             root_execution_id="e1",
