@@ -164,11 +164,7 @@ class Engine:
         resolved, the pending ones are where the tree rests (and that write gave up the lease).
         """
         while True:
-            answered = {
-                r.interrupt_id: r
-                for r in last.pauses
-                if r.status is PauseStatus.RESOLVED and r.interrupt_id is not None
-            }
+            answered = {i: r for r in last.pauses if (i := r.interrupt_to_resume) is not None}
             if not answered:
                 if any(r.status is PauseStatus.RESOLVED for r in last.pauses):
                     return dataclasses.replace(last, waiting=None)  # taken by its own step soon

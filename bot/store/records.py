@@ -78,6 +78,12 @@ class PauseRecord:
         )
 
     @property
+    def interrupt_to_resume(self) -> str | None:
+        """The interrupt a pass resumes with this pause's answer: known once the pause is
+        answered (RESOLVED) and LangGraph has named its interrupt; None otherwise."""
+        return self.interrupt_id if self.status is PauseStatus.RESOLVED else None
+
+    @property
     def step(self) -> StepRecord:
         return StepRecord(
             agent=self.agent,

@@ -349,26 +349,20 @@ class SqlStore:
         """
         root = lease.root
 
-        def body(connection: Connection) -> tuple[Row[Any] | None, Sequence[Row[Any]], bool]:
+        def body(connection: Connection) -> OpenTree | None:
             if not lease.take(connection):
-                return None, (), False
+                return None
             row = connection.execute(EXECUTION, {"b_execution_id": root}).first()
-            if row is None or ExecutionStatus(row.status).ended:
+            execution = None if row is None else self._execution(row)
+            if execution is None or execution.status.ended:
                 lease.release(connection)
-                return row, (), True
-            waiting = connection.execute(WAITING_IN_TREE, {"b_root": root}).all()
+                return OpenTree(execution=execution, pauses=(), released=True)
+            waiting = self._waiting_in(connection, root)
             if _to_continue(waiting):  # a pass will run: if it dies, recovery finds it RUNNING
                 connection.execute(UPDATE_EXECUTION, _running(root, lease.now))
-            return row, waiting, False
+            return OpenTree(execution=execution, pauses=waiting, released=False)
 
-        row, rows, released = await self._tx.write(body)
-        if row is None and not released:
-            return None
-        return OpenTree(
-            execution=None if row is None else self._execution(row),
-            pauses=tuple(self._pause(r) for r in rows),
-            released=released,
-        )
+        return await self._tx.write(body)
 
     async def rest(
         self,
@@ -384,14 +378,14 @@ class SqlStore:
         is given up in the same transaction when none waits: the drain is over.
         """
 
-        def body(connection: Connection) -> tuple[Sequence[Row[Any]], bool]:
+        def body(connection: Connection) -> TreePauses:
             if by_key:
                 connection.execute(
                     SET_INTERRUPT_ID,
                     [{"b_key": key, "interrupt_id": i} for key, i in by_key.items()],
                 )
-            rows = connection.execute(WAITING_IN_TREE, {"b_root": root_execution_id}).all()
-            settled = not _to_continue(rows)
+            waiting = self._waiting_in(connection, root_execution_id)
+            settled = not _to_continue(waiting)
             # RUNNING when the drain goes on with another pass (recovery's mark if it dies)
             status = ExecutionStatus.PAUSED if settled else ExecutionStatus.RUNNING
             connection.execute(
@@ -400,10 +394,9 @@ class SqlStore:
             )
             if release is not None and settled:
                 release.release(connection)
-            return rows, release is not None and settled
+            return TreePauses(pauses=waiting, released=release is not None and settled)
 
-        rows, released = await self._tx.write(body)
-        return TreePauses(pauses=tuple(self._pause(r) for r in rows), released=released)
+        return await self._tx.write(body)
 
     async def end_tree(
         self,
@@ -487,6 +480,10 @@ class SqlStore:
         return [self._audit(row) for row in rows]
 
     # ---------------------------------------------------------------- internals
+
+    def _waiting_in(self, connection: Connection, root: str) -> tuple[PauseRecord, ...]:
+        rows = connection.execute(WAITING_IN_TREE, {"b_root": root}).all()
+        return tuple(self._pause(row) for row in rows)
 
     async def _write_inserting(self, body: Callable[[Connection], R]) -> R:
         """Run a body that inserts a row unless it finds it. Two callers may both not find it;
@@ -708,9 +705,10 @@ def _waiting_in(root_execution_id: str) -> Any:
     )
 
 
-def _to_continue(rows: Sequence[Row[Any]]) -> bool:
-    """Whether some pause waits to be continued by a pass (RESOLVED, with an interrupt id)."""
-    return any(r.status == PauseStatus.RESOLVED.value and r.interrupt_id is not None for r in rows)
+def _to_continue(waiting: Sequence[PauseRecord]) -> bool:
+    """Whether some pause waits to be continued by a pass (the drain's rule: it goes on while
+    one does)."""
+    return any(r.interrupt_to_resume is not None for r in waiting)
 
 
 def _running(execution_id: str, at: datetime) -> dict[str, Any]:
