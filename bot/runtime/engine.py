@@ -236,32 +236,22 @@ class Engine:
             release=held.claim,
         )
         held.released = True
-        await _withdraw_sent(runtime, closed)
+        for record in closed:
+            if record.is_sent:
+                await withdraw(runtime, record, PauseResolution.CANCELLED)
 
     async def cancel_tree(self, root: ExecutionRow) -> bool:
         async with self._guard.hold(root.execution_id, self._open) as held:
-            if held.opened.execution is None or held.released:
+            current = held.opened.execution
+            if current is None or held.released:
                 return False
-            closed = await self._runtime.store.end_tree(
-                root.execution_id,
-                ExecutionStatus.CANCELLED,
-                self._runtime.clock.now(),
-                release=held.claim,
-            )
-            held.released = True
-            await _withdraw_sent(self._runtime, closed)
+            await self._end(_frame(current), held, ExecutionStatus.CANCELLED)
             log.info(
                 "execution cancelled (execution_id=%s tenant_id=%s)",
                 root.execution_id,
                 root.tenant_id,
             )
             return True
-
-
-async def _withdraw_sent(runtime: Runtime, closed: list[PauseRecord]) -> None:
-    for record in closed:
-        if record.is_sent:
-            await withdraw(runtime, record, PauseResolution.CANCELLED)
 
 
 def _frame(row: ExecutionRow) -> RunFrame:

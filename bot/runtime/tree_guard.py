@@ -110,6 +110,6 @@ class TreeGuard:
             await asyncio.sleep(RENEW_SECONDS)
             if held.released:
                 return
-            if not await self._leases.renew(root, self._owner, self._clock.now(), self._ttl):
+            if not await self._leases.renew(self.claim(root)):
                 log.error("lease.lost: another instance took over execution %s during a pass", root)
                 return

@@ -42,6 +42,14 @@ class LeaseClaim:
         )
         return taken.rowcount == 1
 
+    def renew(self, connection: Connection) -> bool:
+        """Push the expiry on; False if the lease is no longer ``owner``'s."""
+        renewed = connection.execute(
+            RENEW_LEASE,
+            {"b_root": self.root, "b_owner": self.owner, "expires_at": self.now + self.ttl},
+        )
+        return renewed.rowcount == 1
+
     def release(self, connection: Connection) -> None:
         """Give the lease up if it is still ``owner``'s."""
         connection.execute(RELEASE_LEASE, {"b_root": self.root, "b_owner": self.owner})
@@ -52,19 +60,13 @@ class SqlLeases:
         self._tx = transactions
 
     async def try_take(self, claim: LeaseClaim) -> bool:
-        """Take the lease if it is free, expired or already the claim's owner's."""
+        """Take the lease alone, without a pass's first write (a pass takes it in
+        ``start_tree``/``open_tree``): free, expired or already the claim's owner's."""
         return await self._tx.apply(claim.take)
 
-    async def renew(self, root: str, owner: str, now: datetime, ttl: timedelta) -> bool:
-        """Push the expiry on; False if the lease is no longer ``owner``'s."""
-
-        def body(connection: Connection) -> bool:
-            result = connection.execute(
-                RENEW_LEASE, {"b_root": root, "b_owner": owner, "expires_at": now + ttl}
-            )
-            return result.rowcount == 1
-
-        return await self._tx.apply(body)
+    async def renew(self, claim: LeaseClaim) -> bool:
+        """Push the expiry to ``claim.now + ttl``; False if the lease is no longer the owner's."""
+        return await self._tx.apply(claim.renew)
 
     async def release(self, claim: LeaseClaim) -> None:
         await self._tx.apply(claim.release)

@@ -223,8 +223,8 @@ async def test_a_lease_is_renewed_and_released_only_by_its_owner(
     _, leases = stores
     assert await leases.try_take(claim("a"))
     assert await leases.try_take(claim("a"))  # already ours
-    assert not await leases.renew("root-1", "b", NOW, TTL)
-    assert await leases.renew("root-1", "a", NOW + timedelta(seconds=50), TTL)
+    assert not await leases.renew(claim("b"))
+    assert await leases.renew(claim("a", at=NOW + timedelta(seconds=50)))
     assert not await leases.try_take(claim("b", at=NOW + timedelta(seconds=70)))  # renewed
     await leases.release(claim("b"))
     assert await leases.live_roots(NOW) == {"root-1"}
