@@ -372,6 +372,13 @@ class App:
             return 0
         return await self._engine.recover()
 
+    async def close_due(self) -> int:
+        """Close the questions whose quorum deadline passed (runs with the sweep); how many
+        trees were moved."""
+        if self._state is _State.CLOSED:
+            return 0
+        return await self._engine.close_due()
+
     async def sweep(self) -> int:
         """The retention sweep: remove resolved pause records older than the window."""
         if self._state is _State.CLOSED:
@@ -386,7 +393,12 @@ class App:
     # ---------------------------------------------------------------- internals
 
     async def _sweep_tick(self) -> None:
-        for name, sweep in (("recovery", self.recover), ("retention", self.sweep)):
+        sweeps = (
+            ("recovery", self.recover),
+            ("deadline", self.close_due),
+            ("retention", self.sweep),
+        )
+        for name, sweep in sweeps:
             try:
                 await sweep()
             except Exception as error:  # a sweep that fails is retried at the next tick
@@ -571,6 +583,7 @@ def _audit_entry(e: AuditRow) -> PauseAuditEntry:
         asked_at=e.asked_at.isoformat(),
         resolved_at=e.resolved_at.isoformat(),
         decision=e.decision,
+        ran_with=e.ran_with,
     )
 
 

@@ -44,6 +44,8 @@ def test_error_codes_are_stable() -> None:
     assert bot.UnknownPauseError.code == "pause.unknown"
     assert bot.NotPausedError.code == "run.not-paused"
     assert bot.PauseAnswererError.code == "pause.wrong-answerer"
+    assert bot.SelfApprovalError.code == "pause.self-approval"
+    assert issubclass(bot.SelfApprovalError, bot.PauseAnswererError)
     assert bot.UninterpretableReplyError.code == "pause.uninterpretable-reply"
     assert bot.ReplyInterpreterMissingError.code == "pause.no-reply-interpreter"
 

@@ -127,8 +127,15 @@ def channel_role(
     approves: type[BaseModel],
     answered_by: PauseAnswerer,
     reply_interpreter: type | None = None,
+    separation_of_duties: bool = False,
 ) -> Callable[[C], C]:
-    """A role: what is asked (``approves``) and who may answer (required, no default)."""
+    """A role: what is asked (``approves``) and who may answer (required, no default).
+
+    ``separation_of_duties=True``: the execution's owner (who asked for the work) may not
+    answer its pauses, as approval policies often require; their answer is refused with
+    ``SelfApprovalError`` (``pause.self-approval``) and the pause keeps waiting. A role answered
+    by the thread's owner cannot have it (assembly refuses: nobody could answer).
+    """
     return _attach(
         lambda cls: ChannelRoleSpec(
             name=name,
@@ -137,6 +144,7 @@ def channel_role(
             approves=approves,
             answered_by=answered_by,
             reply_interpreter=reply_interpreter,
+            separation_of_duties=separation_of_duties,
         )
     )
 

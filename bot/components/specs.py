@@ -113,6 +113,8 @@ class ChannelRoleSpec(ComponentSpec):
     approves: type[BaseModel]
     answered_by: Any  # PauseAnswerer; Any so that a missing value is reported at assembly
     reply_interpreter: type | None
+    separation_of_duties: bool = False
+    """The execution's owner may not answer (``SelfApprovalError``)."""
     kind: str = "channel-role"
     suffix: str = "-channel"
 

@@ -93,6 +93,13 @@ class PauseAnswererError(CountersignError):
     code = "pause.wrong-answerer"
 
 
+class SelfApprovalError(PauseAnswererError):
+    """The execution's owner answered a pause of a role with separation of duties: a person
+    may not approve their own request. The pause keeps waiting for someone else."""
+
+    code = "pause.self-approval"
+
+
 class ThreadOwnerError(CountersignError):
     """A THREAD_OWNER pause answered by someone who does not own the thread."""
 

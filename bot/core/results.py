@@ -63,6 +63,9 @@ class PauseAuditEntry:
     asked_at: str
     resolved_at: str
     decision: dict[str, Any] | None
+    ran_with: dict[str, Any] | None = None
+    """The arguments an approved tool was run with (the approver's changes merged in), masked
+    like ``decision``; None when it did not run (rejected, withdrawn, cancelled)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

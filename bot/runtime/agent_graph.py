@@ -7,7 +7,8 @@ and a call that finished is never re-run when only its sibling is answered.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, TypedDict
+from datetime import datetime
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -43,6 +44,8 @@ class AgentState(TypedDict):
 class ToolTask(TypedDict):
     call: ToolCall
     iteration: int
+    position: NotRequired[int]  # the call's place in its model turn
+    asked_at: NotRequired[str]  # ISO 8601: when the model asked (one moment for the turn)
 
 
 def tool_schema(binding: ToolBinding) -> dict[str, Any]:
@@ -104,14 +107,17 @@ class AgentLoop:
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         return reply
 
-    @staticmethod
-    def tool_sends(node: str, messages: Sequence[AnyMessage], iteration: int) -> list[Send]:
+    def tool_sends(self, node: str, messages: Sequence[AnyMessage], iteration: int) -> list[Send]:
+        """One task per tool call of the model's last turn, each knowing its place in the turn
+        and the moment it was asked, so the pauses they ask are listed in the model's order."""
         last = messages[-1] if messages else None
-        if isinstance(last, AIMessage) and last.tool_calls:
-            return [
-                Send(node, ToolTask(call=call, iteration=iteration)) for call in last.tool_calls
-            ]
-        return []
+        if not isinstance(last, AIMessage) or not last.tool_calls:
+            return []
+        asked_at = self.runtime.clock.now().isoformat()
+        return [
+            Send(node, ToolTask(call=call, iteration=iteration, position=i, asked_at=asked_at))
+            for i, call in enumerate(last.tool_calls)
+        ]
 
     async def call_tool(self, task: ToolTask, config: RunnableConfig) -> ToolMessage:
         call = task["call"]
@@ -126,6 +132,8 @@ class AgentLoop:
             tool_loop_iteration=task["iteration"],
             item_index=frame.item_index,
             child_execution_id=frame.child_execution_id,
+            asked_at=datetime.fromisoformat(task["asked_at"]) if "asked_at" in task else None,
+            position=task.get("position"),
         )
         return await call_tool(self.runtime, binding, frame, call, place)
 

@@ -6,18 +6,22 @@ Nothing here moves the tree; a failure at any point leaves the pause exactly as 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from bot.components.specs import ChannelRoleSpec
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import (
     DtoValidationError,
     NotPausedError,
     PauseAnswererError,
+    SelfApprovalError,
     ThreadOwnerError,
     UnknownPauseError,
 )
-from bot.runtime.decisions import audit_view, validate_decision
+from bot.runtime.audit_masking import audit_mask
+from bot.runtime.decisions import validate_decision
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.services import Runtime
 from bot.store.records import PauseAnswer, PauseRecord
@@ -44,8 +48,11 @@ class ResumeRequest:
             raise DtoValidationError("tenant_id must be a non-empty string")
 
 
-def check_answerer(record: PauseRecord, request: ResumeRequest) -> str:
-    """Who answers, by the pause's kind of answerer; raises for the wrong credential."""
+def check_answerer(
+    record: PauseRecord, request: ResumeRequest, role: ChannelRoleSpec | None = None
+) -> str:
+    """Who answers, by the pause's kind of answerer; raises for the wrong credential, and for
+    the execution's owner when ``role`` separates duties."""
     if record.answered_by is PauseAnswerer.THREAD_OWNER:
         if request.answered_by is not None or request.owner_id is None:
             raise PauseAnswererError(
@@ -60,11 +67,28 @@ def check_answerer(record: PauseRecord, request: ResumeRequest) -> str:
         raise PauseAnswererError(
             "this pause is answered through its channel: pass a non-empty answered_by, not owner_id"
         )
+    if role is not None and role.separation_of_duties and request.answered_by == record.owner_id:
+        raise SelfApprovalError(
+            f"{request.answered_by} asked for this call and the role {role.name} separates "
+            "duties: someone else must answer it (the question still waits)"
+        )
     return request.answered_by
 
 
-def not_paused(record: PauseRecord) -> NotPausedError:
-    if record.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
+def past_deadline(record: PauseRecord, now: datetime) -> bool:
+    """A question still PENDING after the quorum deadline it waits under takes no answer: the
+    join has gone (or is about to go) on without it."""
+    return record.closes_at is not None and now >= record.closes_at
+
+
+def not_paused(record: PauseRecord, now: datetime) -> NotPausedError:
+    if record.status is PauseStatus.PENDING and past_deadline(record, now):
+        assert record.closes_at is not None
+        return NotPausedError(
+            f"the question closed at its deadline ({record.closes_at.isoformat()}): "
+            "the decision went on without it"
+        )
+    if record.answer is not None or record.status in (PauseStatus.RESOLVED, PauseStatus.TAKEN):
         who = record.answer.responder if record.answer and record.answer.responder else None
         by = f" by {who}" if who else ""
         return NotPausedError(f"the question was already answered{by}")
@@ -79,10 +103,12 @@ async def record_answer(
     record = await runtime.store.find(request.tenant_id, request.pause_id)
     if record is None:
         raise UnknownPauseError()
-    responder = check_answerer(record, request)
-    if record.status is not PauseStatus.PENDING:
-        raise not_paused(record)
-    tool_input = _tool_input(runtime, record)
+    binding = runtime.assembly.tool_named(record.ask.tool)
+    responder = check_answerer(record, request, None if binding is None else binding.role)
+    now = runtime.clock.now()
+    if record.status is not PauseStatus.PENDING or past_deadline(record, now):
+        raise not_paused(record, now)
+    tool_input = None if binding is None else binding.spec.input
     model_call: int | None = None
     if request.reply is not None:
         reading = await interpret_reply(runtime, models, record, request.reply, tool_input)
@@ -99,16 +125,11 @@ async def record_answer(
         request.pause_id,
         answer,
         runtime.clock.now(),
-        audit_decision=audit_view(decision, tool_input),
+        audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
     )
     if not resolved:
         current = await runtime.store.find(request.tenant_id, request.pause_id)
-        raise not_paused(current or record)
+        raise not_paused(current or record, runtime.clock.now())
     if model_call is not None:  # the call that read this answer: in the execution's spend, once
         await models.ledger.count_in_execution_spend(model_call)
     return record
-
-
-def _tool_input(runtime: Runtime, record: PauseRecord) -> Any:
-    binding = runtime.assembly.tool_named(record.ask.tool)
-    return None if binding is None else binding.spec.input

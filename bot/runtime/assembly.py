@@ -218,6 +218,13 @@ def _check_role(checker: _Checker, role_cls: type) -> ChannelRoleSpec | None:
         )
     if not (isinstance(role.approves, type) and issubclass(role.approves, BaseModel)):
         checker.fail("channel-role.approves", role.name, "approves must be a pydantic model")
+    if role.separation_of_duties and role.answered_by is PauseAnswerer.THREAD_OWNER:
+        checker.fail(
+            "channel-role.separation-of-duties",
+            role.name,
+            "separation_of_duties refuses the thread's owner, and only the thread's owner may "
+            "answer a THREAD_OWNER role: nobody could answer it (use PauseAnswerer.CHANNEL)",
+        )
     checker.assembly.roles[role_cls] = role
     checker.assembly.roles_by_name[role.name] = role
     return role

@@ -8,7 +8,6 @@ from pydantic import BaseModel, ValidationError
 
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.errors import DtoValidationError
-from bot.core.sensitive import mask_arguments
 
 
 def _describe(error: ValidationError) -> str:
@@ -25,39 +24,56 @@ def validate_decision(
     tool_input: type[BaseModel] | None,
     arguments: dict[str, Any],
 ) -> ToolCallApprovalDecision:
-    """A valid decision or ``DtoValidationError``.
+    """A valid decision or ``DtoValidationError`` (raised with no pydantic error behind it:
+    the message says what is wrong).
 
-    ``override_arguments`` is allowed only with ``approved=True`` and must make a valid input of
-    the tool together with the original arguments (fields not given keep their value).
+    ``override_arguments`` is allowed only with ``approved=True``; each key must be a field of
+    the tool's input (a misspelt key would otherwise be dropped and the original value run), and
+    together with the original arguments (fields not given keep their value) they must make a
+    valid input of the tool.
     """
-    if isinstance(raw, ToolCallApprovalDecision):
-        decision = raw
-    elif isinstance(raw, dict):
-        try:
-            decision = ToolCallApprovalDecision.model_validate(raw)
-        except ValidationError as error:
-            raise DtoValidationError(f"invalid decision: {_describe(error)}") from None
-    else:
+    decision = _parse(raw)
+    if isinstance(decision, str):
+        raise DtoValidationError(decision)
+    if decision.override_arguments is None or tool_input is None:
+        return decision
+    unknown = unknown_fields(tool_input, decision.override_arguments)
+    if unknown:
+        known = ", ".join(sorted(tool_input.model_fields)) or "none"
         raise DtoValidationError(
-            f"a decision is a ToolCallApprovalDecision or a dict, not {type(raw).__name__}"
+            f"override_arguments: {', '.join(repr(k) for k in unknown)} "
+            f"{'is not a field' if len(unknown) == 1 else 'are not fields'} of the tool's input "
+            f"(its fields: {known})"
         )
-    if decision.override_arguments is not None and tool_input is not None:
-        merged = {**arguments, **decision.override_arguments}
-        try:
-            valid = tool_input.model_validate(merged)
-        except ValidationError as error:
-            raise DtoValidationError(
-                f"override_arguments are not a valid input of the tool: {_describe(error)}"
-            ) from None
-        decision = decision.model_copy(update={"override_arguments": valid.model_dump(mode="json")})
-    return decision
+    merged = {**arguments, **decision.override_arguments}
+    try:
+        valid = tool_input.model_validate(merged)
+    except ValidationError as error:
+        problem = f"override_arguments are not a valid input of the tool: {_describe(error)}"
+    else:
+        return decision.model_copy(update={"override_arguments": valid.model_dump(mode="json")})
+    raise DtoValidationError(problem)
 
 
-def audit_view(
-    decision: ToolCallApprovalDecision, tool_input: type[BaseModel] | None
-) -> dict[str, Any]:
-    """The decision as the audit trail keeps it: sensitive override values masked."""
-    shown = decision.model_dump(mode="json")
-    if decision.override_arguments is not None:
-        shown["override_arguments"] = mask_arguments(tool_input, decision.override_arguments)
-    return shown
+def _parse(raw: object) -> ToolCallApprovalDecision | str:
+    """The decision ``raw`` is, or what makes it none."""
+    if isinstance(raw, ToolCallApprovalDecision):
+        return raw
+    if not isinstance(raw, dict):
+        return f"a decision is a ToolCallApprovalDecision or a dict, not {type(raw).__name__}"
+    try:
+        return ToolCallApprovalDecision.model_validate(raw)
+    except ValidationError as error:
+        return invalid_decision(error)
+
+
+def invalid_decision(error: ValidationError) -> str:
+    """The message of a decision pydantic refused."""
+    return f"invalid decision: {_describe(error)}"
+
+
+def unknown_fields(model: type[BaseModel], values: dict[str, Any]) -> list[str]:
+    """The keys of ``values`` that are neither a field of ``model`` nor one's alias."""
+    known = set(model.model_fields)
+    known |= {info.alias for info in model.model_fields.values() if info.alias}
+    return [key for key in values if key not in known]

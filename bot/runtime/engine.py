@@ -117,6 +117,36 @@ class Engine:
             recovered += int(report.ran)
         return recovered
 
+    async def close_due(self) -> int:
+        """Move the trees that wait on a pause past its quorum's deadline: the launch decides
+        and withdraws what no longer counts, so the question goes away when the deadline
+        passes, not when the tree next moves. Returns how many trees were moved."""
+        now = self._runtime.clock.now()
+        live = await self._guard.live_roots(now)
+        moved = 0
+        for root in await self._runtime.store.roots_with_due_pauses(now):
+            if root in live or self._guard.is_busy_here(root):
+                continue
+            report = await self._move(root)
+            moved += int(report.ran)
+        return moved
+
+    async def _move(self, root_execution_id: str) -> PassReport:
+        """A pass over a resting tree with no answer to give: its waiting steps run again and
+        find the deadline passed (marked RUNNING first, so recovery finishes it after a crash)."""
+        async with self._guard.hold(root_execution_id, self._open_moving) as held:
+            current = held.opened.execution
+            if current is None or held.released:
+                return PassReport(ran=False)
+            frame = _frame(current)
+            outcome = await self._run(frame, None, held)
+            if outcome.rests:
+                outcome = await self._drain(frame, outcome, held)
+            return _report(outcome)
+
+    async def _open_moving(self, claim: LeaseClaim) -> OpenTree | None:
+        return await self._runtime.store.open_tree(claim, moving=True)
+
     async def _recover_tree(self, root: ExecutionRow) -> PassReport:
         async with self._guard.hold(root.execution_id, self._open) as held:
             current = held.opened.execution

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
@@ -27,6 +28,9 @@ class RunFrame:
     workflow: str
     parent_execution_id: str | None = None
     item_index: int | None = None
+    closes_at: datetime | None = None
+    """When the pauses asked in this frame close by themselves: the earliest deadline of the
+    quorum launches it runs under."""
     answered: Mapping[str, PauseRecord] = field(
         default_factory=lambda: NOTHING_ANSWERED, compare=False, repr=False
     )
@@ -60,6 +64,15 @@ class RunFrame:
             "configurable": {"thread_id": self.root_execution_id, FRAME_KEY: self, **extra},
             "recursion_limit": 1000,
         }
+
+
+class ClosedByDeadline(Exception):
+    """A branch reached a pause after the deadline it runs under (``closes_at``): the question
+    is not asked (or, asked before, is withdrawn by the launch whose deadline it is)."""
+
+    def __init__(self, closes_at: datetime) -> None:
+        super().__init__(f"the deadline {closes_at.isoformat()} has passed")
+        self.closes_at = closes_at
 
 
 def frame_of(config: RunnableConfig) -> RunFrame:

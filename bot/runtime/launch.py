@@ -25,7 +25,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, assert_never
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -46,7 +46,7 @@ from bot.components.joins import (
 from bot.components.specs import AgentSpec, LaunchStep, WorkflowSpec, spec_of
 from bot.core.enums import ExecutionStatus, PauseResolution
 from bot.core.errors import StepFailedError
-from bot.runtime.frame import FRAME_KEY, RunFrame
+from bot.runtime.frame import FRAME_KEY, ClosedByDeadline, RunFrame
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
 from bot.store.records import NewExecution
@@ -71,6 +71,8 @@ class _Tally:
     results: dict[int, str] = dataclasses.field(default_factory=dict)
     errors: dict[int, BaseException] = dataclasses.field(default_factory=dict)
     paused: dict[int, GraphInterrupt] = dataclasses.field(default_factory=dict)
+    closed: set[int] = dataclasses.field(default_factory=set)  # stopped by this deadline
+    beyond: ClosedByDeadline | None = None  # stopped by an outer launch's deadline
 
 
 async def invoke_pinned(
@@ -141,6 +143,8 @@ class Launch:
         self._frame = frame
         self._ns = ns
         self._scratchpad = get_config()["configurable"][CONFIG_KEY_SCRATCHPAD]
+        self._closes_at: datetime | None = None  # the quorum's deadline, once known
+        self._expired = False  # the deadline had passed when this run began
 
     async def run(self, text: str) -> str:
         branches = plan_branches(self._step, text)
@@ -156,8 +160,8 @@ class Launch:
                 branch = waiting.pop(0)
                 running[asyncio.ensure_future(self._invoke(branch))] = branch
 
-        start_more()
         deadline = await self._deadline_timer()
+        start_more()
         try:
             while running:
                 waiting_on: set[asyncio.Future[Any]] = {*running, *([deadline] if deadline else [])}
@@ -175,6 +179,15 @@ class Launch:
                 task.cancel()
             if deadline is not None:
                 deadline.cancel()
+        if tally.beyond is not None:  # an outer launch's deadline stopped a branch
+            raise tally.beyond
+        if self._expired:
+            # the deadline had passed before this pass: every branch ran to its end or to a
+            # question it may no longer ask; what finished joins, the rest is withdrawn
+            decision = self._decided(tally, len(branches), deadline_passed=True)
+            assert decision is not None
+            await self._stop(running, waiting, tally)
+            return await self._join(tally, branches, decision, [])
         if tally.paused:
             interrupts = tuple(i for e in tally.paused.values() for i in e.args[0])
             raise GraphInterrupt(interrupts)
@@ -187,7 +200,7 @@ class Launch:
     async def _invoke(self, branch: Branch) -> str:
         slot = SLOT_BASE + branch.index
         spec = spec_of(branch.target)
-        frame = self._frame
+        frame = self._branch_frame()
         if isinstance(spec, WorkflowSpec):
             frame = await self._child_frame(branch, spec, slot)
             graph = self._graphs.children[branch.target]
@@ -201,8 +214,16 @@ class Launch:
         result = await invoke_pinned(graph, graph_input, self._scratchpad, slot, {FRAME_KEY: frame})
         return _branch_text(result)
 
+    def _branch_frame(self) -> RunFrame:
+        """The frame a branch runs in: its pauses close at this launch's deadline (or an
+        earlier one it runs under)."""
+        frame, closes_at = self._frame, self._closes_at
+        if closes_at is None or (frame.closes_at is not None and frame.closes_at <= closes_at):
+            return frame
+        return dataclasses.replace(frame, closes_at=closes_at)
+
     async def _child_frame(self, branch: Branch, spec: WorkflowSpec, slot: int) -> RunFrame:
-        parent = self._frame
+        parent = self._branch_frame()
         child_id = uuid.uuid5(_CHILD_IDS, f"{parent.root_execution_id}{self._ns}|{slot}").hex
         await self._runtime.store.ensure_execution(
             NewExecution(
@@ -233,6 +254,11 @@ class Launch:
         elif isinstance(error, GraphInterrupt):
             tally.paused[branch.index] = error
             await self._child_status(branch, ExecutionStatus.PAUSED)
+        elif isinstance(error, ClosedByDeadline):
+            if error.closes_at == self._closes_at:
+                tally.closed.add(branch.index)
+            else:
+                tally.beyond = error
         else:
             tally.errors[branch.index] = error
             await self._child_status(branch, ExecutionStatus.FAILED, error=str(error))
@@ -256,7 +282,8 @@ class Launch:
 
     async def _deadline_timer(self) -> asyncio.Future[None] | None:
         """A timer on the application's clock for a quorum's deadline (counted from the
-        launch's first pass, pauses included); already done if the deadline has passed."""
+        launch's first pass, pauses included); None without one, or when it has passed before
+        this run (``_expired``). Sets ``_closes_at``, which the branches' pauses close at."""
         policy = self._step.join
         deadline = getattr(policy, "deadline", None)
         if deadline is None:
@@ -265,8 +292,12 @@ class Launch:
         started = await self._runtime.store.launch_started_at(
             f"{self._frame.root_execution_id}{self._ns}", self._frame.root_execution_id, clock.now()
         )
-        remaining = started + deadline - clock.now()
-        return asyncio.ensure_future(clock.sleep(max(remaining, timedelta(0))))
+        self._closes_at = started + deadline
+        remaining = self._closes_at - clock.now()
+        if remaining <= timedelta(0):
+            self._expired = True  # no race: the branches run to their end or their deadline
+            return None
+        return asyncio.ensure_future(clock.sleep(remaining))
 
     @staticmethod
     def _past(deadline: asyncio.Future[None] | None) -> bool:
@@ -318,11 +349,11 @@ class Launch:
         waiting.clear()
         for branch in unfinished:
             await self._child_status(branch, ExecutionStatus.CANCELLED)
-        for index in list(tally.paused):
+        for index in [*tally.paused, *sorted(tally.closed)]:
             await self._withdraw_branch(index)
         for branch in unfinished:
             await self._withdraw_branch(branch.index)
-        for index in tally.paused:
+        for index in [*tally.paused, *sorted(tally.closed)]:
             await self._child_status_by_index(index, ExecutionStatus.CANCELLED)
 
     async def _child_status_by_index(self, index: int, status: ExecutionStatus) -> None:

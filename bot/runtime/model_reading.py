@@ -27,7 +27,6 @@ from bot.components.specs import ChannelRoleSpec, ReplyInterpreterSpec
 from bot.core.context import ExecutionContext
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.errors import UninterpretableReplyError
-from bot.core.pii import PiiPolicy
 from bot.core.reply import ReplyInput
 from bot.core.sensitive import sensitive_fields
 from bot.models import DecisionModelError, ModelProvider
@@ -38,7 +37,6 @@ from bot.runtime.answer_tool import (
     answer_tool,
     read_answer,
 )
-from bot.runtime.assembly import Assembly
 from bot.runtime.budgets import budget_checks, lineage
 from bot.runtime.decision_models import (
     answer_dto_of,
@@ -48,7 +46,7 @@ from bot.runtime.decision_models import (
     is_decision_model,
 )
 from bot.runtime.ledger import counted_call, model_label, price_for
-from bot.runtime.pii import Shielded, UnknownTokenError, shield
+from bot.runtime.pii import Shielded, UnknownTokenError, policies_of, shield
 from bot.runtime.prompt_urls import PromptSource, PromptUrlError
 from bot.runtime.services import Runtime
 from bot.store.ledger import NewModelCall, SqlLedger
@@ -145,17 +143,6 @@ async def read_with_model(
         invoke,
     )
     return _answer(message, shielded, decides=decides), call_id
-
-
-def policies_of(assembly: Assembly, chain: Sequence[ExecutionRow]) -> list[PiiPolicy]:
-    """The application's policies, then each workflow's from the root down to the execution."""
-    policies = list(assembly.application.pii_policies)
-    workflows = {spec.name: spec for spec in assembly.workflows.values()}
-    for row in reversed(chain):
-        spec = workflows.get(row.workflow)
-        if spec is not None:
-            policies.extend(spec.pii_policies)
-    return [policy for policy in policies if isinstance(policy, PiiPolicy)]
 
 
 def _chat_model(

@@ -18,6 +18,8 @@ from bot.core.errors import PiiRefusedError
 from bot.core.pii import PiiAction, PiiDetector, PiiPolicy, SensitiveFields
 from bot.core.reply import ReplyInput
 from bot.core.sensitive import MASK
+from bot.runtime.assembly import Assembly
+from bot.store.records import ExecutionRow
 
 TOKEN = re.compile(r"<([A-Z][A-Z_]*)_(\d+)>")
 _STRICTNESS = {
@@ -207,3 +209,14 @@ def _refused(label: str, where: str) -> PiiRefusedError:
         f"a PII policy blocks {label} in {where}: the reply interpreter's model was not "
         "called and the pause still waits; answer with a decision instead"
     )
+
+
+def policies_of(assembly: Assembly, chain: Sequence[ExecutionRow]) -> list[PiiPolicy]:
+    """The application's policies, then each workflow's from the root down to the execution."""
+    policies = list(assembly.application.pii_policies)
+    workflows = {spec.name: spec for spec in assembly.workflows.values()}
+    for row in reversed(chain):
+        spec = workflows.get(row.workflow)
+        if spec is not None:
+            policies.extend(spec.pii_policies)
+    return [policy for policy in policies if isinstance(policy, PiiPolicy)]

@@ -12,9 +12,11 @@ import asyncio
 import dataclasses
 import secrets
 from dataclasses import dataclass
-from typing import assert_never
+from datetime import datetime
+from typing import Any, assert_never
 
 from langgraph.types import interrupt
+from pydantic import ValidationError
 
 from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, Decided
 from bot.core.context import StepContext
@@ -22,8 +24,9 @@ from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import AgentFailedError, DtoValidationError
 from bot.runtime.assembly import ToolBinding
-from bot.runtime.decisions import audit_view, validate_decision
-from bot.runtime.frame import RunFrame
+from bot.runtime.audit_masking import audit_mask
+from bot.runtime.decisions import invalid_decision, validate_decision
+from bot.runtime.frame import ClosedByDeadline, RunFrame
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
 from bot.store.records import NewPause, PauseAnswer, PauseRecord
@@ -56,6 +59,10 @@ class PausePlace:
     tool_loop_iteration: int | None = None
     item_index: int | None = None
     child_execution_id: str | None = None
+    asked_at: datetime | None = None
+    """When the model asked for the call (one moment for all the calls of its turn)."""
+    position: int | None = None
+    """The call's place among the tool calls of its model turn."""
 
 
 def idempotency_key(frame: RunFrame, place: PausePlace) -> str:
@@ -71,7 +78,10 @@ async def ask_channel(
 ) -> Taken | Closed:
     """Create (or find) the pause, send it once, pause until it is answered, take the answer."""
     key = idempotency_key(frame, place)
-    record = frame.answered.get(key) or await runtime.store.get_or_create(
+    answered = frame.answered.get(key)
+    if answered is None and frame.closes_at is not None:
+        await _check_deadline(runtime, frame.closes_at, key)
+    record = answered or await runtime.store.get_or_create(
         NewPause(
             pause_id=secrets.token_hex(16),
             tenant_id=frame.tenant_id,
@@ -89,20 +99,35 @@ async def ask_channel(
             item_index=place.item_index,
             child_execution_id=place.child_execution_id,
             tool_loop_iteration=place.tool_loop_iteration,
-            asked_at=runtime.clock.now(),
+            asked_at=place.asked_at or runtime.clock.now(),
+            ask_position=place.position,
+            closes_at=frame.closes_at,
         )
     )
     if record.status is PauseStatus.PENDING and not record.is_sent:
-        record = await _send(runtime, binding, frame, record, place)
-    settled = await _settle(runtime, record)
+        sent = await _send(runtime, binding, frame, record, place)
+        if isinstance(sent, Taken):  # decided at once: this step took it, the tool runs now
+            return sent
+        record = sent
+    settled = await _settle(runtime, binding, record)
     if settled is not None:
         return settled
     interrupt({"pause_key": key})
     # resumed: the answer was recorded by app.resume before this pass began
-    settled = await _settle(runtime, await _reload(runtime, key))
+    settled = await _settle(runtime, binding, await _reload(runtime, key))
     if settled is None:
         raise RuntimeError(f"execution {frame.execution_id} was resumed without an answer")
     return settled
+
+
+async def _check_deadline(runtime: Runtime, closes_at: datetime, key: str) -> None:
+    """After the deadline a branch runs under, only an answer given in time goes on: a pause
+    still waiting (or withdrawn, or never asked) raises ``ClosedByDeadline`` for its launch."""
+    if runtime.clock.now() < closes_at:
+        return
+    record = await runtime.store.find_by_key(key)
+    if record is None or record.status in (PauseStatus.PENDING, PauseStatus.CANCELLED):
+        raise ClosedByDeadline(closes_at)
 
 
 async def _reload(runtime: Runtime, key: str) -> PauseRecord:
@@ -112,8 +137,11 @@ async def _reload(runtime: Runtime, key: str) -> PauseRecord:
     return record
 
 
-async def _settle(runtime: Runtime, record: PauseRecord) -> Taken | Closed | None:
-    """Take a resolved pause; None while it is still waiting."""
+async def _settle(
+    runtime: Runtime, binding: ToolBinding, record: PauseRecord
+) -> Taken | Closed | None:
+    """Take a resolved pause (its audit entry says what an approved call runs with); None
+    while it is still waiting."""
     while True:
         match record.status:
             case PauseStatus.PENDING:
@@ -123,13 +151,27 @@ async def _settle(runtime: Runtime, record: PauseRecord) -> Taken | Closed | Non
             case PauseStatus.TAKEN:
                 return _taken(record, first_take=False)
             case PauseStatus.RESOLVED:
-                if await runtime.store.take(record.pause_id):
+                if await runtime.store.take(
+                    record, ran_with=await _ran_with(runtime, binding, record)
+                ):
                     return _taken(
                         dataclasses.replace(record, status=PauseStatus.TAKEN), first_take=True
                     )
                 record = await _reload(runtime, record.idempotency_key)
             case _:
                 assert_never(record.status)
+
+
+async def _ran_with(
+    runtime: Runtime, binding: ToolBinding, record: PauseRecord
+) -> dict[str, Any] | None:
+    """What the approved call of ``record`` runs with, masked for the audit trail."""
+    answer = record.answer
+    if answer is None or answer.decision is None or not answer.decision.get("approved"):
+        return None
+    decision = ToolCallApprovalDecision.model_validate(answer.decision)
+    mask = await audit_mask(runtime, record, binding.spec.input)
+    return mask.ran_with(decision, record.ask.arguments)
 
 
 def _taken(record: PauseRecord, *, first_take: bool) -> Taken:
@@ -150,8 +192,9 @@ async def _send(
     frame: RunFrame,
     record: PauseRecord,
     place: PausePlace,
-) -> PauseRecord:
-    """Send the question once and record its outcome; returns the record as it then is."""
+) -> PauseRecord | Taken:
+    """Send the question once and record its outcome: the record as it then is, or the
+    decision this step took when the channel decided at once."""
     assert binding.channel is not None
     step = StepContext(
         node_id=place.checkpoint_ns,
@@ -174,6 +217,8 @@ async def _send(
     status = await asyncio.shield(
         _send_and_record(runtime, binding, frame, record, place, channel, ask)
     )
+    if isinstance(status, Taken):
+        return status
     if status is PauseStatus.PENDING:  # the usual case: sent, waiting; no need to read it again
         return dataclasses.replace(record, is_sent=True)
     return await _reload(runtime, record.idempotency_key)
@@ -187,22 +232,23 @@ async def _send_and_record(
     place: PausePlace,
     channel: ChannelOf,
     ask: ChannelAsk,
-) -> PauseStatus | None:
-    """Send, record the outcome; the status it then has (None: read it again)."""
+) -> PauseStatus | Taken | None:
+    """Send, record the outcome; the status it then has (None: read it again), or the decision
+    taken at once."""
     assert binding.channel is not None
     try:
         outcome = await channel.send(ask)
+    except ValidationError as error:
+        if error.title != ToolCallApprovalDecision.__name__:
+            raise _send_failed(binding, record, place, frame, error) from error
+        # the channel built an invalid decision: the same refusal app.resume gives
+        refusal = DtoValidationError(invalid_decision(error))
+        raise _invalid_at_once(record, place, frame, refusal) from refusal
     except Exception as error:
-        raise AgentFailedError(
-            f"the channel {binding.channel.name} failed to send the question for the tool "
-            f"{record.ask.tool}: {type(error).__name__}: {error}",
-            agent=place.agent,
-            execution_id=frame.execution_id,
-        ) from error
+        raise _send_failed(binding, record, place, frame, error) from error
     match outcome:
         case Decided(decision=raw):
-            await _decide_at_once(runtime, binding, record, raw, place, frame)
-            return None
+            return await _decide_at_once(runtime, binding, record, raw, place, frame)
         case AwaitReply():
             status = await runtime.store.mark_sent(record.pause_id)
             if status is None:
@@ -227,20 +273,54 @@ async def _decide_at_once(
     raw: object,
     place: PausePlace,
     frame: RunFrame,
-) -> None:
+) -> Taken | None:
+    """Record the channel's decision (PENDING → TAKEN); the step that recorded it took it and
+    runs the tool now (a re-run after a crash finds it TAKEN and never runs it again). None if
+    the pause was closed meanwhile (read it again)."""
     try:
         decision = validate_decision(
             raw, tool_input=binding.spec.input, arguments=record.ask.arguments
         )
     except DtoValidationError as error:
-        raise AgentFailedError(
-            f"the channel {record.channel} decided with an invalid decision: {error.message}",
-            agent=place.agent,
-            execution_id=frame.execution_id,
-        ) from error
-    await runtime.store.decide_at_once(
+        raise _invalid_at_once(record, place, frame, error) from error
+    answer = PauseAnswer(decision=decision.model_dump(mode="json"), responder=None)
+    mask = await audit_mask(runtime, record, binding.spec.input)
+    decided = await runtime.store.decide_at_once(
         record.pause_id,
-        PauseAnswer(decision=decision.model_dump(mode="json"), responder=None),
+        answer,
         runtime.clock.now(),
-        audit_decision=audit_view(decision, binding.spec.input),
+        audit_decision=mask.decision(decision),
+        ran_with=mask.ran_with(decision, record.ask.arguments),
+    )
+    if not decided:
+        return None
+    taken = dataclasses.replace(
+        record, status=PauseStatus.TAKEN, resolution=PauseResolution.DECIDED, answer=answer
+    )
+    return Taken(decision=decision, responder=None, record=taken, first_take=True)
+
+
+def _send_failed(
+    binding: ToolBinding,
+    record: PauseRecord,
+    place: PausePlace,
+    frame: RunFrame,
+    error: Exception,
+) -> AgentFailedError:
+    name = binding.channel.name if binding.channel else record.channel
+    return AgentFailedError(
+        f"the channel {name} failed to send the question for the tool "
+        f"{record.ask.tool}: {type(error).__name__}: {error}",
+        agent=place.agent,
+        execution_id=frame.execution_id,
+    )
+
+
+def _invalid_at_once(
+    record: PauseRecord, place: PausePlace, frame: RunFrame, error: DtoValidationError
+) -> AgentFailedError:
+    return AgentFailedError(
+        f"the channel {record.channel} decided with an invalid decision: {error.message}",
+        agent=place.agent,
+        execution_id=frame.execution_id,
     )

@@ -60,7 +60,7 @@ class PayloadColumns:
 PAYLOAD_COLUMNS: tuple[PayloadColumns, ...] = (
     PayloadColumns(table=pauses, keys=("id",), columns=("ask", "answer", "tool_result")),
     PayloadColumns(table=executions, keys=("execution_id",), columns=("input", "output", "error")),
-    PayloadColumns(table=pause_answers, keys=("id",), columns=("step", "decision")),
+    PayloadColumns(table=pause_answers, keys=("id",), columns=("step", "decision", "ran_with")),
 )
 """Every payload column of ``bot.store.sql`` (a test checks no text column is forgotten)."""
 

@@ -8,13 +8,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, event, func, insert, select
+from sqlalchemy import Connection, Index, Table, event, func, insert, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from bot.store.tables import metadata, schema_version
+from bot.store.tables import metadata, pause_answers, pauses, schema_version
 from bot.store.transactions import (
     AsyncEngineTransactions,
     ThreadedSqliteTransactions,
@@ -99,7 +99,34 @@ def _v1_initial(connection: Connection) -> None:
     metadata.create_all(connection, checkfirst=True)
 
 
-MIGRATIONS: Sequence[Migration] = (_v1_initial,)
+def _add_missing_columns(
+    connection: Connection, table: Table, names: Sequence[str], indexes: Sequence[Index] = ()
+) -> None:
+    """Add ``table``'s columns ``names`` where they are missing (a database made by v1 before
+    they existed; one made since has them from ``create_all``), and the indexes."""
+    present = {column["name"] for column in inspect(connection).get_columns(table.name)}
+    for name in names:
+        if name in present:
+            continue
+        column = table.c[name]
+        kind = column.type.compile(dialect=connection.dialect)
+        connection.execute(text(f"ALTER TABLE {table.name} ADD COLUMN {name} {kind}"))
+    for index in indexes:
+        index.create(connection, checkfirst=True)
+
+
+def _v2_ask_order_and_deadlines(connection: Connection) -> None:
+    """The order of a model turn's calls, what an approved tool ran with, quorum deadlines."""
+    _add_missing_columns(
+        connection,
+        pauses,
+        ["ask_position", "closes_at"],
+        [i for i in pauses.indexes if i.name == "ix_cs_pauses_status_closes"],
+    )
+    _add_missing_columns(connection, pause_answers, ["ask_position", "ran_with"])
+
+
+MIGRATIONS: Sequence[Migration] = (_v1_initial, _v2_ask_order_and_deadlines)
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 
 

@@ -41,6 +41,8 @@ class NewPause:
     child_execution_id: str | None
     tool_loop_iteration: int | None
     asked_at: datetime
+    ask_position: int | None = None
+    closes_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,6 +72,8 @@ class PauseRecord:
     tool_result: str | None
     asked_at: datetime
     resolved_at: datetime | None
+    ask_position: int | None = None
+    closes_at: datetime | None = None
 
     def __repr__(self) -> str:  # never print the pause id
         return (
@@ -139,6 +143,7 @@ class AuditRow:
     asked_at: datetime
     resolved_at: datetime
     decision: dict[str, Any] | None
+    ran_with: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

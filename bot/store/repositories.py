@@ -63,8 +63,9 @@ class PausedExecutionRepository(Protocol):
         """PENDING → RESOLVED with the answer, and its audit entry, atomically."""
         ...
 
-    async def take(self, pause_id: str) -> bool:
-        """RESOLVED → TAKEN: the step takes the decision."""
+    async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
+        """RESOLVED → TAKEN: the step takes the decision (and its audit entry says what the
+        approved call runs with)."""
         ...
 
     async def decide_at_once(
@@ -74,6 +75,7 @@ class PausedExecutionRepository(Protocol):
         resolved_at: datetime,
         *,
         audit_decision: dict[str, Any] | None = None,
+        ran_with: dict[str, Any] | None = None,
     ) -> bool:
         """PENDING → TAKEN with resolution DECIDED (the channel decided), and its audit entry."""
         ...
@@ -122,7 +124,7 @@ class ExecutionRecordRepository(Protocol):
         """Record a new root execution and take its lease, atomically."""
         ...
 
-    async def open_tree(self, lease: LeaseClaim) -> OpenTree | None:
+    async def open_tree(self, lease: LeaseClaim, *, moving: bool = False) -> OpenTree | None:
         """Take the tree's lease and read where it stands; None while another holds it."""
         ...
 
@@ -163,6 +165,10 @@ class ExecutionRecordRepository(Protocol):
 
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         """Roots with resolved pauses nobody took, or RUNNING since before ``stale_before``."""
+        ...
+
+    async def roots_with_due_pauses(self, now: datetime) -> list[str]:
+        """Roots with a PENDING pause past the deadline it waits under (``closes_at``)."""
         ...
 
     async def launch_started_at(

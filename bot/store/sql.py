@@ -31,9 +31,12 @@ from bot.store.records import (
 )
 from bot.store.repositories import ExecutionRecordRepository, PausedExecutionRepository
 from bot.store.statements import (
+    ANSWER_PENDING_PAUSE,
+    ASK_ORDER,
     CLOSE_PENDING_PAUSE,
     CLOSE_PENDING_PAUSE_OF_TENANT,
     CLOSE_PENDING_PAUSES_OF_TREE,
+    CLOSE_RESOLVED_PAUSES_OF_TREE,
     EXECUTION,
     INSERT_AUDIT_ENTRY,
     INSERT_EXECUTION_UNLESS_PRESENT,
@@ -42,6 +45,7 @@ from bot.store.statements import (
     PAUSE_BY_ID,
     PAUSE_BY_KEY,
     SET_INTERRUPT_ID,
+    SET_RAN_WITH,
     TAKE_PAUSE,
     UPDATE_EXECUTION,
     UPDATE_PAUSE,
@@ -102,6 +106,8 @@ class SqlStore:
             "tool_loop_iteration": new.tool_loop_iteration,
             "ask": self._codec.encode(new.ask.model_dump(mode="json")),
             "asked_at": new.asked_at,
+            "ask_position": new.ask_position,
+            "closes_at": new.closes_at,
         }
         by_key = {"b_key": new.idempotency_key}
 
@@ -139,8 +145,8 @@ class SqlStore:
         audit_decision: dict[str, Any] | None = None,
     ) -> bool:
         closed = await self._close(
-            CLOSE_PENDING_PAUSE_OF_TENANT,
-            {"b_pause_id": pause_id, "b_tenant": tenant_id},
+            ANSWER_PENDING_PAUSE,
+            {"b_pause_id": pause_id, "b_tenant": tenant_id, "b_now": resolved_at},
             to=PauseStatus.RESOLVED,
             resolution=PauseResolution.REPLIED,
             answer=answer,
@@ -156,7 +162,10 @@ class SqlStore:
         resolved_at: datetime,
         *,
         audit_decision: dict[str, Any] | None = None,
+        ran_with: dict[str, Any] | None = None,
     ) -> bool:
+        """PENDING → TAKEN by the channel's own decision; ``ran_with`` (masked) is what the
+        approved tool is about to run with, for the audit entry."""
         closed = await self._close(
             CLOSE_PENDING_PAUSE,
             {"b_pause_id": pause_id},
@@ -165,6 +174,7 @@ class SqlStore:
             answer=answer,
             resolved_at=resolved_at,
             audit_decision=audit_decision,
+            ran_with=ran_with,
         )
         return closed is not None
 
@@ -181,12 +191,23 @@ class SqlStore:
             audit_decision=None,
         )
 
-    async def take(self, pause_id: str) -> bool:
-        def body(connection: Connection) -> bool:
-            taken = {"b_pause_id": pause_id, "status": PauseStatus.TAKEN.value}
-            return connection.execute(TAKE_PAUSE, taken).rowcount == 1
+    async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
+        """RESOLVED → TAKEN (False if another run took it); with ``ran_with`` (masked: what the
+        approved tool is about to run with) its audit entry says so, in the same transaction."""
+        taken = {"b_pause_id": record.pause_id, "status": PauseStatus.TAKEN.value}
+        if ran_with is None:
+            return await self._tx.apply(
+                lambda connection: connection.execute(TAKE_PAUSE, taken).rowcount == 1
+            )
+        sealed = {"b_key": record.idempotency_key, "ran_with": self._codec.encode(ran_with)}
 
-        return await self._tx.apply(body)
+        def body(connection: Connection) -> bool:
+            if connection.execute(TAKE_PAUSE, taken).rowcount != 1:
+                return False
+            connection.execute(SET_RAN_WITH, sealed)
+            return True
+
+        return await self._tx.write(body)
 
     async def save_tool_result(self, pause_id: str, result: str) -> None:
         sealed = self._codec.encode(result)
@@ -250,6 +271,16 @@ class SqlStore:
         )
         rows = await self._tx.read(lambda connection: connection.execute(statement).all())
         return [self._execution(row) for row in rows]
+
+    async def roots_with_due_pauses(self, now: datetime) -> list[str]:
+        """Root executions with a pause still PENDING past the deadline it waits under."""
+        statement = (
+            select(pauses.c.root_execution_id)
+            .where(and_(pauses.c.status == PauseStatus.PENDING.value, pauses.c.closes_at <= now))
+            .distinct()
+        )
+        rows = await self._tx.read(lambda connection: connection.execute(statement).all())
+        return [row[0] for row in rows]
 
     async def launch_started_at(
         self, launch_key: str, root_execution_id: str, now: datetime
@@ -340,12 +371,13 @@ class SqlStore:
 
         return await self._tx.write(body)
 
-    async def open_tree(self, lease: LeaseClaim) -> OpenTree | None:
+    async def open_tree(self, lease: LeaseClaim, *, moving: bool = False) -> OpenTree | None:
         """Take the tree's lease and read where the tree stands; None if the lease is held.
 
         A tree that is unknown or has ended gives the lease back in the same transaction
         (``released``); otherwise its RESOLVED and PENDING pauses come with it, and if some wait
-        to be continued the tree is marked RUNNING (``execution`` is the row as it was).
+        to be continued (or ``moving``: the caller runs a pass anyway) the tree is marked
+        RUNNING (``execution`` is the row as it was).
         """
         root = lease.root
 
@@ -358,7 +390,7 @@ class SqlStore:
                 lease.release(connection)
                 return OpenTree(execution=execution, pauses=(), released=True)
             waiting = self._waiting_in(connection, root)
-            if _to_continue(waiting):  # a pass will run: if it dies, recovery finds it RUNNING
+            if moving or _to_continue(waiting):  # a pass runs: if it dies, recovery finds it
                 connection.execute(UPDATE_EXECUTION, _running(root, lease.now))
             return OpenTree(execution=execution, pauses=waiting, released=False)
 
@@ -423,11 +455,15 @@ class SqlStore:
                     "resolved_at": at,
                 },
             ).all()
-            closed = sorted((self._pause(row) for row in rows), key=lambda r: r.seq)
+            closed = sorted((self._pause(row) for row in rows), key=_ask_order)
             if closed:
                 connection.execute(
                     INSERT_AUDIT_ENTRY, [self._audit_entry(r, None, None) for r in closed]
                 )
+            connection.execute(
+                CLOSE_RESOLVED_PAUSES_OF_TREE,
+                {"b_root": root_execution_id, "status": PauseStatus.CANCELLED.value},
+            )
             connection.execute(UPDATE_EXECUTION, {"b_execution_id": root_execution_id, **values})
             if release is not None:
                 release.release(connection)
@@ -474,7 +510,9 @@ class SqlStore:
                     pause_answers.c.root_execution_id == root_execution_id,
                 )
             )
-            .order_by(pause_answers.c.pause_seq)
+            .order_by(
+                pause_answers.c.asked_at, pause_answers.c.ask_position, pause_answers.c.pause_seq
+            )
         )
         rows = await self._tx.read(lambda connection: connection.execute(statement).all())
         return [self._audit(row) for row in rows]
@@ -525,13 +563,14 @@ class SqlStore:
     async def _close(
         self,
         statement: Any,
-        where: dict[str, str],
+        where: dict[str, Any],
         *,
         to: PauseStatus,
         resolution: PauseResolution,
         answer: PauseAnswer | None,
         resolved_at: datetime,
         audit_decision: dict[str, Any] | None,
+        ran_with: dict[str, Any] | None = None,
     ) -> PauseRecord | None:
         """PENDING → ``to`` and the audit entry, in one transaction.
 
@@ -550,15 +589,15 @@ class SqlStore:
             )
             values["responder"] = answer.responder
         sealed_decision = None if audit_decision is None else self._codec.encode(audit_decision)
+        sealed_ran_with = None if ran_with is None else self._codec.encode(ran_with)
 
         def body(connection: Connection) -> PauseRecord | None:
             row = connection.execute(statement, values).one_or_none()
             if row is None:
                 return None
             record = self._pause(row)
-            connection.execute(
-                INSERT_AUDIT_ENTRY, self._audit_entry(record, answer, sealed_decision)
-            )
+            entry = self._audit_entry(record, answer, sealed_decision)
+            connection.execute(INSERT_AUDIT_ENTRY, {**entry, "ran_with": sealed_ran_with})
             return record
 
         return await self._tx.write(body)
@@ -593,6 +632,8 @@ class SqlStore:
             "resolved_at": record.resolved_at,
             "decision": sealed_decision,
             "pause_seq": record.seq,
+            "ask_position": record.ask_position,
+            "ran_with": None,
         }
 
     async def _one(self, statement: Any, parameters: dict[str, str]) -> PauseRecord | None:
@@ -604,11 +645,7 @@ class SqlStore:
     async def _many(
         self, where: Any, *, newest_first: bool, limit: int | None = None, offset: int = 0
     ) -> list[PauseRecord]:
-        order = (
-            (pauses.c.asked_at.desc(), pauses.c.id.desc())
-            if newest_first
-            else (pauses.c.asked_at, pauses.c.id)
-        )
+        order = [c.desc() for c in ASK_ORDER] if newest_first else list(ASK_ORDER)
         statement = select(pauses).where(where).order_by(*order)
         if limit is not None:
             statement = statement.limit(limit).offset(offset)
@@ -654,6 +691,8 @@ class SqlStore:
             tool_result=None if m["tool_result"] is None else self._codec.decode(m["tool_result"]),
             asked_at=m["asked_at"],
             resolved_at=m["resolved_at"],
+            ask_position=m["ask_position"],
+            closes_at=m["closes_at"],
         )
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:
@@ -688,21 +727,13 @@ class SqlStore:
             asked_at=m["asked_at"],
             resolved_at=m["resolved_at"],
             decision=None if m["decision"] is None else self._codec.decode(m["decision"]),
+            ran_with=None if m["ran_with"] is None else self._codec.decode(m["ran_with"]),
         )
 
 
-def _waiting_in(root_execution_id: str) -> Any:
-    """The tree's RESOLVED and PENDING pauses, in the order they were asked."""
-    return (
-        select(pauses)
-        .where(
-            and_(
-                pauses.c.root_execution_id == root_execution_id,
-                pauses.c.status.in_([PauseStatus.RESOLVED.value, PauseStatus.PENDING.value]),
-            )
-        )
-        .order_by(pauses.c.asked_at, pauses.c.id)
-    )
+def _ask_order(record: PauseRecord) -> tuple[datetime, int, int]:
+    """``ASK_ORDER`` for records in hand."""
+    return (record.asked_at, record.ask_position or 0, record.seq)
 
 
 def _to_continue(waiting: Sequence[PauseRecord]) -> bool:

@@ -69,6 +69,8 @@ NEW_PAUSE_COLUMNS = (
     "tool_loop_iteration",
     "ask",
     "asked_at",
+    "ask_position",
+    "closes_at",
 )
 INSERT_PAUSE_UNLESS_PRESENT = insert_unless_present(
     pauses, "idempotency_key", NEW_PAUSE_COLUMNS, returning=True
@@ -100,15 +102,36 @@ CLOSE_PENDING_PAUSE_OF_TENANT = (
     )
     .returning(pauses)
 )
+ANSWER_PENDING_PAUSE = (
+    update(pauses)
+    .where(
+        and_(
+            pauses.c.pause_id == bindparam("b_pause_id"),
+            pauses.c.tenant_id == bindparam("b_tenant"),
+            pauses.c.status == PENDING,
+            or_(pauses.c.closes_at.is_(None), pauses.c.closes_at > bindparam("b_now")),
+        )
+    )
+    .returning(pauses)
+)
+"""An answer closes a pause only while it waits and its deadline (if any) has not passed."""
 CLOSE_PENDING_PAUSES_OF_TREE = (
     update(pauses)
     .where(and_(pauses.c.root_execution_id == bindparam("b_root"), pauses.c.status == PENDING))
     .returning(pauses)
 )
+CLOSE_RESOLVED_PAUSES_OF_TREE = update(pauses).where(
+    and_(pauses.c.root_execution_id == bindparam("b_root"), pauses.c.status == RESOLVED)
+)
+"""A tree that ended closes the answers no pass took (their audit entries were written when
+they were answered), so retention removes them like any closed pause."""
 TAKE_PAUSE = update(pauses).where(
     and_(pauses.c.pause_id == bindparam("b_pause_id"), pauses.c.status == RESOLVED)
 )
 UPDATE_PAUSE = update(pauses).where(pauses.c.pause_id == bindparam("b_pause_id"))
+ASK_ORDER = (pauses.c.asked_at, pauses.c.ask_position, pauses.c.id)
+"""The order pauses were asked in: by time, a model turn's calls in the order the model made
+them (they are asked at one moment, and their inserts race), then by insertion."""
 WAITING_IN_TREE = (
     select(pauses)
     .where(
@@ -117,10 +140,11 @@ WAITING_IN_TREE = (
             or_(pauses.c.status == RESOLVED, pauses.c.status == PENDING),
         )
     )
-    .order_by(pauses.c.asked_at, pauses.c.id)
+    .order_by(*ASK_ORDER)
 )
 """A tree's RESOLVED and PENDING pauses, in the order they were asked."""
 INSERT_AUDIT_ENTRY = insert(pause_answers)
+SET_RAN_WITH = update(pause_answers).where(pause_answers.c.idempotency_key == bindparam("b_key"))
 
 # ---------------------------------------------------------------- executions
 

@@ -86,10 +86,15 @@ pauses = Table(
     Column("tool_result", Text),
     Column("asked_at", UtcDateTime, nullable=False),
     Column("resolved_at", UtcDateTime),
+    # the call's place among the tool calls of its model turn (asked at one moment)
+    Column("ask_position", Integer),
+    # when the pause closes by itself: a quorum's deadline it waits under
+    Column("closes_at", UtcDateTime),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),
     Index("ix_cs_pauses_tenant_thread", "tenant_id", "thread_id"),
+    Index("ix_cs_pauses_status_closes", "status", "closes_at"),
 )
 
 executions = Table(
@@ -132,6 +137,8 @@ pause_answers = Table(
     Column("resolved_at", UtcDateTime, nullable=False),
     Column("decision", Text),
     Column("pause_seq", BigInteger, nullable=False),
+    Column("ask_position", Integer),
+    Column("ran_with", Text),  # the arguments the approved tool was run with, masked
     Index("ix_cs_pause_answers_tenant_root", "tenant_id", "root_execution_id", "pause_seq"),
 )
 

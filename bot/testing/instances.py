@@ -7,7 +7,9 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from bot.app import App
 from bot.core.clock import Clock
+from bot.security.keys import generate_key
 from bot.settings import Settings
+from bot.store.database import is_sqlite
 
 
 @asynccontextmanager
@@ -24,9 +26,12 @@ async def test_with(
 
     Each instance is what a separate process would be: its own engine, checkpointer and lease
     owner; they share only the database (and ``services``, e.g. a recording channel's inbox).
+    Without ``countersign_encryption_keys`` in ``settings`` they share one random key made for
+    the test on PostgreSQL, as deployed instances share the key of their database.
     """
     if instances < 1:
         raise ValueError("instances must be at least 1")
+    shared = _with_a_shared_key(settings or Settings(), database_url)
     async with AsyncExitStack() as stack:
         apps = []
         for _ in range(instances):
@@ -34,12 +39,21 @@ async def test_with(
                 application,
                 database_url=database_url,
                 clock=clock,
-                settings=settings or Settings(),
+                settings=shared,
                 services=services,
             )
             stack.push_async_callback(app.close)
             apps.append(app)
         yield apps
+
+
+def _with_a_shared_key(settings: Settings, database_url: str) -> Settings:
+    """``settings`` with one random key when none is set and the database keeps no key file
+    (PostgreSQL): the instances must read what each other wrote."""
+    if (settings.countersign_encryption_keys or "").strip() or is_sqlite(database_url):
+        return settings
+    key = generate_key("test-with")
+    return settings.model_copy(update={"countersign_encryption_keys": key.entry()})
 
 
 test_with.__test__ = False  # type: ignore[attr-defined]  # a kit, not a test for pytest to collect

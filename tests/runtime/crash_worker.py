@@ -3,7 +3,8 @@
 Run: python -m tests.runtime.crash_worker DATABASE_URL COUNT [MODE]. MODE ``answers`` (the
 default): it records COUNT answers (phase 1), prints "recorded N" and dies before any pass takes
 them. MODE ``tool``: it answers one pause and dies inside the approved tool, after its pass took
-the answer (prints "in the tool"). Both run on a ``FakeClock``, so the survivor can move past
+the answer (prints "in the tool"). MODE ``decided``: its channel approves at once and it dies
+inside the tool (prints "in the tool"). All run on a ``FakeClock``, so the survivor can move past
 the dead instance's lease.
 """
 
@@ -23,6 +24,7 @@ from bot import (
     ChannelAsk,
     ChannelOf,
     ChannelOutcome,
+    ExecutionContext,
     PauseAnswerer,
     Settings,
     WorkflowStartText,
@@ -54,8 +56,9 @@ class Ledger:
 class Outbox:
     """Where the crash channel keeps the pause ids it was sent (this process only)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, decide: bool = False) -> None:
         self.pause_ids: list[str] = []
+        self.decide = decide
 
 
 @channel_role(
@@ -74,6 +77,8 @@ class OutboxChannel(ShipApprovalChannel):
 
     async def send(self, ask: ChannelAsk) -> Any:
         self.outbox.pause_ids.append(ask.pause_id)
+        if self.outbox.decide:
+            return ChannelOutcome.decided({"approved": True})
         return ChannelOutcome.await_reply()
 
 
@@ -82,16 +87,17 @@ class OutboxChannel(ShipApprovalChannel):
     description="Ships",
     input=ShipInput,
     channel=ShipApprovalChannel,
-    deps=[Ledger],
+    deps=[Ledger, ExecutionContext],
 )
 class ShipOrderTool:
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, context: ExecutionContext) -> None:
         self.ledger = ledger
+        self.context = context
 
     def run(self, input: ShipInput) -> str:
         self.ledger.done.append(input.order_id)
         if self.ledger.die_in_tool:
-            print("in the tool", flush=True)
+            print(f"in the tool ({self.context.root_execution_id})", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
         return f"shipped {input.order_id}"
 
@@ -129,13 +135,13 @@ class CrashApplication: ...
 
 
 async def main(url: str, count: int, mode: str) -> None:
-    outbox = Outbox()
+    outbox = Outbox(decide=mode == "decided")
     app = await App.create(
         CrashApplication,
         database_url=url,
         clock=FakeClock(),
         settings=Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS),
-        services={Outbox: outbox, Ledger: Ledger(die_in_tool=mode == "tool")},
+        services={Outbox: outbox, Ledger: Ledger(die_in_tool=mode in ("tool", "decided"))},
     )
     for i in range(count):
         paused = await app.execute(

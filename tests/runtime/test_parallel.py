@@ -228,9 +228,12 @@ async def test_per_item_children_each_get_their_own_execution(make_office: MakeO
     assert sorted(r.status for r in child_rows) == [ExecutionStatus.COMPLETED] * 2
 
 
-async def test_a_deadline_passing_while_resting_decides_the_quorum_on_the_next_pass(
+async def test_a_deadline_passing_while_resting_withdraws_its_questions_then(
     make_office: MakeOffice,
 ) -> None:
+    """The sweep on the clock moves the tree at the deadline: the quorum is decided with what
+    finished, the waiting questions are withdrawn then (their buttons go away on time), and a
+    later answer is refused like any late answer."""
     from datetime import timedelta
 
     from tests.parallel_app import DeadlineApplication, DeadlineQuorumWorkflow
@@ -238,18 +241,84 @@ async def test_a_deadline_passing_while_resting_decides_the_quorum_on_the_next_p
     office = await make_office(DeadlineApplication)
     result = await _execute(office, DeadlineQuorumWorkflow)  # quick done, two askers wait
     assert result.status is ExecutionStatus.PAUSED
-    await office.clock.advance(timedelta(hours=2))
-    assert office.inbox.withdrawals == []  # resting: nothing withdrawn until the tree moves
-    still = await office.app.get_result(result.execution_id, tenant_id="acme")
-    assert len(still.pending) == 2
+    await office.clock.advance(timedelta(minutes=59))
+    assert office.inbox.withdrawals == []
+    await office.clock.advance(timedelta(minutes=1, seconds=30))  # a sweep after the deadline
     first, second = _refund_ids(office)
-    done = await _approve(office, first)
+    assert sorted(w.pause_id for w in office.inbox.withdrawals) == sorted([first, second])
+    assert {w.resolution for w in office.inbox.withdrawals} == {PauseResolution.WITHDRAWN}
+    done = await office.app.get_result(result.execution_id, tenant_id="acme", record=True)
     assert done.status is ExecutionStatus.COMPLETED
-    [withdrawal] = office.inbox.withdrawals
-    assert withdrawal.pause_id == second
-    # decided at the deadline: what finished by then joins; the late answer came after it
     assert done.output["text"] == "quick-agent: quick answer to refund 5"
+    assert done.record is not None
+    assert [e.resolution for e in done.record.pauses] == [PauseResolution.WITHDRAWN] * 2
+    with pytest.raises(NotPausedError):
+        await _approve(office, first)
     assert [r for r in office.ledger.runs if r[0] == "refund"] == []
+    assert len(office.inbox.withdrawals) == 2  # told once each
+
+
+async def test_an_answer_after_the_deadline_is_refused_before_the_sweep_runs(
+    make_office: MakeOffice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Never recorded as an approval that did nothing: refused, the pause untouched, and the
+    next sweep withdraws it."""
+    from datetime import timedelta
+
+    from bot.runtime.engine import Engine
+    from tests.parallel_app import DeadlineApplication, DeadlineQuorumWorkflow
+
+    office = await make_office(DeadlineApplication)
+    result = await _execute(office, DeadlineQuorumWorkflow)
+    close_due = Engine.close_due
+
+    async def no_sweep(self: Engine) -> int:
+        return 0
+
+    monkeypatch.setattr(Engine, "close_due", no_sweep)
+    await office.clock.advance(timedelta(hours=2))
+    first, second = _refund_ids(office)
+    with pytest.raises(NotPausedError) as late:
+        await _approve(office, first)
+    assert "closed at its deadline" in str(late.value)
+    still = await office.app.get_result(result.execution_id, tenant_id="acme", record=True)
+    assert still.status is ExecutionStatus.PAUSED and len(still.pending) == 2
+    assert still.record is not None and still.record.pauses == []  # nothing recorded
+    monkeypatch.setattr(Engine, "close_due", close_due)
+    assert await office.app.close_due() == 1
+    assert await office.app.close_due() == 0
+    done = await office.app.get_result(result.execution_id, tenant_id="acme")
+    assert done.status is ExecutionStatus.COMPLETED
+    assert done.output["text"] == "quick-agent: quick answer to refund 5"
+    assert sorted(w.pause_id for w in office.inbox.withdrawals) == sorted([first, second])
+    assert [r for r in office.ledger.runs if r[0] == "refund"] == []
+
+
+async def test_an_answer_in_time_is_continued_even_if_the_pass_comes_after_the_deadline(
+    make_office: MakeOffice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded before the deadline, taken by a pass after it: the approved tool runs."""
+    from datetime import timedelta
+
+    from bot.runtime.engine import Engine, PassReport
+    from tests.parallel_app import DeadlineApplication, DeadlineQuorumWorkflow
+
+    office = await make_office(DeadlineApplication)
+    result = await _execute(office, DeadlineQuorumWorkflow)
+    first, second = _refund_ids(office)
+
+    async def no_pass(self: Engine, root: str) -> PassReport:
+        return PassReport(ran=False)
+
+    continue_tree = Engine.continue_tree
+    monkeypatch.setattr(Engine, "continue_tree", no_pass)
+    await _approve(office, first)  # recorded in time; its pass does not run yet
+    monkeypatch.setattr(Engine, "continue_tree", continue_tree)
+    await office.clock.advance(timedelta(hours=1, minutes=1))  # recovery or the deadline sweep
+    done = await office.app.get_result(result.execution_id, tenant_id="acme", record=True)
+    assert done.status is ExecutionStatus.COMPLETED
+    assert len([r for r in office.ledger.runs if r[0] == "refund"]) == 1
+    assert [w.pause_id for w in office.inbox.withdrawals] == [second]
 
 
 async def test_before_the_deadline_the_quorum_waits(make_office: MakeOffice) -> None:

@@ -80,7 +80,7 @@ async def test_a_stale_copy_never_answers_twice(make_office: MakeOffice) -> None
     office = await make_office()
     record, frame, place = await _stale_copy(office)
     runtime = office.app._runtime
-    assert await runtime.store.take(record.pause_id)  # another pass took it after the read
+    assert await runtime.store.take(record)  # another pass took it after the read
     binding = runtime.assembly.tool_named(record.ask.tool)
     assert binding is not None
     outcome = await ask_channel(runtime, binding, frame, record.ask, place)

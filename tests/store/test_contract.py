@@ -12,7 +12,7 @@ import pytest
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
-from bot.store.database import create_engine, migrate, open_transactions
+from bot.store.database import MIGRATIONS, create_engine, migrate, open_transactions
 from bot.store.records import NewExecution, NewPause, PauseAnswer
 from bot.store.sql import SqlStore
 from tests.databases import BACKENDS, database
@@ -26,8 +26,8 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         engine = create_engine(url)
         transactions = open_transactions(engine)  # as the App runs them
         try:
-            assert await migrate(engine, NOW) == 1
-            assert await migrate(engine, NOW) == 1  # idempotent
+            assert await migrate(engine, NOW) == len(MIGRATIONS)
+            assert await migrate(engine, NOW) == len(MIGRATIONS)  # idempotent
             yield SqlStore(engine, transactions=transactions)
         finally:
             await transactions.close()
@@ -96,8 +96,8 @@ async def test_resolve_is_atomic_and_writes_the_audit_once(store: SqlStore) -> N
     assert audit[0].pause_id is None  # a CHANNEL pause's id is not in the audit trail
     assert audit[0].responder == "m1"
     assert audit[0].decision == {"approved": True}
-    assert await store.take(record.pause_id)
-    assert not await store.take(record.pause_id)
+    assert await store.take(record)
+    assert not await store.take(record)
 
 
 async def test_cancel_returns_the_closed_record_once(store: SqlStore) -> None:
@@ -143,7 +143,7 @@ async def test_delete_resolved_before_keeps_pending_and_resolved(store: SqlStore
     answer = PauseAnswer(decision={"approved": True}, responder="m")
     await store.resolve("acme", resolved.pause_id, answer, NOW)
     await store.resolve("acme", taken.pause_id, answer, NOW)
-    await store.take(taken.pause_id)
+    await store.take(taken)
     await store.cancel("acme", cancelled.pause_id, PauseResolution.CANCELLED, NOW)
     assert await store.delete_resolved_before(NOW + timedelta(days=1), batch_size=1) == 2
     assert await store.find("acme", pending.pause_id) is not None

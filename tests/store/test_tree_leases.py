@@ -100,7 +100,7 @@ async def test_open_tree_reads_the_resolved_and_pending_pauses(
     answer = PauseAnswer(decision={"approved": True}, responder="m")
     await store.resolve("acme", resolved.pause_id, answer, NOW)
     await store.resolve("acme", taken.pause_id, answer, NOW)
-    assert await store.take(taken.pause_id)
+    assert await store.take(taken)
     later = NOW + timedelta(seconds=5)
     opened = await store.open_tree(claim("b", at=later))
     assert opened is not None
@@ -161,7 +161,7 @@ async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
     assert await leases.live_roots(NOW) == {"root-1"}
     row = await store.get("root-1")
     assert row is not None and row.status is ExecutionStatus.RUNNING  # another pass comes
-    assert await store.take(first.pause_id)
+    assert await store.take(first)
     given_up = await store.rest("root-1", {"k2": "i-2"}, NOW, release=claim("a"))
     assert given_up.released
     assert [p.pause_id for p in given_up.pauses] == [second.pause_id]
