@@ -87,6 +87,7 @@ from bot.core.results import (
     PauseAuditEntry,
     PauseView,
     PendingPause,
+    RecordedAnswer,
     StepRecord,
 )
 from bot.core.sensitive import Sensitive
@@ -138,6 +139,7 @@ __all__ = [
     "PiiMatch",
     "PiiPolicy",
     "PiiRefusedError",
+    "RecordedAnswer",
     "RegexDetector",
     "ReplyInput",
     "ReplyInterpretation",

@@ -6,7 +6,7 @@ import enum
 import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
@@ -28,6 +28,7 @@ from bot.core.results import (
     PauseAuditEntry,
     PauseView,
     PendingPause,
+    RecordedAnswer,
 )
 from bot.core.sensitive import mask_arguments
 from bot.models import ModelProvider, resolve_chat_model
@@ -58,7 +59,12 @@ from bot.store.records import AuditRow, ExecutionRow, NewExecution, PauseRecord
 from bot.store.sql import SqlStore
 from bot.store.transactions import Transactions
 
-SWEEP_INTERVAL = timedelta(seconds=30)
+SWEEP_INTERVAL = timedelta(seconds=3)
+"""The recovery and deadline sweeps' interval: with the lease's 8 s, a tree whose instance died
+is continued within about 11 s (``python -m tests.benchmarks.recovery_time``)."""
+RETENTION_INTERVAL = timedelta(seconds=30)
+"""The retention sweep runs with the tick that comes this long after its last run. (One timer:
+a test clock that jumps days runs one tick, not one per interval of each of two timers.)"""
 
 PauseHandler = Callable[[ExecutionPauseEvent], Awaitable[None] | None]
 ResumeHandler = Callable[[ExecutionResumeEvent], Awaitable[None] | None]
@@ -91,6 +97,7 @@ class App:
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
         self._sweep_timer: TimerHandle | None = None
+        self._retained_at: datetime | None = None  # the retention sweep's last run
         self._state = _State.OPEN
 
     # ---------------------------------------------------------------- lifecycle
@@ -263,6 +270,30 @@ class App:
         record: bool = False,
     ) -> ExecutionResult:
         """Answer a pause by its id (a decision or a free-text reply) and move its tree on."""
+        recorded = await self.record_answer(
+            pause_id,
+            tenant_id=tenant_id,
+            decision=decision,
+            reply=reply,
+            owner_id=owner_id,
+            answered_by=answered_by,
+        )
+        return await self.continue_answer(recorded, record=record)
+
+    async def record_answer(
+        self,
+        pause_id: str,
+        *,
+        tenant_id: str,
+        decision: ToolCallApprovalDecision | Mapping[str, Any] | None = None,
+        reply: str | None = None,
+        owner_id: str | None = None,
+        answered_by: str | None = None,
+    ) -> RecordedAnswer:
+        """Phase 1 of ``resume``: check who answers and the answer, and record it (the pause
+        goes PENDING → RESOLVED atomically; every refusal of ``resume`` is raised here, the pause
+        untouched). Short: a webhook calls it before it acknowledges, so an acknowledged answer
+        is never lost; then ``continue_answer``."""
         self._check_open()
         request = ResumeRequest(
             pause_id=pause_id,
@@ -273,18 +304,39 @@ class App:
             answered_by=answered_by,
         )
         pause = await record_answer(self._runtime, request, self._reply_models)
-        report = await self._engine.continue_tree(pause.root_execution_id)
+        return RecordedAnswer(
+            pause=self._view(pause),
+            root_execution_id=pause.root_execution_id,
+            answered_by=owner_id or answered_by or "",
+        )
+
+    async def continue_answer(
+        self, recorded: RecordedAnswer, *, record: bool = False
+    ) -> ExecutionResult:
+        """Phase 2 of ``resume``: move the answered pause's tree on (with every other answer
+        recorded meanwhile) and return where it stands."""
+        self._check_open()
+        pause = recorded.pause
+        report = await self._engine.continue_tree(recorded.root_execution_id)
         await self._emit_resume(
             ExecutionResumeEvent(
                 tenant_id=pause.tenant_id,
                 thread_id=pause.thread_id,
                 execution_id=pause.execution_id,
-                answered_by=(owner_id or answered_by or ""),
+                answered_by=recorded.answered_by,
                 resolution=PauseResolution.REPLIED,  # an answer by resume is always a reply
             )
         )
+        frame = RunFrame(
+            tenant_id=pause.tenant_id,
+            owner_id=pause.owner_id,
+            execution_id=recorded.root_execution_id,
+            root_execution_id=recorded.root_execution_id,
+            thread_id=pause.thread_id,
+            workflow="",
+        )
         return await self._finish_call(
-            pause.root_execution_id, report, record=record, frame=_root_frame_of(pause)
+            recorded.root_execution_id, report, record=record, frame=frame
         )
 
     async def cancel(self, thread_id: str, *, tenant_id: str) -> list[ExecutionResult]:
@@ -335,27 +387,7 @@ class App:
         """
         self._check_open()
         record = await self._runtime.store.find(tenant_id, pause_id)
-        if record is None:
-            return None
-        return PauseView(
-            pause_id=record.pause_id,
-            status=record.status,
-            resolution=record.resolution,
-            answered_by=record.answered_by,
-            role=record.role,
-            channel=record.channel,
-            agent=record.agent,
-            ask=record.ask,
-            tool_input=self._tool_input(record.ask.tool),
-            tool_description=self._tool_description(record.ask.tool),
-            owner_id=record.owner_id,
-            thread_id=record.thread_id,
-            execution_id=record.execution_id,
-            tenant_id=record.tenant_id,
-            responder=record.answer.responder if record.answer else None,
-            decision=record.answer.decision if record.answer else None,
-            asked_at=record.asked_at.isoformat(),
-        )
+        return None if record is None else self._view(record)
 
     async def get_result(
         self, execution_id: str, *, tenant_id: str, record: bool = False
@@ -367,17 +399,24 @@ class App:
         return await self._result(row.root_execution_id, record=record)
 
     async def recover(self) -> int:
-        """Continue the trees whose holder died (runs with the sweep); how many were continued."""
+        """Continue the trees whose holder died (runs with the sweep); how many were continued.
+
+        Each continued tree is told like any resume (``on_execution_resume``, ``recovered``),
+        so a channel brings its messages up to date after a crash too."""
         if self._state is _State.CLOSED:
             return 0
-        return await self._engine.recover()
+        recovered = await self._engine.recover()
+        await self._tell_moved(recovered, PauseResolution.REPLIED)
+        return len(recovered)
 
     async def close_due(self) -> int:
         """Close the questions whose quorum deadline passed (runs with the sweep); how many
         trees were moved."""
         if self._state is _State.CLOSED:
             return 0
-        return await self._engine.close_due()
+        moved = await self._engine.close_due()
+        await self._tell_moved(moved, PauseResolution.WITHDRAWN)
+        return len(moved)
 
     async def sweep(self) -> int:
         """The retention sweep: remove resolved pause records older than the window."""
@@ -392,17 +431,27 @@ class App:
 
     # ---------------------------------------------------------------- internals
 
+    async def _tell_moved(self, roots: Sequence[ExecutionRow], resolution: PauseResolution) -> None:
+        """A tree moved by a sweep, not by a caller: its resume event, so channels catch up."""
+        for root in roots:
+            await self._emit_resume(
+                ExecutionResumeEvent(
+                    tenant_id=root.tenant_id,
+                    thread_id=root.thread_id,
+                    execution_id=root.execution_id,
+                    answered_by="",
+                    resolution=resolution,
+                    by_sweep=True,
+                )
+            )
+
     async def _sweep_tick(self) -> None:
-        sweeps = (
-            ("recovery", self.recover),
-            ("deadline", self.close_due),
-            ("retention", self.sweep),
-        )
-        for name, sweep in sweeps:
-            try:
-                await sweep()
-            except Exception as error:  # a sweep that fails is retried at the next tick
-                log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)
+        await _sweep("recovery", self.recover)
+        await _sweep("deadline", self.close_due)
+        now = self._runtime.clock.now()
+        if self._retained_at is None or now - self._retained_at >= RETENTION_INTERVAL:
+            self._retained_at = now
+            await _sweep("retention", self.sweep)
 
     def _workflow_input(
         self, workflow: type, input: BaseModel | Mapping[str, Any]
@@ -492,6 +541,27 @@ class App:
             children=_children_of(row.execution_id, rows, entries),
         )
 
+    def _view(self, record: PauseRecord) -> PauseView:
+        return PauseView(
+            pause_id=record.pause_id,
+            status=record.status,
+            resolution=record.resolution,
+            answered_by=record.answered_by,
+            role=record.role,
+            channel=record.channel,
+            agent=record.agent,
+            ask=record.ask,
+            tool_input=self._tool_input(record.ask.tool),
+            tool_description=self._tool_description(record.ask.tool),
+            owner_id=record.owner_id,
+            thread_id=record.thread_id,
+            execution_id=record.execution_id,
+            tenant_id=record.tenant_id,
+            responder=record.answer.responder if record.answer else None,
+            decision=record.answer.decision if record.answer else None,
+            asked_at=record.asked_at.isoformat(),
+        )
+
     def _tool_input(self, tool: str) -> type[BaseModel] | None:
         binding = self._runtime.assembly.tool_named(tool)
         return None if binding is None else binding.spec.input
@@ -534,23 +604,19 @@ class App:
                 await outcome
 
 
+async def _sweep(name: str, sweep: Callable[[], Awaitable[int]]) -> None:
+    try:
+        await sweep()
+    except Exception as error:  # a sweep that fails is retried at the next tick
+        log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)
+
+
 def _disposer(transactions: Transactions, engine: AsyncEngine) -> Callable[[], Awaitable[None]]:
     async def dispose() -> None:
         await transactions.close()
         await engine.dispose()
 
     return dispose
-
-
-def _root_frame_of(pause: PauseRecord) -> RunFrame:
-    return RunFrame(
-        tenant_id=pause.tenant_id,
-        owner_id=pause.owner_id,
-        execution_id=pause.root_execution_id,
-        root_execution_id=pause.root_execution_id,
-        thread_id=pause.thread_id,
-        workflow="",
-    )
 
 
 def _known_result(

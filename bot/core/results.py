@@ -114,13 +114,18 @@ class ExecutionPauseEvent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecutionResumeEvent:
-    """A pause was answered; ``answered_by`` is who answered (owner id or channel answerer)."""
+    """A pause was answered; ``answered_by`` is who answered (owner id or channel answerer).
+
+    ``by_sweep``: the tree was moved by the App's sweep, not by a caller's resume — answers
+    recovered after a crash (``answered_by`` empty, resolution REPLIED) or questions closed at
+    a quorum's deadline (WITHDRAWN)."""
 
     tenant_id: str
     thread_id: str
     execution_id: str
     answered_by: str
     resolution: PauseResolution
+    by_sweep: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,3 +152,17 @@ class PauseView:
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedAnswer:
+    """An answer recorded (phase 1 of a resume, ``App.record_answer``): ``pause`` as it now is
+    (RESOLVED). ``App.continue_answer`` moves its tree on (phase 2); if the process stops first,
+    the recovery sweep does. A webhook records before it acknowledges, then continues."""
+
+    pause: PauseView
+    root_execution_id: str
+    answered_by: str
+
+    def __repr__(self) -> str:
+        return f"RecordedAnswer(pause={self.pause!r})"

@@ -98,7 +98,7 @@ def not_paused(record: PauseRecord, now: datetime) -> NotPausedError:
 async def record_answer(
     runtime: Runtime, request: ResumeRequest, models: ReplyModels
 ) -> PauseRecord:
-    """Phase 1: returns the pause as recorded RESOLVED."""
+    """Phase 1: returns the pause as it now is (RESOLVED, with its answer)."""
     request.check_shape()
     record = await runtime.store.find(request.tenant_id, request.pause_id)
     if record is None:
@@ -127,9 +127,9 @@ async def record_answer(
         runtime.clock.now(),
         audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
     )
-    if not resolved:
+    if resolved is None:
         current = await runtime.store.find(request.tenant_id, request.pause_id)
         raise not_paused(current or record, runtime.clock.now())
     if model_call is not None:  # the call that read this answer: in the execution's spend, once
         await models.ledger.count_in_execution_spend(model_call)
-    return record
+    return resolved

@@ -94,8 +94,8 @@ class Engine:
                 outcome = await self._drain(frame, outcome, held)
             return _report(outcome)
 
-    async def recover(self) -> int:
-        """Continue the trees whose holder died; returns how many were continued.
+    async def recover(self) -> list[ExecutionRow]:
+        """Continue the trees whose holder died; returns the roots continued.
 
         A tree needs it when it has resolved pauses nobody took, or when a pass started and
         never finished (RUNNING, untouched for longer than a lease). Trees with a live lease or
@@ -104,7 +104,7 @@ class Engine:
         runtime = self._runtime
         now = runtime.clock.now()
         live = await self._guard.live_roots(now)
-        recovered = 0
+        recovered: list[ExecutionRow] = []
         for root in await runtime.store.roots_needing_recovery(now - self._guard.ttl):
             if root.execution_id in live or self._guard.is_busy_here(root.execution_id):
                 continue
@@ -114,35 +114,37 @@ class Engine:
                 root.tenant_id,
             )
             report = await self._recover_tree(root)
-            recovered += int(report.ran)
+            if report.ran:
+                recovered.append(root)
         return recovered
 
-    async def close_due(self) -> int:
+    async def close_due(self) -> list[ExecutionRow]:
         """Move the trees that wait on a pause past its quorum's deadline: the launch decides
         and withdraws what no longer counts, so the question goes away when the deadline
-        passes, not when the tree next moves. Returns how many trees were moved."""
+        passes, not when the tree next moves. Returns the roots moved."""
         now = self._runtime.clock.now()
         live = await self._guard.live_roots(now)
-        moved = 0
+        moved: list[ExecutionRow] = []
         for root in await self._runtime.store.roots_with_due_pauses(now):
             if root in live or self._guard.is_busy_here(root):
                 continue
-            report = await self._move(root)
-            moved += int(report.ran)
+            row = await self._move(root)
+            if row is not None:
+                moved.append(row)
         return moved
 
-    async def _move(self, root_execution_id: str) -> PassReport:
+    async def _move(self, root_execution_id: str) -> ExecutionRow | None:
         """A pass over a resting tree with no answer to give: its waiting steps run again and
         find the deadline passed (marked RUNNING first, so recovery finishes it after a crash)."""
         async with self._guard.hold(root_execution_id, self._open_moving) as held:
             current = held.opened.execution
             if current is None or held.released:
-                return PassReport(ran=False)
+                return None
             frame = _frame(current)
             outcome = await self._run(frame, None, held)
             if outcome.rests:
-                outcome = await self._drain(frame, outcome, held)
-            return _report(outcome)
+                await self._drain(frame, outcome, held)
+            return current
 
     async def _open_moving(self, claim: LeaseClaim) -> OpenTree | None:
         return await self._runtime.store.open_tree(claim, moving=True)

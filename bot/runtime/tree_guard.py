@@ -24,9 +24,11 @@ from bot.core.clock import Clock
 from bot.runtime.services import log
 from bot.store.leases import LeaseClaim, SqlLeases
 
-LEASE_TTL = timedelta(seconds=60)
+LEASE_TTL = timedelta(seconds=8)
+"""Short, so a tree whose instance died is taken over soon; renewed every RENEW_SECONDS while a
+pass runs (four renewals would have to fail for a live holder to lose it)."""
 RETRY_SECONDS = 0.02
-RENEW_SECONDS = 10.0
+RENEW_SECONDS = 2.0
 
 T = TypeVar("T")
 

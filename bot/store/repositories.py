@@ -59,8 +59,9 @@ class PausedExecutionRepository(Protocol):
         resolved_at: datetime,
         *,
         audit_decision: dict[str, Any] | None = None,
-    ) -> bool:
-        """PENDING → RESOLVED with the answer, and its audit entry, atomically."""
+    ) -> PauseRecord | None:
+        """PENDING → RESOLVED with the answer, and its audit entry, atomically: the pause as it
+        now is, or None if it did not wait."""
         ...
 
     async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:

@@ -143,8 +143,10 @@ class SqlStore:
         resolved_at: datetime,
         *,
         audit_decision: dict[str, Any] | None = None,
-    ) -> bool:
-        closed = await self._close(
+    ) -> PauseRecord | None:
+        """PENDING → RESOLVED with the answer, and its audit entry: the pause as it now is, or
+        None if it did not wait (or its deadline had passed)."""
+        return await self._close(
             ANSWER_PENDING_PAUSE,
             {"b_pause_id": pause_id, "b_tenant": tenant_id, "b_now": resolved_at},
             to=PauseStatus.RESOLVED,
@@ -153,7 +155,6 @@ class SqlStore:
             resolved_at=resolved_at,
             audit_decision=audit_decision,
         )
-        return closed is not None
 
     async def decide_at_once(
         self,

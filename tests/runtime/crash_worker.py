@@ -5,7 +5,7 @@ default): it records COUNT answers (phase 1), prints "recorded N" and dies befor
 them. MODE ``tool``: it answers one pause and dies inside the approved tool, after its pass took
 the answer (prints "in the tool"). MODE ``decided``: its channel approves at once and it dies
 inside the tool (prints "in the tool"). All run on a ``FakeClock``, so the survivor can move past
-the dead instance's lease.
+the dead instance's lease (``CRASH_WORKER_CLOCK=system``: the system clock, for timing).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from bot import (
     ExecutionContext,
     PauseAnswerer,
     Settings,
+    SystemClock,
     WorkflowStartText,
     agent,
     application,
@@ -36,7 +37,6 @@ from bot import (
     tool,
     workflow,
 )
-from bot.runtime.engine import PassReport
 from bot.testing import FakeClock
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.office import OfficeFinish, OfficeStart
@@ -139,7 +139,7 @@ async def main(url: str, count: int, mode: str) -> None:
     app = await App.create(
         CrashApplication,
         database_url=url,
-        clock=FakeClock(),
+        clock=SystemClock() if os.environ.get("CRASH_WORKER_CLOCK") == "system" else FakeClock(),
         settings=Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS),
         services={Outbox: outbox, Ledger: Ledger(die_in_tool=mode in ("tool", "decided"))},
     )
@@ -154,12 +154,10 @@ async def main(url: str, count: int, mode: str) -> None:
         )
         raise AssertionError("the tool should have killed this process")
 
-    async def no_pass(root: Any) -> PassReport:
-        return PassReport(ran=False)  # phase 1 only: the process dies before phase 2
-
-    app._engine.continue_tree = no_pass  # type: ignore[method-assign]
-    for pause_id in outbox.pause_ids:
-        await app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
+    for pause_id in outbox.pause_ids:  # phase 1 only: the process dies before phase 2
+        await app.record_answer(
+            pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+        )
     print(f"recorded {len(outbox.pause_ids)}", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 

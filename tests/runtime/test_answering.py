@@ -125,6 +125,8 @@ async def test_rejected_without_reason(make_office: MakeOffice) -> None:
     [
         {"approved": False, "override_arguments": {"amount": 1.0}},
         {"approved": True, "override_arguments": {"amount": "lots"}},
+        {"approved": True, "override_arguments": {"amout": 20}},
+        {"approved": True, "override_arguments": {"amount": 20, "tip": 5}},
         {"approved": "maybe"},
         {"approved": True, "extra": 1},
         {},
@@ -147,6 +149,7 @@ async def test_invalid_decision_is_refused_and_the_pause_keeps_waiting(
         pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
     )
     assert done.status is ExecutionStatus.COMPLETED
+    assert office.ledger.runs[0][1]["amount"] == 30.0  # the original, nothing half-applied
 
 
 async def test_a_second_answer_is_not_paused_and_moves_nothing(make_office: MakeOffice) -> None:
@@ -223,3 +226,24 @@ async def test_approved_pause_is_taken_and_status_moves(make_office: MakeOffice)
     assert after is not None and after.status is PauseStatus.TAKEN
     assert after.resolution == "REPLIED"
     assert after.resolved_at == office.clock.now()
+
+
+async def test_an_edit_with_an_unknown_key_names_it_and_what_the_tool_takes(
+    make_office: MakeOffice,
+) -> None:
+    script_refund()
+    office = await make_office()
+    await run(office)
+    pause_id = office.inbox.last("refund-card-tool").pause_id
+    with pytest.raises(DtoValidationError) as error:
+        await office.app.resume(
+            pause_id,
+            decision={"approved": True, "override_arguments": {"amout": 20}},
+            tenant_id="acme",
+            answered_by="m",
+        )
+    assert error.value.message == (
+        "override_arguments: 'amout' is not a field of the tool's input "
+        "(its fields: amount, email, order_id)"
+    )
+    assert error.value.__context__ is None  # the message says it all, no pydantic trace behind

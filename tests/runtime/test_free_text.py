@@ -170,3 +170,20 @@ async def test_unknown_pause_with_a_reply(make_office: MakeOffice) -> None:
     office = await make_office()
     with pytest.raises(UnknownPauseError):
         await office.app.resume("a" * 32, reply="yes", tenant_id="acme", answered_by="m")
+
+
+async def test_an_interpreters_edit_with_an_unknown_key_is_refused_naming_it(
+    make_office: MakeOffice,
+) -> None:
+    """A misspelt key would otherwise be dropped and the original amount run."""
+    office, pause_id = await _refund_pause(make_office)
+    interpreter = mock_of(RefundReplyInterpreter)
+    interpreter.interpret.return_value = ReplyInterpretation.understood(
+        {"approved": True, "override_arguments": {"amout": 20}}
+    )
+    with pytest.raises(UninterpretableReplyError) as error:
+        await office.app.resume(pause_id, reply="ok, 20", tenant_id="acme", answered_by="m")
+    assert isinstance(error.value.__cause__, DtoValidationError)
+    assert "'amout' is not a field of the tool's input" in error.value.reason
+    await _still_pending(office, pause_id)
+    assert office.ledger.runs == []

@@ -182,9 +182,8 @@ async def test_recovery_continues_a_pass_killed_inside_an_approved_tool(
             services={CrashLedger: ledger},
         ) as survivor:
             assert await survivor.recover() == 0  # the dead instance's lease is still live
-            await clock.advance(timedelta(seconds=61))
-            assert await survivor.recover() == 1
-            assert await survivor.recover() == 0
+            await clock.advance(timedelta(seconds=61))  # the sweep recovers it on the clock
+            assert await survivor.recover() == 0  # once
             done = await survivor.get_result(execution_id, tenant_id="acme", record=True)
             assert done.status is ExecutionStatus.COMPLETED
             assert done.record is not None and len(done.record.pauses) == 1

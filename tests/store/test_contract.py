@@ -89,8 +89,9 @@ async def test_resolve_is_atomic_and_writes_the_audit_once(store: SqlStore) -> N
             for _ in range(10)
         )
     )
-    assert results.count(True) == 1
-    assert not await store.resolve("other", record.pause_id, answer, NOW)
+    [resolved] = [r for r in results if r is not None]
+    assert resolved.status is PauseStatus.RESOLVED and resolved.answer == answer
+    assert await store.resolve("other", record.pause_id, answer, NOW) is None
     audit = await store.find_pause_answers("acme", "root-1")
     assert len(audit) == 1
     assert audit[0].pause_id is None  # a CHANNEL pause's id is not in the audit trail
