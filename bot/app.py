@@ -50,6 +50,7 @@ from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import (
     create_engine,
+    holds_rows,
     migrate,
     open_transactions,
 )
@@ -120,7 +121,8 @@ class App:
         checkpointer: OpenCheckpointer | None = None
         try:
             await migrate(sql_engine, clock.now())
-            ring = await keys.load()  # after the database opened: a failed start leaves no key
+            # after the database opened: a failed start leaves no key
+            ring = await keys.load(holds_rows=lambda: holds_rows(sql_engine))
             checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
         except BaseException:
             if checkpointer is not None:

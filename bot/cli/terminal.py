@@ -1,29 +1,21 @@
-"""The command line: ``python -m bot [serve | demo]``.
+"""``python -m bot demo``: the office desk (``bot.cli.demo``) in the terminal.
 
-``demo`` runs the office desk (``bot.cli.demo``) in the terminal: the agent's two tool calls
-pause at once, and the person at the prompt answers each in words, read by the keyword reply
-interpreter. ``serve`` serves the Slack bot (``bot.slack.serve``); without the Slack settings it
-names the missing ones and runs the demo instead.
+The agent's two tool calls pause at once, and the person at the prompt answers each in words,
+read by the keyword reply interpreter (``?`` or ``help`` shows the words it reads). Loaded only
+when the demo runs: it brings LangChain and LangGraph with it.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
-import os
-import sqlite3
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from dotenv import dotenv_values
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 
 from bot import (
     App,
@@ -37,11 +29,10 @@ from bot import (
 )
 from bot.cli.demo import REQUEST, OfficeDeskApplication, OfficeDeskWorkflow
 from bot.runtime.checkpoints import checkpoint_path
-from bot.store.database import is_sqlite, sqlite_path
+from bot.store.database import database_failure, database_url_problem, is_sqlite, sqlite_path
 from channels.terminal import TerminalOutput
-from interpreters.keyword import HOW_TO_ANSWER
+from interpreters.keyword import HOW_TO_ANSWER, verdict_words
 
-DEMO_DATABASE_URL = "sqlite+aiosqlite:///countersign-demo.db"
 TENANT_ID = "demo"
 OWNER_ID = "terminal-user"  # the person at the prompt owns the thread, so answers its pauses
 PROMPT = "approve / reject[: reason] / free text > "
@@ -50,118 +41,7 @@ EXIT_FAILED = 1
 EXIT_UNAVAILABLE = 2
 EXIT_INTERRUPTED = 130
 _FAILED_CONNECTION_GRACE = 0.1  # seconds
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        return run_demo(args.database_url, answers=args.answers)
-    return serve()
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m bot",
-        description="Countersign: people approve, in Slack, what AI agents are about to do.",
-        epilog="With no command, 'serve' runs. Try: python -m bot demo",
-    )
-    commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
-    commands.add_parser(
-        "serve",
-        help="serve the Slack bot (without its settings: names what is missing, runs the demo)",
-        description="Serve the Slack bot: HTTP on PORT at /slack/events, or Socket Mode with "
-        "SLACK_APP_TOKEN. Reads SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, COUNTERSIGN_APP (default: "
-        "the Slack office desk, which needs COUNTERSIGN_APPROVAL_CHANNEL) and the model settings "
-        "from the environment or .env.",
-    )
-    demo = commands.add_parser(
-        "demo",
-        help="run the office desk example in the terminal, with an offline model",
-        description="Run the office desk example: an agent asks to refund a card and to book "
-        "an expense, both at once; answer each at the prompt (or pipe the answers in).",
-    )
-    demo.add_argument(
-        "--database-url",
-        type=_database_url,
-        default=DEMO_DATABASE_URL,
-        metavar="URL",
-        help=f"where executions and pauses are kept (default: {DEMO_DATABASE_URL})",
-    )
-    demo.add_argument(
-        "--answers",
-        type=_answers_file,
-        metavar="FILE",
-        help="read the answers from FILE, one a line, instead of from standard input",
-    )
-    return parser
-
-
-def _database_url(text: str) -> str:
-    try:
-        make_url(text)
-    except ArgumentError:
-        raise argparse.ArgumentTypeError(
-            f"not a database URL: {text!r} (e.g. sqlite+aiosqlite:///demo.db)"
-        ) from None
-    return text
-
-
-def _answers_file(path: str) -> list[str]:
-    try:
-        return Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise argparse.ArgumentTypeError(f"cannot read {path}: {error}") from None
-
-
-# ------------------------------------------------------------------------------- serve
-
-
-@dataclass(frozen=True, slots=True)
-class RequiredSetting:
-    name: str
-    how_to_get: str
-
-
-SLACK_SETTINGS = (
-    RequiredSetting(
-        "SLACK_BOT_TOKEN",
-        "create the Slack app from manifest.yml and copy its Bot User OAuth Token "
-        "(OAuth & Permissions, xoxb-...) into .env",
-    ),
-    RequiredSetting(
-        "SLACK_SIGNING_SECRET",
-        "copy the Signing Secret from the Slack app's Basic Information page into .env",
-    ),
-)
-
-
-def serve(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> int:
-    """Serve the Slack bot; without its settings, say what is missing and run the demo."""
-    missing = missing_settings(SLACK_SETTINGS, environ, env_file)
-    if not missing:
-        from bot.slack.serve import serve_slack  # Slack's libraries load only to serve
-
-        return serve_slack(environ, env_file)
-    for setting in missing:
-        print(f"{setting.name} is missing: {setting.how_to_get}", file=sys.stderr)
-    print("Running the terminal demo instead (python -m bot demo).\n", flush=True)
-    return run_demo(DEMO_DATABASE_URL)
-
-
-def missing_settings(
-    required: Sequence[RequiredSetting],
-    environ: Mapping[str, str] | None = None,
-    env_file: Path = Path(".env"),
-) -> list[RequiredSetting]:
-    """The settings neither the environment nor ``env_file`` gives a non-blank value."""
-    values: dict[str, str | None] = dict(dotenv_values(env_file)) if env_file.is_file() else {}
-    values.update(os.environ if environ is None else environ)
-    return [s for s in required if not (values.get(s.name) or "").strip()]
-
-
-# ------------------------------------------------------------------------------- demo
+HELP_WORDS = frozenset({"?", "help"})
 
 
 class LineSource(Protocol):
@@ -237,16 +117,22 @@ def _is_terminal(stream: TextIO) -> bool:
 
 
 def run_demo(
-    database_url: str = DEMO_DATABASE_URL,
+    database_url: str,
     *,
     answers: Sequence[str] | None = None,
     output: TextIO | None = None,
+    encryption_keys: str | None = None,
 ) -> int:
-    """Run the office desk demo; the answers come from ``answers`` or standard input."""
+    """Run the office desk demo; the answers come from ``answers`` or standard input.
+
+    ``encryption_keys`` is ``COUNTERSIGN_ENCRYPTION_KEYS`` (PostgreSQL needs it, like ``serve``);
+    no model provider or database setting is read. A settings problem raises ``SettingsError``.
+    """
     out = output or sys.stdout
     lines: LineSource = ListLines(answers) if answers is not None else StreamLines(sys.stdin)
+    settings = Settings(countersign_encryption_keys=encryption_keys)
     try:
-        return asyncio.run(DemoSession(database_url, lines, out).run())
+        return asyncio.run(DemoSession(database_url, lines, out, settings).run())
     except KeyboardInterrupt:
         _say(out, "\nInterrupted: the execution stays paused.")
         return EXIT_INTERRUPTED
@@ -255,10 +141,13 @@ def run_demo(
 class DemoSession:
     """One demo run: execute the office desk, answer its pauses at the prompt, report."""
 
-    def __init__(self, database_url: str, lines: LineSource, out: TextIO) -> None:
+    def __init__(
+        self, database_url: str, lines: LineSource, out: TextIO, settings: Settings
+    ) -> None:
         self._database_url = database_url
         self._lines = lines
         self._out = out
+        self._settings = settings
 
     async def run(self) -> int:
         self._say("Countersign demo: an office desk agent asks before it acts.")
@@ -266,27 +155,31 @@ class DemoSession:
         self._say(f"database: {describe_database(self._database_url)}")
         app = await self._open()
         if app is None:
-            return EXIT_FAILED
+            return EXIT_UNAVAILABLE
         async with app:
             return await self._run(app)
 
     async def _open(self) -> App | None:
         """The demo's App, or ``None`` after one line saying why the database can't be opened."""
-        problem = _sqlite_folder_problem(self._database_url)
+        url = self._database_url
+        problem = database_url_problem(url) or _sqlite_folder_problem(url)
         if problem is None:
             try:
                 return await App.create(
                     OfficeDeskApplication,
-                    database_url=self._database_url,
-                    settings=Settings(),  # the demo reads no model provider or database setting
+                    database_url=url,
+                    settings=self._settings,
                     services={TerminalOutput: TerminalOutput(self._out)},
                 )
-            except (SQLAlchemyError, sqlite3.Error, OSError) as error:
-                problem = str(error.orig if isinstance(error, DBAPIError) else error)
+            except Exception as error:
+                reason = database_failure(error)
+                if reason is None:
+                    raise
+                problem = f"the database could not be opened: {reason}"
                 # aiosqlite stops the thread of a failed connection without waiting for it; let
                 # it finish while this loop still runs (else: "Event loop is closed" in the thread)
                 await asyncio.sleep(_FAILED_CONNECTION_GRACE)
-        print(f"The database could not be opened: {problem}", file=sys.stderr)
+        print(f"--database-url: {problem}", file=sys.stderr)
         return None
 
     async def _run(self, app: App) -> int:
@@ -302,7 +195,8 @@ class DemoSession:
         answered = 0
         while result.status is ExecutionStatus.PAUSED:
             total = answered + len(result.pending)
-            resumed = await self._answer(app, result.pending[0], f"[{answered + 1}/{total}]")
+            first = min(result.pending, key=_asking_order)
+            resumed = await self._answer(app, first, f"[{answered + 1}/{total}]")
             if resumed is None:
                 self._stays_paused(len(result.pending))
                 return EXIT_OK
@@ -321,6 +215,9 @@ class DemoSession:
             if reply is None:
                 return None
             if not reply.strip():
+                continue
+            if reply.strip().lower() in HELP_WORDS:
+                self._say(answer_help())
                 continue
             try:
                 return await app.resume(
@@ -362,6 +259,26 @@ class DemoSession:
 
     def _say(self, text: str) -> None:
         _say(self._out, text)
+
+
+def _asking_order(pause: PendingPause) -> tuple[str, str]:
+    """The order the model asked in: when, then the call id (the offline model numbers its
+    calls; ``PendingPause`` carries no position of the call in the model's message)."""
+    return (pause.asked_at, pause.ask.call_id)
+
+
+def answer_help() -> str:
+    """What ``?`` shows: the words the keyword reply interpreter reads as a verdict."""
+    how = HOW_TO_ANSWER.removesuffix(" or use the buttons.").removesuffix(",") + "."
+    return "\n".join(
+        (
+            how,
+            "  approve: " + ", ".join(verdict_words(approve=True)),
+            "  reject:  " + ", ".join(verdict_words(approve=False)),
+            'A reason follows ":" or "because" (reject: too expensive). A question, a condition '
+            '("if", "unless") or doubt ("maybe") is not understood: the question waits.',
+        )
+    )
 
 
 def _say(out: TextIO, text: str) -> None:

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 from sqlalchemy import Connection, event, func, insert, select
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from bot.store.tables import metadata, schema_version
+from bot.store.tables import executions, metadata, schema_version
 from bot.store.transactions import (
     AsyncEngineTransactions,
     ThreadedSqliteTransactions,
@@ -22,7 +24,53 @@ from bot.store.transactions import (
 )
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///countersign.db"
+POSTGRES_EXAMPLE = "postgresql+asyncpg://user@host:5432/countersign"
+SUPPORTED_DATABASES = (
+    f"use SQLite ({DEFAULT_DATABASE_URL}) or PostgreSQL ({POSTGRES_EXAMPLE}), "
+    "the only databases supported"
+)
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def database_url_problem(url: str) -> str | None:
+    """What is wrong with a database URL, for people (what to write instead); None if usable.
+
+    Only the async drivers are served: SQLAlchemy's default drivers (``postgresql://`` is
+    psycopg2, ``sqlite://`` pysqlite) block the event loop, and psycopg2 is not installed.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return f"not a database URL: {SUPPORTED_DATABASES}"
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend in ("postgres", "postgresql"):
+        if driver == "asyncpg":
+            return None
+        return (
+            f"{parsed.drivername}:// is not served (it needs the async driver): "
+            f"write postgresql+asyncpg:// (e.g. {POSTGRES_EXAMPLE})"
+        )
+    if backend == "sqlite":
+        if driver == "aiosqlite":
+            return None
+        return (
+            f"{parsed.drivername}:// is not served (it needs the async driver): "
+            f"write sqlite+aiosqlite:/// (e.g. {DEFAULT_DATABASE_URL})"
+        )
+    return f"{backend} is not supported: {SUPPORTED_DATABASES}"
+
+
+def database_failure(error: BaseException) -> str | None:
+    """Why a database could not be opened, in one line; None if ``error`` is no such failure.
+
+    asyncpg raises its own errors while connecting (unwrapped by SQLAlchemy); the rest come
+    wrapped (``DBAPIError.orig``) or as ``OSError`` (refused connection, unreadable file).
+    """
+    if isinstance(error, DBAPIError) and error.orig is not None:
+        error = error.orig
+    elif not isinstance(error, (SQLAlchemyError, OSError, sqlite3.Error, asyncpg.PostgresError)):
+        return None
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def is_sqlite(url: str) -> bool:
@@ -121,6 +169,13 @@ async def migrate(engine: AsyncEngine, now: datetime) -> int:
             # one instance migrates at a time; the others wait and then find nothing to do
             await connection.exec_driver_sql("SELECT pg_advisory_xact_lock(727001)")
         return await connection.run_sync(_apply_migrations, now)
+
+
+async def holds_rows(engine: AsyncEngine) -> bool:
+    """Whether any execution is stored (every encrypted row belongs to one)."""
+    async with engine.connect() as connection:
+        found = await connection.execute(select(executions.c.execution_id).limit(1))
+        return found.first() is not None
 
 
 def open_transactions(engine: AsyncEngine) -> Transactions:

@@ -15,7 +15,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from bot import App, ExecutionResult, Settings
 from bot.cli.demo import OfficeDeskApplication, next_message
-from bot.cli.main import OWNER_ID, TENANT_ID, main
+from bot.cli.main import main
+from bot.cli.terminal import OWNER_ID, TENANT_ID
 
 MEMORY = "sqlite+aiosqlite:///:memory:"
 REPO = Path(__file__).resolve().parents[2]
@@ -171,9 +172,9 @@ def test_a_database_that_cannot_be_opened_is_one_line(
     url = f"sqlite+aiosqlite:///{tmp_path}/missing/dir/d.db"
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
 
-    assert main(["demo", "--database-url", url]) == 1
+    assert main(["demo", "--database-url", url]) == 2
     assert capsys.readouterr().err == (
-        f"The database could not be opened: the folder {tmp_path}/missing/dir does not exist\n"
+        f"--database-url: the folder {tmp_path}/missing/dir does not exist\n"
     )
 
 
@@ -260,7 +261,7 @@ def test_a_path_that_is_no_database_file_is_one_line(
     (tmp_path / "folder.db").mkdir()
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
 
-    assert main(["demo", "--database-url", f"sqlite+aiosqlite:///{tmp_path}/folder.db"]) == 1
+    assert main(["demo", "--database-url", f"sqlite+aiosqlite:///{tmp_path}/folder.db"]) == 2
     assert capsys.readouterr().err == (
-        "The database could not be opened: unable to open database file\n"
+        "--database-url: the database could not be opened: unable to open database file\n"
     )

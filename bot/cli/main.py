@@ -1,0 +1,188 @@
+"""The command line: ``python -m bot [serve | demo | keygen | reencrypt]``.
+
+Only the parser lives here, so ``python -m bot --help`` answers at once: each command imports
+what it needs (LangChain, LangGraph, Slack's libraries) when it runs. A settings problem is one
+line on standard error and exit code 2, whatever the command.
+
+- ``serve``: the Slack bot (``bot.slack.serve``); a missing Slack setting is exit code 2.
+- no command: ``serve`` when the Slack settings are there, else it names the missing ones and
+  runs the terminal demo (the first run of a fresh clone).
+- ``demo``: the office desk in the terminal (``bot.cli.terminal``).
+- ``keygen`` / ``reencrypt``: encryption keys (``bot.cli.keys``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from bot.cli import keys
+from bot.core.errors import SettingsError
+
+DEMO_DATABASE_URL: Final = "sqlite+aiosqlite:///countersign-demo.db"
+EXIT_SETTINGS: Final = 2
+ENCRYPTION_KEYS: Final = "COUNTERSIGN_ENCRYPTION_KEYS"
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    args = _parser().parse_args(argv)
+    command: Command = args.handler
+    try:
+        return command(args)
+    except SettingsError as error:
+        print(error.message, file=sys.stderr)
+        return EXIT_SETTINGS
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bot",
+        description="Countersign: people approve, in Slack, what AI agents are about to do.",
+        epilog="With no command: 'serve' when the Slack settings are set, else the settings it "
+        "misses and the terminal demo. Try: python -m bot demo",
+    )
+    parser.set_defaults(handler=_serve_or_demo)
+    commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="serve the Slack bot (a missing Slack setting is exit code 2)",
+        description="Serve the Slack bot: HTTP on PORT at /slack/events, or Socket Mode with "
+        "SLACK_APP_TOKEN. Reads SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, COUNTERSIGN_APP (default: "
+        "the Slack office desk, which needs COUNTERSIGN_APPROVAL_CHANNEL, and a model: "
+        "COUNTERSIGN_DESK_MODEL=offline for the scripted demo model) and the model settings "
+        "from the environment or .env.",
+    )
+    serve.set_defaults(handler=_serve)
+    demo = commands.add_parser(
+        "demo",
+        help="run the office desk example in the terminal, with an offline model",
+        description="Run the office desk example: an agent asks to refund a card and to book "
+        "an expense, both at once; answer each at the prompt (or pipe the answers in; '?' "
+        f"shows the words understood). On PostgreSQL it reads {ENCRYPTION_KEYS} like serve.",
+    )
+    demo.add_argument(
+        "--database-url",
+        type=_database_url,
+        default=DEMO_DATABASE_URL,
+        metavar="URL",
+        help=f"where executions and pauses are kept (default: {DEMO_DATABASE_URL})",
+    )
+    demo.add_argument(
+        "--answers",
+        type=_answers_file,
+        metavar="FILE",
+        help="read the answers from FILE, one a line, instead of from standard input",
+    )
+    demo.set_defaults(handler=_demo)
+    keys.register(commands)
+    return parser
+
+
+def _database_url(text: str) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        make_url(text)
+    except ArgumentError:
+        raise argparse.ArgumentTypeError(
+            f"not a database URL: {text!r} (e.g. sqlite+aiosqlite:///demo.db)"
+        ) from None
+    return text
+
+
+def _answers_file(path: str) -> list[str]:
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise argparse.ArgumentTypeError(f"cannot read {path}: {error}") from None
+
+
+# ------------------------------------------------------------------------------- commands
+
+
+def _demo(args: argparse.Namespace) -> int:
+    return run_demo(args.database_url, answers=args.answers)
+
+
+def run_demo(database_url: str = DEMO_DATABASE_URL, *, answers: Sequence[str] | None = None) -> int:
+    """The terminal demo, with the encryption keys of the environment (or ``.env``)."""
+    from bot.cli.terminal import run_demo as run_terminal_demo
+    from bot.settings import environment
+
+    keys_setting = environment().get(ENCRYPTION_KEYS)
+    return run_terminal_demo(database_url, answers=answers, encryption_keys=keys_setting)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    missing = missing_settings(SLACK_SETTINGS)
+    if missing:
+        print(one_line(missing), file=sys.stderr)
+        return EXIT_SETTINGS
+    return _serve_slack()
+
+
+def _serve_or_demo(args: argparse.Namespace) -> int:
+    """No command: serve when Slack is set up; else say what is missing and run the demo."""
+    missing = missing_settings(SLACK_SETTINGS)
+    if not missing:
+        return _serve_slack()
+    for setting in missing:
+        print(f"{setting.name} is missing: {setting.how_to_get}", file=sys.stderr)
+    print("Running the terminal demo instead (python -m bot demo).\n", flush=True)
+    return run_demo()
+
+
+def _serve_slack() -> int:
+    from bot.slack.serve import serve_slack  # Slack's libraries load only to serve
+
+    return serve_slack()
+
+
+# ------------------------------------------------------------------------------- Slack settings
+
+
+@dataclass(frozen=True, slots=True)
+class RequiredSetting:
+    name: str
+    how_to_get: str
+
+
+SLACK_SETTINGS: Final = (
+    RequiredSetting(
+        "SLACK_BOT_TOKEN",
+        "create the Slack app from manifest.yml and copy its Bot User OAuth Token "
+        "(OAuth & Permissions, xoxb-...) into .env",
+    ),
+    RequiredSetting(
+        "SLACK_SIGNING_SECRET",
+        "copy the Signing Secret from the Slack app's Basic Information page into .env",
+    ),
+)
+
+
+def missing_settings(
+    required: Sequence[RequiredSetting],
+    environ: Mapping[str, str] | None = None,
+    env_file: Path = Path(".env"),
+) -> list[RequiredSetting]:
+    """The settings neither the environment nor ``env_file`` gives a non-blank value."""
+    from bot.settings import environment
+
+    values = environment(environ, env_file=str(env_file))
+    return [s for s in required if s.name not in values]
+
+
+def one_line(missing: Sequence[RequiredSetting]) -> str:
+    """The missing settings as one line: which, and how to get each."""
+    names = " and ".join(s.name for s in missing)
+    verb = "is" if len(missing) == 1 else "are"
+    hows = "; ".join(s.how_to_get for s in missing)
+    return f"{names} {verb} missing: {hows} (or try the terminal demo: python -m bot demo)"
