@@ -252,6 +252,7 @@ class DemoSession:
         output = result.output if isinstance(result.output, dict) else {}
         self._say(f"\nanswer: {output.get('text', result.output)}")
         pauses = result.record.pauses if result.record is not None else []
+        pauses = sorted(pauses, key=lambda e: (e.asked_at, e.step.tool_call_id))  # as asked
         self._say("\naudit trail:")
         for index, entry in enumerate(pauses, start=1):
             self._say(f"  {index}. {audit_line(entry)}")

@@ -7,6 +7,10 @@ stored in clear). This saver boxes such values so the parent moves them to
 ``checkpoint_blobs``, and unboxes them when the blobs are dumped, so they are sealed like the
 rest. ``None`` stays inline (nothing to hide). Reading is unchanged: blobs are read as always.
 
+Its ``setup`` (LangGraph's migrations) runs under the advisory lock of our own migrations
+(``SCHEMA_LOCK``): the plain one, run by two instances at once on a new database, has one of
+them fail with a ``UniqueViolation`` (both create the tables, both record version 0).
+
 A boxed channel's blob is written at every checkpoint, not only when the channel changed
 (``ON CONFLICT DO NOTHING`` makes a repeat free): a thread whose value was inline in a checkpoint
 written by the plain saver keeps it.
@@ -19,7 +23,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.postgres import _ainternal
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+from bot.store.database import SCHEMA_LOCK
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +37,16 @@ class _Inline:
 
 
 class SealedPostgresSaver(AsyncPostgresSaver):
+    async def setup(self) -> None:
+        """LangGraph's migrations, one instance at a time (a session lock on its own connection,
+        held until they are done; the migrations run on another one of the pool)."""
+        async with _ainternal.get_connection(self.conn) as connection:
+            await connection.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
+            try:
+                await super().setup()
+            finally:
+                await connection.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
+
     async def aput(
         self,
         config: RunnableConfig,

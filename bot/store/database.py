@@ -142,6 +142,10 @@ _IDLE_SINCE = "countersign_idle_since"
 
 Migration = Callable[[Connection], None]
 
+SCHEMA_LOCK = 727001
+"""The PostgreSQL advisory lock every schema step takes, ours and LangGraph's saver's
+(``bot.security.postgres_saver``): instances starting at once on a new database take turns."""
+
 
 def _v1_initial(connection: Connection) -> None:
     metadata.create_all(connection, checkfirst=True)
@@ -167,7 +171,7 @@ async def migrate(engine: AsyncEngine, now: datetime) -> int:
     async with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             # one instance migrates at a time; the others wait and then find nothing to do
-            await connection.exec_driver_sql("SELECT pg_advisory_xact_lock(727001)")
+            await connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
         return await connection.run_sync(_apply_migrations, now)
 
 

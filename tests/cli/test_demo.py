@@ -14,7 +14,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from bot import App, ExecutionResult, Settings
-from bot.cli.demo import OfficeDeskApplication, next_message
+from bot.cli.demo import OfficeDeskApplication
+from bot.offline_model import next_message
 from bot.cli.main import main
 from bot.cli.terminal import OWNER_ID, TENANT_ID
 
