@@ -91,13 +91,14 @@ def reencrypt_command(args: argparse.Namespace) -> int:
         settings = load_settings()
         given = getattr(args, "database_url", None)
         url = given or settings.database_url
+        setting = "--database-url" if given else "DATABASE_URL"
         problem = database_url_problem(url) or _no_database(url)
         if problem is not None:
-            print(f"{'--database-url' if given else 'DATABASE_URL'}: {problem}", file=sys.stderr)
+            print(f"{setting}: {problem}", file=sys.stderr)
             return EXIT_USAGE
         keys = key_source(url, settings.countersign_encryption_keys)
         batch_size = getattr(args, "batch_size", DEFAULT_BATCH_SIZE)
-        report = asyncio.run(_reencrypt(url, keys, batch_size))
+        report = asyncio.run(_reencrypt(url, setting, keys, batch_size))
     except SettingsError as error:
         print(error.message, file=sys.stderr)
         return EXIT_USAGE
@@ -114,13 +115,22 @@ def reencrypt_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _reencrypt(url: str, keys: KeySource, batch_size: int) -> ReencryptReport:
-    """Refuses a SQLite database whose key file is lost (a new key would read nothing)."""
+async def _reencrypt(url: str, setting: str, keys: KeySource, batch_size: int) -> ReencryptReport:
+    """Refuses a database that cannot be opened (a ``SettingsError`` naming ``setting``) and a
+    SQLite database whose key file is lost (a new key would read nothing)."""
     from bot.security.reencrypt import reencrypt_database
-    from bot.store.database import create_engine, holds_rows
+    from bot.store.database import create_engine, database_failure, holds_rows
 
     engine = create_engine(url)
     try:
+        try:
+            async with engine.connect():
+                pass
+        except Exception as error:
+            reason = database_failure(error)
+            if reason is None:
+                raise
+            raise SettingsError(f"{setting}: the database could not be opened: {reason}") from None
         ring = await keys.load(holds_rows=lambda: holds_rows(engine))
     finally:
         await engine.dispose()

@@ -114,10 +114,18 @@ def _demo(args: argparse.Namespace) -> int:
 
 def run_demo(database_url: str = DEMO_DATABASE_URL, *, answers: Sequence[str] | None = None) -> int:
     """The terminal demo, with the encryption keys of the environment (or ``.env``)."""
-    from bot.cli.terminal import run_demo as run_terminal_demo
+    from bot.security.key_source import key_source
     from bot.settings import environment
+    from bot.store.database import database_url_problem
 
+    problem = database_url_problem(database_url)
+    if problem is not None:
+        raise SettingsError(f"--database-url: {problem}")
     keys_setting = environment().get(ENCRYPTION_KEYS)
+    key_source(database_url, keys_setting)  # a settings problem, before LangChain loads
+
+    from bot.cli.terminal import run_demo as run_terminal_demo
+
     return run_terminal_demo(database_url, answers=answers, encryption_keys=keys_setting)
 
 
@@ -141,7 +149,13 @@ def _serve_or_demo(args: argparse.Namespace) -> int:
 
 
 def _serve_slack() -> int:
-    from bot.slack.serve import serve_slack  # Slack's libraries load only to serve
+    from bot.security.key_source import key_source
+    from bot.settings import load_settings
+
+    settings = load_settings()  # its problems are told before Slack's libraries load
+    key_source(settings.database_url, settings.countersign_encryption_keys)
+
+    from bot.slack.serve import serve_slack
 
     return serve_slack()
 

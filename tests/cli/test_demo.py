@@ -15,9 +15,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from bot import App, ExecutionResult, Settings
 from bot.cli.demo import OfficeDeskApplication
-from bot.offline_model import next_message
 from bot.cli.main import main
 from bot.cli.terminal import OWNER_ID, TENANT_ID
+from bot.offline_model import next_message
 
 MEMORY = "sqlite+aiosqlite:///:memory:"
 REPO = Path(__file__).resolve().parents[2]
