@@ -52,9 +52,9 @@ class KeySource:
         if await asyncio.to_thread(self.key_file.exists) or not await holds_rows():
             return
         raise SettingsError(
-            f"the key file {self.key_file} is missing but the database holds encrypted rows: "
-            f"restore the file (from the backup of the database) or set {SETTING} to the key "
-            "it held"
+            f"the key file {self.key_file.resolve()} is missing but the database holds encrypted "
+            f"rows: restore the file (from the backup of the database) or set {SETTING} to the "
+            "key it held"
         )
 
 
