@@ -25,8 +25,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.postgres import _ainternal
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow
 
-from bot.store.database import SCHEMA_LOCK
+from bot.store.database import SCHEMA_LOCK, until_taken
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +40,11 @@ class _Inline:
 
 class SealedPostgresSaver(AsyncPostgresSaver):
     async def setup(self) -> None:
-        """LangGraph's migrations, one instance at a time (a session lock on its own connection,
-        held until they are done; the migrations run on another one of the pool)."""
+        """LangGraph's migrations, one instance at a time: a session lock, tried until had (see
+        ``SCHEMA_LOCK``) on a connection of its own (autocommit: idle between the tries and
+        while the migrations run on another connection of the pool), released after them."""
         async with _ainternal.get_connection(self.conn) as connection:
-            await connection.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
+            await until_taken(lambda: _try_lock(connection))
             try:
                 await super().setup()
             finally:
@@ -73,3 +76,9 @@ class SealedPostgresSaver(AsyncPostgresSaver):
     ) -> list[tuple[str, str, str, str, str, bytes | None]]:
         plain = {k: v.value if isinstance(v, _Inline) else v for k, v in values.items()}
         return super()._dump_blobs(thread_id, checkpoint_ns, plain, versions)
+
+
+async def _try_lock(connection: AsyncConnection[DictRow]) -> bool:
+    cursor = await connection.execute("SELECT pg_try_advisory_lock(%s) AS taken", (SCHEMA_LOCK,))
+    row = await cursor.fetchone()
+    return bool(row and row["taken"])

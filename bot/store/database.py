@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -144,7 +145,13 @@ Migration = Callable[[Connection], None]
 
 SCHEMA_LOCK = 727001
 """The PostgreSQL advisory lock every schema step takes, ours and LangGraph's saver's
-(``bot.security.postgres_saver``): instances starting at once on a new database take turns."""
+(``bot.security.postgres_saver``): instances starting at once on a new database take turns.
+
+It is *tried* (``pg_try_advisory_*``) until it is had, never waited for: LangGraph's setup runs
+``CREATE INDEX CONCURRENTLY``, which waits for every open transaction to end, and a session
+blocked on the lock is one (it would wait for the holder, the holder for it: a deadlock
+PostgreSQL does not detect). Between two tries a waiting instance has no transaction open."""
+SCHEMA_LOCK_RETRY_SECONDS = 0.05
 
 
 def _v1_initial(connection: Connection) -> None:
@@ -166,13 +173,36 @@ def _apply_migrations(connection: Connection, now: datetime) -> int:
     return len(MIGRATIONS)
 
 
+async def until_taken(try_lock: Callable[[], Awaitable[bool]]) -> None:
+    """Try ``try_lock`` until it says the lock is had (see ``SCHEMA_LOCK``: never wait on it)."""
+    while True:
+        if await try_lock():
+            return
+        await asyncio.sleep(SCHEMA_LOCK_RETRY_SECONDS)
+
+
 async def migrate(engine: AsyncEngine, now: datetime) -> int:
-    """Bring the schema to the newest version; idempotent. Returns the version."""
-    async with engine.begin() as connection:
-        if engine.dialect.name == "postgresql":
-            # one instance migrates at a time; the others wait and then find nothing to do
-            await connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
-        return await connection.run_sync(_apply_migrations, now)
+    """Bring the schema to the newest version; idempotent. Returns the version.
+
+    On PostgreSQL one instance migrates at a time (``SCHEMA_LOCK``); the others find nothing to
+    do once it is their turn.
+    """
+    if engine.dialect.name != "postgresql":
+        async with engine.begin() as connection:
+            return await connection.run_sync(_apply_migrations, now)
+    version = 0
+
+    async def try_to_migrate() -> bool:
+        nonlocal version
+        async with engine.begin() as connection:
+            lock = f"SELECT pg_try_advisory_xact_lock({SCHEMA_LOCK})"
+            if not (await connection.exec_driver_sql(lock)).scalar():
+                return False  # the transaction ends here: nothing open while it waits
+            version = await connection.run_sync(_apply_migrations, now)
+            return True
+
+    await until_taken(try_to_migrate)
+    return version
 
 
 async def holds_rows(engine: AsyncEngine) -> bool:
