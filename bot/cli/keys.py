@@ -15,12 +15,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from bot.core.errors import CountersignError, SettingsError
-from bot.security.keys import KEY_ID_PATTERN, SETTING, generate_key
 
 if TYPE_CHECKING:
     from bot.security.key_source import KeySource
     from bot.security.reencrypt import ReencryptReport
 
+SETTING = "COUNTERSIGN_ENCRYPTION_KEYS"
+"""``bot.security.SETTING``, not imported from there: ``bot.security`` loads LangGraph, and the
+help of ``python -m bot`` should not wait for it."""
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -75,6 +77,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def keygen_command(args: argparse.Namespace) -> int:
     """Print a new key entry (stdout) and how to use it (stderr)."""
+    from bot.security.keys import generate_key
+
     key = generate_key(getattr(args, "key_id", None))
     print(key.entry(), flush=True)
     sys.stderr.write(ROTATION_HINT)
@@ -160,6 +164,8 @@ def _no_database(url: str) -> str | None:
 
 
 def _key_id(text: str) -> str:
+    from bot.security.keys import KEY_ID_PATTERN
+
     if not KEY_ID_PATTERN.fullmatch(text):
         raise argparse.ArgumentTypeError("a key id is 1 to 32 letters, digits, - or _")
     return text

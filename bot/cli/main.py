@@ -25,7 +25,7 @@ from bot.core.errors import SettingsError
 
 DEMO_DATABASE_URL: Final = "sqlite+aiosqlite:///countersign-demo.db"
 EXIT_SETTINGS: Final = 2
-ENCRYPTION_KEYS: Final = "COUNTERSIGN_ENCRYPTION_KEYS"
+ENCRYPTION_KEYS: Final = keys.SETTING
 
 Command = Callable[[argparse.Namespace], int]
 
