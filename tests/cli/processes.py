@@ -3,11 +3,15 @@ environment a person would have (PATH, HOME) and the settings the test gives."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.slack.stub import SlackStub
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_SECONDS = 60
@@ -44,3 +48,27 @@ def python_m_bot(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin
         check=False,
     )
     return Ran(code=done.returncode, out=done.stdout, err=done.stderr)
+
+
+class StubThread:
+    """A ``SlackStub`` served by an event loop on a thread of its own, so a test may block (on
+    ``subprocess.run``, on ``main()``) while the stub answers the bot's ``auth.test``."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.stub: SlackStub | None = None
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> SlackStub:
+        self._thread.start()
+        stub = SlackStub()
+        asyncio.run_coroutine_threadsafe(stub.start(), self.loop).result(10)
+        self.stub = stub
+        return stub
+
+    def __exit__(self, *_: object) -> None:
+        assert self.stub is not None
+        asyncio.run_coroutine_threadsafe(self.stub.close(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        self.loop.close()

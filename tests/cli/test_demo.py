@@ -18,6 +18,7 @@ from bot.cli.demo import OfficeDeskApplication
 from bot.cli.main import main
 from bot.cli.terminal import OWNER_ID, TENANT_ID
 from bot.offline_model import next_message
+from tests.cli.processes import python_m_bot
 
 MEMORY = "sqlite+aiosqlite:///:memory:"
 REPO = Path(__file__).resolve().parents[2]
@@ -266,3 +267,26 @@ def test_a_path_that_is_no_database_file_is_one_line(
     assert capsys.readouterr().err == (
         "--database-url: the database could not be opened: unable to open database file\n"
     )
+
+
+def test_a_question_mark_or_help_shows_the_words_understood(tmp_path: Path) -> None:
+    ran = python_m_bot("demo", cwd=tmp_path, stdin="?\napprove\nHELP\nreject: too expensive\n")
+
+    assert ran.code == 0, ran.err
+    assert ran.out.count('Reply "approve" or "reject: <reason>".') == 2
+    assert ran.out.count("  approve: approve, approved, ") == 2
+    assert "lgtm" in ran.out and "no way" in ran.out
+    assert "Not understood" not in ran.out  # help is never read as an answer
+    assert FINAL_ANSWER in ran.out
+    assert "audit trail:\n  1. refund-card-tool" in ran.out
+
+
+def test_the_questions_come_in_the_order_the_model_asked_them(tmp_path: Path) -> None:
+    ran = python_m_bot("demo", cwd=tmp_path, stdin="approve\nreject: too expensive\n")
+
+    assert ran.code == 0, ran.err
+    assert ran.out.index("[1/2] refund-card-tool") < ran.out.index("[2/2] book-expense-tool")
+    assert audit_trail(ran.out) == [
+        f"1. refund-card-tool: REPLIED by {OWNER_ID}: approved",
+        f"2. book-expense-tool: REPLIED by {OWNER_ID}: rejected: too expensive",
+    ]
