@@ -1,6 +1,11 @@
 """Countersign: people countersign what AI agents are about to do.
 
 The public API (a contract: names are added, never removed). The test kit is ``bot.testing``.
+
+Each name is imported from its module on first use (``_EXPORTED_FROM``; the imports below are
+for type checkers): ``python -m bot`` imports this package, and ``--help`` should not wait
+for LangChain and LangGraph (2.5-5 s). A name added here goes into all three lists; the test of
+the exported members reads every name of ``__all__``.
 """
 
 from __future__ import annotations

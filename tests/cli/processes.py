@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +16,12 @@ from tests.slack.stub import SlackStub
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_SECONDS = 60
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def person_env(**settings: str) -> dict[str, str]:

@@ -14,7 +14,6 @@ from bot.security import parse_key_ring
 from tests.cli.processes import REPO, person_env, python_m_bot
 from tests.security.office_run import key_ids, stored_values
 
-ANSWERS = "approve\nreject: too expensive\n"
 HEAVY = ("langchain_core", "langchain_openai", "langgraph", "openai", "slack_bolt", "sqlalchemy")
 COMMAND = re.compile(r"python -m bot(?: (?P<command>[a-z][a-z-]*))?")
 
@@ -63,34 +62,6 @@ def python_m_bot_with_importtime(*args: str, cwd: Path) -> str:
 # ------------------------------------------------------------------------------ the commands
 
 
-def test_python_m_bot_without_slack_names_what_is_missing_and_runs_the_demo(
-    tmp_path: Path,
-) -> None:
-    ran = python_m_bot(cwd=tmp_path, stdin=ANSWERS)
-
-    assert ran.code == 0, ran.err
-    assert ran.err_lines[0].startswith("SLACK_BOT_TOKEN is missing")
-    assert ran.err_lines[1].startswith("SLACK_SIGNING_SECRET is missing")
-    assert "the expense was rejected: too expensive" in ran.out
-
-
-def test_serve_without_slack_is_one_line_naming_both_settings(tmp_path: Path) -> None:
-    ran = python_m_bot("serve", cwd=tmp_path)
-
-    assert ran.code == 2
-    [line] = ran.err_lines
-    assert line.startswith("SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are missing: ")
-    assert ran.out == ""
-
-
-def test_demo_with_piped_answers(tmp_path: Path) -> None:
-    ran = python_m_bot("demo", cwd=tmp_path, stdin=ANSWERS)
-
-    assert ran.code == 0, ran.err
-    assert "audit trail:" in ran.out
-    assert (tmp_path / "countersign-demo.db.key").is_file()
-
-
 def test_keygen_prints_a_key_the_setting_takes(tmp_path: Path) -> None:
     ran = python_m_bot("keygen", cwd=tmp_path)
 
@@ -98,19 +69,12 @@ def test_keygen_prints_a_key_the_setting_takes(tmp_path: Path) -> None:
     [entry] = ran.out.splitlines()
     ring = parse_key_ring(entry)  # the format of COUNTERSIGN_ENCRYPTION_KEYS
     assert len(ring.current.secret) == 32
-    assert "COUNTERSIGN_ENCRYPTION_KEYS" in ran.err
-    demo = python_m_bot(
-        "demo",
-        cwd=tmp_path,
-        env=person_env(COUNTERSIGN_ENCRYPTION_KEYS=entry),
-        stdin=ANSWERS,
-    )
-    assert demo.code == 0, demo.err
-    assert not (tmp_path / "countersign-demo.db.key").exists()  # the setting's key was used
+    assert "COUNTERSIGN_ENCRYPTION_KEYS" in ran.err  # how to use it (the rotation test does)
 
 
 def test_reencrypt_moves_the_rows_after_a_rotation(tmp_path: Path) -> None:
     old, new = (python_m_bot("keygen", cwd=tmp_path).out.strip() for _ in range(2))
+    # the demo runs on the old key alone: a key keygen printed is one the setting takes
     url = f"sqlite+aiosqlite:///{tmp_path / 'office.db'}"
     paused = python_m_bot(
         "demo",

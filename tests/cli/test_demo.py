@@ -269,7 +269,7 @@ def test_a_path_that_is_no_database_file_is_one_line(
     )
 
 
-def test_a_question_mark_or_help_shows_the_words_understood(tmp_path: Path) -> None:
+def test_help_shows_the_words_understood_and_questions_come_as_asked(tmp_path: Path) -> None:
     ran = python_m_bot("demo", cwd=tmp_path, stdin="?\napprove\nHELP\nreject: too expensive\n")
 
     assert ran.code == 0, ran.err
@@ -278,13 +278,7 @@ def test_a_question_mark_or_help_shows_the_words_understood(tmp_path: Path) -> N
     assert "lgtm" in ran.out and "no way" in ran.out
     assert "Not understood" not in ran.out  # help is never read as an answer
     assert FINAL_ANSWER in ran.out
-    assert "audit trail:\n  1. refund-card-tool" in ran.out
-
-
-def test_the_questions_come_in_the_order_the_model_asked_them(tmp_path: Path) -> None:
-    ran = python_m_bot("demo", cwd=tmp_path, stdin="approve\nreject: too expensive\n")
-
-    assert ran.code == 0, ran.err
+    # in the order the model asked, whatever order the store lists them in
     assert ran.out.index("[1/2] refund-card-tool") < ran.out.index("[2/2] book-expense-tool")
     assert audit_trail(ran.out) == [
         f"1. refund-card-tool: REPLIED by {OWNER_ID}: approved",

@@ -17,10 +17,9 @@ import pytest
 
 from bot.settings import load_settings
 from bot.store.database import DEFAULT_DATABASE_URL
-from tests.cli.processes import REPO, Ran, person_env, python_m_bot
+from tests.cli.processes import REPO, Ran, free_port, person_env, python_m_bot
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.slack.stub import SlackStub
-from tests.slack.test_serve import free_port
 
 KEYS = "COUNTERSIGN_ENCRYPTION_KEYS"
 POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/does_not_exist_xyz"
