@@ -18,7 +18,7 @@ from bot.components.specs import AgentSpec, WorkflowSpec, spec_of
 from bot.core.clock import Clock, SystemClock, TimerHandle
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
-from bot.core.errors import AppClosedError, DtoValidationError, UnknownThreadError
+from bot.core.errors import AppClosedError, DtoValidationError, SettingsError, UnknownThreadError
 from bot.core.results import (
     ChildExecutionRecord,
     ExecutionPauseEvent,
@@ -51,6 +51,8 @@ from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import (
     create_engine,
+    database_url_problem,
+    holds_rows,
     migrate,
     open_transactions,
 )
@@ -122,12 +124,16 @@ class App:
         assembly = assemble(application, providers)
         clock = clock or SystemClock()
         url = database_url or settings.database_url
+        problem = database_url_problem(url)
+        if problem is not None:
+            raise SettingsError(f"DATABASE_URL: {problem}")
         keys = key_source(url, settings.countersign_encryption_keys)  # refuses a start at once
         sql_engine = create_engine(url)
         checkpointer: OpenCheckpointer | None = None
         try:
             await migrate(sql_engine, clock.now())
-            ring = await keys.load()  # after the database opened: a failed start leaves no key
+            # after the database opened: a failed start leaves no key
+            ring = await keys.load(holds_rows=lambda: holds_rows(sql_engine))
             checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
         except BaseException:
             if checkpointer is not None:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.core.errors import SettingsError
-from bot.models import ModelProvider, providers_from_env
-from bot.store.database import DEFAULT_DATABASE_URL
+from bot.store.database import DEFAULT_DATABASE_URL, database_url_problem
+
+if TYPE_CHECKING:
+    from bot.models import ModelProvider
 
 
 class Settings(BaseModel):
@@ -37,6 +40,8 @@ class Settings(BaseModel):
 
     def model_providers(self) -> list[ModelProvider]:
         """The OpenAI-compatible provider these settings describe, if any."""
+        from bot.models import providers_from_env  # LangChain loads only when models are needed
+
         environ = {
             "COUNTERSIGN_MODEL_BASE_URL": self.countersign_model_base_url,
             "COUNTERSIGN_MODEL_API_KEY": self.countersign_model_api_key,
@@ -47,19 +52,33 @@ class Settings(BaseModel):
         return providers_from_env({k: v for k, v in environ.items() if v is not None})
 
 
+def environment(
+    environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env"
+) -> dict[str, str]:
+    """``environ`` (default: the process environment) over ``env_file``; blank values dropped.
+
+    A blank setting (``DATABASE_URL=`` as ``.env.example`` has it) is an unset one.
+    """
+    values: dict[str, str] = {}
+    if env_file and os.path.exists(env_file):
+        values.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
+    values.update(os.environ if environ is None else environ)
+    return {name: value for name, value in values.items() if value.strip()}
+
+
 def load_settings(
     environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env"
 ) -> Settings:
     """Settings from ``environ`` (default: the process environment) over ``env_file``."""
-    values: dict[str, str] = {}
-    if env_file and os.path.exists(env_file):
-        values.update({k.lower(): v for k, v in dotenv_values(env_file).items() if v is not None})
-    source = os.environ if environ is None else environ
-    values.update({k.lower(): v for k, v in source.items()})
+    values = {k.lower(): v for k, v in environment(environ, env_file=env_file).items()}
     known = set(Settings.model_fields)
     try:
-        return Settings.model_validate({k: v for k, v in values.items() if k in known})
+        settings = Settings.model_validate({k: v for k, v in values.items() if k in known})
     except ValidationError as error:
         first = error.errors()[0]
         name = str(first["loc"][0]).upper() if first.get("loc") else "a setting"
         raise SettingsError(f"{name} is malformed: {first['msg']}") from None
+    problem = database_url_problem(settings.database_url)
+    if problem is not None:
+        raise SettingsError(f"DATABASE_URL: {problem}")
+    return settings

@@ -149,6 +149,18 @@ _BLOCKERS = (
     (_K.CHANGE, 'The reply asks for a change ("{}").'),
 )
 
+
+def verdict_words(*, approve: bool) -> tuple[str, ...]:
+    """The words and phrases read as an approval (or a rejection), in table order; emoji and
+    Slack shortcodes left out (``python -m bot demo`` shows them when asked for help)."""
+    wanted = _K.APPROVE if approve else _K.REJECT
+    return tuple(
+        " ".join(key)
+        for key, entry in _LEXICON.items()
+        if entry.kind is wanted and all(part.replace("'", "").isalpha() for part in key)
+    )
+
+
 _TOKEN = re.compile(
     r"(?P<skip>[^\S\n]+|[\u200d\ufe0e\ufe0f\u2640\u2642\U0001f3fb-\U0001f3ff]|:skin-tone-\d:)"
     r"|(?P<mention><[@#!][^>]*>)"

@@ -1,4 +1,4 @@
-"""The command line of Countersign (``python -m bot``): sub-commands ``serve`` and ``demo``."""
+"""The command line (``python -m bot``): ``serve``, ``demo``, ``keygen``, ``reencrypt``."""
 
 from bot.cli.main import main
 

@@ -12,20 +12,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from typing import TYPE_CHECKING
 
 from bot.core.errors import CountersignError, SettingsError
-from bot.security.key_source import key_source
-from bot.security.keys import KEY_ID_PATTERN, SETTING, generate_key
-from bot.security.reencrypt import DEFAULT_BATCH_SIZE, ReencryptReport, reencrypt_database
-from bot.settings import load_settings
-from bot.store.database import is_sqlite, sqlite_path
 
+if TYPE_CHECKING:
+    from bot.security.key_source import KeySource
+    from bot.security.reencrypt import ReencryptReport
+
+SETTING = "COUNTERSIGN_ENCRYPTION_KEYS"
+"""``bot.security.SETTING``, not imported from there: ``bot.security`` loads LangGraph, and the
+help of ``python -m bot`` should not wait for it."""
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+DEFAULT_BATCH_SIZE = 500
+"""Rows per transaction; ``bot.security.reencrypt`` (loaded only to re-encrypt) has the same."""
 
 ROTATION_HINT = (
     f"Put it first in {SETTING} (comma-separated, current key first; old keys after it).\n"
@@ -75,6 +77,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def keygen_command(args: argparse.Namespace) -> int:
     """Print a new key entry (stdout) and how to use it (stderr)."""
+    from bot.security.keys import generate_key
+
     key = generate_key(getattr(args, "key_id", None))
     print(key.entry(), flush=True)
     sys.stderr.write(ROTATION_HINT)
@@ -83,32 +87,58 @@ def keygen_command(args: argparse.Namespace) -> int:
 
 def reencrypt_command(args: argparse.Namespace) -> int:
     """Move every stored value to the current key; report how many values moved."""
+    from bot.security.key_source import key_source
+    from bot.settings import load_settings
+    from bot.store.database import database_failure, database_url_problem
+
     try:
         settings = load_settings()
-        url = getattr(args, "database_url", None) or settings.database_url
-        problem = _no_database(url)
+        given = getattr(args, "database_url", None)
+        url = given or settings.database_url
+        setting = "--database-url" if given else "DATABASE_URL"
+        problem = database_url_problem(url) or _no_database(url)
         if problem is not None:
-            print(problem, file=sys.stderr)
+            print(f"{setting}: {problem}", file=sys.stderr)
             return EXIT_USAGE
         keys = key_source(url, settings.countersign_encryption_keys)
         batch_size = getattr(args, "batch_size", DEFAULT_BATCH_SIZE)
-
-        async def run() -> ReencryptReport:
-            return await reencrypt_database(url, await keys.load(), batch_size=batch_size)
-
-        report = asyncio.run(run())
+        report = asyncio.run(_reencrypt(url, setting, keys, batch_size))
     except SettingsError as error:
         print(error.message, file=sys.stderr)
         return EXIT_USAGE
     except CountersignError as error:
         print(f"re-encryption stopped: {error.message}", file=sys.stderr)
         return EXIT_FAILED
-    except (SQLAlchemyError, OSError) as error:
-        reason = error.orig if isinstance(error, DBAPIError) else error
+    except Exception as error:
+        reason = database_failure(error)
+        if reason is None:
+            raise
         print(f"the database could not be re-encrypted: {reason}", file=sys.stderr)
         return EXIT_FAILED
     print(describe(report), flush=True)
     return EXIT_OK
+
+
+async def _reencrypt(url: str, setting: str, keys: KeySource, batch_size: int) -> ReencryptReport:
+    """Refuses a database that cannot be opened (a ``SettingsError`` naming ``setting``) and a
+    SQLite database whose key file is lost (a new key would read nothing)."""
+    from bot.security.reencrypt import reencrypt_database
+    from bot.store.database import create_engine, database_failure, holds_rows
+
+    engine = create_engine(url)
+    try:
+        try:
+            async with engine.connect():
+                pass
+        except Exception as error:
+            reason = database_failure(error)
+            if reason is None:
+                raise
+            raise SettingsError(f"{setting}: the database could not be opened: {reason}") from None
+        ring = await keys.load(holds_rows=lambda: holds_rows(engine))
+    finally:
+        await engine.dispose()
+    return await reencrypt_database(url, ring, batch_size=batch_size)
 
 
 def describe(report: ReencryptReport) -> str:
@@ -121,6 +151,8 @@ def describe(report: ReencryptReport) -> str:
 
 
 def _no_database(url: str) -> str | None:
+    from bot.store.database import is_sqlite, sqlite_path
+
     if not is_sqlite(url):
         return None
     path = sqlite_path(url)
@@ -132,12 +164,17 @@ def _no_database(url: str) -> str | None:
 
 
 def _key_id(text: str) -> str:
+    from bot.security.keys import KEY_ID_PATTERN
+
     if not KEY_ID_PATTERN.fullmatch(text):
         raise argparse.ArgumentTypeError("a key id is 1 to 32 letters, digits, - or _")
     return text
 
 
 def _database_url(text: str) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         make_url(text)
     except ArgumentError:

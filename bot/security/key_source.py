@@ -15,6 +15,7 @@ file, after the database was opened (a database that cannot be opened leaves no 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,15 +31,31 @@ class KeySource:
     key_file: Path | None
     """The key file of a SQLite file database; None in memory and on PostgreSQL."""
 
-    async def load(self) -> KeyRing:
+    async def load(self, *, holds_rows: Callable[[], Awaitable[bool]] | None = None) -> KeyRing:
+        """The keys; a key file is made if there is none, unless ``holds_rows()`` says the
+        database already holds rows (written with the key of a file that is now lost: a new key
+        could not read them, and the rows written with it would mix two keys nobody has both of).
+        """
         if self.key_file is None:
             return self.configured or random_key_ring()
         if self.configured is None:
+            if holds_rows is not None:
+                await self._refuse_a_lost_key_file(holds_rows)
             return (await asyncio.to_thread(load_or_create_key_file, self.key_file)).ring
         if not await asyncio.to_thread(self.key_file.exists):
             return self.configured
         older = await asyncio.to_thread(read_key_file, self.key_file)
         return self.configured.with_older(older.keys, source=f"the key file {self.key_file}")
+
+    async def _refuse_a_lost_key_file(self, holds_rows: Callable[[], Awaitable[bool]]) -> None:
+        assert self.key_file is not None
+        if await asyncio.to_thread(self.key_file.exists) or not await holds_rows():
+            return
+        raise SettingsError(
+            f"the key file {self.key_file.resolve()} is missing but the database holds encrypted "
+            f"rows: restore the file (from the backup of the database) or set {SETTING} to the "
+            "key it held"
+        )
 
 
 def key_source(database_url: str, configured: str | None) -> KeySource:

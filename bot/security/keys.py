@@ -29,6 +29,7 @@ SETTING = "COUNTERSIGN_ENCRYPTION_KEYS"
 KEY_BYTES = 32  # AES-256
 KEY_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,32}")
 KEYGEN_HINT = "make one with: python -m bot keygen"
+_QUOTES = "\"'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +139,9 @@ def parse_key_ring(text: str, *, source: str = SETTING) -> KeyRing:
 
 def _parse_entry(entry: str, position: int, source: str) -> EncryptionKey:
     where = f"{source} entry {position}"
+    if entry[0] in _QUOTES or entry[-1] in _QUOTES:
+        # a shell or an env file would have removed them; docker's --env-file and systemd keep them
+        raise SettingsError(f"{where} is in quotes: remove the quotes around the value")
     key_id, colon, encoded = entry.partition(":")
     key_id, encoded = key_id.strip(), encoded.strip()
     if not colon or not key_id or not encoded:

@@ -7,6 +7,10 @@ stored in clear). This saver boxes such values so the parent moves them to
 ``checkpoint_blobs``, and unboxes them when the blobs are dumped, so they are sealed like the
 rest. ``None`` stays inline (nothing to hide). Reading is unchanged: blobs are read as always.
 
+Its ``setup`` (LangGraph's migrations) runs under the advisory lock of our own migrations
+(``SCHEMA_LOCK``): the plain one, run by two instances at once on a new database, has one of
+them fail with a ``UniqueViolation`` (both create the tables, both record version 0).
+
 A boxed channel's blob is written at every checkpoint, not only when the channel changed
 (``ON CONFLICT DO NOTHING`` makes a repeat free): a thread whose value was inline in a checkpoint
 written by the plain saver keeps it.
@@ -19,7 +23,12 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.postgres import _ainternal
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow
+
+from bot.store.database import SCHEMA_LOCK, until_taken
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +39,17 @@ class _Inline:
 
 
 class SealedPostgresSaver(AsyncPostgresSaver):
+    async def setup(self) -> None:
+        """LangGraph's migrations, one instance at a time: a session lock, tried until had (see
+        ``SCHEMA_LOCK``) on a connection of its own (autocommit: idle between the tries and
+        while the migrations run on another connection of the pool), released after them."""
+        async with _ainternal.get_connection(self.conn) as connection:
+            await until_taken(lambda: _try_lock(connection))
+            try:
+                await super().setup()
+            finally:
+                await connection.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
+
     async def aput(
         self,
         config: RunnableConfig,
@@ -56,3 +76,9 @@ class SealedPostgresSaver(AsyncPostgresSaver):
     ) -> list[tuple[str, str, str, str, str, bytes | None]]:
         plain = {k: v.value if isinstance(v, _Inline) else v for k, v in values.items()}
         return super()._dump_blobs(thread_id, checkpoint_ns, plain, versions)
+
+
+async def _try_lock(connection: AsyncConnection[DictRow]) -> bool:
+    cursor = await connection.execute("SELECT pg_try_advisory_lock(%s) AS taken", (SCHEMA_LOCK,))
+    row = await cursor.fetchone()
+    return bool(row and row["taken"])

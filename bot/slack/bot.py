@@ -46,6 +46,7 @@ from bot.slack.middlewares import DropEventRetries, ReparseSlashCommand, Resolve
 from bot.slack.pending import PendingLists
 from bot.slack.services import SlackServices
 from bot.slack.settings import SlackSettings
+from bot.slack.signature_log import RefusedSignatures
 from bot.slack.signing import MetadataSigner
 from bot.slack.store import SeenEvents, SlackMessageStore
 from bot.slack.tasks import AckFirst, BackgroundTasks
@@ -157,6 +158,7 @@ class SlackBot:
                 max_body_bytes=self._settings.max_body_bytes,
                 is_open=lambda: self._state is not _State.CLOSED,
                 gate=self.tasks.gate,
+                on_refused=RefusedSignatures(self._app.clock).refused,
             )
         return self._web_app
 

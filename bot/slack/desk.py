@@ -9,7 +9,8 @@ broken": its agent may refund a card and book an expense, each after an approval
 
 Replies in a question's thread are read by the keyword interpreter ("approve", "reject: too
 much"). The agent's model is ``COUNTERSIGN_DESK_MODEL``, served by the configured provider
-(``COUNTERSIGN_MODEL_*``).
+(``COUNTERSIGN_MODEL_*``); ``offline`` is the terminal demo's scripted model (no provider, no
+network): whatever is asked, it asks to refund order A-1001 and to book a team lunch.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.errors import SettingsError
 from bot.desk import ExpenseInput, RefundCardInput, desk_tools, desk_workflow
 from bot.models import ModelProvider, serving_provider
+from bot.offline_model import OFFLINE_MODEL, OfflineDemoModel
 from bot.slack.approvers import is_approver_id
 from channels.slack import slack_channel
 from interpreters import KeywordReplyInterpreter
@@ -80,11 +82,14 @@ def load_desk_settings(
 
 def check_desk_model(settings: DeskSettings, providers: list[ModelProvider]) -> None:
     """One clear line when no configured provider serves the desk's model."""
+    if settings.model == OFFLINE_MODEL:
+        return
     if serving_provider(settings.model, providers) is None:
         raise SettingsError(
             f"COUNTERSIGN_MODEL_NAMES: no model provider serves the desk's model "
             f"{settings.model!r}: set COUNTERSIGN_MODEL_BASE_URL, COUNTERSIGN_MODEL_API_KEY and "
-            "COUNTERSIGN_MODEL_NAMES (or COUNTERSIGN_DESK_MODEL to a model they serve)"
+            "COUNTERSIGN_MODEL_NAMES (or COUNTERSIGN_DESK_MODEL to a model they serve, or to "
+            f"{OFFLINE_MODEL} for the scripted demo model)"
         )
 
 
@@ -139,7 +144,7 @@ def build_desk(settings: DeskSettings) -> type:
     tools = desk_tools(refund_role, expense_role)
     DeskWorkflow = desk_workflow(
         tools,
-        model=settings.model,
+        model=OfflineDemoModel() if settings.model == OFFLINE_MODEL else settings.model,
         description="Refunds cards and books expenses, each after a person's approval",
     )
 

@@ -3,8 +3,9 @@
 HTTP on ``PORT`` (``POST /slack/events``, ``GET /healthz``), or Socket Mode when
 ``SLACK_APP_TOKEN`` is set, until SIGINT or SIGTERM; then the bot finishes its background work
 (bounded) and the App closes. The application is ``COUNTERSIGN_APP`` (``module:Class``), else
-the built-in Slack office desk (``bot.slack.desk``). A missing or malformed setting is one line
-on standard error and exit code 2.
+the built-in Slack office desk (``bot.slack.desk``). A missing or malformed setting, a bot token
+Slack refuses (one ``auth.test`` at start) and a database that cannot be opened are one line on
+standard error and exit code 2.
 """
 
 from __future__ import annotations
@@ -19,16 +20,18 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from aiohttp import web
-from sqlalchemy.exc import SQLAlchemyError
 
 from bot.app import App
 from bot.components.specs import ApplicationSpec, spec_of
 from bot.core.errors import AssemblyError, SettingsError
+from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.slack.bot import SlackBot
 from bot.slack.desk import build_desk, check_desk_model, load_desk_settings
 from bot.slack.settings import SlackSettings, load_slack_settings
+from bot.slack.token_check import check_bot_token
 from bot.slack.web import EVENTS_PATH
+from bot.store.database import database_failure
 
 EXIT_OK: Final = 0
 EXIT_SETTINGS: Final = 2
@@ -44,22 +47,28 @@ async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, 
     try:
         slack = load_slack_settings(environ, env_file=env_file)
         settings = load_settings(environ, env_file=env_file)
+        key_source(settings.database_url, settings.countersign_encryption_keys)  # at once
         application = load_application(settings, environ, env_file)
-    except SettingsError as error:
+        await check_bot_token(slack)
+        app = await _create_app(application, settings)
+    except (SettingsError, AssemblyError) as error:
         print(error.message, file=err)
-        return EXIT_SETTINGS
-    try:
-        app = await App.create(application, settings=settings)
-    except AssemblyError as error:
-        print(error.message, file=err)
-        return EXIT_SETTINGS
-    except (SQLAlchemyError, OSError) as error:
-        print(f"DATABASE_URL: the database could not be opened: {error}", file=err)
         return EXIT_SETTINGS
     try:
         return await _run(app, slack, out, err)
     finally:
         await app.close()
+
+
+async def _create_app(application: type, settings: Settings) -> App:
+    """The App; a database that cannot be opened is a ``SettingsError`` naming DATABASE_URL."""
+    try:
+        return await App.create(application, settings=settings)
+    except Exception as error:
+        reason = database_failure(error)
+        if reason is None:
+            raise
+        raise SettingsError(f"DATABASE_URL: the database could not be opened: {reason}") from None
 
 
 async def _run(app: App, slack: SlackSettings, out: TextIO, err: TextIO) -> int:
@@ -116,9 +125,7 @@ def load_application(settings: Settings, environ: Mapping[str, str] | None, env_
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise SettingsError(
-            f"COUNTERSIGN_APP is malformed: cannot import {module_name}: {error}"
-        ) from None
+        raise SettingsError(_import_failure(module_name, error)) from None
     found = getattr(module, attribute, None)
     if not isinstance(spec_of(found), ApplicationSpec):
         raise SettingsError(
@@ -126,3 +133,15 @@ def load_application(settings: Settings, environ: Mapping[str, str] | None, env_
         )
     assert isinstance(found, type)
     return found
+
+
+def _import_failure(module_name: str, error: ImportError) -> str:
+    """Why ``COUNTERSIGN_APP``'s module did not import: it is not found, or it failed itself."""
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    if missing is not None and (module_name == missing or module_name.startswith(f"{missing}.")):
+        return (
+            f"COUNTERSIGN_APP: the module {module_name} cannot be imported (no module named "
+            f"{missing!r}): run from the folder that holds it, or add that folder to PYTHONPATH"
+        )
+    reason = " ".join(str(error).split())
+    return f"COUNTERSIGN_APP: importing the module {module_name} failed: {reason}"

@@ -8,7 +8,7 @@ form (or not an object) is 400.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from aiohttp import web
@@ -22,12 +22,21 @@ EVENTS_PATH: Final = "/slack/events"
 HEALTH_PATH: Final = "/healthz"
 
 
+Refused = Callable[[str, Mapping[str, Sequence[str]]], None]
+
+
 def build_web_app(
-    bolt: AsyncApp, *, max_body_bytes: int, is_open: Callable[[], bool], gate: AckFirst
+    bolt: AsyncApp,
+    *,
+    max_body_bytes: int,
+    is_open: Callable[[], bool],
+    gate: AckFirst,
+    on_refused: Refused | None = None,
 ) -> web.Application:
     """An aiohttp application serving ``bolt``; ``is_open`` turns ``/healthz`` to 503 at close.
 
     Background work waits (``gate``) while a request is being dispatched up to its ack.
+    ``on_refused(body, headers)`` hears of each request Bolt refused for its signature (401).
     """
 
     async def slack_events(request: web.Request) -> web.Response:
@@ -52,6 +61,8 @@ def build_web_app(
             return _bad_request("the body is neither JSON nor a form Slack sends")
         with gate.acking():
             response = await bolt.async_dispatch(bolt_request)
+        if response.status == 401 and on_refused is not None:
+            on_refused(raw, bolt_request.headers)
         return await to_aiohttp_response(response)
 
     async def healthz(request: web.Request) -> web.Response:

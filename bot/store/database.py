@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 from sqlalchemy import Connection, Index, Table, event, func, insert, inspect, select, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from bot.store.tables import metadata, pause_answers, pauses, schema_version
+from bot.store.tables import executions, metadata, pause_answers, pauses, schema_version
 from bot.store.transactions import (
     AsyncEngineTransactions,
     ThreadedSqliteTransactions,
@@ -22,7 +25,53 @@ from bot.store.transactions import (
 )
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///countersign.db"
+POSTGRES_EXAMPLE = "postgresql+asyncpg://user@host:5432/countersign"
+SUPPORTED_DATABASES = (
+    f"use SQLite ({DEFAULT_DATABASE_URL}) or PostgreSQL ({POSTGRES_EXAMPLE}), "
+    "the only databases supported"
+)
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def database_url_problem(url: str) -> str | None:
+    """What is wrong with a database URL, for people (what to write instead); None if usable.
+
+    Only the async drivers are served: SQLAlchemy's default drivers (``postgresql://`` is
+    psycopg2, ``sqlite://`` pysqlite) block the event loop, and psycopg2 is not installed.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return f"not a database URL: {SUPPORTED_DATABASES}"
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend in ("postgres", "postgresql"):
+        if driver == "asyncpg":
+            return None
+        return (
+            f"{parsed.drivername}:// is not served (it needs the async driver): "
+            f"write postgresql+asyncpg:// (e.g. {POSTGRES_EXAMPLE})"
+        )
+    if backend == "sqlite":
+        if driver == "aiosqlite":
+            return None
+        return (
+            f"{parsed.drivername}:// is not served (it needs the async driver): "
+            f"write sqlite+aiosqlite:/// (e.g. {DEFAULT_DATABASE_URL})"
+        )
+    return f"{backend} is not supported: {SUPPORTED_DATABASES}"
+
+
+def database_failure(error: BaseException) -> str | None:
+    """Why a database could not be opened, in one line; None if ``error`` is no such failure.
+
+    asyncpg raises its own errors while connecting (unwrapped by SQLAlchemy); the rest come
+    wrapped (``DBAPIError.orig``) or as ``OSError`` (refused connection, unreadable file).
+    """
+    if isinstance(error, DBAPIError) and error.orig is not None:
+        error = error.orig
+    elif not isinstance(error, (SQLAlchemyError, OSError, sqlite3.Error, asyncpg.PostgresError)):
+        return None
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def is_sqlite(url: str) -> bool:
@@ -94,6 +143,16 @@ _IDLE_SINCE = "countersign_idle_since"
 
 Migration = Callable[[Connection], None]
 
+SCHEMA_LOCK = 727001
+"""The PostgreSQL advisory lock every schema step takes, ours and LangGraph's saver's
+(``bot.security.postgres_saver``): instances starting at once on a new database take turns.
+
+It is *tried* (``pg_try_advisory_*``) until it is had, never waited for: LangGraph's setup runs
+``CREATE INDEX CONCURRENTLY``, which waits for every open transaction to end, and a session
+blocked on the lock is one (it would wait for the holder, the holder for it: a deadlock
+PostgreSQL does not detect). Between two tries a waiting instance has no transaction open."""
+SCHEMA_LOCK_RETRY_SECONDS = 0.05
+
 
 def _v1_initial(connection: Connection) -> None:
     metadata.create_all(connection, checkfirst=True)
@@ -141,13 +200,43 @@ def _apply_migrations(connection: Connection, now: datetime) -> int:
     return len(MIGRATIONS)
 
 
+async def until_taken(try_lock: Callable[[], Awaitable[bool]]) -> None:
+    """Try ``try_lock`` until it says the lock is had (see ``SCHEMA_LOCK``: never wait on it)."""
+    while True:
+        if await try_lock():
+            return
+        await asyncio.sleep(SCHEMA_LOCK_RETRY_SECONDS)
+
+
 async def migrate(engine: AsyncEngine, now: datetime) -> int:
-    """Bring the schema to the newest version; idempotent. Returns the version."""
-    async with engine.begin() as connection:
-        if engine.dialect.name == "postgresql":
-            # one instance migrates at a time; the others wait and then find nothing to do
-            await connection.exec_driver_sql("SELECT pg_advisory_xact_lock(727001)")
-        return await connection.run_sync(_apply_migrations, now)
+    """Bring the schema to the newest version; idempotent. Returns the version.
+
+    On PostgreSQL one instance migrates at a time (``SCHEMA_LOCK``); the others find nothing to
+    do once it is their turn.
+    """
+    if engine.dialect.name != "postgresql":
+        async with engine.begin() as connection:
+            return await connection.run_sync(_apply_migrations, now)
+    version = 0
+
+    async def try_to_migrate() -> bool:
+        nonlocal version
+        async with engine.begin() as connection:
+            lock = f"SELECT pg_try_advisory_xact_lock({SCHEMA_LOCK})"
+            if not (await connection.exec_driver_sql(lock)).scalar():
+                return False  # the transaction ends here: nothing open while it waits
+            version = await connection.run_sync(_apply_migrations, now)
+            return True
+
+    await until_taken(try_to_migrate)
+    return version
+
+
+async def holds_rows(engine: AsyncEngine) -> bool:
+    """Whether any execution is stored (every encrypted row belongs to one)."""
+    async with engine.connect() as connection:
+        found = await connection.execute(select(executions.c.execution_id).limit(1))
+        return found.first() is not None
 
 
 def open_transactions(engine: AsyncEngine) -> Transactions:

@@ -14,8 +14,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from bot import App, ExecutionResult, Settings
-from bot.cli.demo import OfficeDeskApplication, next_message
-from bot.cli.main import OWNER_ID, TENANT_ID, main
+from bot.cli.demo import OfficeDeskApplication
+from bot.cli.main import main
+from bot.cli.terminal import OWNER_ID, TENANT_ID
+from bot.offline_model import next_message
+from tests.cli.processes import python_m_bot
 
 MEMORY = "sqlite+aiosqlite:///:memory:"
 REPO = Path(__file__).resolve().parents[2]
@@ -171,9 +174,9 @@ def test_a_database_that_cannot_be_opened_is_one_line(
     url = f"sqlite+aiosqlite:///{tmp_path}/missing/dir/d.db"
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
 
-    assert main(["demo", "--database-url", url]) == 1
+    assert main(["demo", "--database-url", url]) == 2
     assert capsys.readouterr().err == (
-        f"The database could not be opened: the folder {tmp_path}/missing/dir does not exist\n"
+        f"--database-url: the folder {tmp_path}/missing/dir does not exist\n"
     )
 
 
@@ -260,7 +263,24 @@ def test_a_path_that_is_no_database_file_is_one_line(
     (tmp_path / "folder.db").mkdir()
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
 
-    assert main(["demo", "--database-url", f"sqlite+aiosqlite:///{tmp_path}/folder.db"]) == 1
+    assert main(["demo", "--database-url", f"sqlite+aiosqlite:///{tmp_path}/folder.db"]) == 2
     assert capsys.readouterr().err == (
-        "The database could not be opened: unable to open database file\n"
+        "--database-url: the database could not be opened: unable to open database file\n"
     )
+
+
+def test_help_shows_the_words_understood_and_questions_come_as_asked(tmp_path: Path) -> None:
+    ran = python_m_bot("demo", cwd=tmp_path, stdin="?\napprove\nHELP\nreject: too expensive\n")
+
+    assert ran.code == 0, ran.err
+    assert ran.out.count('Reply "approve" or "reject: <reason>".') == 2
+    assert ran.out.count("  approve: approve, approved, ") == 2
+    assert "lgtm" in ran.out and "no way" in ran.out
+    assert "Not understood" not in ran.out  # help is never read as an answer
+    assert FINAL_ANSWER in ran.out
+    # in the order the model asked, whatever order the store lists them in
+    assert ran.out.index("[1/2] refund-card-tool") < ran.out.index("[2/2] book-expense-tool")
+    assert audit_trail(ran.out) == [
+        f"1. refund-card-tool: REPLIED by {OWNER_ID}: approved",
+        f"2. book-expense-tool: REPLIED by {OWNER_ID}: rejected: too expensive",
+    ]

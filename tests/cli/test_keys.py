@@ -137,8 +137,11 @@ def test_reencrypt_names_a_missing_old_key_and_no_key(
 @pytest.mark.parametrize(
     ("url", "says"),
     [
-        ("sqlite+aiosqlite:///:memory:", "an in-memory database keeps nothing to re-encrypt"),
-        ("sqlite+aiosqlite:///nowhere/none.db", "there is no database at "),
+        (
+            "sqlite+aiosqlite:///:memory:",
+            "--database-url: an in-memory database keeps nothing to re-encrypt",
+        ),
+        ("sqlite+aiosqlite:///nowhere/none.db", "--database-url: there is no database at "),
         (
             "postgresql+asyncpg://nobody@127.0.0.1:9/nothing",
             "COUNTERSIGN_ENCRYPTION_KEYS is not set, and PostgreSQL needs it",

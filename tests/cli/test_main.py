@@ -97,8 +97,8 @@ def test_a_malformed_database_url_is_a_usage_error(capsys: pytest.CaptureFixture
     assert "argument --database-url: not a database URL" in capsys.readouterr().err
 
 
-def test_serve_without_slack_settings_names_them_and_runs_the_demo(tmp_path: Path) -> None:
-    done = python_m_bot("serve", cwd=tmp_path, stdin=ANSWERS)
+def test_no_command_without_slack_settings_names_them_and_runs_the_demo(tmp_path: Path) -> None:
+    done = python_m_bot(cwd=tmp_path, stdin=ANSWERS)
 
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
@@ -111,15 +111,21 @@ def test_serve_without_slack_settings_names_them_and_runs_the_demo(tmp_path: Pat
     assert (tmp_path / "countersign-demo.db").is_file()
 
 
-def test_no_sub_command_behaves_like_serve(tmp_path: Path) -> None:
-    done = python_m_bot(cwd=tmp_path, stdin=ANSWERS)
+def test_serve_without_slack_settings_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = python_m_bot("serve", cwd=tmp_path, stdin=ANSWERS)
 
-    assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines()[0].startswith(MISSING_TOKEN)
-    assert "audit trail:" in done.stdout
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are missing: create the Slack app from "
+        "manifest.yml and copy its Bot User OAuth Token (OAuth & Permissions, xoxb-...) into "
+        ".env; copy the Signing Secret from the Slack app's Basic Information page into .env "
+        "(or try the terminal demo: python -m bot demo)"
+    ]
+    assert done.stdout == ""  # no demo
+    assert list(tmp_path.iterdir()) == []  # no database either
 
 
-def test_serve_names_only_what_is_missing(
+def test_no_command_names_only_what_is_missing(
     no_slack_env: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -128,7 +134,7 @@ def test_serve_names_only_what_is_missing(
     monkeypatch.setenv("SLACK_SIGNING_SECRET", "   ")  # blank is missing
     monkeypatch.setattr(sys, "stdin", io.StringIO(ANSWERS))
 
-    assert main(["serve"]) == 0
+    assert main([]) == 0
 
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [

@@ -21,6 +21,7 @@ from bot.slack import SlackBot, SlackSettings
 from bot.slack.desk import DeskSettings, build_desk
 from bot.slack.render import APPROVE_ACTION
 from bot.testing import FakeClock, call_tool, mock_llm
+from tests.cli.processes import StubThread, person_env
 from tests.slack.checks import buttons
 from tests.slack.conftest import SECRET, interactive_body, signed_headers
 from tests.slack.stub import BOT_USER, TEAM, SlackStub
@@ -66,7 +67,10 @@ def clean_environ(**extra: str) -> dict[str, str]:
             "COUNTERSIGN_MODEL_NAMES: no model provider serves the desk's model",
         ),
         ({"COUNTERSIGN_APP": "nowhere"}, "COUNTERSIGN_APP is malformed: module:ApplicationClass"),
-        ({"COUNTERSIGN_APP": "no.such.module:App"}, "COUNTERSIGN_APP is malformed: cannot"),
+        (
+            {"COUNTERSIGN_APP": "no.such.module:App"},
+            "COUNTERSIGN_APP: the module no.such.module cannot be imported",
+        ),
         ({"COUNTERSIGN_APP": "tests.slack.office:Ledger"}, "COUNTERSIGN_APP is malformed"),
         ({"SLACK_API_URL": "ftp://x"}, "SLACK_API_URL is malformed"),
     ],
@@ -96,7 +100,7 @@ def test_a_taken_port_is_one_line_and_exit_2(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    with socket.socket() as taken:
+    with socket.socket() as taken, StubThread() as slack_api:
         taken.bind(("0.0.0.0", 0))
         taken.listen()
         port = taken.getsockname()[1]
@@ -104,6 +108,7 @@ def test_a_taken_port_is_one_line_and_exit_2(
             PORT=str(port),
             COUNTERSIGN_APP="tests.slack.served:ServedApplication",
             DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'taken.db'}",
+            SLACK_API_URL=slack_api.api_url,
         ).items():
             monkeypatch.setenv(name, value)
 
@@ -216,6 +221,108 @@ async def wait_healthy(
             pass
         await asyncio.sleep(0.1)
     raise AssertionError("serve never became healthy")
+
+
+async def start_serve(env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        cwd=cwd,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def stop(process: asyncio.subprocess.Process) -> tuple[int, str, str]:
+    if process.returncode is None:
+        process.send_signal(signal.SIGTERM)
+    out, err = await asyncio.wait_for(process.communicate(), 30)
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+async def test_serve_runs_the_desk_on_the_offline_model_with_nothing_but_a_slack_app(
+    stub: SlackStub, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = person_env(  # what a person sets: the Slack app, the channel, the offline model
+        SLACK_BOT_TOKEN="xoxb-test",
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=stub.api_url,
+        PORT=str(port),
+        COUNTERSIGN_APPROVAL_CHANNEL="C0DESK",
+        COUNTERSIGN_DESK_MODEL="offline",
+    )
+    process = await start_serve(env, tmp_path)
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
+            mention = {
+                "type": "event_callback",
+                "team_id": TEAM,
+                "event_id": "Ev0OFFLINE",
+                "event": {
+                    "type": "app_mention",
+                    "user": "U0OWNER",
+                    "text": f"<@{BOT_USER}> refund the broken order",
+                    "channel": "C0GENERAL",
+                    "ts": "1700000950.000001",
+                },
+            }
+            events = f"http://127.0.0.1:{port}/slack/events"
+            mentioned = json.dumps(mention)
+            assert await signed_post(session, events, mentioned, "application/json") == 200
+            questions = await stub.wait_for("chat.postMessage", 2)
+            for question in questions:  # no approvers: the requester answers, in the thread
+                assert question.payload["thread_ts"] == "1700000950.000001"
+                click = click_payload(str(buttons(question.blocks())[0]["value"]))
+                form = "application/x-www-form-urlencoded"
+                assert await signed_post(session, events, click, form) == 200
+            posts = await stub.wait_for("chat.postMessage", 3)
+        assert posts[-1].payload["text"].startswith("Here is what happened: refunded 120.00")
+        assert stub.calls[0].method == "auth.test"  # the token was checked first
+    finally:
+        code, _, err = await stop(process)
+    assert code == 0, err
+
+
+async def test_a_refused_signature_is_a_warning_with_the_team_once_a_minute(
+    stub: SlackStub, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = clean_environ(
+        SLACK_API_URL=stub.api_url,
+        PORT=str(port),
+        COUNTERSIGN_APP="tests.slack.served:ServedApplication",
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'served.db'}",
+        PYTHONPATH=str(ROOT),
+    )
+    process = await start_serve(env, tmp_path)
+    pause_like = "0123456789abcdef0123456789abcdef"
+    body = click_payload(pause_like)
+    try:
+        async with aiohttp.ClientSession() as session:
+            events = f"http://127.0.0.1:{port}/slack/events"
+            await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
+            wrong = {**signed_headers(body, secret="not-the-secret")}
+            for _ in range(3):
+                async with session.post(
+                    events,
+                    data=body.encode(),
+                    headers={"Content-Type": "application/x-www-form-urlencoded", **wrong},
+                ) as response:
+                    assert response.status == 401
+    finally:
+        code, _, err = await stop(process)
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if "refused a Slack request" in line]
+    assert warnings == [
+        f"refused a Slack request with a signature that does not match (team {TEAM}): check "
+        "SLACK_SIGNING_SECRET against the Slack app's Basic Information page"
+    ]
+    assert pause_like not in err
 
 
 # --------------------------------------------------------------------------------------------
