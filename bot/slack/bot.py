@@ -81,7 +81,7 @@ class SlackBot:
         self._session = aiohttp.ClientSession()
         self.client = client or web_client(settings, self._session)
         self.tasks = BackgroundTasks()
-        self._database = SlackDatabase(engine_of(app), app.clock)
+        self._database = SlackDatabase.open(engine_of(app), app.clock)
         self.messages = SlackMessageStore(self._database)
         self.seen_events = SeenEvents(self._database)
         catalog = Catalog(app)

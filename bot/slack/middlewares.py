@@ -5,7 +5,9 @@
   G8); this restores the command's fields from the raw body. Runs before authorization.
 * :class:`ResolveTenant` — the tenant of the request: the configured one, else the team id.
 * :class:`DropEventRetries` — an Events API event already handled (a Slack retry, header
-  ``X-Slack-Retry-Num``) is acknowledged and dropped: it never reaches a listener twice.
+  ``X-Slack-Retry-Num``) is acknowledged and dropped: it never reaches a listener twice. When
+  the event cannot be recorded (a busy database), it is answered 503 without being handled:
+  Slack retries it, and the retry is handled as the first delivery (nothing lost, nothing twice).
 
 They subclass Bolt's ``AsyncMiddleware`` (called as is) rather than being functions (Bolt
 builds some thirty keyword arguments for each call of a function middleware, on the ack path).
@@ -27,7 +29,7 @@ from slack_bolt.response import BoltResponse
 from bot.core.clock import Clock
 from bot.slack.payloads import TENANT_KEY, text_at
 from bot.slack.redaction import log
-from bot.slack.store import SeenEvents
+from bot.slack.store import SeenEvents, SeenEventsBusyError
 
 Next = Callable[[], Awaitable[BoltResponse]]
 
@@ -68,8 +70,17 @@ class DropEventRetries(AsyncMiddleware):
     ) -> BoltResponse | None:
         body = req.body
         event_id = text_at(body, "event_id") if body.get("type") == "event_callback" else None
-        if event_id is not None and not await self._seen.first_time(event_id, self._clock.now()):
-            retry = req.headers.get("x-slack-retry-num", ["?"])[0]
+        if event_id is None:
+            return await next()
+        retry = req.headers.get("x-slack-retry-num", ["-"])[0]
+        try:
+            first = await self._seen.first_time(event_id, self._clock.now())
+        except SeenEventsBusyError as error:
+            log.warning(
+                "slack: event %s (retry %s) left for Slack to retry: %s", event_id, retry, error
+            )
+            return BoltResponse(status=503, body={"error": "busy, retry later"})
+        if not first:
             log.info("slack: event %s seen before (retry %s): dropped", event_id, retry)
             return BoltResponse(status=200, body="")
         return await next()
