@@ -38,6 +38,7 @@ from bot.slack.authorization import Authorizer
 from bot.slack.catalog import Catalog
 from bot.slack.conversations import Conversations
 from bot.slack.database import SlackDatabase, engine_of
+from bot.slack.edge import RequestSignatures
 from bot.slack.feedback import Feedback
 from bot.slack.flows import Flows
 from bot.slack.gateway import SlackGateway
@@ -154,6 +155,7 @@ class SlackBot:
         if self._web_app is None:
             self._web_app = build_web_app(
                 self.bolt,
+                signatures=RequestSignatures(self._settings.signing_secret.get_secret_value()),
                 max_body_bytes=self._settings.max_body_bytes,
                 is_open=lambda: self._state is not _State.CLOSED,
                 gate=self.tasks.gate,
