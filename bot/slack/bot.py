@@ -43,7 +43,13 @@ from bot.slack.feedback import Feedback
 from bot.slack.flows import Flows
 from bot.slack.gateway import SlackGateway
 from bot.slack.home import Answerable, HomeTabs
-from bot.slack.middlewares import DropEventRetries, ReparseSlashCommand, ResolveTenant
+from bot.slack.middlewares import (
+    DropEventRetries,
+    InOrder,
+    RefuseMalformed,
+    ReparseSlashCommand,
+    ResolveTenant,
+)
 from bot.slack.pending import PendingLists
 from bot.slack.services import SlackServices
 from bot.slack.settings import SlackSettings
@@ -98,7 +104,7 @@ class SlackBot:
             process_before_response=False,
             logger=redaction.bolt_log,
             name="countersign",
-            before_authorize=ReparseSlashCommand(),
+            before_authorize=InOrder(ReparseSlashCommand(), RefuseMalformed()),
         )
         self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
