@@ -35,6 +35,7 @@ SIGNATURE_TOLERANCE: Final = timedelta(minutes=5)
 
 _SIGNATURE: Final = re.compile(r"v0=[0-9a-f]{64}")
 _TIMESTAMP: Final = re.compile(rf"[0-9]{{1,{MAX_TIMESTAMP_DIGITS}}}")
+_CHARSET: Final = re.compile(r";\s*charset\s*=([^;]*)", re.IGNORECASE)
 _CODECS: Final = {"utf-8": "utf-8", "utf8": "utf-8", "us-ascii": "ascii", "ascii": "ascii"}
 
 
@@ -69,9 +70,15 @@ def _well_formed(timestamp: str, signature: str) -> bool:
     )
 
 
-def decoded(raw: bytes, charset: str | None) -> str | None:
-    """The body as text, or ``None`` when its charset is unknown or it does not decode."""
-    codec = _CODECS.get((charset or "utf-8").strip().lower())
+def decoded(raw: bytes, content_type: str | None) -> str | None:
+    """The body as text, or ``None`` when its charset is unknown or it does not decode.
+
+    The charset is read from ``content_type`` here rather than by aiohttp, which ignores a
+    parameter it cannot parse (``charset=[``): any charset named but unknown is refused.
+    """
+    match = _CHARSET.search(content_type or "")
+    charset = match.group(1).strip().removeprefix('"').removesuffix('"').strip() if match else ""
+    codec = _CODECS.get(charset.lower() or "utf-8")
     if codec is None:
         return None
     try:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Final
 
 from aiohttp import web
+from aiohttp.hdrs import CONTENT_TYPE
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
@@ -58,7 +59,7 @@ def build_web_app(
         timestamp = request.headers.get(TIMESTAMP_HEADER)
         if not signatures.valid(raw, timestamp, request.headers.get(SIGNATURE_HEADER)):
             return bad_signature(request)
-        text = decoded(raw, _charset(request))
+        text = decoded(raw, request.headers.get(CONTENT_TYPE))
         if text is None:
             return _bad_request("the body is not UTF-8 (or its charset is not one we read)")
         if too_deep(text):
@@ -89,13 +90,6 @@ def build_web_app(
 def bad_signature(request: web.Request) -> web.Response:
     """The one place a request without a valid signature is refused (401, nothing parsed)."""
     return web.json_response({"error": "invalid request"}, status=401)
-
-
-def _charset(request: web.Request) -> str | None:
-    try:
-        return request.charset
-    except ValueError:  # a Content-Type aiohttp cannot parse: read it as having no charset
-        return None
 
 
 def _bad_request(reason: str) -> web.Response:

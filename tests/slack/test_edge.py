@@ -30,14 +30,16 @@ async def post_bytes(world: SlackWorld, raw: bytes, headers: dict[str, str]) -> 
     return response.status
 
 
-async def post_raw_http(world: SlackWorld, raw: bytes, header_lines: list[bytes]) -> int:
+async def post_raw_http(
+    world: SlackWorld, raw: bytes, header_lines: list[bytes], *, content_type: str = FORM
+) -> int:
     """Send header bytes as they are (aiohttp's client would refuse or re-encode some)."""
     server = world.http.server
     reader, writer = await asyncio.open_connection(server.host, server.port)
     head = [
         b"POST /slack/events HTTP/1.1",
         f"Host: {server.host}".encode(),
-        b"Content-Type: application/x-www-form-urlencoded",
+        f"Content-Type: {content_type}".encode(),
         f"Content-Length: {len(raw)}".encode(),
         b"Connection: close",
         *header_lines,
