@@ -374,3 +374,67 @@ timestamps = st.one_of(
     header_text,
 )
 header_encodings = st.sampled_from(["utf-8", "latin-1"])
+
+# ----------------------------------------------------------------- signed, fields mistyped
+
+FieldPath = tuple[str | int, ...]
+OBJECT, TEXT, ITEMS, FLAG = dict, str, list, bool
+
+CLICK_FIELDS: dict[FieldPath, tuple[type, ...]] = {
+    ("user",): (OBJECT,),
+    ("user", "id"): (TEXT, type(None)),
+    ("team",): (OBJECT, type(None)),
+    ("team", "id"): (TEXT, type(None)),
+    ("channel",): (OBJECT, type(None)),
+    ("channel", "id"): (TEXT, type(None)),
+    ("container",): (OBJECT, type(None)),
+    ("container", "channel_id"): (TEXT, type(None)),
+    ("container", "is_ephemeral"): (FLAG, type(None)),
+    ("response_url",): (TEXT, type(None)),
+    ("trigger_id",): (TEXT, type(None)),
+    ("actions",): (ITEMS,),
+    ("actions", 0): (OBJECT,),
+    ("actions", 0, "action_id"): (TEXT,),
+    ("actions", 0, "value"): (TEXT, type(None)),
+}
+SUBMISSION_FIELDS: dict[FieldPath, tuple[type, ...]] = {
+    ("user",): (OBJECT,),
+    ("user", "id"): (TEXT, type(None)),
+    ("view",): (OBJECT,),
+    ("view", "private_metadata"): (TEXT, type(None)),
+    ("view", "callback_id"): (TEXT, type(None)),
+    ("view", "state"): (OBJECT, type(None)),
+    ("view", "state", "values"): (OBJECT,),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mistyped:
+    """An approver's approve click, or reject submission, with one field of a wrong type."""
+
+    kind: Literal["click", "submission"]
+    path: FieldPath
+    value: Any
+
+    def apply(self, payload: dict[str, Any]) -> dict[str, Any]:
+        changed = json.loads(json.dumps(payload))
+        node = changed
+        for key in self.path[:-1]:
+            node = node[key]
+        node[self.path[-1]] = self.value
+        return changed
+
+
+def _wrong(allowed: tuple[type, ...]) -> st.SearchStrategy[Any]:
+    return json_values.filter(lambda value: not isinstance(value, allowed))
+
+
+def _mistyped(kind: Literal["click", "submission"], fields: dict[FieldPath, tuple[type, ...]]):
+    return st.sampled_from(sorted(fields, key=str)).flatmap(
+        lambda path: st.builds(
+            Mistyped, kind=st.just(kind), path=st.just(path), value=_wrong(fields[path])
+        )
+    )
+
+
+mistyped = _mistyped("click", CLICK_FIELDS) | _mistyped("submission", SUBMISSION_FIELDS)

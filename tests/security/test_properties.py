@@ -36,13 +36,15 @@ from hypothesis import strategies as st
 from bot import PauseStatus
 from bot.core.errors import CountersignError
 from bot.slack.edge import MAX_DEPTH
-from bot.slack.render import EDIT_MODAL, action_kind
+from bot.slack.render import APPROVE_ACTION, EDIT_MODAL, REJECT_MODAL, action_kind
+from bot.slack.render_modal import REASON_BLOCK
 from bot.slack.signing import MetadataSigner, ModalMetadata
 from tests.security.strategies import (
     KNOWN_CHARSETS,
     BadSignature,
     Body,
     Click,
+    Mistyped,
     Nested,
     Submission,
     answered_by_values,
@@ -53,6 +55,7 @@ from tests.security.strategies import (
     decisions,
     header_encodings,
     header_text,
+    mistyped,
     nested_bodies,
     random_bytes,
     shaped_interactive_bodies,
@@ -466,6 +469,66 @@ async def test_any_signature_headers_without_the_secret_are_refused(
     assert status in (400, 401)
     assert await pauses.status() is PauseStatus.PENDING
     assert Counts.of(world) == Counts(runs=0, updates=0)
+
+
+def genuine(kind: str, pause_id: str, response_url: str) -> dict[str, Any]:
+    """An approver's approve click, or reject submission, of the pause: each would answer it."""
+    if kind == "click":
+        click = Click(
+            user=MANAGER,
+            team=TEAM,
+            action_id=APPROVE_ACTION,
+            value=pause_id,
+            home=False,
+            ephemeral=False,
+        )
+        return click.payload(response_url)
+    metadata = ModalMetadata(kind="reject", pause_id=pause_id, user=MANAGER, channel=APPROVALS)
+    return {
+        "type": "view_submission",
+        "team": {"id": TEAM},
+        "user": {"id": MANAGER, "team_id": TEAM},
+        "trigger_id": "trigger-submit",
+        "view": {
+            "id": "V0MODAL",
+            "type": "modal",
+            "callback_id": REJECT_MODAL,
+            "private_metadata": MetadataSigner(SECRET).seal(metadata),
+            "state": {"values": {REASON_BLOCK: {"reason": {"value": "no"}}}},
+        },
+    }
+
+
+@fuzz
+@given(change=mistyped)
+async def test_a_signed_payload_with_a_field_of_the_wrong_type_is_400_and_resumes_nothing(
+    pauses: Pauses, change: Mistyped
+) -> None:
+    world, pause_id = pauses.world, pauses.current
+    payload = change.apply(genuine(change.kind, pause_id, world.stub.response_url()))
+
+    response = await world.post(interactive_body(payload))
+    await world.settle()
+
+    event(f"{change.kind} {'.'.join(map(str, change.path))}")
+    assert response.status == 400
+    assert await pauses.status() is PauseStatus.PENDING
+    assert Counts.of(world) == Counts(runs=0, updates=0)
+
+
+@pytest.mark.parametrize("kind", ["click", "submission"])
+async def test_the_genuine_payloads_the_mistyped_ones_start_from_answer_the_pause(
+    pauses: Pauses, kind: str
+) -> None:
+    world = pauses.world
+
+    response = await world.post(
+        interactive_body(genuine(kind, pauses.current, world.stub.response_url()))
+    )
+    await world.settle()
+
+    assert response.status == 200
+    assert await pauses.status() in ANSWERED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
