@@ -27,6 +27,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.app import App
 from bot.core.errors import SetupError
@@ -247,7 +248,10 @@ class SlackBot:
         self.services.home.refresh(pause.tenant_id, [answerable])
 
     async def _prune(self) -> None:
-        await self.seen_events.prune(self._app.clock.now() - SEEN_EVENTS_KEPT)
+        try:
+            await self.seen_events.prune(self._app.clock.now() - SEEN_EVENTS_KEPT)
+        except SQLAlchemyError as error:  # the timer must live on: the next tick prunes
+            redaction.log.warning("slack: pruning seen events failed: %s", type(error).__name__)
 
 
 class _GatedSocketModeHandler(AsyncSocketModeHandler):

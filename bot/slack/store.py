@@ -95,6 +95,7 @@ class SeenEvents:
 
     def __init__(self, db: SlackDatabase) -> None:
         self._db = db.dedup
+        self._housekeeping = db.state  # pruning may wait for the lock: it answers no one
 
     async def first_time(self, event_id: str, at: datetime) -> bool:
         """``True`` the first time ``event_id`` is seen, ``False`` for a retry of it.
@@ -114,7 +115,7 @@ class SeenEvents:
         return True
 
     async def prune(self, before: datetime) -> int:
-        return await self._db.apply(functools.partial(_prune, before))
+        return await self._housekeeping.apply(functools.partial(_prune, before))
 
 
 # ----------------------------------------------------------------- bodies (in the transaction)
