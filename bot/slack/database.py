@@ -4,12 +4,13 @@ Slack state (``cs_slack_messages``, ``cs_slack_events``) shares the App's databa
 several instances on PostgreSQL, or restarts on a SQLite file, see the same references. Its
 statements run as the runtime's store runs its own (``bot.store.transactions``):
 
-- **A SQLite file**: on SQLite's own driver in worker threads, never through aiosqlite. Through
-  aiosqlite an event-dedup insert could wait, in aiosqlite's thread, on a write lock held by a
-  transaction whose commit needed the event loop, while the loop itself was blocked on the file
-  (a sqlite3 cursor finalized by the garbage collector on the loop): everything froze until the
-  30 s busy timeout, then answered 500 "database is locked" (``tests/benchmarks/
-  slack_events_retries.py``). In a worker thread a wait on the file blocks that thread only.
+- **A SQLite file**: on SQLite's own driver in worker threads, never through aiosqlite.
+  Through aiosqlite, under Slack's retries, the event-dedup insert waited on a write lock held
+  by a transaction that needed the blocked event loop to commit (issue 13: a leftover sqlite3
+  cursor freed by the garbage collector on the loop): all froze until the 30 s busy timeout,
+  then answered 500 "database is locked" (``tests/benchmarks/slack_events_retries.py``: 237 of
+  400 requests, ``/healthz`` stuck 30 s). In a worker thread a wait on the file blocks that
+  thread only.
 - **PostgreSQL**: through the App's async engine (asyncpg needs no thread).
 - **In-memory SQLite**: the runtime's store takes turns on its one connection, so the bot keeps
   an in-memory database of its own (the tables are independent), migrated before its first use.
