@@ -27,6 +27,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.app import App
 from bot.core.errors import SetupError
@@ -38,11 +39,18 @@ from bot.slack.authorization import Authorizer
 from bot.slack.catalog import Catalog
 from bot.slack.conversations import Conversations
 from bot.slack.database import SlackDatabase, engine_of
+from bot.slack.edge import RequestSignatures
 from bot.slack.feedback import Feedback
 from bot.slack.flows import Flows
 from bot.slack.gateway import SlackGateway
 from bot.slack.home import Answerable, HomeTabs
-from bot.slack.middlewares import DropEventRetries, ReparseSlashCommand, ResolveTenant
+from bot.slack.middlewares import (
+    DropEventRetries,
+    InOrder,
+    RefuseMalformed,
+    ReparseSlashCommand,
+    ResolveTenant,
+)
 from bot.slack.pending import PendingLists
 from bot.slack.services import SlackServices
 from bot.slack.settings import SlackSettings
@@ -82,7 +90,7 @@ class SlackBot:
         self._session = aiohttp.ClientSession()
         self.client = client or web_client(settings, self._session)
         self.tasks = BackgroundTasks()
-        self._database = SlackDatabase(engine_of(app), app.clock)
+        self._database = SlackDatabase.open(engine_of(app), app.clock)
         self.messages = SlackMessageStore(self._database)
         self.seen_events = SeenEvents(self._database)
         catalog = Catalog(app)
@@ -98,7 +106,7 @@ class SlackBot:
             process_before_response=False,
             logger=redaction.bolt_log,
             name="countersign",
-            before_authorize=ReparseSlashCommand(),
+            before_authorize=InOrder(ReparseSlashCommand(), RefuseMalformed()),
         )
         self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
@@ -155,6 +163,7 @@ class SlackBot:
         if self._web_app is None:
             self._web_app = build_web_app(
                 self.bolt,
+                signatures=RequestSignatures(self._settings.signing_secret.get_secret_value()),
                 max_body_bytes=self._settings.max_body_bytes,
                 is_open=lambda: self._state is not _State.CLOSED,
                 gate=self.tasks.gate,
@@ -241,7 +250,10 @@ class SlackBot:
         self.services.home.refresh(pause.tenant_id, [answerable])
 
     async def _prune(self) -> None:
-        await self.seen_events.prune(self._app.clock.now() - SEEN_EVENTS_KEPT)
+        try:
+            await self.seen_events.prune(self._app.clock.now() - SEEN_EVENTS_KEPT)
+        except SQLAlchemyError as error:  # the timer must live on: the next tick prunes
+            redaction.log.warning("slack: pruning seen events failed: %s", type(error).__name__)
 
 
 class _GatedSocketModeHandler(AsyncSocketModeHandler):

@@ -1,11 +1,16 @@
 """Bolt middlewares: each one small, run on every request before the listeners.
 
+* :class:`RefuseMalformed` — a payload whose fields have the wrong types (``payloads.malformed``)
+  is answered 400 before Bolt's middlewares and matchers read it (they raised: a 500). Runs
+  before authorization, with :class:`ReparseSlashCommand`, through :class:`InOrder`.
 * :class:`ReparseSlashCommand` — Bolt reads any form body containing the substring
   ``payload`` as an interactivity payload, so ``/pending show payload`` arrives empty (notes
   G8); this restores the command's fields from the raw body. Runs before authorization.
 * :class:`ResolveTenant` — the tenant of the request: the configured one, else the team id.
 * :class:`DropEventRetries` — an Events API event already handled (a Slack retry, header
-  ``X-Slack-Retry-Num``) is acknowledged and dropped: it never reaches a listener twice.
+  ``X-Slack-Retry-Num``) is acknowledged and dropped: it never reaches a listener twice. When
+  the event cannot be recorded (a busy database), it is answered 503 without being handled:
+  Slack retries it, and the retry is handled as the first delivery (nothing lost, nothing twice).
 
 They subclass Bolt's ``AsyncMiddleware`` (called as is) rather than being functions (Bolt
 builds some thirty keyword arguments for each call of a function middleware, on the ack path).
@@ -25,11 +30,50 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot.core.clock import Clock
-from bot.slack.payloads import TENANT_KEY, text_at
+from bot.slack.payloads import TENANT_KEY, malformed, text_at
 from bot.slack.redaction import log
-from bot.slack.store import SeenEvents
+from bot.slack.store import SeenEvents, SeenEventsBusyError
 
 Next = Callable[[], Awaitable[BoltResponse]]
+
+
+class InOrder(AsyncMiddleware):
+    """Several middlewares where Bolt takes one (``before_authorize``), run in order."""
+
+    def __init__(self, *middlewares: AsyncMiddleware) -> None:
+        self._middlewares = middlewares
+
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse | None:
+        for middleware in self._middlewares:
+            passed = _Passed(resp)
+            answer = await middleware.async_process(req=req, resp=resp, next=passed.next)
+            if not passed.called:
+                return answer
+        return await next()
+
+
+class _Passed:
+    """A ``next`` that only notes it was called (so :class:`InOrder` goes on to the next)."""
+
+    def __init__(self, resp: BoltResponse) -> None:
+        self._resp = resp
+        self.called = False
+
+    async def next(self) -> BoltResponse:
+        self.called = True
+        return self._resp
+
+
+class RefuseMalformed(AsyncMiddleware):
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse | None:
+        reason = malformed(req.body)
+        if reason is not None:
+            return BoltResponse(status=400, body={"error": reason})
+        return await next()
 
 
 class ReparseSlashCommand(AsyncMiddleware):
@@ -68,8 +112,17 @@ class DropEventRetries(AsyncMiddleware):
     ) -> BoltResponse | None:
         body = req.body
         event_id = text_at(body, "event_id") if body.get("type") == "event_callback" else None
-        if event_id is not None and not await self._seen.first_time(event_id, self._clock.now()):
-            retry = req.headers.get("x-slack-retry-num", ["?"])[0]
+        if event_id is None:
+            return await next()
+        retry = req.headers.get("x-slack-retry-num", ["-"])[0]
+        try:
+            first = await self._seen.first_time(event_id, self._clock.now())
+        except SeenEventsBusyError as error:
+            log.warning(
+                "slack: event %s (retry %s) left for Slack to retry: %s", event_id, retry, error
+            )
+            return BoltResponse(status=503, body={"error": "busy, retry later"})
+        if not first:
             log.info("slack: event %s seen before (retry %s): dropped", event_id, retry)
             return BoltResponse(status=200, body="")
         return await next()

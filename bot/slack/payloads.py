@@ -1,15 +1,20 @@
-"""Reading Slack payloads at the edge: small typed accessors over the dicts Bolt hands us.
+"""Reading Slack payloads at the edge: their shapes checked once, then small typed accessors.
 
-Payloads are outside data: every accessor tolerates a missing or mistyped field and answers
-``None`` rather than raising, so a strange payload is ignored, never a crash.
+Payloads are outside data, even signed ones. :func:`malformed` checks, before Bolt's own
+middlewares and matchers read anything, that each field a listener or Bolt reads has the type
+Slack sends (pydantic models, strict, extra fields allowed): Bolt raised on e.g. ``actions``
+that is not a list of objects or an ``event`` that is not an object, and answered 500. Past
+that, every accessor still tolerates a missing or mistyped field and answers ``None`` rather
+than raising, so a strange payload is ignored, never a crash.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from bot.slack.feedback import Audience
@@ -69,7 +74,8 @@ def without_mention(text: str, bot_user_id: str | None) -> str:
 
 def state_values(view: object) -> dict[str, dict[str, dict[str, object]]]:
     """A view submission's ``state.values``, keeping only well-formed entries."""
-    values = view.get("state", {}).get("values") if isinstance(view, Mapping) else None
+    state = view.get("state") if isinstance(view, Mapping) else None
+    values = state.get("values") if isinstance(state, Mapping) else None
     if not isinstance(values, Mapping):
         return {}
     result: dict[str, dict[str, dict[str, object]]] = {}
@@ -81,3 +87,128 @@ def state_values(view: object) -> dict[str, dict[str, dict[str, object]]]:
                 if isinstance(action_id, str) and isinstance(state, Mapping)
             }
     return result
+
+
+# ------------------------------------------------------------------------------- shapes
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+
+class _Ref(_Shape):
+    """``user``, ``team``, ``channel`` of an interaction: objects with a string ``id``."""
+
+    id: str | None = None
+
+
+class _Container(_Shape):
+    type: str | None = None
+    channel_id: str | None = None
+    thread_ts: str | None = None
+    is_ephemeral: bool | None = None
+
+
+class _Message(_Shape):
+    thread_ts: str | None = None
+
+
+class _Action(_Shape):
+    action_id: str
+    block_id: str | None = None
+    value: str | None = None
+
+
+class _Interaction(_Shape):
+    user: _Ref
+    team: _Ref | None = None
+    channel: _Ref | None = None
+    response_url: str | None = None
+    trigger_id: str | None = None
+
+
+class _BlockActions(_Interaction):
+    type: Literal["block_actions"]
+    container: _Container | None = None
+    message: _Message | None = None
+    actions: list[_Action] = Field(min_length=1)
+
+
+class _State(_Shape):
+    values: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
+
+
+class _View(_Shape):
+    callback_id: str | None = None
+    private_metadata: str | None = None
+    state: _State | None = None
+
+
+class _ViewPayload(_Interaction):
+    type: Literal["view_submission", "view_closed"]
+    view: _View
+
+
+class _EventCallback(_Shape):
+    type: Literal["event_callback"]
+    event_id: str | None = None
+    team_id: str | None = None
+    event: dict[str, Any]
+
+
+class _ListenedEvent(_Shape):
+    """The events our listeners read (``message``, ``app_mention``, ``app_home_opened``)."""
+
+    type: str
+    user: str | None = None
+    channel: str | None = None
+    channel_type: str | None = None
+    ts: str | None = None
+    thread_ts: str | None = None
+    text: str | None = None
+    tab: str | None = None
+
+
+class _OtherEvent(_Shape):
+    type: str
+
+
+_PAYLOADS: Final[Mapping[str, type[_Shape]]] = {
+    "block_actions": _BlockActions,
+    "view_submission": _ViewPayload,
+    "view_closed": _ViewPayload,
+    "event_callback": _EventCallback,
+}
+_LISTENED_EVENTS: Final = frozenset({"message", "app_mention", "app_home_opened"})
+
+
+def malformed(body: object) -> str | None:
+    """Why ``body`` is not a payload of the shape Slack sends, or ``None`` when it is.
+
+    Only the payload types we handle are checked (the others reach no listener), and of
+    them only the fields that we or Bolt read; the reason names the first bad field.
+    """
+    if not isinstance(body, Mapping):
+        return "the payload is not an object"
+    kind = body.get("type")
+    shape = _PAYLOADS.get(kind) if isinstance(kind, str) else None
+    try:
+        if shape is not None:
+            shape.model_validate(body)
+    except ValidationError as error:
+        return _first_error(error)
+    if shape is _EventCallback:
+        event = body["event"]
+        event_shape = _ListenedEvent if event.get("type") in _LISTENED_EVENTS else _OtherEvent
+        try:
+            event_shape.model_validate(event)
+        except ValidationError as error:
+            return _first_error(error, "event")
+    return None
+
+
+def _first_error(error: ValidationError, *prefix: str) -> str:
+    """The first bad field's path and what is wrong (never its value: it may be a pause id)."""
+    first = error.errors()[0]
+    where = ".".join([*prefix, *(str(part) for part in first["loc"])]) or "the payload"
+    return f"{where}: {first['msg']}"

@@ -18,6 +18,8 @@ from typing import Final, Literal
 ModalKind = Literal["reject", "edit"]
 
 _DOMAIN: Final = b"countersign-modal-v1"
+MAX_METADATA: Final = 3000
+"""Slack's cap on a view's ``private_metadata``: anything longer was not sealed by us."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +60,13 @@ class MetadataSigner:
         return f"{body}.{self._mac(body)}"
 
     def open(self, sealed: str, *, kind: ModalKind, user: str) -> ModalMetadata | None:
-        """The metadata if it is intact, of ``kind`` and opened by ``user``; else ``None``."""
+        """The metadata if it is intact, of ``kind`` and opened by ``user``; else ``None``.
+
+        ``sealed`` came back through the user's client: anything but the ASCII we sealed is
+        refused before ``hmac.compare_digest``, which raises ``TypeError`` on other text.
+        """
+        if not sealed.isascii() or len(sealed) > MAX_METADATA:
+            return None
         body, dot, mac = sealed.rpartition(".")
         if not dot or not hmac.compare_digest(mac, self._mac(body)):
             return None

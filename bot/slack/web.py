@@ -1,9 +1,17 @@
 """The HTTP face of the bot: ``POST /slack/events`` (events, interactivity, commands), ``/healthz``.
 
 Only translation happens here: the raw body becomes a Bolt request, Bolt's answer an HTTP
-response. Bolt verifies the signature (401 when bad, stale or missing). What Bolt would turn
-into a 500 is refused first: a body over the size cap is 413, a body that is not JSON or a
-form (or not an object) is 400.
+response. Before Bolt sees a request, the edge (``bot.slack.edge``) checks it, cheapest first,
+so that nothing a sender without the signing secret controls reaches a parser:
+
+- a body over the size cap is 413;
+- a missing, malformed, stale or wrong signature is 401 (:func:`bad_signature`), judged on the
+  raw bytes before anything decodes them;
+- a signed body in an unknown charset, not decodable, nested too deep, or that Bolt cannot
+  read as JSON or a form is 400.
+
+Signed payloads whose fields have the wrong shapes are refused by a Bolt middleware
+(``bot.slack.middlewares.RefuseMalformed``), so Socket Mode gets the same check.
 """
 
 from __future__ import annotations
@@ -12,14 +20,21 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from aiohttp import web
+from aiohttp.hdrs import CONTENT_TYPE
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
+from bot.slack.edge import RequestSignatures, decoded, too_deep
 from bot.slack.tasks import AckFirst
 
 EVENTS_PATH: Final = "/slack/events"
 HEALTH_PATH: Final = "/healthz"
+TIMESTAMP_HEADER: Final = "X-Slack-Request-Timestamp"
+SIGNATURE_HEADER: Final = "X-Slack-Signature"
+
+_UNREADABLE: Final = (ValueError, TypeError, AttributeError, LookupError, RecursionError)
+"""What Bolt's parsing and context building raise on a body it cannot read."""
 
 
 Refused = Callable[[str, Mapping[str, Sequence[str]]], None]
@@ -28,6 +43,7 @@ Refused = Callable[[str, Mapping[str, Sequence[str]]], None]
 def build_web_app(
     bolt: AsyncApp,
     *,
+    signatures: RequestSignatures,
     max_body_bytes: int,
     is_open: Callable[[], bool],
     gate: AckFirst,
@@ -36,7 +52,8 @@ def build_web_app(
     """An aiohttp application serving ``bolt``; ``is_open`` turns ``/healthz`` to 503 at close.
 
     Background work waits (``gate``) while a request is being dispatched up to its ack.
-    ``on_refused(body, headers)`` hears of each request Bolt refused for its signature (401).
+    ``on_refused(body, headers)`` hears of each request refused for its signature (401); the
+    body is given only when it is text of a sane depth (else ``""``).
     """
 
     async def slack_events(request: web.Request) -> web.Response:
@@ -44,25 +61,28 @@ def build_web_app(
             raise web.HTTPRequestEntityTooLarge(
                 max_size=max_body_bytes, actual_size=request.content_length
             )
-        if not _plausible_timestamp(request.headers.get("X-Slack-Request-Timestamp")):
-            # slack_sdk's verifier would raise on int(...) and Bolt would answer 500
-            return web.json_response({"error": "invalid request"}, status=401)
-        try:
-            raw = await request.text()  # over client_max_size: 413
-        except UnicodeDecodeError:
-            return _bad_request("the body is not UTF-8")
+        raw = await request.read()  # over client_max_size: 413
+        timestamp = request.headers.get(TIMESTAMP_HEADER)
+        if not signatures.valid(raw, timestamp, request.headers.get(SIGNATURE_HEADER)):
+            if on_refused is not None:
+                headers = {name: request.headers.getall(name) for name in request.headers}
+                on_refused(_readable(raw, request.headers.get(CONTENT_TYPE)), headers)
+            return bad_signature(request)
+        text = decoded(raw, request.headers.get(CONTENT_TYPE))
+        if text is None:
+            return _bad_request("the body is not UTF-8 (or its charset is not one we read)")
+        if too_deep(text):
+            return _bad_request("the body nests too deep")
         try:
             bolt_request = AsyncBoltRequest(
-                body=raw,
+                body=text,
                 query=request.query_string,
                 headers={name: request.headers.getall(name) for name in request.headers},
             )
-        except (ValueError, TypeError, AttributeError):
+        except _UNREADABLE:
             return _bad_request("the body is neither JSON nor a form Slack sends")
         with gate.acking():
             response = await bolt.async_dispatch(bolt_request)
-        if response.status == 401 and on_refused is not None:
-            on_refused(raw, bolt_request.headers)
         return await to_aiohttp_response(response)
 
     async def healthz(request: web.Request) -> web.Response:
@@ -76,9 +96,16 @@ def build_web_app(
     return application
 
 
-def _plausible_timestamp(value: str | None) -> bool:
-    """Missing is Bolt's to refuse (401); present, it must be whole seconds."""
-    return value is None or (value.isascii() and value.isdigit())
+def _readable(raw: bytes, content_type: str | None) -> str:
+    """An unverified body, for the refusal's log line to look for a team id in: only text that
+    parsing cannot choke on."""
+    text = decoded(raw, content_type)
+    return "" if text is None or too_deep(text) else text
+
+
+def bad_signature(request: web.Request) -> web.Response:
+    """The one place a request without a valid signature is refused (401, nothing parsed)."""
+    return web.json_response({"error": "invalid request"}, status=401)
 
 
 def _bad_request(reason: str) -> web.Response:

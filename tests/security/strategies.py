@@ -312,3 +312,129 @@ decision_shaped_dicts = st.fixed_dictionaries(
 )
 decisions = st.one_of(decision_shaped_dicts, json_values, st.builds(object))
 answered_by_values = st.sampled_from([MANAGER, "api"]) | st.text(max_size=12)
+
+# ------------------------------------------------------------------------------- the raw edge
+
+RUNS = {'{"a":': ("}", 1), "[": ("]", 1), '{"a":[': ("]}", 2), '[{"b":': ("}]", 2)}
+"""An opening run, its closing, and how many levels of nesting it opens."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Nested:
+    """A body nesting ``repeat`` runs, as raw JSON, inside an event, or as a form payload."""
+
+    run: str
+    repeat: int
+    wrapper: Literal["json", "event", "form"]
+
+    @property
+    def levels(self) -> int:
+        """How deep the JSON that Bolt would parse nests."""
+        return self.repeat * RUNS[self.run][1] + (1 if self.wrapper == "event" else 0)
+
+    def body(self) -> Body:
+        closing = RUNS[self.run][0]
+        inner = self.run * self.repeat + "1" + closing * self.repeat
+        match self.wrapper:
+            case "json":
+                return Body(text=inner, content_type=JSON)
+            case "event":
+                text = f'{{"type": "event_callback", "team_id": "{TEAM}", "event": {inner}}}'
+                return Body(text=text, content_type=JSON)
+            case "form":
+                return Body(text=urlencode({"payload": inner}), content_type=FORM)
+
+
+nested_bodies = st.builds(
+    Nested,
+    run=st.sampled_from(sorted(RUNS)),
+    repeat=st.one_of(st.integers(1, 40), st.integers(28, 70), st.integers(900, 5000)),
+    wrapper=st.sampled_from(["json", "event", "form"]),
+)
+
+KNOWN_CHARSETS = ("utf-8", "UTF-8", "utf8", " utf-8 ", "us-ascii", "ascii")
+charsets = st.one_of(
+    st.sampled_from([*KNOWN_CHARSETS, "latin-1", "utf-16", "utf-7", "cp1252", "no-such", ""]),
+    st.text(
+        st.characters(min_codepoint=0x20, max_codepoint=0x7E, exclude_characters='";,\\'),
+        max_size=60,
+    ),
+)
+
+header_text = st.one_of(
+    st.text(st.characters(exclude_characters="\r\n\x00"), max_size=80),
+    st.builds(lambda n, c: c * n, st.integers(65, 7000), st.sampled_from(["0", "a", "é", "9"])),
+    st.builds(lambda tail: "v0=" + tail, st.text("0123456789abcdefABCDEF", max_size=80)),
+    st.builds(lambda tail: "v0=" + "0" * 63 + tail, st.text(max_size=3).map(lambda t: t.strip())),
+)
+timestamps = st.one_of(
+    st.integers(-(10**20), 10**20).map(str),
+    st.builds(lambda n: "9" * n, st.integers(10, 6000)),
+    st.sampled_from(["", " 1", "1 ", "+1", "-0", "0x10", "1e9", "١٧٠٠٠٠٠٠٠٠", "１７"]),
+    header_text,
+)
+header_encodings = st.sampled_from(["utf-8", "latin-1"])
+
+# ----------------------------------------------------------------- signed, fields mistyped
+
+FieldPath = tuple[str | int, ...]
+OBJECT, TEXT, ITEMS, FLAG = dict, str, list, bool
+
+CLICK_FIELDS: dict[FieldPath, tuple[type, ...]] = {
+    ("user",): (OBJECT,),
+    ("user", "id"): (TEXT, type(None)),
+    ("team",): (OBJECT, type(None)),
+    ("team", "id"): (TEXT, type(None)),
+    ("channel",): (OBJECT, type(None)),
+    ("channel", "id"): (TEXT, type(None)),
+    ("container",): (OBJECT, type(None)),
+    ("container", "channel_id"): (TEXT, type(None)),
+    ("container", "is_ephemeral"): (FLAG, type(None)),
+    ("response_url",): (TEXT, type(None)),
+    ("trigger_id",): (TEXT, type(None)),
+    ("actions",): (ITEMS,),
+    ("actions", 0): (OBJECT,),
+    ("actions", 0, "action_id"): (TEXT,),
+    ("actions", 0, "value"): (TEXT, type(None)),
+}
+SUBMISSION_FIELDS: dict[FieldPath, tuple[type, ...]] = {
+    ("user",): (OBJECT,),
+    ("user", "id"): (TEXT, type(None)),
+    ("view",): (OBJECT,),
+    ("view", "private_metadata"): (TEXT, type(None)),
+    ("view", "callback_id"): (TEXT, type(None)),
+    ("view", "state"): (OBJECT, type(None)),
+    ("view", "state", "values"): (OBJECT,),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mistyped:
+    """An approver's approve click, or reject submission, with one field of a wrong type."""
+
+    kind: Literal["click", "submission"]
+    path: FieldPath
+    value: Any
+
+    def apply(self, payload: dict[str, Any]) -> dict[str, Any]:
+        changed = json.loads(json.dumps(payload))
+        node = changed
+        for key in self.path[:-1]:
+            node = node[key]
+        node[self.path[-1]] = self.value
+        return changed
+
+
+def _wrong(allowed: tuple[type, ...]) -> st.SearchStrategy[Any]:
+    return json_values.filter(lambda value: not isinstance(value, allowed))
+
+
+def _mistyped(kind: Literal["click", "submission"], fields: dict[FieldPath, tuple[type, ...]]):
+    return st.sampled_from(sorted(fields, key=str)).flatmap(
+        lambda path: st.builds(
+            Mistyped, kind=st.just(kind), path=st.just(path), value=_wrong(fields[path])
+        )
+    )
+
+
+mistyped = _mistyped("click", CLICK_FIELDS) | _mistyped("submission", SUBMISSION_FIELDS)

@@ -4,7 +4,9 @@ Each test makes one paused office execution (a refund waiting in Slack) and thro
 requests at the bot's aiohttp app in-process, as Slack would send them. A pause that a generated
 input was allowed to answer is replaced by a fresh one, so every example meets a waiting pause.
 
-* a Slack request without a valid signature is 401 (any body: 401 or 400), resuming nothing;
+* a Slack request without a valid signature is 401 (any body: 401 or 400), resuming nothing,
+  whatever its nesting, charset or header bytes;
+* a signed body nested deeper than the limit, or in a charset we do not read, is 400;
 * a signed but adversarial interaction never 5xx, and resumes only an approver's approve of the
   real pause id;
 * ``App.resume`` with any decision takes a valid one or raises a ``CountersignError``, leaving
@@ -33,28 +35,40 @@ from hypothesis import strategies as st
 
 from bot import PauseStatus
 from bot.core.errors import CountersignError
-from bot.slack.render import EDIT_MODAL, action_kind
+from bot.slack.edge import MAX_DEPTH
+from bot.slack.render import APPROVE_ACTION, EDIT_MODAL, REJECT_MODAL, action_kind
+from bot.slack.render_modal import REASON_BLOCK
 from bot.slack.signing import MetadataSigner, ModalMetadata
 from tests.security.strategies import (
+    KNOWN_CHARSETS,
     BadSignature,
     Body,
     Click,
+    Mistyped,
+    Nested,
     Submission,
     answered_by_values,
     any_bodies,
     bad_signatures,
+    charsets,
     clicks,
     decisions,
+    header_encodings,
+    header_text,
+    mistyped,
+    nested_bodies,
     random_bytes,
     shaped_interactive_bodies,
     slack_shaped_bodies,
     submissions,
+    timestamps,
     with_pause,
 )
 from tests.slack.conftest import SECRET, SlackWorld, interactive_body, open_world
 from tests.slack.office import APPROVALS, MANAGER, STRANGER
 from tests.slack.stub import TEAM, SlackStub
 from tests.slack.test_clicks import ask_refund
+from tests.slack.test_edge import post_raw_http
 
 LOGGERS = ("countersign", "slack_bolt", "aiohttp")
 ANSWERED = (PauseStatus.RESOLVED, PauseStatus.TAKEN)
@@ -359,6 +373,162 @@ async def test_a_resume_takes_a_valid_decision_or_refuses_it_and_the_pause_still
     assert answered.decision is not None
     assert len(world.ledger.runs) == runs + int(answered.decision["approved"])
     await pauses.renew()
+
+
+# ------------------------------------------------------------------------------- the raw edge
+
+
+@fuzz
+@given(nested=nested_bodies, how=bad_signatures)
+async def test_an_unsigned_body_of_any_nesting_is_401(
+    pauses: Pauses, nested: Nested, how: BadSignature
+) -> None:
+    world = pauses.world
+
+    response = await post_badly_signed(world, nested.body(), how, pauses.current)
+    await world.settle()
+
+    assert response.status == 401
+    assert await pauses.status() is PauseStatus.PENDING
+    assert Counts.of(world) == Counts(runs=0, updates=0)
+
+
+@fuzz
+@given(nested=nested_bodies)
+async def test_a_signed_body_nested_past_the_limit_is_400_and_never_a_server_error(
+    pauses: Pauses, nested: Nested
+) -> None:
+    world = pauses.world
+    body = nested.body()
+
+    response = await world.post(body.text, content_type=body.content_type)
+    await world.settle()
+
+    if nested.levels > MAX_DEPTH:
+        event("nested past the limit")
+        assert response.status == 400
+    else:
+        assert response.status < 500
+    assert await pauses.status() is PauseStatus.PENDING
+    assert Counts.of(world) == Counts(runs=0, updates=0)
+
+
+@fuzz
+@given(body=slack_shaped_bodies, charset=charsets, signed=st.booleans())
+async def test_a_body_in_any_charset_is_refused_unless_signed_and_known(
+    pauses: Pauses, body: Body, charset: str, signed: bool
+) -> None:
+    world = pauses.world
+    text = with_pause(body.text, pauses.current)
+    content_type = f"{body.content_type}; charset={charset}"
+    before = Counts.of(world)
+
+    if signed:
+        response = await world.post(text, content_type=content_type)
+    else:
+        response = await post_raw(
+            world, text.encode(), content_type, bad_headers(text.encode(), "wrong secret")
+        )
+    await world.settle()
+
+    known = charset.strip().lower() in {c.strip().lower() for c in (*KNOWN_CHARSETS, "")}
+    if not signed:
+        assert response.status == 401
+    elif not known:
+        event("signed, unknown charset")
+        assert response.status == 400
+    else:
+        assert response.status < 500
+        await pauses.renew_if_answered()  # a signed approve may answer it: that is allowed
+        return
+    assert await pauses.status() is PauseStatus.PENDING
+    assert Counts.of(world) == before
+
+
+@fuzz
+@given(
+    body=slack_shaped_bodies,
+    timestamp=timestamps,
+    signature=header_text,
+    encoding=header_encodings,
+)
+async def test_any_signature_headers_without_the_secret_are_refused(
+    pauses: Pauses, body: Body, timestamp: str, signature: str, encoding: str
+) -> None:
+    """Header bytes as sent: non-ASCII, overlong, of any digits; aiohttp may refuse (400)."""
+    world = pauses.world
+    raw = with_pause(body.text, pauses.current).encode()
+    lines = [
+        b"X-Slack-Request-Timestamp: " + timestamp.encode(encoding, "replace"),
+        b"X-Slack-Signature: " + signature.encode(encoding, "replace"),
+    ]
+
+    status = await post_raw_http(world, raw, lines, content_type=body.content_type)
+    await world.settle()
+
+    assert status in (400, 401)
+    assert await pauses.status() is PauseStatus.PENDING
+    assert Counts.of(world) == Counts(runs=0, updates=0)
+
+
+def genuine(kind: str, pause_id: str, response_url: str) -> dict[str, Any]:
+    """An approver's approve click, or reject submission, of the pause: each would answer it."""
+    if kind == "click":
+        click = Click(
+            user=MANAGER,
+            team=TEAM,
+            action_id=APPROVE_ACTION,
+            value=pause_id,
+            home=False,
+            ephemeral=False,
+        )
+        return click.payload(response_url)
+    metadata = ModalMetadata(kind="reject", pause_id=pause_id, user=MANAGER, channel=APPROVALS)
+    return {
+        "type": "view_submission",
+        "team": {"id": TEAM},
+        "user": {"id": MANAGER, "team_id": TEAM},
+        "trigger_id": "trigger-submit",
+        "view": {
+            "id": "V0MODAL",
+            "type": "modal",
+            "callback_id": REJECT_MODAL,
+            "private_metadata": MetadataSigner(SECRET).seal(metadata),
+            "state": {"values": {REASON_BLOCK: {"reason": {"value": "no"}}}},
+        },
+    }
+
+
+@fuzz
+@given(change=mistyped)
+async def test_a_signed_payload_with_a_field_of_the_wrong_type_is_400_and_resumes_nothing(
+    pauses: Pauses, change: Mistyped
+) -> None:
+    world, pause_id = pauses.world, pauses.current
+    payload = change.apply(genuine(change.kind, pause_id, world.stub.response_url()))
+
+    response = await world.post(interactive_body(payload))
+    await world.settle()
+
+    event(f"{change.kind} {'.'.join(map(str, change.path))}")
+    assert response.status == 400
+    assert await pauses.status() is PauseStatus.PENDING
+    assert Counts.of(world) == Counts(runs=0, updates=0)
+
+
+@pytest.mark.parametrize("kind", ["click", "submission"])
+async def test_the_genuine_payloads_the_mistyped_ones_start_from_answer_the_pause(
+    pauses: Pauses, kind: str
+) -> None:
+    world = pauses.world
+
+    response = await world.post(
+        interactive_body(genuine(kind, pauses.current, world.stub.response_url()))
+    )
+    await world.settle()
+
+    assert response.status == 200
+    assert await pauses.status() in ANSWERED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

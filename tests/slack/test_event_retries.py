@@ -1,0 +1,81 @@
+"""Slack's retries of an event on a SQLite file: handled once, never a 5xx, never a frozen loop."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from bot.slack.database import DEDUP_BUSY_TIMEOUT
+from tests.slack.conftest import OWNER_CHANNEL, SlackWorld
+from tests.slack.office import OWNER
+from tests.slack.stub import BOT_USER
+
+
+def mention(ts: str) -> dict[str, str]:
+    return {
+        "type": "app_mention",
+        "user": OWNER,
+        "text": f"<@{BOT_USER}> any refunds left?",
+        "channel": OWNER_CHANNEL,
+        "ts": ts,
+    }
+
+
+async def test_an_event_and_its_retries_sent_at_once_are_handled_once(world: SlackWorld) -> None:
+    world.llm.then_return("Nothing to do.", "Said twice!")
+    event = mention("1700000300.000001")
+
+    responses = await asyncio.gather(
+        *(world.event(event, event_id="Ev0RETRIED", retry=retry or None) for retry in range(4))
+    )
+    await world.settle()
+
+    assert sorted(r.status for r in responses) == [200, 200, 200, 200]
+    [answer] = world.stub.of("chat.postMessage")
+    assert answer.payload["text"] == "Nothing to do."
+    assert len(world.llm.calls) == 1
+
+
+@contextmanager
+def write_lock_held(world: SlackWorld) -> Iterator[None]:
+    """Another writer holds the SQLite file's write lock (as a long transaction would)."""
+    database = world.app.sql_engine.url.database
+    assert database is not None
+    other = sqlite3.connect(database, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        yield
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+
+
+async def test_a_busy_database_answers_503_at_once_and_the_retry_is_handled(
+    world: SlackWorld,
+) -> None:
+    """The dedup insert gives up after ``DEDUP_BUSY_TIMEOUT`` without blocking the loop; the
+    event is neither recorded nor handled, so Slack's retry is handled as the first delivery."""
+    world.llm.then_return("Nothing to do.")
+    event = mention("1700000300.000002")
+    assert DEDUP_BUSY_TIMEOUT.total_seconds() < 3  # Slack gives up on a request after 3 s
+
+    with write_lock_held(world):
+        sent = asyncio.create_task(world.event(event, event_id="Ev0BUSY"))
+        health = await world.http.get("/healthz")  # answered while the insert waits
+        assert health.status == 200
+        assert not sent.done()
+        refused = await sent
+    await world.settle()
+
+    assert refused.status == 503
+    assert world.stub.of("chat.postMessage") == []
+
+    retried = await world.event(event, event_id="Ev0BUSY", retry=1)
+    again = await world.event(event, event_id="Ev0BUSY", retry=2)
+    await world.settle()
+
+    assert (retried.status, again.status) == (200, 200)
+    [answer] = world.stub.of("chat.postMessage")
+    assert answer.payload["text"] == "Nothing to do."
