@@ -72,6 +72,7 @@ class SlackGateway:
                 agent=ask.agent,
                 owner_id=ask.owner_id,
                 role=ask.role,
+                role_description=self._catalog.role_description(ask.role),
             )
         )
         response = await self.client.chat_postMessage(
@@ -118,7 +119,7 @@ class SlackGateway:
         outcome = outcome_of(pause, read_as=read_as) or fallback
         if outcome is None:
             return pause
-        rendered = outcome_message(approval_view(pause), outcome)
+        rendered = outcome_message(self.approval_view(pause), outcome)
         await self.client.chat_update(
             channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
         )
@@ -126,6 +127,10 @@ class SlackGateway:
         for listener in self._listeners:
             listener(pause)
         return pause
+
+    def approval_view(self, pause: PauseView) -> ApprovalView:
+        """What the message of ``pause`` shows (its real arguments: every renderer masks them)."""
+        return approval_view(pause, role_description=self._catalog.role_description(pause.role))
 
     async def reconcile(self, tenant_id: str) -> int:
         """Update the open messages of pauses answered elsewhere (e.g. through the API)."""

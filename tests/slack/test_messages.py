@@ -160,7 +160,7 @@ async def test_the_owner_answers_in_their_own_thread(world: SlackWorld) -> None:
 
     assert world.ledger.runs == [("expense", {"purpose": "taxi", "amount": 12.0})]
     question, *after = thread_posts(world)
-    assert question.endswith("asks to run book-expense-tool: approve or reject")
+    assert question == "Approval needed: Books an expense"
     assert after == ['Read "approved" as approve.', "booked the taxi"]
 
 
