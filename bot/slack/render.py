@@ -137,6 +137,7 @@ class RenderedMessage:
 
 _ESCAPES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _USER_ID: Final = re.compile(r"[UW][A-Z0-9]{1,40}")
+_CHANNEL_ID: Final = re.compile(r"[CG][A-Z0-9]{1,40}")
 
 
 def truncate(text: str, limit: int) -> str:
@@ -183,6 +184,13 @@ def mention(user_id: str) -> str:
     return escape(user_id, 60)
 
 
+def channel_mention(conversation: str) -> str:
+    """A link to a channel (``<#C123>``); a direct message or anything else is named in words."""
+    if _CHANNEL_ID.fullmatch(conversation):
+        return f"<#{conversation}>"
+    return "a direct message" if conversation.startswith("D") else escape(conversation, 60)
+
+
 def mrkdwn(text: str) -> MarkdownTextObject:
     """Verbatim mrkdwn: Slack does not auto-link names or mentions found in outside text."""
     return MarkdownTextObject(text=text, verbatim=True)
@@ -208,6 +216,19 @@ def _field_text(model: type[BaseModel] | None, name: str, value: Any, max_value:
     label = f"*{escape(field_title(model, name), 150)}*\n"
     text = format_value(model, name, value)
     return label + escape(text, min(max_value, MAX_FIELD_TEXT - len(label)))
+
+
+def argument_summary(
+    model: type[BaseModel] | None, arguments: Mapping[str, Any], *, limit: int
+) -> str:
+    """The arguments on one line, ``Title: value · ...`` (mrkdwn, escaped, masked), cut at
+    ``limit`` characters: enough for a requester to tell their requests apart."""
+    shown = mask_arguments(model, arguments)
+    parts = [
+        f"{field_title(model, name)}: {' '.join(format_value(model, name, value).split())}"
+        for name, value in shown.items()
+    ]
+    return escape(" · ".join(parts), limit)
 
 
 def capped(fields: Sequence[str], *, max_fields: int) -> list[str]:
