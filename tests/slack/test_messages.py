@@ -70,8 +70,15 @@ async def test_an_unreadable_reply_says_why_and_how_to_answer(world: SlackWorld)
 
     assert await status_of(world, pause_id) is PauseStatus.PENDING
     [said] = thread_posts(world)
-    assert said.startswith('I could not read "maybe, ask me tomorrow?" as an answer')
-    assert 'Reply "approve" or "reject: <reason>", or use the buttons' in said
+    assert said == (
+        'I could not read "maybe, ask me tomorrow?" as an answer. '
+        "The reply reads as a question.\n"
+        "I understand these replies:\n"
+        "• to approve: approve, yes, ok, lgtm, go ahead or 👍\n"
+        "• to reject: reject, no, deny or 👎, with your reason after a colon, "
+        "like reject: wrong customer\n"
+        "Or use the buttons on the message."
+    )
     assert world.stub.of("chat.update") == []
 
 
