@@ -54,8 +54,8 @@ class Catalog:
             binding.spec.name: (binding.spec.input, binding.spec.description)
             for binding in assembly.tools.values()
         }
-        self._roles: dict[str, str] = {
-            spec.name: spec.description for spec in assembly.roles.values()
+        self._roles: dict[str, ChannelRoleSpec] = {
+            spec.name: spec for spec in assembly.roles.values()
         }
         application = assembly.application
         workflows = list(application.workflows)
@@ -89,7 +89,13 @@ class Catalog:
 
     def role_description(self, role: str) -> str:
         """What the role named ``role`` is, for a person ("A manager approves card refunds")."""
-        return self._roles.get(role, "")
+        spec = self._roles.get(role)
+        return spec.description if spec is not None else ""
+
+    def role_reads_replies(self, role: str) -> bool:
+        """Whether a thread reply can answer the role's questions (it has a reply interpreter)."""
+        spec = self._roles.get(role)
+        return spec is not None and spec.reply_interpreter is not None
 
 
 def role_of(implementation: type) -> ChannelRoleSpec | None:

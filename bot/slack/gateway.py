@@ -76,6 +76,7 @@ class SlackGateway:
             owner_id=ask.owner_id,
             role=ask.role,
             role_description=self._catalog.role_description(ask.role),
+            reads_replies=self._catalog.role_reads_replies(ask.role),
         )
         rendered = approval_message(view)
         response = await self.client.chat_postMessage(
@@ -164,7 +165,11 @@ class SlackGateway:
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
         """What the message of ``pause`` shows (its real arguments: every renderer masks them)."""
-        return approval_view(pause, role_description=self._catalog.role_description(pause.role))
+        return approval_view(
+            pause,
+            role_description=self._catalog.role_description(pause.role),
+            reads_replies=self._catalog.role_reads_replies(pause.role),
+        )
 
     async def _settle_note(self, pause_id: str, view: ApprovalView, outcome: Outcome) -> None:
         """Update the requester's note (if the request has one) with the outcome."""

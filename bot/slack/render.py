@@ -112,6 +112,7 @@ class ApprovalView:
     owner_id: str
     role: str
     role_description: str = ""
+    reads_replies: bool = True
 
     @property
     def title(self) -> str:

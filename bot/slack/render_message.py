@@ -87,8 +87,9 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
         *_question(view),
         _asked_by(view),
         approval_buttons(view.pause_id, editable=view.input_model is not None),
-        ContextBlock(elements=[mrkdwn(REPLY_HINT)]),
     ]
+    if view.reads_replies:
+        blocks.append(ContextBlock(elements=[mrkdwn(REPLY_HINT)]))
     text = f"Approval needed: {escape(view.title, 300)}"
     return finish_message(text=text, blocks=blocks, surface="approval message")
 

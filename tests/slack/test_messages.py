@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot import ExecutionStatus, PauseStatus
 from bot.slack.render import APPROVE_ACTION
+from bot.slack.render_message import REPLY_HINT
 from bot.slack.threads import SlackThread
 from bot.testing import call_tool
 from tests.slack.checks import all_text, assert_sent_valid, buttons
@@ -89,6 +90,7 @@ async def test_a_reply_to_a_role_without_interpreter_points_to_the_buttons(
     result = await world.execute("wire 5")
     pause_id = str(buttons(world.stub.of("chat.postMessage")[0].blocks())[0]["value"])
     assert result.status is ExecutionStatus.PAUSED
+    assert REPLY_HINT not in all_text(world.stub.of("chat.postMessage")[0].blocks())
 
     await world.message(MANAGER, "approve", thread_ts=FIRST_POST)
     await world.settle()

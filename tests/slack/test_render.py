@@ -264,6 +264,14 @@ def test_approval_message_shows_the_question_and_the_buttons() -> None:
     assert message.text == "Approval needed: Refunds a card payment"
 
 
+def test_no_reply_hint_when_the_role_reads_no_replies() -> None:
+    message = approval_message(approval(reads_replies=False))
+
+    assert_message_valid(message, {PAUSE_ID})
+    assert blocks_of(message)[-1]["type"] == "actions"
+    assert REPLY_HINT not in all_text(blocks_of(message))
+
+
 def test_no_edit_button_without_an_input_model() -> None:
     message = approval_message(approval(input_model=None))
 
