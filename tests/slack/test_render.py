@@ -552,7 +552,11 @@ def test_edit_modal_has_one_input_per_field() -> None:
     assert blocks["currency"]["element"]["initial_option"]["text"]["text"] == "USD"
     assert blocks["speed"]["element"]["initial_option"]["text"]["text"] == "fast"
     assert json.loads(blocks["tags"]["element"]["initial_value"]) == ["fragile"]
-    assert blocks["tags"]["label"]["text"] == "tags (JSON)"
+    assert blocks["tags"]["label"]["text"] == "Tags (JSON)"
+    assert blocks["order_id"]["label"]["text"] == "Order ID"
+    assert view["blocks"][0]["text"]["text"] == (
+        "*Refunds a card payment*\nChange what needs changing, then approve."
+    )
     assert blocks["note"]["hint"]["text"] == "Shown to the courier."
     optional = {key for key, b in blocks.items() if b["optional"]}
     assert optional == {

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from bot.core.sensitive import MASK, Sensitive
 from bot.slack.render import MAX_FIELD_TEXT, ApprovalView, argument_fields
 from bot.slack.render_message import approval_message
+from bot.slack.render_modal import edit_modal
 from bot.slack.render_values import field_title, format_value, humanize, is_money
 from tests.slack.checks import assert_blocks_valid
 
@@ -154,3 +155,25 @@ def test_the_approval_message_shows_titles_and_formatted_values() -> None:
         "*Customer page*\nhttps://x.example",
         "*Amount*\n1,234.50",
     ]
+
+
+def test_the_edit_modal_labels_its_inputs_with_the_same_titles() -> None:
+    class PageInput(BaseModel):
+        customer_url: str = Field(title="Customer page")
+        order_id: int
+
+    view = ApprovalView(
+        pause_id="p" * 32,
+        tool="page-tool",
+        tool_description="Updates a page",
+        arguments={"customer_url": "https://x.example", "order_id": 1},
+        input_model=PageInput,
+        agent="a",
+        owner_id="U1",
+        role="r",
+    )
+
+    modal = edit_modal(view, private_metadata="{}")
+
+    labels = [block["label"]["text"] for block in modal["blocks"] if block["type"] == "input"]
+    assert labels == ["Customer page", "Order ID"]
