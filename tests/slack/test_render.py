@@ -749,10 +749,12 @@ def pending(count: int) -> list[PendingItemView]:
 
 
 def tools_shown(message_blocks: list[dict[str, Any]]) -> list[str]:
+    """The tools of the items shown; with no description an item is titled "Approve <tool>?"."""
+    prefix = "*Approve tool-"
     return [
-        b["text"]["text"].split("*")[1]
+        b["text"]["text"].split("*")[1].removeprefix("Approve ").removesuffix("?")
         for b in message_blocks
-        if b["type"] == "section" and b.get("text", {}).get("text", "").startswith("*tool-")
+        if b["type"] == "section" and b.get("text", {}).get("text", "").startswith(prefix)
     ]
 
 
