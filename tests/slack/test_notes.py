@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot import ChannelWithdrawal, ExecutionStatus, PauseResolution
+import pytest
+
+from bot import ChannelWithdrawal, ExecutionStatus, PauseResolution, Settings
 from bot.slack.notes import NoteRef
 from bot.slack.render import APPROVE_ACTION
 from bot.slack.threads import SlackThread
 from bot.testing import call_tool
+from tests.databases import TEST_ENCRYPTION_KEYS, postgres_database
 from tests.slack.checks import assert_sent_valid, buttons
 from tests.slack.conftest import OWNER_CHANNEL, SlackWorld, open_world
 from tests.slack.office import (
@@ -213,3 +216,19 @@ async def test_a_note_is_found_again_after_a_restart(stub: SlackStub, tmp_path: 
 
         [note] = note_updates(world)
         assert "was approved by" in headline(note)
+
+
+@pytest.mark.postgres
+async def test_notes_on_postgresql_migrate_once_and_answer(stub: SlackStub) -> None:
+    settings = Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS)
+    async with postgres_database() as url:
+        async with open_world(stub, url, settings=settings) as world:
+            pause_id = await ask_refund_in_thread(world)
+            await world.click(MANAGER, APPROVE_ACTION, pause_id)
+            await world.settle()
+            [note] = note_updates(world)
+            assert "was approved by" in headline(note)
+        async with open_world(
+            stub, url, settings=settings
+        ) as world:  # a second start finds the schema in place
+            assert await world.bot.notes.get(pause_id) is not None
