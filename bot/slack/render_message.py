@@ -108,13 +108,12 @@ def outcome_message(view: ApprovalView, outcome: Outcome) -> RenderedMessage:
 
 
 def _question(view: ApprovalView) -> list[Block]:
-    """The title as the header; the whole description below it when the header is not all of
-    it; the arguments as fields."""
+    """The title as the header, the rest of the description below it, the arguments as fields."""
     title = view.title
     blocks: list[Block] = [HeaderBlock(text=truncate(title, MAX_HEADER_TEXT))]
-    description = view.tool_description.strip()
-    if description and (len(title) > MAX_HEADER_TEXT or _words(description) != _words(title)):
-        blocks.append(SectionBlock(text=mrkdwn(escape(description, MAX_SECTION_TEXT))))
+    rest = _below_header(view.tool_description, title)
+    if rest:
+        blocks.append(SectionBlock(text=mrkdwn(escape(rest, MAX_SECTION_TEXT))))
     fields = argument_fields(view.input_model, view.arguments)
     if fields:
         blocks.extend(field_sections(fields, max_fields=_MAX_ARGUMENT_FIELDS))
@@ -123,8 +122,13 @@ def _question(view: ApprovalView) -> list[Block]:
     return blocks
 
 
-def _words(text: str) -> str:
-    return " ".join(text.split()).removesuffix(".")
+def _below_header(description: str, title: str) -> str:
+    """What the header does not show: the description's other lines, or all of it when the
+    header had to be cut."""
+    description = description.strip()
+    if len(title) > MAX_HEADER_TEXT:
+        return description
+    return "\n".join(description.splitlines()[1:]).strip()
 
 
 def _asked_by(view: ApprovalView) -> ContextBlock:

@@ -896,3 +896,21 @@ def test_home_view_of_nothing() -> None:
 
     assert_view_valid(view, pause_ids=set())
     assert "Nothing is waiting for you" in all_text(view)
+
+
+def test_a_description_of_several_lines_shows_its_first_as_the_header_and_the_rest_below() -> None:
+    view = approval(tool_description="Refunds a card.\nOnly for orders paid by card.\n\nLogged.")
+
+    message = approval_message(view)
+
+    assert_message_valid(message, {PAUSE_ID})
+    header, description = blocks_of(message)[:2]
+    assert header["text"]["text"] == "Refunds a card"
+    assert description["text"]["text"] == "Only for orders paid by card.\n\nLogged."
+
+
+def test_a_tool_without_description_is_asked_by_its_name() -> None:
+    message = approval_message(approval(tool_description="  "))
+
+    assert blocks_of(message)[0]["text"]["text"] == "Approve refund-card-tool?"
+    assert blocks_of(message)[1]["type"] == "section" and "fields" in blocks_of(message)[1]
