@@ -34,6 +34,12 @@ from bot.core.enums import DecidedBy
 from bot.core.reply import ReplyInput, ReplyInterpretation
 
 HOW_TO_ANSWER = 'Reply "approve" or "reject: <reason>", or use the buttons.'
+APPROVALS_UNDERSTOOD = ("approve", "yes", "ok", "lgtm", "go ahead", "👍")
+"""Replies that approve, to show people (a test reads each as an approval)."""
+REJECTIONS_UNDERSTOOD = ("reject", "no", "deny", "👎")
+"""Replies that reject, to show people (a test reads each as a rejection)."""
+REJECTION_WITH_REASON = "reject: wrong customer"
+"""How to give a reason, to show people (a test reads it with the reason "wrong customer")."""
 _MAX_REASON = 3000
 
 

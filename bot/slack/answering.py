@@ -40,9 +40,21 @@ from bot.slack.feedback import (
 from bot.slack.gateway import SlackGateway, quote
 from bot.slack.outcomes import outcome_of, verdict
 from bot.slack.render import escape
-from interpreters.keyword import HOW_TO_ANSWER
+from interpreters.keyword import (
+    APPROVALS_UNDERSTOOD,
+    HOW_TO_ANSWER,
+    REJECTION_WITH_REASON,
+    REJECTIONS_UNDERSTOOD,
+)
 
-HOW_TO_REPLY: Final = 'Reply "approve" or "reject: <reason>", or use the buttons on the message.'
+HOW_TO_REPLY: Final = (
+    "I understand these replies:\n"
+    f"• to approve: {', '.join(APPROVALS_UNDERSTOOD[:-1])} or {APPROVALS_UNDERSTOOD[-1]}\n"
+    f"• to reject: {', '.join(REJECTIONS_UNDERSTOOD[:-1])} or {REJECTIONS_UNDERSTOOD[-1]}, "
+    f"with your reason after a colon, like {REJECTION_WITH_REASON}\n"
+    "Or use the buttons on the message."
+)
+"""What a thread reply that was not understood is told: the words understood, in plain words."""
 USE_THE_BUTTONS: Final = (
     "This request cannot be answered in words: use the buttons on the message "
     "(Approve, Reject, Edit & approve)."
@@ -238,6 +250,9 @@ def _answering() -> Iterator[None]:
 
 
 def _not_understood(reply: str, reason: str) -> str:
+    """Which reply, why not (the interpreter's reason, its own hint left out), what would do."""
     why = reason.strip().removesuffix(HOW_TO_ANSWER).strip()
-    because = f" ({escape(why, 500)})" if why else ""
-    return f'I could not read "{quote(reply)}" as an answer{because}. {HOW_TO_REPLY}'
+    said = f'I could not read "{quote(reply)}" as an answer.'
+    if why:
+        said += f" {escape(why, 500)}"
+    return f"{said}\n{HOW_TO_REPLY}"

@@ -51,6 +51,7 @@ from bot.slack.middlewares import (
     ReparseSlashCommand,
     ResolveTenant,
 )
+from bot.slack.notes import RequesterNotes
 from bot.slack.pending import PendingLists
 from bot.slack.services import SlackServices
 from bot.slack.settings import SlackSettings
@@ -95,8 +96,9 @@ class SlackBot:
         self.seen_events = SeenEvents(self._database)
         catalog = Catalog(app)
         directory = ApproverDirectory(self.client, app.clock)
+        self.notes = RequesterNotes(self._database, app.clock)
         self.gateway = SlackGateway(
-            app=app, client=self.client, messages=self.messages, catalog=catalog
+            app=app, client=self.client, messages=self.messages, notes=self.notes, catalog=catalog
         )
         app.provide(SlackGateway, self.gateway)
         self.services = self._services(catalog, directory)

@@ -54,6 +54,9 @@ class Catalog:
             binding.spec.name: (binding.spec.input, binding.spec.description)
             for binding in assembly.tools.values()
         }
+        self._roles: dict[str, ChannelRoleSpec] = {
+            spec.name: spec for spec in assembly.roles.values()
+        }
         application = assembly.application
         workflows = list(application.workflows)
         self.entry_workflow: type | None = application.entry_workflow or (
@@ -83,6 +86,16 @@ class Catalog:
     def tool_description(self, tool: str) -> str:
         found = self._tools.get(tool)
         return found[1] if found else ""
+
+    def role_description(self, role: str) -> str:
+        """What the role named ``role`` is, for a person ("A manager approves card refunds")."""
+        spec = self._roles.get(role)
+        return spec.description if spec is not None else ""
+
+    def role_reads_replies(self, role: str) -> bool:
+        """Whether a thread reply can answer the role's questions (it has a reply interpreter)."""
+        spec = self._roles.get(role)
+        return spec is not None and spec.reply_interpreter is not None
 
 
 def role_of(implementation: type) -> ChannelRoleSpec | None:

@@ -22,7 +22,6 @@ from bot.slack.conversations import Conversations
 from bot.slack.feedback import Feedback
 from bot.slack.gateway import SlackGateway
 from bot.slack.home import HomeTabs
-from bot.slack.outcomes import approval_view
 from bot.slack.pending import PendingLists
 from bot.slack.redaction import log, web_log
 from bot.slack.render import RenderError, truncate
@@ -113,7 +112,7 @@ class Flows:
                 view = reject_modal(metadata)
             case "edit":
                 try:
-                    view = edit_modal(approval_view(pause), metadata)
+                    view = edit_modal(self._gateway.approval_view(pause), metadata)
                 except RenderError as error:
                     log.warning("slack: the edit modal cannot be shown: %s", error.code)
                     await self._feedback.tell(
@@ -156,7 +155,7 @@ class Flows:
         pause = await self._app.find_pause(metadata.pause_id, tenant_id=tenant_id)
         if pause is None or pause.status is not PauseStatus.PENDING:
             return EditChecked(metadata=metadata)  # closes; the decide step tells them why
-        overrides, errors = validate_edit_submission(approval_view(pause), values)
+        overrides, errors = validate_edit_submission(self._gateway.approval_view(pause), values)
         if errors:
             return EditChecked(errors=errors)
         return EditChecked(overrides=overrides or {}, metadata=metadata)

@@ -18,10 +18,12 @@ from bot.core.channel import ChannelAsk
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
 from bot.slack.catalog import Catalog, SlackChannelConfig
+from bot.slack.notes import NoteRef, RequesterNotes
 from bot.slack.outcomes import approval_view, outcome_of
 from bot.slack.redaction import log, redact
 from bot.slack.render import ApprovalView, escape
 from bot.slack.render_message import Outcome, approval_message, outcome_message
+from bot.slack.render_note import settled_note, waiting_note
 from bot.slack.store import MessageRef, SlackMessageStore
 from bot.slack.threads import SlackThread
 from bot.slack.webapi import api_error
@@ -40,11 +42,13 @@ class SlackGateway:
         app: App,
         client: AsyncWebClient,
         messages: SlackMessageStore,
+        notes: RequesterNotes,
         catalog: Catalog,
     ) -> None:
         self._app = app
         self.client = client
         self.messages = messages
+        self.notes = notes
         self._catalog = catalog
         self._listeners: list[ChangeListener] = []
 
@@ -62,18 +66,19 @@ class SlackGateway:
         if existing is not None:
             return existing
         channel, thread_ts = _destination(ask, config)
-        rendered = approval_message(
-            ApprovalView(
-                pause_id=ask.pause_id,
-                tool=ask.value.tool,
-                tool_description=self._catalog.tool_description(ask.value.tool),
-                arguments=ask.value.arguments,
-                input_model=self._catalog.tool_input(ask.value.tool),
-                agent=ask.agent,
-                owner_id=ask.owner_id,
-                role=ask.role,
-            )
+        view = ApprovalView(
+            pause_id=ask.pause_id,
+            tool=ask.value.tool,
+            tool_description=self._catalog.tool_description(ask.value.tool),
+            arguments=ask.value.arguments,
+            input_model=self._catalog.tool_input(ask.value.tool),
+            agent=ask.agent,
+            owner_id=ask.owner_id,
+            role=ask.role,
+            role_description=self._catalog.role_description(ask.role),
+            reads_replies=self._catalog.role_reads_replies(ask.role),
         )
+        rendered = approval_message(view)
         response = await self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=rendered.text, blocks=rendered.blocks
         )
@@ -92,7 +97,36 @@ class SlackGateway:
             stored = await self.messages.get(ask.pause_id)
             if stored is not None:
                 return stored
+        await self._post_note(ask, view, ref)
         return ref
+
+    async def _post_note(self, ask: ChannelAsk, view: ApprovalView, ref: MessageRef) -> None:
+        """Tell the requester, in the thread where they started the work, where the request
+        waits; nothing when it waits in that very thread or the work was not started in Slack.
+        A note that cannot be posted is logged: the question is asked all the same."""
+        thread = SlackThread.parse(ask.thread_id)
+        if thread is None or (thread.channel, thread.ts) in (
+            (ref.channel_id, ref.thread_ts),
+            (ref.channel_id, ref.ts),
+        ):
+            return
+        rendered = waiting_note(view, conversation=ref.channel_id)
+        try:
+            response = await self.client.chat_postMessage(
+                channel=thread.channel,
+                thread_ts=thread.ts,
+                text=rendered.text,
+                blocks=rendered.blocks,
+            )
+        except SlackApiError as error:
+            log.warning("slack: the requester's note was not posted: %s", api_error(error))
+            return
+        note = NoteRef(
+            channel_id=str(response.get("channel") or thread.channel),
+            ts=str(response["ts"]),
+            thread_ts=thread.ts,
+        )
+        await self.notes.add(ask.pause_id, note, self._app.clock.now())
 
     # ---------------------------------------------------------------- the outcome
 
@@ -118,14 +152,37 @@ class SlackGateway:
         outcome = outcome_of(pause, read_as=read_as) or fallback
         if outcome is None:
             return pause
-        rendered = outcome_message(approval_view(pause), outcome)
+        view = self.approval_view(pause)
+        rendered = outcome_message(view, outcome)
         await self.client.chat_update(
             channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
         )
         await self.messages.close(pause_id, self._app.clock.now())
         for listener in self._listeners:
             listener(pause)
+        await self._settle_note(pause_id, view, outcome)
         return pause
+
+    def approval_view(self, pause: PauseView) -> ApprovalView:
+        """What the message of ``pause`` shows (its real arguments: every renderer masks them)."""
+        return approval_view(
+            pause,
+            role_description=self._catalog.role_description(pause.role),
+            reads_replies=self._catalog.role_reads_replies(pause.role),
+        )
+
+    async def _settle_note(self, pause_id: str, view: ApprovalView, outcome: Outcome) -> None:
+        """Update the requester's note (if the request has one) with the outcome."""
+        note = await self.notes.get(pause_id)
+        if note is None:
+            return
+        rendered = settled_note(view, outcome)
+        try:
+            await self.client.chat_update(
+                channel=note.channel_id, ts=note.ts, text=rendered.text, blocks=rendered.blocks
+            )
+        except SlackApiError as error:
+            log.warning("slack: the requester's note was not updated: %s", api_error(error))
 
     async def reconcile(self, tenant_id: str) -> int:
         """Update the open messages of pauses answered elsewhere (e.g. through the API)."""

@@ -17,7 +17,7 @@ from bot.slack.render_message import (
 )
 
 
-def approval_view(pause: PauseView) -> ApprovalView:
+def approval_view(pause: PauseView, *, role_description: str, reads_replies: bool) -> ApprovalView:
     """The question of ``pause`` with its real arguments (every renderer masks them)."""
     return ApprovalView(
         pause_id=pause.pause_id,
@@ -28,6 +28,8 @@ def approval_view(pause: PauseView) -> ApprovalView:
         agent=pause.agent,
         owner_id=pause.owner_id,
         role=pause.role,
+        role_description=role_description,
+        reads_replies=reads_replies,
     )
 
 

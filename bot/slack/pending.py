@@ -60,4 +60,6 @@ class PendingLists:
             owner_id=pending.owner_id or "",
             asked_at=pending.asked_at,
             role=pending.channel,
+            tool_description=self._catalog.tool_description(pending.ask.tool),
+            role_description=self._catalog.role_description(pending.channel),  # the role's name
         )

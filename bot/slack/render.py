@@ -13,7 +13,6 @@ and App Home).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from slack_sdk.models.views import View
 
 from bot.core.errors import CountersignError
 from bot.core.sensitive import mask_arguments
+from bot.slack.render_values import field_title, format_value
 
 # --------------------------------------------------------------------------------------------
 # Ids the listeners match on.
@@ -111,6 +111,18 @@ class ApprovalView:
     agent: str
     owner_id: str
     role: str
+    role_description: str = ""
+    reads_replies: bool = True
+
+    @property
+    def title(self) -> str:
+        """What is asked, for a person: the tool's description (its first line), else its name."""
+        return request_title(self.tool, self.tool_description)
+
+    @property
+    def role_label(self) -> str:
+        """Who answers, for a person: the role's description, else its name."""
+        return " ".join(self.role_description.split()) or self.role
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,6 +138,7 @@ class RenderedMessage:
 
 _ESCAPES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _USER_ID: Final = re.compile(r"[UW][A-Z0-9]{1,40}")
+_CHANNEL_ID: Final = re.compile(r"[CG][A-Z0-9]{1,40}")
 
 
 def truncate(text: str, limit: int) -> str:
@@ -157,6 +170,14 @@ def escape(text: str, limit: int) -> str:
     return "".join(pieces) + ELLIPSIS
 
 
+def request_title(tool: str, description: str) -> str:
+    """A request's title: the first line of the tool's description without its final full
+    stop ("Refunds a card"); "Approve <tool>?" when the tool has no description."""
+    lines = description.strip().splitlines()
+    first = " ".join(lines[0].split()).removesuffix(".").strip() if lines else ""
+    return first or f"Approve {tool}?"
+
+
 def mention(user_id: str) -> str:
     """A mention of a Slack user, or the escaped id when it does not look like one."""
     if _USER_ID.fullmatch(user_id):
@@ -164,19 +185,16 @@ def mention(user_id: str) -> str:
     return escape(user_id, 60)
 
 
+def channel_mention(conversation: str) -> str:
+    """A link to a channel (``<#C123>``); a direct message or anything else is named in words."""
+    if _CHANNEL_ID.fullmatch(conversation):
+        return f"<#{conversation}>"
+    return "a direct message" if conversation.startswith("D") else escape(conversation, 60)
+
+
 def mrkdwn(text: str) -> MarkdownTextObject:
     """Verbatim mrkdwn: Slack does not auto-link names or mentions found in outside text."""
     return MarkdownTextObject(text=text, verbatim=True)
-
-
-def display_value(value: Any) -> str:
-    """An argument value as shown: strings as they are, anything else as compact JSON."""
-    if isinstance(value, str):
-        return value if value else '""'
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,14 +207,29 @@ def argument_fields(
     *,
     max_value: int = MAX_FIELD_TEXT,
 ) -> list[str]:
-    """One ``*name*\\nvalue`` field per argument, sensitive ones masked, long values cut."""
+    """One ``*Title*\\nvalue`` field per argument, written for a person (``render_values``):
+    sensitive ones masked, long values cut."""
     shown = mask_arguments(model, arguments)
-    return [_field_text(name, value, max_value) for name, value in shown.items()]
+    return [_field_text(model, name, value, max_value) for name, value in shown.items()]
 
 
-def _field_text(name: str, value: Any, max_value: int) -> str:
-    label = f"*{escape(name, 150)}*\n"
-    return label + escape(display_value(value), min(max_value, MAX_FIELD_TEXT - len(label)))
+def _field_text(model: type[BaseModel] | None, name: str, value: Any, max_value: int) -> str:
+    label = f"*{escape(field_title(model, name), 150)}*\n"
+    text = format_value(model, name, value)
+    return label + escape(text, min(max_value, MAX_FIELD_TEXT - len(label)))
+
+
+def argument_summary(
+    model: type[BaseModel] | None, arguments: Mapping[str, Any], *, limit: int
+) -> str:
+    """The arguments on one line, ``Title: value · ...`` (mrkdwn, escaped, masked), cut at
+    ``limit`` characters: enough for a requester to tell their requests apart."""
+    shown = mask_arguments(model, arguments)
+    parts = [
+        f"{field_title(model, name)}: {' '.join(format_value(model, name, value).split())}"
+        for name, value in shown.items()
+    ]
+    return escape(" · ".join(parts), limit)
 
 
 def capped(fields: Sequence[str], *, max_fields: int) -> list[str]:

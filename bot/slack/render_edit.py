@@ -21,6 +21,7 @@ from pydantic_core import ErrorDetails, PydanticUndefined
 
 from bot.core.sensitive import MASK, sensitive_fields
 from bot.slack.render import ApprovalView, RenderError, truncate
+from bot.slack.render_values import humanize
 
 VALUE_ACTION: Final = "value"
 
@@ -50,6 +51,7 @@ class EditField:
     """One field of the input model, as the edit modal shows it."""
 
     key: str  # the argument's key and the input's block id
+    title: str  # its label: Field(title=...) or the name humanized ("Order ID")
     kind: FieldKind
     choices: tuple[object, ...]  # for "choice": the values, in option order
     required: bool
@@ -78,6 +80,7 @@ def _field(name: str, info: FieldInfo, *, sensitive: bool) -> EditField:
     kind, choices = _classify(info.annotation)
     return EditField(
         key=info.alias or name,
+        title=info.title or humanize(name),
         kind=kind,
         choices=choices,
         required=info.is_required(),

@@ -23,7 +23,9 @@ from bot.slack.render import (
     truncate,
 )
 
-REPLY_HINT: Final = 'or reply in this thread (e.g. "approve" or "reject: too high")'
+REPLY_HINT: Final = (
+    "Or answer in this thread: write approve, or reject followed by a colon and your reason."
+)
 
 _MAX_ARGUMENT_FIELDS: Final = 40  # four sections: the message stays readable and far from 50 blocks
 _MAX_REASON: Final = 2500
@@ -80,14 +82,15 @@ Outcome: TypeAlias = Approved | Rejected | DecidedAtOnce | Withdrawn | Cancelled
 
 
 def approval_message(view: ApprovalView) -> RenderedMessage:
-    """The question with its buttons; the fallback text names the tool, never the pause."""
+    """The question with its buttons; the fallback text names the request, never the pause."""
     blocks: list[Block] = [
         *_question(view),
         _asked_by(view),
         approval_buttons(view.pause_id, editable=view.input_model is not None),
-        ContextBlock(elements=[mrkdwn(REPLY_HINT)]),
     ]
-    text = f"{escape(view.agent, 80)} asks to run {escape(view.tool, 150)}: approve or reject"
+    if view.reads_replies:
+        blocks.append(ContextBlock(elements=[mrkdwn(REPLY_HINT)]))
+    text = f"Approval needed: {escape(view.title, 300)}"
     return finish_message(text=text, blocks=blocks, surface="approval message")
 
 
@@ -100,15 +103,17 @@ def outcome_message(view: ApprovalView, outcome: Outcome) -> RenderedMessage:
         SectionBlock(text=mrkdwn(truncate(said.headline, MAX_SECTION_TEXT))),
         *said.details,
     ]
-    text = f"{escape(view.tool, 150)}: {said.summary}"
+    text = f"{escape(view.title, 300)}: {said.summary}"
     return finish_message(text=text, blocks=blocks, surface="outcome message")
 
 
 def _question(view: ApprovalView) -> list[Block]:
-    title = f"Approve {truncate(view.tool, MAX_HEADER_TEXT - len('Approve ?'))}?"
-    blocks: list[Block] = [HeaderBlock(text=title)]
-    if view.tool_description.strip():
-        blocks.append(SectionBlock(text=mrkdwn(escape(view.tool_description, 3000))))
+    """The title as the header, the rest of the description below it, the arguments as fields."""
+    title = view.title
+    blocks: list[Block] = [HeaderBlock(text=truncate(title, MAX_HEADER_TEXT))]
+    rest = _below_header(view.tool_description, title)
+    if rest:
+        blocks.append(SectionBlock(text=mrkdwn(escape(rest, MAX_SECTION_TEXT))))
     fields = argument_fields(view.input_model, view.arguments)
     if fields:
         blocks.extend(field_sections(fields, max_fields=_MAX_ARGUMENT_FIELDS))
@@ -117,11 +122,21 @@ def _question(view: ApprovalView) -> list[Block]:
     return blocks
 
 
+def _below_header(description: str, title: str) -> str:
+    """What the header does not show: the description's other lines, or all of it when the
+    header had to be cut."""
+    description = description.strip()
+    if len(title) > MAX_HEADER_TEXT:
+        return description
+    return "\n".join(description.splitlines()[1:]).strip()
+
+
 def _asked_by(view: ApprovalView) -> ContextBlock:
+    """Who asked, through which agent, who answers; the tool's own name last, for the record."""
     parts = [
-        f"Asked by {mention(view.owner_id)}",
-        f"agent {escape(view.agent, 200)}",
-        f"role {escape(view.role, 200)}",
+        f"Asked by {mention(view.owner_id)} through {escape(view.agent, 200)}",
+        escape(view.role_label, 300),
+        f"tool {escape(view.tool, 200)}",
     ]
     return ContextBlock(elements=[mrkdwn(" · ".join(parts))])
 

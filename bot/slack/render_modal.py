@@ -89,7 +89,7 @@ def edit_modal(view: ApprovalView, private_metadata: str) -> dict[str, object]:
     """
     fields = edit_fields(require_model(view))
     intro = SectionBlock(
-        text=mrkdwn(f"Edit the arguments of *{escape(view.tool, 200)}*, then approve.")
+        text=mrkdwn(f"*{escape(view.title, 300)}*\nChange what needs changing, then approve.")
     )
     inputs: list[Block] = [_input(field, view.arguments) for field in fields]
     if not inputs:
@@ -111,7 +111,7 @@ def _input(field: EditField, arguments: Mapping[str, Any]) -> InputBlock:
     hint = field.description
     if keeps:
         hint = KEEP_HIDDEN_HINT if field.sensitive else KEEP_LONG_HINT
-    label = f"{field.key} (JSON)" if field.kind == "json" else field.key
+    label = f"{field.title} (JSON)" if field.kind == "json" else field.title
     return InputBlock(
         block_id=field.key,
         label=truncate(label, 2000),

@@ -33,6 +33,7 @@ from bot.slack.render import (
     finish_view,
     mention,
     mrkdwn,
+    request_title,
 )
 
 EMPTY_LIST: Final = "Nothing is waiting for you. :tada:"
@@ -54,6 +55,8 @@ class PendingItemView:
     owner_id: str
     asked_at: str  # ISO 8601
     role: str
+    tool_description: str = ""
+    role_description: str = ""
 
 
 def pending_list(
@@ -139,11 +142,12 @@ def _item_blocks(item: PendingItemView, *, index: int) -> list[Block]:
 
 
 def _item_text(item: PendingItemView) -> str:
+    """The request by its title, who asked through which agent, who answers, when."""
+    role = " ".join(item.role_description.split()) or item.role
     parts = [
-        f"*{escape(item.tool, 150)}*",
-        f"agent {escape(item.agent, 150)}",
-        f"asked by {mention(item.owner_id)}",
-        f"role {escape(item.role, 150)}",
+        f"*{escape(request_title(item.tool, item.tool_description), 150)}*",
+        f"asked by {mention(item.owner_id)} through {escape(item.agent, 150)}",
+        escape(role, 150),
         _when(item.asked_at),
     ]
     return " · ".join(parts)

@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.reply import ReplyInput, ReplyInterpretation
 from interpreters import KeywordReplyInterpreter
-from interpreters.keyword import HOW_TO_ANSWER
+from interpreters.keyword import (
+    APPROVALS_UNDERSTOOD,
+    HOW_TO_ANSWER,
+    REJECTION_WITH_REASON,
+    REJECTIONS_UNDERSTOOD,
+)
 
 ASK = ToolCallApprovalAsk(
     tool="refund-card-tool", arguments={"amount": 100, "customer": "c-17"}, call_id="c1"
@@ -308,6 +313,21 @@ def test_reads_the_reply_exactly_as_expected(reply: str, expected: Expect) -> No
         assert result.value == ToolCallApprovalDecision(
             approved=expected.approved, reason=expected.reason
         )
+
+
+@pytest.mark.parametrize(
+    ("reply", "approved"),
+    [*((reply, True) for reply in APPROVALS_UNDERSTOOD),
+     *((reply, False) for reply in REJECTIONS_UNDERSTOOD)],
+)  # fmt: skip
+def test_the_replies_shown_to_people_read_as_said(reply: str, approved: bool) -> None:
+    assert interpret(reply).value == ToolCallApprovalDecision(approved=approved)
+
+
+def test_the_reason_shown_to_people_reads_as_said() -> None:
+    assert interpret(REJECTION_WITH_REASON).value == ToolCallApprovalDecision(
+        approved=False, reason="wrong customer"
+    )
 
 
 def test_the_table_is_large_and_mostly_tricky() -> None:

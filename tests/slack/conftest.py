@@ -248,7 +248,11 @@ async def stub() -> AsyncIterator[SlackStub]:
 
 @asynccontextmanager
 async def open_world(
-    stub: SlackStub, database_url: str, *, tenant: str | None = None
+    stub: SlackStub,
+    database_url: str,
+    *,
+    tenant: str | None = None,
+    settings: Settings | None = None,
 ) -> AsyncIterator[SlackWorld]:
     llm = mock_llm(SlackOfficeAgent)
     ledger = Ledger()
@@ -257,7 +261,7 @@ async def open_world(
         SlackOfficeApplication,
         database_url=database_url,
         clock=clock,
-        settings=Settings(),
+        settings=settings or Settings(),
         services={Ledger: ledger},
     )
     bot = SlackBot(

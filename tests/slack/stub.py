@@ -55,6 +55,8 @@ class SlackStub:
     groups: dict[str, list[str]] = field(default_factory=dict)
     failures: dict[str, Scripted] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    channel_errors: dict[str, str] = field(default_factory=dict)
+    """An error answered to any Web API call about this channel (``payload["channel"]``)."""
     socket_envelopes: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
     socket_acks: list[dict[str, Any]] = field(default_factory=list)
     _server: TestServer | None = None
@@ -141,6 +143,9 @@ class SlackStub:
         payload = await self._record(method, request)
         if method in self.errors:
             return web.json_response({"ok": False, "error": self.errors[method]})
+        if str(payload.get("channel")) in self.channel_errors:
+            error = self.channel_errors[str(payload.get("channel"))]
+            return web.json_response({"ok": False, "error": error})
         return web.json_response(self._answer(method, payload))
 
     def _answer(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from bot import (
     Tenant,
 )
 from bot.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
+from bot.slack.render_message import REPLY_HINT
 from bot.slack.threads import SlackThread
 from bot.testing import call_tool
 from tests.slack.checks import all_text, assert_sent_valid, buttons
@@ -68,7 +69,9 @@ async def test_the_approval_message_is_posted_with_its_buttons_and_its_reference
     assert [b["action_id"] for b in buttons(blocks)] == [APPROVE_ACTION, REJECT_ACTION, EDIT_ACTION]
     assert {b["value"] for b in buttons(blocks)} == {pause_id}
     shown = all_text(blocks)
-    assert "refund-card-tool" in shown and "order_id" in shown and "30.0" in shown
+    assert "Refunds a card" in shown and "*Order ID*\n7" in shown and "*Amount*\n30.00" in shown
+    assert "A manager approves card refunds" in shown and "tool refund-card-tool" in shown
+    assert REPLY_HINT in shown  # the role reads thread replies
     assert SECRET_EMAIL not in posted.payload.__repr__()  # the sensitive field is masked
     assert f"<@{OWNER}>" in shown
     assert pause_id not in posted.payload["text"]

@@ -63,7 +63,9 @@ async def test_an_approver_sees_the_question_with_its_buttons(world: SlackWorld)
     sent = await pending_of(world, MANAGER)
 
     assert approve_values(sent["blocks"]) == [pause_id]
-    assert "refund-card-tool" in all_text(sent["blocks"])
+    shown = all_text(sent["blocks"])
+    assert f"*Refunds a card* · asked by <@{OWNER}> through slack-office-agent" in shown
+    assert "A manager approves card refunds" in shown
     assert SECRET_EMAIL not in json.dumps(sent)
     assert (await pending_of(world, STRANGER))["text"] == EMPTY_LIST
     assert_sent_valid(world.stub.calls, {pause_id})

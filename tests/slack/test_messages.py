@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot import ExecutionStatus, PauseStatus
 from bot.slack.render import APPROVE_ACTION
+from bot.slack.render_message import REPLY_HINT
 from bot.slack.threads import SlackThread
 from bot.testing import call_tool
 from tests.slack.checks import all_text, assert_sent_valid, buttons
@@ -70,8 +71,15 @@ async def test_an_unreadable_reply_says_why_and_how_to_answer(world: SlackWorld)
 
     assert await status_of(world, pause_id) is PauseStatus.PENDING
     [said] = thread_posts(world)
-    assert said.startswith('I could not read "maybe, ask me tomorrow?" as an answer')
-    assert 'Reply "approve" or "reject: <reason>", or use the buttons' in said
+    assert said == (
+        'I could not read "maybe, ask me tomorrow?" as an answer. '
+        "The reply reads as a question.\n"
+        "I understand these replies:\n"
+        "• to approve: approve, yes, ok, lgtm, go ahead or 👍\n"
+        "• to reject: reject, no, deny or 👎, with your reason after a colon, "
+        "like reject: wrong customer\n"
+        "Or use the buttons on the message."
+    )
     assert world.stub.of("chat.update") == []
 
 
@@ -82,6 +90,7 @@ async def test_a_reply_to_a_role_without_interpreter_points_to_the_buttons(
     result = await world.execute("wire 5")
     pause_id = str(buttons(world.stub.of("chat.postMessage")[0].blocks())[0]["value"])
     assert result.status is ExecutionStatus.PAUSED
+    assert REPLY_HINT not in all_text(world.stub.of("chat.postMessage")[0].blocks())
 
     await world.message(MANAGER, "approve", thread_ts=FIRST_POST)
     await world.settle()
@@ -160,7 +169,7 @@ async def test_the_owner_answers_in_their_own_thread(world: SlackWorld) -> None:
 
     assert world.ledger.runs == [("expense", {"purpose": "taxi", "amount": 12.0})]
     question, *after = thread_posts(world)
-    assert question.endswith("asks to run book-expense-tool: approve or reject")
+    assert question == "Approval needed: Books an expense"
     assert after == ['Read "approved" as approve.', "booked the taxi"]
 
 

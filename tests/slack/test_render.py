@@ -30,6 +30,7 @@ from bot.slack.render import (
 )
 from bot.slack.render_edit import parse_edit_submission, validate_edit_submission
 from bot.slack.render_message import (
+    REPLY_HINT,
     Approved,
     Cancelled,
     DecidedAtOnce,
@@ -96,6 +97,7 @@ def approval(**changes: Any) -> ApprovalView:
         "agent": "refund-agent",
         "owner_id": "U123",
         "role": "refund-approvers",
+        "role_description": "Approves card refunds",
     }
     return ApprovalView(**(fields | changes))
 
@@ -241,24 +243,33 @@ def test_approval_message_shows_the_question_and_the_buttons() -> None:
     message = approval_message(approval())
 
     assert_message_valid(message, {PAUSE_ID})
-    header, description, arguments, asked_by, actions, hint = blocks_of(message)
-    assert header["text"]["text"] == "Approve refund-card-tool?"
-    assert description["text"]["text"] == "Refunds a card payment."
+    header, arguments, asked_by, actions, hint = blocks_of(message)
+    assert header["text"]["text"] == "Refunds a card payment"
     assert [f["text"] for f in arguments["fields"]] == [
-        "*order_id*\n7",
-        "*amount*\n12.5",
-        f"*email*\n{MASK}",
+        "*Order ID*\n7",
+        "*Amount*\n12.50",
+        f"*Email*\n{MASK}",
     ]
-    assert asked_by["elements"][0]["text"].startswith("Asked by <@U123> · agent refund-agent")
+    assert asked_by["elements"][0]["text"] == (
+        "Asked by <@U123> through refund-agent · Approves card refunds · tool refund-card-tool"
+    )
     assert [(b["text"]["text"], b.get("style"), b["action_id"]) for b in buttons([actions])] == [
         ("Approve", "primary", APPROVE_ACTION),
         ("Reject", "danger", REJECT_ACTION),
         ("Edit & approve", None, EDIT_ACTION),
     ]
     assert {b["value"] for b in buttons([actions])} == {PAUSE_ID}
-    assert "or reply in this thread" in hint["elements"][0]["text"]
+    assert hint["elements"][0]["text"] == REPLY_HINT
     assert SECRET not in json.dumps(blocks_of(message)) + message.text
-    assert "refund-card-tool" in message.text
+    assert message.text == "Approval needed: Refunds a card payment"
+
+
+def test_no_reply_hint_when_the_role_reads_no_replies() -> None:
+    message = approval_message(approval(reads_replies=False))
+
+    assert_message_valid(message, {PAUSE_ID})
+    assert blocks_of(message)[-1]["type"] == "actions"
+    assert REPLY_HINT not in all_text(blocks_of(message))
 
 
 def test_no_edit_button_without_an_input_model() -> None:
@@ -281,14 +292,20 @@ def test_masks_already_masked_and_unmasked_arguments_alike() -> None:
     )
 
 
-def test_non_string_values_are_rendered_as_json() -> None:
+def test_values_without_a_model_read_like_a_person_wrote_them() -> None:
     view = approval(
-        input_model=None, arguments={"items": [1, "a"], "meta": {"x": None}, "ok": True}
+        input_model=None,
+        arguments={"items": [1, "a"], "meta": {"x": None}, "ok": True, "refund_total": 5.5},
     )
 
-    fields = [f["text"] for f in blocks_of(approval_message(view))[2]["fields"]]
+    fields = [f["text"] for f in blocks_of(approval_message(view))[1]["fields"]]
 
-    assert fields == ['*items*\n[1, "a"]', '*meta*\n{"x": null}', "*ok*\ntrue"]
+    assert fields == [
+        "*Items*\n1, a",
+        '*Meta*\n{"x": null}',
+        "*Ok*\nYes",
+        "*Refund total*\n5.50",
+    ]
 
 
 def test_outside_text_is_escaped_so_it_cannot_ping_or_link() -> None:
@@ -302,7 +319,9 @@ def test_outside_text_is_escaped_so_it_cannot_ping_or_link() -> None:
     message = approval_message(view)
 
     assert_message_valid(message, {PAUSE_ID})
-    text = all_text(blocks_of(message)) + message.text
+    header, *rest = blocks_of(message)
+    assert header["text"]["type"] == "plain_text"  # Slack links and pings nothing in it
+    text = all_text(rest) + message.text
     for raw in ("<!channel>", "<!here>", "<!everyone>", "<https://", "<@U999>"):
         assert raw not in text
     assert "&lt;!channel&gt; &amp;" in text
@@ -326,8 +345,9 @@ def test_huge_arguments_are_truncated_not_refused() -> None:
 
     assert_message_valid(message, {PAUSE_ID})
     assert len(blocks_of(message)[0]["text"]["text"]) <= 150
+    assert blocks_of(message)[1]["text"]["text"].startswith("ddd")  # the whole description
     fields = [f["text"] for b in blocks_of(message) for f in b.get("fields", [])]
-    assert fields[0].startswith("*body*\nxxx")
+    assert fields[0].startswith("*Body*\nxxx")
     assert all(field.endswith("…") for field in fields[:3])
     assert "&am…" not in fields[2]
     assert fields[2].count("&amp;") > 100
@@ -375,11 +395,11 @@ def test_an_oversized_pause_id_is_a_render_error() -> None:
             "rejected by <@U777>",
         ),
         (Rejected(by="U777"), "*Rejected* by <@U777>", "rejected by <@U777>"),
-        (DecidedAtOnce(approved=True), "*Decided at once: approved*", "approved"),
+        (DecidedAtOnce(approved=True), "*Decided at once: approved*", "decided at once: approved"),
         (
             DecidedAtOnce(approved=False, reason="policy"),
             "*Decided at once: rejected*\n>policy",
-            "rejected",
+            "decided at once: rejected",
         ),
         (Withdrawn(), "*No longer needed*", "no longer needed"),
         (Cancelled(), "*Cancelled*", "cancelled"),
@@ -392,11 +412,11 @@ def test_outcome_replaces_the_buttons_with_what_happened(
 
     assert_message_valid(message, {PAUSE_ID})
     assert buttons(blocks_of(message)) == []
-    assert blocks_of(message)[0]["text"]["text"] == "Approve refund-card-tool?"
-    assert f"*email*\n{MASK}" in [f["text"] for f in blocks_of(message)[2]["fields"]]
+    assert blocks_of(message)[0]["text"]["text"] == "Refunds a card payment"
+    assert f"*Email*\n{MASK}" in [f["text"] for f in blocks_of(message)[1]["fields"]]
     assert any(expected in b.get("text", {}).get("text", "") for b in blocks_of(message))
-    assert summary in message.text
-    assert "or reply in this thread" not in all_text(blocks_of(message))
+    assert message.text == f"Refunds a card payment: {summary}"
+    assert REPLY_HINT not in all_text(blocks_of(message))
     assert SECRET not in json.dumps(blocks_of(message))
 
 
@@ -409,11 +429,11 @@ def test_approved_with_overrides_shows_the_edited_arguments_masked() -> None:
     message = outcome_message(approval(), outcome)
 
     assert_message_valid(message, {PAUSE_ID})
-    headline, edits = blocks_of(message)[4], blocks_of(message)[5]
+    headline, edits = blocks_of(message)[3], blocks_of(message)[4]
     assert headline["text"]["text"].endswith("with edited arguments:")
     assert [f["text"] for f in edits["fields"]] == [
-        "*amount*\n10.0",
-        f"*email*\n{MASK}",
+        "*Amount*\n10.00",
+        f"*Email*\n{MASK}",
     ]
     assert "dave@example.com" not in json.dumps(blocks_of(message)) + message.text
 
@@ -532,7 +552,11 @@ def test_edit_modal_has_one_input_per_field() -> None:
     assert blocks["currency"]["element"]["initial_option"]["text"]["text"] == "USD"
     assert blocks["speed"]["element"]["initial_option"]["text"]["text"] == "fast"
     assert json.loads(blocks["tags"]["element"]["initial_value"]) == ["fragile"]
-    assert blocks["tags"]["label"]["text"] == "tags (JSON)"
+    assert blocks["tags"]["label"]["text"] == "Tags (JSON)"
+    assert blocks["order_id"]["label"]["text"] == "Order ID"
+    assert view["blocks"][0]["text"]["text"] == (
+        "*Refunds a card payment*\nChange what needs changing, then approve."
+    )
     assert blocks["note"]["hint"]["text"] == "Shown to the courier."
     optional = {key for key, b in blocks.items() if b["optional"]}
     assert optional == {
@@ -725,10 +749,12 @@ def pending(count: int) -> list[PendingItemView]:
 
 
 def tools_shown(message_blocks: list[dict[str, Any]]) -> list[str]:
+    """The tools of the items shown; with no description an item is titled "Approve <tool>?"."""
+    prefix = "*Approve tool-"
     return [
-        b["text"]["text"].split("*")[1]
+        b["text"]["text"].split("*")[1].removeprefix("Approve ").removesuffix("?")
         for b in message_blocks
-        if b["type"] == "section" and b.get("text", {}).get("text", "").startswith("*tool-")
+        if b["type"] == "section" and b.get("text", {}).get("text", "").startswith(prefix)
     ]
 
 
@@ -784,7 +810,7 @@ def test_pending_list_shows_masked_arguments_and_a_date() -> None:
     message = pending_list([item], page=1)
 
     section = next(b for b in blocks_of(message) if b.get("fields"))
-    assert f"*email*\n{MASK}" in [f["text"] for f in section["fields"]]
+    assert f"*Email*\n{MASK}" in [f["text"] for f in section["fields"]]
     asked_at = int((T0 + timedelta(minutes=1)).timestamp())
     assert f"<!date^{asked_at}^" in section["text"]["text"]
 
@@ -870,3 +896,21 @@ def test_home_view_of_nothing() -> None:
 
     assert_view_valid(view, pause_ids=set())
     assert "Nothing is waiting for you" in all_text(view)
+
+
+def test_a_description_of_several_lines_shows_its_first_as_the_header_and_the_rest_below() -> None:
+    view = approval(tool_description="Refunds a card.\nOnly for orders paid by card.\n\nLogged.")
+
+    message = approval_message(view)
+
+    assert_message_valid(message, {PAUSE_ID})
+    header, description = blocks_of(message)[:2]
+    assert header["text"]["text"] == "Refunds a card"
+    assert description["text"]["text"] == "Only for orders paid by card.\n\nLogged."
+
+
+def test_a_tool_without_description_is_asked_by_its_name() -> None:
+    message = approval_message(approval(tool_description="  "))
+
+    assert blocks_of(message)[0]["text"]["text"] == "Approve refund-card-tool?"
+    assert blocks_of(message)[1]["type"] == "section" and "fields" in blocks_of(message)[1]

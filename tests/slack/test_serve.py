@@ -364,8 +364,10 @@ async def test_the_desk_asks_its_approvers_in_the_approval_channel(
         await bot.services.conversations.start(
             thread=thread, tenant_id=TEAM, user="U0ASKER", text="refund A-1"
         )
-        [question] = stub.of("chat.postMessage")
+        question, note = stub.of("chat.postMessage")
         assert question.payload["channel"] == "C0DESK"
+        assert (note.payload["channel"], note.payload["thread_ts"]) == (thread.channel, thread.ts)
+        assert note.payload["text"].startswith("Waiting for approval in <#C0DESK>")
         pause_id = str(buttons(question.blocks())[0]["value"])
         from bot.slack.answering import Answerer
         from bot.slack.feedback import Audience

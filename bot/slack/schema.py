@@ -1,0 +1,70 @@
+"""The Slack side's own tables, beside the App's, with their own ordered migrations.
+
+The App's schema (``bot.store.tables``, ``bot.store.database.MIGRATIONS``) keeps
+``cs_slack_messages`` and ``cs_slack_events``. Tables added for Slack since live here so that the
+App's migrations and these never have to be ordered against each other; their version is kept in
+``cs_slack_schema_version``, like the App's in ``cs_schema_version``.
+
+``cs_slack_notes`` (v1): pause id → the note in the requester's own thread that says where the
+request waits ("Waiting for approval in #approvals"), updated with the outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Final
+
+from sqlalchemy import Column, Connection, Integer, MetaData, String, Table, func, insert, select
+
+from bot.store.tables import UtcDateTime
+
+_ADVISORY_LOCK: Final = 727002  # the App's migrations take 727001
+
+slack_metadata = MetaData()
+
+slack_schema_version = Table(
+    "cs_slack_schema_version",
+    slack_metadata,
+    Column("version", Integer, primary_key=True),
+    Column("applied_at", UtcDateTime, nullable=False),
+)
+
+requester_notes = Table(
+    "cs_slack_notes",
+    slack_metadata,
+    Column("pause_id", String(64), primary_key=True),
+    Column("channel_id", String(64), nullable=False),
+    Column("ts", String(64), nullable=False),
+    Column("thread_ts", String(64), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+SlackMigration = Callable[[Connection], None]
+
+
+def _v1_requester_notes(connection: Connection) -> None:
+    requester_notes.create(connection, checkfirst=True)
+
+
+SLACK_MIGRATIONS: Sequence[SlackMigration] = (_v1_requester_notes,)
+"""Applied in order; version N is ``SLACK_MIGRATIONS[N - 1]``. Never edit one that has shipped."""
+
+
+def _apply(connection: Connection, now: datetime) -> int:
+    slack_schema_version.create(connection, checkfirst=True)
+    current = connection.execute(select(func.max(slack_schema_version.c.version))).scalar() or 0
+    for version, migrate in enumerate(SLACK_MIGRATIONS, start=1):
+        if version > current:
+            migrate(connection)
+            connection.execute(insert(slack_schema_version).values(version=version, applied_at=now))
+    return len(SLACK_MIGRATIONS)
+
+
+def migrate_slack(connection: Connection, now: datetime) -> int:
+    """Bring the Slack tables to the newest version inside ``connection``'s transaction;
+    idempotent. Returns the version."""
+    if connection.dialect.name == "postgresql":
+        # one instance migrates at a time (a short transaction); the others find nothing to do
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_ADVISORY_LOCK})")
+    return _apply(connection, now)
