@@ -7,26 +7,27 @@ runtime took updates the approval message (buttons removed) and, when the run en
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from bot.app import App
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import (
     CountersignError,
-    DtoValidationError,
     NotPausedError,
     PauseAnswererError,
     ReplyInterpreterMissingError,
+    SelfApprovalError,
     ThreadOwnerError,
     UninterpretableReplyError,
     UnknownPauseError,
 )
-from bot.core.results import ExecutionResult, PauseView
+from bot.core.results import ExecutionResult, PauseView, RecordedAnswer
 from bot.slack.authorization import Authorizer
 from bot.slack.conversations import Conversations
 from bot.slack.feedback import (
@@ -59,6 +60,14 @@ USE_THE_BUTTONS: Final = (
     "This request cannot be answered in words: use the buttons on the message "
     "(Approve, Reject, Edit & approve)."
 )
+
+SELF_APPROVAL: Final = (
+    "You asked for this, so you cannot approve it: someone else must answer "
+    "(this approval separates duties)."
+)
+
+AfterAck = Callable[[], Coroutine[Any, Any, None]]
+"""What an answer still needs once Slack has its acknowledgement."""
 
 answering_from_slack: ContextVar[bool] = ContextVar("answering_from_slack", default=False)
 """True while the bot itself resumes: its resume hook then leaves the message to this module."""
@@ -116,77 +125,112 @@ class Answering:
     async def decide(
         self, pause_id: str, who: Answerer, decision: ToolCallApprovalDecision
     ) -> None:
-        """Check, then resume with ``decision`` (a click or a modal submission)."""
-        pause = await self.waiting_pause(pause_id, who)
-        if pause is None:
-            return
-        try:
-            result = await self._resume(pause, who, decision=decision)
-        except DtoValidationError as error:
-            await self._feedback.tell(
-                who.audience, f"That answer could not be used: {escape(error.message, 500)}"
-            )
-            return
-        except _Refused:
-            return
-        except CountersignError as error:
-            await self._after_failure(pause, who, error)
-            return
-        await self._after_answer(pause, who, result)
+        """Check, record and continue ``decision`` (a click or a modal submission) at once."""
+        after = await self.record_decision(pause_id, who, decision)
+        await after()
 
     async def reply(self, pause_id: str, who: Answerer, text: str, place: ReplyPlace) -> None:
-        """Check, then resume with a free-text ``text`` read by the role's interpreter."""
-        pause = await self.waiting_pause(pause_id, who)
-        if pause is None:
-            return
-        try:
-            result = await self._resume(pause, who, reply=text)
-        except UninterpretableReplyError as error:
-            await self._gateway.say_in_thread(
-                place.channel, place.thread_ts, _not_understood(text, error.reason)
-            )
-            return
-        except ReplyInterpreterMissingError:
-            await self._gateway.say_in_thread(place.channel, place.thread_ts, USE_THE_BUTTONS)
-            return
-        except (DtoValidationError, _Refused):
-            return
-        except CountersignError as error:
-            await self._after_failure(pause, who, error)
-            return
-        await self._after_answer(pause, who, result, reply=(text, place))
+        """Check, read, record and continue a free-text ``text`` at once."""
+        after = await self.record_reply(pause_id, who, text, place)
+        await after()
+
+    async def record_decision(
+        self, pause_id: str, who: Answerer, decision: ToolCallApprovalDecision
+    ) -> AfterAck:
+        """Before the ack: check who answers and record ``decision`` (phase 1), so a click that
+        Slack saw acknowledged is never lost. Returns what to do after the ack: continue the run
+        and show the outcome, or tell the user why their answer was not taken."""
+        return await self._record(pause_id, who, decision=decision)
+
+    async def record_reply(
+        self, pause_id: str, who: Answerer, text: str, place: ReplyPlace
+    ) -> AfterAck:
+        """Before the ack: read ``text`` with the role's interpreter and record the answer."""
+        return await self._record(pause_id, who, reply=(text, place))
 
     # ---------------------------------------------------------------- internals
 
-    async def _resume(
+    async def _record(
         self,
-        pause: PauseView,
+        pause_id: str,
         who: Answerer,
         *,
         decision: ToolCallApprovalDecision | None = None,
-        reply: str | None = None,
-    ) -> ExecutionResult:
+        reply: tuple[str, ReplyPlace] | None = None,
+    ) -> AfterAck:
+        pause = await self._app.find_pause(pause_id, tenant_id=who.tenant_id)
+        if pause is None:
+            return self._telling(who, NO_LONGER_AVAILABLE)
+        if pause.status is not PauseStatus.PENDING:
+            return functools.partial(self._tell_closed, pause, who)
+        refusal = await self._authorizer.check(pause, user=who.user, team=who.team)
+        if refusal is not None:
+            return self._telling(who, refusal.text)
         channel = pause.answered_by is PauseAnswerer.CHANNEL
         try:
-            with _answering():
-                return await self._app.resume(
-                    pause.pause_id,
-                    tenant_id=who.tenant_id,
-                    decision=decision,
-                    reply=reply,
-                    answered_by=who.user if channel else None,
-                    owner_id=None if channel else who.user,
+            recorded = await self._app.record_answer(
+                pause.pause_id,
+                tenant_id=who.tenant_id,
+                decision=decision,
+                reply=None if reply is None else reply[0],
+                answered_by=who.user if channel else None,
+                owner_id=None if channel else who.user,
+            )
+        except CountersignError as error:
+            return self._refused(pause, who, error, reply)
+        return functools.partial(self._continue, pause, who, recorded, reply)
+
+    def _refused(
+        self,
+        pause: PauseView,
+        who: Answerer,
+        error: CountersignError,
+        reply: tuple[str, ReplyPlace] | None,
+    ) -> AfterAck:
+        """What to tell after the ack about an answer the runtime refused (nothing recorded)."""
+        match error:
+            case UnknownPauseError():
+                return self._telling(who, NO_LONGER_AVAILABLE)
+            case NotPausedError():
+                return functools.partial(self._tell_closed_now, pause, who)
+            case SelfApprovalError():
+                return self._telling(who, SELF_APPROVAL)
+            case ThreadOwnerError() | PauseAnswererError():
+                return self._telling(who, NOT_THE_OWNER)
+            case UninterpretableReplyError() if reply is not None:
+                said = _not_understood(reply[0], error.reason)
+                return functools.partial(self._gateway.say_in_thread, *_at(reply[1]), said)
+            case ReplyInterpreterMissingError() if reply is not None:
+                return functools.partial(
+                    self._gateway.say_in_thread, *_at(reply[1]), USE_THE_BUTTONS
                 )
-        except UnknownPauseError:
-            await self._feedback.tell(who.audience, NO_LONGER_AVAILABLE)
-            raise _Refused() from None
-        except NotPausedError:
-            current = await self._app.find_pause(pause.pause_id, tenant_id=who.tenant_id)
-            await self._tell_closed(current or pause, who)
-            raise _Refused() from None
-        except (ThreadOwnerError, PauseAnswererError):
-            await self._feedback.tell(who.audience, NOT_THE_OWNER)
-            raise _Refused() from None
+            case _:
+                return self._telling(
+                    who, f"That answer could not be used: {escape(error.message, 500)}"
+                )
+
+    def _telling(self, who: Answerer, text: str) -> AfterAck:
+        return functools.partial(self._feedback.tell, who.audience, text)
+
+    async def _continue(
+        self,
+        pause: PauseView,
+        who: Answerer,
+        recorded: RecordedAnswer,
+        reply: tuple[str, ReplyPlace] | None,
+    ) -> None:
+        """After the ack: move the run on (phase 2) and show the outcome where it was asked."""
+        try:
+            with _answering():
+                result = await self._app.continue_answer(recorded)
+        except CountersignError as error:
+            await self._after_failure(pause, who, error)
+            return
+        await self._after_answer(pause, who, result, reply=reply)
+
+    async def _tell_closed_now(self, pause: PauseView, who: Answerer) -> None:
+        current = await self._app.find_pause(pause.pause_id, tenant_id=who.tenant_id)
+        await self._tell_closed(current or pause, who)
 
     async def _after_answer(
         self,
@@ -236,10 +280,6 @@ class Answering:
         await self._gateway.show_outcome(pause.pause_id, tenant_id=who.tenant_id)
 
 
-class _Refused(Exception):
-    """The runtime refused the answer and the user was told; nothing else to do."""
-
-
 @contextmanager
 def _answering() -> Iterator[None]:
     token = answering_from_slack.set(True)
@@ -247,6 +287,10 @@ def _answering() -> Iterator[None]:
         yield
     finally:
         answering_from_slack.reset(token)
+
+
+def _at(place: ReplyPlace) -> tuple[str, str]:
+    return (place.channel, place.thread_ts)
 
 
 def _not_understood(reply: str, reason: str) -> str:

@@ -6,6 +6,7 @@ ack. Answering itself is ``bot.slack.answering``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Final, assert_never
 
@@ -17,7 +18,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from bot.app import App
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
-from bot.slack.answering import Answerer, Answering, ReplyPlace
+from bot.slack.answering import AfterAck, Answerer, Answering, ReplyPlace
 from bot.slack.conversations import Conversations
 from bot.slack.feedback import Feedback
 from bot.slack.gateway import SlackGateway
@@ -87,8 +88,15 @@ class Flows:
     # ---------------------------------------------------------------- buttons
 
     async def approve(self, pause_id: str, who: Answerer) -> None:
-        await self._answering.decide(pause_id, who, ToolCallApprovalDecision(approved=True))
-        await self._refresh_list(who)
+        after = await self.record_approval(pause_id, who)
+        await after()
+
+    async def record_approval(self, pause_id: str, who: Answerer) -> AfterAck:
+        """An Approve click, recorded before its ack; the rest follows the ack."""
+        after = await self._answering.record_decision(
+            pause_id, who, ToolCallApprovalDecision(approved=True)
+        )
+        return self._then_refresh(after, who)
 
     async def open_modal(
         self, kind: ModalKind, pause_id: str, who: Answerer, trigger_id: str
@@ -137,12 +145,19 @@ class Flows:
     async def submit_reject(
         self, metadata: ModalMetadata, who: Answerer, values: StateValues
     ) -> None:
+        after = await self.record_reject(metadata, who, values)
+        await after()
+
+    async def record_reject(
+        self, metadata: ModalMetadata, who: Answerer, values: StateValues
+    ) -> AfterAck:
+        """A reject submission, recorded before its ack; the rest follows the ack."""
         reason = reject_reason(values)
         decision = ToolCallApprovalDecision(
             approved=False, reason=None if reason is None else truncate(reason, MAX_REASON)
         )
-        await self._answering.decide(metadata.pause_id, who, decision)
-        await self._refresh_list(who)
+        after = await self._answering.record_decision(metadata.pause_id, who, decision)
+        return self._then_refresh(after, who)
 
     async def check_edit(
         self, sealed: str, *, user: str, tenant_id: str, values: StateValues
@@ -161,11 +176,23 @@ class Flows:
         return EditChecked(overrides=overrides or {}, metadata=metadata)
 
     async def submit_edit(self, checked: EditChecked, who: Answerer) -> None:
+        after = await self.record_edit(checked, who)
+        await after()
+
+    async def record_edit(self, checked: EditChecked, who: Answerer) -> AfterAck:
+        """An edit submission (checked), recorded before its ack; the rest follows the ack."""
         if checked.metadata is None:
-            return
+            return _nothing
         decision = ToolCallApprovalDecision(approved=True, override_arguments=checked.overrides)
-        await self._answering.decide(checked.metadata.pause_id, who, decision)
-        await self._refresh_list(who)
+        after = await self._answering.record_decision(checked.metadata.pause_id, who, decision)
+        return self._then_refresh(after, who)
+
+    def _then_refresh(self, after: AfterAck, who: Answerer) -> AfterAck:
+        async def then() -> None:
+            await after()
+            await self._refresh_list(who)
+
+        return then
 
     # ---------------------------------------------------------------- lists
 
@@ -200,14 +227,23 @@ class Flows:
 
     async def thread_reply(self, who: Answerer, place: ReplyPlace, text: str) -> bool:
         """Read a reply in a thread as an answer; ``False`` when no question waits there."""
+        after = await self.record_thread_reply(who, place, text)
+        if after is None:
+            return False
+        await after()
+        return True
+
+    async def record_thread_reply(
+        self, who: Answerer, place: ReplyPlace, text: str
+    ) -> AfterAck | None:
+        """A reply in a thread, read and recorded before its ack (None: no question waits
+        there); the rest follows the ack."""
         refs = await self._messages.open_in_thread(place.channel, place.thread_ts)
         if not refs:
-            return False
+            return None
         if len(refs) > 1:
-            await self._feedback.tell(who.audience, SEVERAL_IN_THREAD)
-            return True
-        await self._answering.reply(refs[0].pause_id, who, text, place)
-        return True
+            return functools.partial(self._feedback.tell, who.audience, SEVERAL_IN_THREAD)
+        return await self._answering.record_reply(refs[0].pause_id, who, text, place)
 
     # ---------------------------------------------------------------- starting work
 
@@ -225,3 +261,7 @@ class Flows:
             await self._gateway.say_in_thread(thread.channel, thread.ts, EMPTY_REQUEST)
             return
         await self._conversations.start(thread=thread, tenant_id=tenant_id, user=user, text=text)
+
+
+async def _nothing() -> None:
+    """Nothing left to do after the ack."""

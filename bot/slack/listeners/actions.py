@@ -20,12 +20,12 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     async def on_click(
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
     ) -> None:
-        await ack()
         kind = action_kind(text_at(action, "action_id") or "")
         value = text_at(action, "value")
         user = text_at(body, "user", "id")
         tenant = tenant_of(context)
         if kind is None or value is None or user is None or tenant is None:
+            await ack()
             return
         who = Answerer(
             user=user,
@@ -36,11 +36,16 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         trigger_id = text_at(body, "trigger_id") or ""
         match kind:
             case "approve":
-                tasks.spawn(flows.approve(value, who), name="slack approve")
+                # recorded before the 200: Slack never sends an acknowledged click again
+                after = await flows.record_approval(value, who)
+                await ack()
+                tasks.spawn(after(), name="slack approve")
             case "reject" | "edit":
+                await ack()
                 modal = flows.open_modal(kind, value, who, trigger_id)
                 tasks.spawn(modal, name=f"slack {kind}", urgent=True)  # trigger_id lives 3 s
             case "page":
+                await ack()
                 if value.isdigit():
                     tasks.spawn(flows.page(who, int(value)), name="slack pending page")
             case _:

@@ -30,9 +30,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         if metadata is None or user is None or tenant is None:
             await ack(response_action="errors", errors={REASON_BLOCK: TAMPERED})
             return
-        await ack()
         who = _answerer(metadata, user, tenant, context)
-        tasks.spawn(flows.submit_reject(metadata, who, state_values(view)), name="slack reject")
+        after = await flows.record_reject(metadata, who, state_values(view))  # before the 200
+        await ack()
+        tasks.spawn(after(), name="slack reject")
 
     async def on_edit(
         ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
@@ -48,10 +49,13 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         if checked.errors:
             await ack(response_action="errors", errors=checked.errors)
             return
+        if checked.metadata is None:
+            await ack()
+            return
+        who = _answerer(checked.metadata, user, tenant, context)
+        after = await flows.record_edit(checked, who)  # before the 200
         await ack()
-        if checked.metadata is not None:
-            who = _answerer(checked.metadata, user, tenant, context)
-            tasks.spawn(flows.submit_edit(checked, who), name="slack edit")
+        tasks.spawn(after(), name="slack edit")
 
     bolt.view(REJECT_MODAL)(on_reject)
     bolt.view(EDIT_MODAL)(on_edit)
