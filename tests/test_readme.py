@@ -1,0 +1,36 @@
+"""Every Python block of README.md runs as printed, in one namespace (a later block may use an
+earlier one's names, as a reader does), in a process of its own (as a person would run it)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+
+
+def python_blocks() -> list[str]:
+    return BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+def test_the_readme_has_python_blocks() -> None:
+    assert len(python_blocks()) >= 2
+
+
+def test_every_python_block_of_the_readme_runs(tmp_path: Path) -> None:
+    program = tmp_path / "readme_blocks.py"
+    program.write_text("\n\n".join(python_blocks()), encoding="utf-8")
+    ran = subprocess.run(
+        [sys.executable, str(program)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "{'text': 'Refunded order 7.'}" in ran.stdout
+    assert "{'order_id': '7', 'amount': 20.0}" in ran.stdout
