@@ -92,6 +92,11 @@ class Catalog:
         spec = self._roles.get(role)
         return spec.description if spec is not None else ""
 
+    def role_separates_duties(self, role: str) -> bool:
+        """Whether the role refuses the requester's own answer (``separation_of_duties``)."""
+        spec = self._roles.get(role)
+        return spec is not None and spec.separation_of_duties
+
     def role_reads_replies(self, role: str) -> bool:
         """Whether a thread reply can answer the role's questions (it has a reply interpreter)."""
         spec = self._roles.get(role)

@@ -77,6 +77,7 @@ class SlackGateway:
             role=ask.role,
             role_description=self._catalog.role_description(ask.role),
             reads_replies=self._catalog.role_reads_replies(ask.role),
+            separates_duties=self._catalog.role_separates_duties(ask.role),
         )
         rendered = approval_message(view)
         response = await self.client.chat_postMessage(
@@ -169,6 +170,7 @@ class SlackGateway:
             pause,
             role_description=self._catalog.role_description(pause.role),
             reads_replies=self._catalog.role_reads_replies(pause.role),
+            separates_duties=self._catalog.role_separates_duties(pause.role),
         )
 
     async def _settle_note(self, pause_id: str, view: ApprovalView, outcome: Outcome) -> None:

@@ -17,7 +17,13 @@ from bot.slack.render_message import (
 )
 
 
-def approval_view(pause: PauseView, *, role_description: str, reads_replies: bool) -> ApprovalView:
+def approval_view(
+    pause: PauseView,
+    *,
+    role_description: str,
+    reads_replies: bool,
+    separates_duties: bool = False,
+) -> ApprovalView:
     """The question of ``pause`` with its real arguments (every renderer masks them)."""
     return ApprovalView(
         pause_id=pause.pause_id,
@@ -30,6 +36,7 @@ def approval_view(pause: PauseView, *, role_description: str, reads_replies: boo
         role=pause.role,
         role_description=role_description,
         reads_replies=reads_replies,
+        separates_duties=separates_duties,
     )
 
 

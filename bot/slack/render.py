@@ -113,6 +113,7 @@ class ApprovalView:
     role: str
     role_description: str = ""
     reads_replies: bool = True
+    separates_duties: bool = False  # the requester may not approve
 
     @property
     def title(self) -> str:

@@ -90,8 +90,15 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
     ]
     if view.reads_replies:
         blocks.append(ContextBlock(elements=[mrkdwn(REPLY_HINT)]))
+    if view.separates_duties:
+        blocks.append(ContextBlock(elements=[mrkdwn(_not_by_the_requester(view))]))
     text = f"Approval needed: {escape(view.title, 300)}"
     return finish_message(text=text, blocks=blocks, surface="approval message")
+
+
+def _not_by_the_requester(view: ApprovalView) -> str:
+    requester = f"<@{view.owner_id}>" if view.owner_id else "The requester"
+    return f"{requester} asked for this and cannot approve it: someone else must answer."
 
 
 def outcome_message(view: ApprovalView, outcome: Outcome) -> RenderedMessage:

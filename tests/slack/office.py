@@ -91,6 +91,7 @@ class ExpenseApprovalChannel(ChannelOf): ...
     description="A manager approves wires, with the buttons only",
     approves=WireInput,
     answered_by=PauseAnswerer.CHANNEL,
+    separation_of_duties=True,  # whoever asks for a wire cannot approve it
 )
 class WireApprovalChannel(ChannelOf): ...
 
@@ -108,7 +109,7 @@ SlackWireChannel = slack_channel(
     WireApprovalChannel,
     name="slack-wire-approval-channel",
     conversation=APPROVALS,
-    approvers=[MANAGER],
+    approvers=[MANAGER, FINANCE],
 )
 
 
