@@ -165,7 +165,7 @@ class ExecutionRecordRepository(Protocol):
         ...
 
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
-        """Roots with resolved pauses nobody took, or RUNNING since before ``stale_before``."""
+        """Roots with pauses resolved before ``stale_before`` nobody took, or RUNNING since then."""
         ...
 
     async def roots_with_due_pauses(self, now: datetime) -> list[str]:

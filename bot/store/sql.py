@@ -243,10 +243,17 @@ class SqlStore:
         )
 
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
-        """Root executions with resolved pauses nobody took, or RUNNING since ``stale_before``."""
+        """Root executions with pauses resolved before ``stale_before`` that nobody took, or
+        RUNNING since then. (An answer just recorded is being continued by the instance that
+        recorded it: recovery leaves it that long.)"""
         with_resolved = (
             select(pauses.c.root_execution_id)
-            .where(pauses.c.status == PauseStatus.RESOLVED.value)
+            .where(
+                and_(
+                    pauses.c.status == PauseStatus.RESOLVED.value,
+                    pauses.c.resolved_at < stale_before,
+                )
+            )
             .distinct()
         )
         statement = (
