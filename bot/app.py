@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 import uuid
@@ -490,6 +491,8 @@ class App:
     ) -> ExecutionResult:
         known = None if record or frame is None else _known_result(frame, report, self._pending)
         result = known or await self._result(root_execution_id, record=record)
+        if not report.ran:
+            result = dataclasses.replace(result, moved=False)
         if report.ran and result.status is ExecutionStatus.PAUSED:
             await self._emit_pause(
                 ExecutionPauseEvent(

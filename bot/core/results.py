@@ -100,6 +100,10 @@ class ExecutionResult:
     pending: list[PendingPause]
     record: ExecutionRecord | None = None
     tenant_id: str = ""
+    moved: bool = True
+    """Whether this call's own passes moved the tree. False when another call (a concurrent
+    answer's, another instance's) had already taken this answer: the result is the tree as
+    it then stood, and whoever moved it reports what happened (say a run's end once)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

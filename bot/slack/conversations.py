@@ -53,8 +53,8 @@ class Conversations:
     async def report(self, result: ExecutionResult) -> None:
         """Say a finished execution's answer in its Slack thread (if it has one)."""
         thread = SlackThread.parse(result.thread_id)
-        if thread is None:
-            return
+        if thread is None or not result.moved:
+            return  # another call ended it, and says so
         if result.status is ExecutionStatus.COMPLETED:
             await self._gateway.say_in_thread(thread.channel, thread.ts, _answer(result.output))
         elif result.status is ExecutionStatus.FAILED:

@@ -22,6 +22,8 @@ Who may answer a pause is checked after the ack, with the pause in hand
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Final
 from urllib.parse import parse_qsl
 
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
@@ -102,7 +104,16 @@ class ResolveTenant(AsyncMiddleware):
         return await next()
 
 
+EVENT_CLAIM_TTL: Final = timedelta(seconds=10)
+"""How long a delivery's claim on an event stands before a retry may take it over. Slack's
+first retry comes about 3 s after a delivery it got no answer to, the next after a minute:
+the first is dropped while the delivery may still be working, the next is handled if it died."""
+
+
 class DropEventRetries(AsyncMiddleware):
+    """Handles each Events API event once: a retry of one handled (or being handled) is dropped
+    with 200; a retry of one whose delivery died before its ack is handled."""
+
     def __init__(self, seen: SeenEvents, clock: Clock) -> None:
         self._seen = seen
         self._clock = clock
@@ -122,7 +133,18 @@ class DropEventRetries(AsyncMiddleware):
                 "slack: event %s (retry %s) left for Slack to retry: %s", event_id, retry, error
             )
             return BoltResponse(status=503, body={"error": "busy, retry later"})
-        if not first:
+        if not first and not await self._taken_over(event_id):
             log.info("slack: event %s seen before (retry %s): dropped", event_id, retry)
             return BoltResponse(status=200, body="")
-        return await next()
+        response = await next()
+        await self._seen.handled(event_id, self._clock.now())
+        return response
+
+    async def _taken_over(self, event_id: str) -> bool:
+        """A retry of an event whose first delivery was claimed but never handled (the process
+        died before its ack, e.g. while it recorded a reply) is handled, once."""
+        now = self._clock.now()
+        try:
+            return await self._seen.take_over(event_id, now, now - EVENT_CLAIM_TTL)
+        except SeenEventsBusyError:
+            return False

@@ -11,6 +11,7 @@ on a SQLite file in a worker thread, so no wait on the file ever blocks the even
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 from datetime import datetime
@@ -114,6 +115,23 @@ class SeenEvents:
             ) from error
         return True
 
+    async def take_over(self, event_id: str, at: datetime, stale_before: datetime) -> bool:
+        """``True`` when a delivery of ``event_id`` was claimed before ``stale_before`` and never
+        handled (its process died before its ack): this retry claims it and handles it."""
+        try:
+            return await self._db.apply(functools.partial(_take_over, event_id, at, stale_before))
+        except DBAPIError as error:
+            raise SeenEventsBusyError(
+                f"event {event_id} could not be taken over ({type(error.orig).__name__}); "
+                "answer Slack with a retryable status"
+            ) from error
+
+    async def handled(self, event_id: str, at: datetime) -> None:
+        """Mark ``event_id`` handled (acknowledged): a later retry of it is only dropped."""
+        # already marked, or the database is busy: a retry then waits out the claim (rare)
+        with contextlib.suppress(DBAPIError):
+            await self._db.apply(functools.partial(_see, _handled(event_id), at))
+
     async def prune(self, before: datetime) -> int:
         return await self._housekeeping.apply(functools.partial(_prune, before))
 
@@ -161,6 +179,24 @@ def _many(where: ColumnElement[bool], connection: Connection) -> list[MessageRef
 
 def _see(event_id: str, at: datetime, connection: Connection) -> None:
     connection.execute(insert(slack_events).values(event_id=event_id, seen_at=at))
+
+
+def _handled(event_id: str) -> str:
+    return f"{event_id}#handled"
+
+
+def _take_over(event_id: str, at: datetime, stale_before: datetime, connection: Connection) -> bool:
+    done = connection.execute(
+        select(slack_events.c.event_id).where(slack_events.c.event_id == _handled(event_id))
+    ).first()
+    if done is not None:
+        return False
+    claimed = connection.execute(
+        update(slack_events)
+        .where(and_(slack_events.c.event_id == event_id, slack_events.c.seen_at < stale_before))
+        .values(seen_at=at)
+    )
+    return claimed.rowcount == 1
 
 
 def _prune(before: datetime, connection: Connection) -> int:

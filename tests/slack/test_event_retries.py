@@ -79,3 +79,50 @@ async def test_a_busy_database_answers_503_at_once_and_the_retry_is_handled(
     assert (retried.status, again.status) == (200, 200)
     [answer] = world.stub.of("chat.postMessage")
     assert answer.payload["text"] == "Nothing to do."
+
+
+async def test_a_retry_of_an_event_whose_delivery_died_before_its_ack_is_handled(
+    world: SlackWorld,
+) -> None:
+    """The first delivery claimed the event and died (no 200: Slack retries). Its immediate
+    retry is dropped (the delivery may still be working); the retry a minute later is handled,
+    and a later one is dropped again."""
+    from datetime import timedelta
+
+    from bot.core.enums import PauseStatus
+    from tests.slack.office import MANAGER
+    from tests.slack.test_clicks import ask_refund
+    from tests.slack.test_messages import FIRST_POST
+
+    pause_id = await ask_refund(world)
+    reply = {
+        "type": "message",
+        "user": MANAGER,
+        "text": "approve",
+        "channel": "C0APPROVALS",
+        "channel_type": "channel",
+        "ts": "1700000400.000001",
+        "thread_ts": FIRST_POST,
+    }
+    assert await world.bot.seen_events.first_time("Ev0DIED", world.clock.now())  # then it died
+
+    first_retry = await world.event(reply, event_id="Ev0DIED", retry=1)
+    await world.settle()
+    pause = await world.app.find_pause(pause_id, tenant_id=world.tenant)
+    assert first_retry.status == 200 and pause is not None
+    assert pause.status is PauseStatus.PENDING  # dropped: the claim is fresh
+
+    await world.clock.advance(timedelta(minutes=1))
+    second_retry = await world.event(reply, event_id="Ev0DIED", retry=2)
+    await world.settle()
+    pause = await world.app.find_pause(pause_id, tenant_id=world.tenant)
+    assert second_retry.status == 200 and pause is not None
+    assert pause.status is PauseStatus.TAKEN
+    assert len(world.ledger.runs) == 1
+
+    await world.clock.advance(timedelta(minutes=5))
+    third_retry = await world.event(reply, event_id="Ev0DIED", retry=3)
+    await world.settle()
+    assert third_retry.status == 200
+    assert len(world.ledger.runs) == 1
+    assert world.stub.of("chat.postEphemeral") == []  # handled once, told nothing twice
