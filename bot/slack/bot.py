@@ -170,6 +170,7 @@ class SlackBot:
                 is_open=lambda: self._state is not _State.CLOSED,
                 gate=self.tasks.gate,
                 on_refused=RefusedSignatures(self._app.clock).refused,
+                on_handled=self._event_handled,
             )
         return self._web_app
 
@@ -250,6 +251,9 @@ class SlackBot:
             answered_by=pause.answered_by, role=pause.role, owner_id=pause.owner_id
         )
         self.services.home.refresh(pause.tenant_id, [answerable])
+
+    async def _event_handled(self, event_id: str) -> None:
+        await self.seen_events.handled(event_id, self._app.clock.now())
 
     async def _prune(self) -> None:
         try:

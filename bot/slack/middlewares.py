@@ -104,10 +104,20 @@ class ResolveTenant(AsyncMiddleware):
         return await next()
 
 
+CLAIMED_EVENT: Final = "countersign_claimed_event"
+"""The Bolt context key naming the event a request claimed (see ``handled_event``)."""
+
 EVENT_CLAIM_TTL: Final = timedelta(seconds=10)
 """How long a delivery's claim on an event stands before a retry may take it over. Slack's
 first retry comes about 3 s after a delivery it got no answer to, the next after a minute:
 the first is dropped while the delivery may still be working, the next is handled if it died."""
+
+
+def handled_event(request: AsyncBoltRequest) -> str | None:
+    """The event a dispatched request claimed: mark it handled once the dispatch (listener
+    middleware and ack included) is over."""
+    claimed = request.context.get(CLAIMED_EVENT)
+    return claimed if isinstance(claimed, str) else None
 
 
 class DropEventRetries(AsyncMiddleware):
@@ -136,9 +146,13 @@ class DropEventRetries(AsyncMiddleware):
         if not first and not await self._taken_over(event_id):
             log.info("slack: event %s seen before (retry %s): dropped", event_id, retry)
             return BoltResponse(status=200, body="")
-        response = await next()
-        await self._seen.handled(event_id, self._clock.now())
-        return response
+        # marked handled once its listeners ran up to the ack (``handled_event``), not here:
+        # a global middleware's next() returns before the listeners run
+        if req.mode == "http":
+            req.context[CLAIMED_EVENT] = event_id
+        else:  # Socket Mode: no hook after its dispatch yet; handled as it is claimed
+            await self._seen.handled(event_id, self._clock.now())
+        return await next()
 
     async def _taken_over(self, event_id: str) -> bool:
         """A retry of an event whose first delivery was claimed but never handled (the process

@@ -16,7 +16,7 @@ Signed payloads whose fields have the wrong shapes are refused by a Bolt middlew
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Final
 
 from aiohttp import web
@@ -26,6 +26,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.slack.edge import RequestSignatures, decoded, too_deep
+from bot.slack.middlewares import handled_event
 from bot.slack.tasks import AckFirst
 
 EVENTS_PATH: Final = "/slack/events"
@@ -48,6 +49,7 @@ def build_web_app(
     is_open: Callable[[], bool],
     gate: AckFirst,
     on_refused: Refused | None = None,
+    on_handled: Callable[[str], Awaitable[None]] | None = None,
 ) -> web.Application:
     """An aiohttp application serving ``bolt``; ``is_open`` turns ``/healthz`` to 503 at close.
 
@@ -83,6 +85,9 @@ def build_web_app(
             return _bad_request("the body is neither JSON nor a form Slack sends")
         with gate.acking():
             response = await bolt.async_dispatch(bolt_request)
+        event_id = handled_event(bolt_request)
+        if event_id is not None and response.status == 200 and on_handled is not None:
+            await on_handled(event_id)  # everything before the ack is done: retries drop it
         return await to_aiohttp_response(response)
 
     async def healthz(request: web.Request) -> web.Response:

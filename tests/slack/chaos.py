@@ -53,6 +53,7 @@ class ChaosReport:
     acked_by_the_dead: int = 0
     retried_on_the_live: int = 0
     recovered: int = 0
+    dead_said: str = ""
     seconds_to_finish: float = 0.0
 
 
@@ -72,6 +73,8 @@ async def two_instances_one_killed(
             for i in range(requests):
                 assert await post(session, urls[i % 2], mention(i), JSON) == 200
             questions = await wait_for_questions(stub, 2 * requests)
+            # asked means posted *and* its reference kept (a reply in its thread finds it)
+            await _until_every_question_is_sent(url, [pause_of(q) for q in questions])
             refunds = [q for q in questions if q.payload["channel"] == DESK]
             answers = answers_for(refunds, requests)
             gate = asyncio.Semaphore(CONCURRENCY)
@@ -112,6 +115,8 @@ async def two_instances_one_killed(
                 report.live_statuses[await post(session, urls[1], body, kind)] += 1
                 report.live_answers += 1
             await dead.wait()
+            if dead.stderr is not None:
+                report.dead_said = (await dead.stderr.read()).decode(errors="replace")
             pause_ids = [pause_of(q) for q in questions]
             await _until_every_run_ended(url, pause_ids, report)
             report.seconds_to_finish = time.monotonic() - started
@@ -147,6 +152,24 @@ async def _until_every_run_ended(url: str, pause_ids: list[str], report: ChaosRe
             for entry in await store.find_pause_answers(TEAM, root):
                 report.audit_entries[entry.resolution] += 1
                 report.ran += entry.ran_with is not None
+    finally:
+        await transactions.close()
+        await engine.dispose()
+
+
+async def _until_every_question_is_sent(url: str, pause_ids: list[str]) -> None:
+    engine = create_engine(url)
+    transactions = open_transactions(engine)
+    store = SqlStore(
+        engine, EncryptingCodec(parse_key_ring(TEST_ENCRYPTION_KEYS)), transactions=transactions
+    )
+    try:
+        for _ in range(300):
+            records = [await store.find(TEAM, pause_id) for pause_id in pause_ids]
+            if all(r is not None and r.is_sent for r in records):
+                return
+            await asyncio.sleep(0.1)
+        raise AssertionError("the questions were posted but not all recorded as sent")
     finally:
         await transactions.close()
         await engine.dispose()
