@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -27,7 +23,7 @@ from pathlib import Path
 
 from bot import App, ExecutionStatus, Settings
 from tests.databases import TEST_ENCRYPTION_KEYS, postgres_database
-from tests.runtime.crash_worker import CrashApplication, Ledger
+from tests.runtime.crash_worker import CrashApplication, Ledger, run_until_killed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,19 +40,9 @@ async def fresh_database(kind: str) -> AsyncIterator[str]:
 
 def kill_a_worker(url: str, mode: str) -> tuple[str, float]:
     """Run the crash worker until it dies; its execution id and when it died."""
-    worker = subprocess.run(
-        [sys.executable, "-m", "tests.runtime.crash_worker", url, "1", mode],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "CRASH_WORKER_CLOCK": "system"},
-    )
-    died = time.monotonic()
-    if worker.returncode != -signal.SIGKILL:
-        raise RuntimeError(f"the worker did not die as planned: {worker.stderr[-2000:]}")
-    [execution_id] = re.findall(r"^execution (\w+)", worker.stdout, re.MULTILINE)
-    return execution_id, died
+    out = run_until_killed(url, 1, mode, system_clock=True)
+    [execution_id] = re.findall(r"^execution (\w+)", out, re.MULTILINE)
+    return execution_id, time.monotonic()
 
 
 async def time_recovery(kind: str, mode: str) -> float:

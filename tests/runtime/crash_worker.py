@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -160,6 +162,27 @@ async def main(url: str, count: int, mode: str) -> None:
         )
     print(f"recorded {len(outbox.pause_ids)}", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_until_killed(url: str, count: int, mode: str = "", *, system_clock: bool = False) -> str:
+    """Run this worker in a process of its own until it SIGKILLs itself; its standard output
+    (blocks: the worker must be dead before a survivor starts)."""
+    clock = {"CRASH_WORKER_CLOCK": "system"} if system_clock else {}
+    worker = subprocess.run(
+        [sys.executable, "-m", "tests.runtime.crash_worker", url, str(count), mode],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **clock},
+        check=False,
+    )
+    if worker.returncode != -signal.SIGKILL:
+        raise AssertionError(f"the worker did not die as planned: {worker.stderr[-3000:]}")
+    return worker.stdout
 
 
 if __name__ == "__main__":

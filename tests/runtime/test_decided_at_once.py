@@ -8,11 +8,7 @@ never runs it again.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -48,9 +44,8 @@ from tests.office import (
     RecordingRefundChannel,
     RefundCardTool,
 )
+from tests.runtime.crash_worker import run_until_killed
 from tests.runtime.helpers import REFUND, run, script_refund, tool_messages
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class TransferInput(BaseModel):
@@ -279,17 +274,9 @@ async def test_a_process_killed_inside_a_tool_approved_at_once_never_runs_it_aga
     backend: str, tmp_path: Path
 ) -> None:
     async with database(backend, tmp_path) as url:
-        worker = subprocess.run(  # noqa: ASYNC221 - the worker must die before we go on
-            [sys.executable, "-m", "tests.runtime.crash_worker", url, "1", "decided"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-        assert worker.returncode == -signal.SIGKILL, worker.stderr
-        assert "in the tool" in worker.stdout
-        [execution_id] = re.findall(r"in the tool \((\w+)\)", worker.stdout)
+        out = run_until_killed(url, 1, "decided")
+        assert "in the tool" in out
+        [execution_id] = re.findall(r"in the tool \((\w+)\)", out)
         from tests.runtime.crash_worker import CrashApplication, Outbox
         from tests.runtime.crash_worker import Ledger as CrashLedger
 

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import signal
-import subprocess
-import sys
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -20,9 +16,8 @@ from bot.testing import FakeClock, test_with
 from tests.conftest import NO_SETTINGS
 from tests.databases import BACKENDS, database
 from tests.office import Inbox, Ledger, OfficeApplication, OfficeWorkflow
+from tests.runtime.crash_worker import run_until_killed
 from tests.runtime.helpers import script_refund, script_refund_and_expense
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _watch_passes(apps: list[App]) -> dict[str, int]:
@@ -129,16 +124,8 @@ async def test_recovery_continues_what_a_killed_instance_recorded(
     backend: str, tmp_path: Path
 ) -> None:
     async with database(backend, tmp_path) as url:
-        worker = subprocess.run(  # noqa: ASYNC221 - the worker must die before we go on
-            [sys.executable, "-m", "tests.runtime.crash_worker", url, "20"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-        assert worker.returncode == -signal.SIGKILL, worker.stderr
-        assert "recorded 20" in worker.stdout
+        out = run_until_killed(url, 20)
+        assert "recorded 20" in out
         from tests.runtime.crash_worker import CrashApplication
         from tests.runtime.crash_worker import Ledger as CrashLedger
 
@@ -158,17 +145,9 @@ async def test_recovery_continues_a_pass_killed_inside_an_approved_tool(
     backend: str, tmp_path: Path
 ) -> None:
     async with database(backend, tmp_path) as url:
-        worker = subprocess.run(  # noqa: ASYNC221 - the worker must die before we go on
-            [sys.executable, "-m", "tests.runtime.crash_worker", url, "1", "tool"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-        assert worker.returncode == -signal.SIGKILL, worker.stderr
-        assert "in the tool" in worker.stdout
-        [execution_id] = re.findall(r"execution (\w+)", worker.stdout)
+        out = run_until_killed(url, 1, "tool")
+        assert "in the tool" in out
+        [execution_id] = re.findall(r"execution (\w+)", out)
         from tests.runtime.crash_worker import CrashApplication
         from tests.runtime.crash_worker import Ledger as CrashLedger
 
