@@ -137,8 +137,8 @@ class Engine:
         """A pass over a resting tree with no answer to give: its waiting steps run again and
         find the deadline passed (marked RUNNING first, so recovery finishes it after a crash)."""
         async with self._guard.hold(root_execution_id, self._open_moving) as held:
-            current = held.opened.execution
-            if current is None or held.released:
+            current = _open_tree(held)
+            if current is None:
                 return None
             frame = _frame(current)
             outcome = await self._run(frame, None, held)
@@ -151,8 +151,8 @@ class Engine:
 
     async def _recover_tree(self, root: ExecutionRow) -> PassReport:
         async with self._guard.hold(root.execution_id, self._open) as held:
-            current = held.opened.execution
-            if current is None or held.released:
+            current = _open_tree(held)
+            if current is None:
                 return PassReport(ran=False)
             frame = _frame(current)
             outcome = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
@@ -180,8 +180,8 @@ class Engine:
         returns at once (``ran=False``): the tree's current result is its answer.
         """
         async with self._guard.hold(root_execution_id, self._open) as held:
-            current = held.opened.execution
-            if current is None or held.released:
+            current = _open_tree(held)
+            if current is None:
                 return PassReport(ran=False)
             resting = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
             outcome = await self._drain(_frame(current), resting, held)
@@ -274,8 +274,8 @@ class Engine:
 
     async def cancel_tree(self, root: ExecutionRow) -> bool:
         async with self._guard.hold(root.execution_id, self._open) as held:
-            current = held.opened.execution
-            if current is None or held.released:
+            current = _open_tree(held)
+            if current is None:
                 return False
             await self._end(_frame(current), held, ExecutionStatus.CANCELLED)
             log.info(
@@ -284,6 +284,15 @@ class Engine:
                 root.tenant_id,
             )
             return True
+
+
+def _open_tree(held: Held[OpenTree]) -> ExecutionRow | None:
+    """The tree as its holder opened it; None when it is unknown or has ended (the opening
+    gave the lease back in the same transaction: nothing is left to do, nor to release)."""
+    if held.opened.released:
+        held.released = True
+        return None
+    return held.opened.execution
 
 
 def _frame(row: ExecutionRow) -> RunFrame:

@@ -179,3 +179,22 @@ async def test_a_pause_cancelled_while_its_send_returns_is_told_by_its_own_step(
     assert result.pending == []
     record = await store.find("acme", channel.send.call_args.args[0].pause_id)
     assert record is not None and record.status is PauseStatus.CANCELLED
+
+
+async def test_cancelling_a_thread_whose_run_ended_leaves_it_as_it_ended(
+    make_office: MakeOffice,
+) -> None:
+    """The tree's opening finds it ended and gives its lease back: nothing is re-ended."""
+    script_refund()
+    office = await make_office()
+    first = await run(office)
+    done = await office.app.resume(
+        office.inbox.last("refund-card-tool").pause_id,
+        decision={"approved": True},
+        tenant_id="acme",
+        answered_by="m",
+    )
+    assert done.status is ExecutionStatus.COMPLETED and done.moved
+    [after] = await office.app.cancel(first.thread_id, tenant_id="acme")
+    assert after.status is ExecutionStatus.COMPLETED
+    assert after.output == done.output
