@@ -146,6 +146,7 @@ async def _until_every_run_ended(url: str, pause_ids: list[str], report: ChaosRe
             if all(row is not None and row.status.ended for row in rows):
                 break
             await asyncio.sleep(0.1)
+        records = [await store.find(TEAM, pause_id) for pause_id in pause_ids]  # as they ended
         report.pauses = Counter(r.status for r in records if r is not None)
         report.executions = Counter(row.status for row in rows if row is not None)
         for root in roots:
