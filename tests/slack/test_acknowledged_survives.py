@@ -1,7 +1,7 @@
 """Nothing acknowledged is lost: ``python -m bot serve`` is SIGKILLed right after it answered 200
 to a burst of answers — Approve clicks, reject modal submissions, thread replies — and a new
-process on the same database continues every one of them, each tool once, and updates Slack.
-(Two instances with one killed mid-burst: ``python -m tests.benchmarks.chaos``.)
+process on the same database (or the other instance still serving) continues every one of them,
+each tool once, and updates Slack.
 
 Real processes against the Web API stub on loopback, on a SQLite file and on PostgreSQL.
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot import ExecutionStatus, PauseResolution, PauseStatus
 from tests.cli.processes import free_port
 from tests.databases import BACKENDS, database
 from tests.slack.burst import (
@@ -28,6 +29,7 @@ from tests.slack.burst import (
     wait_for_finals,
     wait_for_questions,
 )
+from tests.slack.chaos import two_instances_one_killed
 from tests.slack.stub import SlackStub
 from tests.slack.test_serve import start_serve, stop, wait_healthy
 
@@ -68,3 +70,22 @@ async def test_every_acknowledged_answer_is_continued_once_after_a_sigkill(
     recovered = err.count("recovery: continuing execution")
     print(f"{backend}: {recovered} of {REQUESTS} trees continued by the restarted process")
     check_finished(stub, finals, REQUESTS)
+
+
+@pytest.mark.postgres
+async def test_two_instances_one_killed_midway_lose_nothing(
+    stub: SlackStub, tmp_path: Path
+) -> None:
+    """Answers spread over two instances; one is SIGKILLed halfway through the burst (what it
+    never acknowledged is sent to the other, as Slack retries it); every answer is continued
+    once, every run's end is told once, and the live instance never answers 5xx.
+    ``python -m tests.benchmarks.chaos`` runs it with 300 requests."""
+    requests = 20
+    async with database("postgres", tmp_path) as url:
+        report = await two_instances_one_killed(stub, url, tmp_path, requests=requests)
+    assert report.live_statuses == {200: report.live_answers}
+    assert report.pauses == {PauseStatus.TAKEN: 2 * requests}  # every answer continued
+    assert report.executions == {ExecutionStatus.COMPLETED: requests}
+    assert report.audit_entries == {PauseResolution.REPLIED: 2 * requests}
+    assert report.ran == 2 * requests - requests // 2  # each approved tool, once
+    check_finished(stub, report.finals, requests)
