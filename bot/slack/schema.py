@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Final
 
-from sqlalchemy import Column, Connection, Integer, MetaData, String, Table, func, insert, select
+from sqlalchemy import Column, Connection, Integer, MetaData, String, Table
 
+from bot.store.database import apply_migrations
 from bot.store.tables import UtcDateTime
 
 _ADVISORY_LOCK: Final = 727002  # the App's migrations take 727001
@@ -51,20 +52,10 @@ SLACK_MIGRATIONS: Sequence[SlackMigration] = (_v1_requester_notes,)
 """Applied in order; version N is ``SLACK_MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 
 
-def _apply(connection: Connection, now: datetime) -> int:
-    slack_schema_version.create(connection, checkfirst=True)
-    current = connection.execute(select(func.max(slack_schema_version.c.version))).scalar() or 0
-    for version, migrate in enumerate(SLACK_MIGRATIONS, start=1):
-        if version > current:
-            migrate(connection)
-            connection.execute(insert(slack_schema_version).values(version=version, applied_at=now))
-    return len(SLACK_MIGRATIONS)
-
-
 def migrate_slack(connection: Connection, now: datetime) -> int:
     """Bring the Slack tables to the newest version inside ``connection``'s transaction;
     idempotent. Returns the version."""
     if connection.dialect.name == "postgresql":
         # one instance migrates at a time (a short transaction); the others find nothing to do
         connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_ADVISORY_LOCK})")
-    return _apply(connection, now)
+    return apply_migrations(connection, slack_schema_version, SLACK_MIGRATIONS, now)

@@ -189,15 +189,22 @@ MIGRATIONS: Sequence[Migration] = (_v1_initial, _v2_ask_order_and_deadlines)
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 
 
+def apply_migrations(
+    connection: Connection, versions: Table, migrations: Sequence[Migration], now: datetime
+) -> int:
+    """Apply the ``migrations`` newer than the version ``versions`` records (version N is
+    ``migrations[N - 1]``), each recorded as applied; returns the newest version."""
+    versions.create(connection, checkfirst=True)
+    current = connection.execute(select(func.max(versions.c.version))).scalar() or 0
+    for version, migrate in enumerate(migrations, start=1):
+        if version > current:
+            migrate(connection)
+            connection.execute(insert(versions).values(version=version, applied_at=now))
+    return len(migrations)
+
+
 def _apply_migrations(connection: Connection, now: datetime) -> int:
-    schema_version.create(connection, checkfirst=True)
-    current = connection.execute(select(func.max(schema_version.c.version))).scalar() or 0
-    for version, migrate in enumerate(MIGRATIONS, start=1):
-        if version <= current:
-            continue
-        migrate(connection)
-        connection.execute(insert(schema_version).values(version=version, applied_at=now))
-    return len(MIGRATIONS)
+    return apply_migrations(connection, schema_version, MIGRATIONS, now)
 
 
 async def until_taken(try_lock: Callable[[], Awaitable[bool]]) -> None:
