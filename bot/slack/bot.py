@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import time
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from types import TracebackType
 from typing import Any, Final, Self
@@ -23,7 +25,10 @@ from typing import Any, Final, Self
 import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.adapter.socket_mode.async_internals import send_async_response
+from slack_bolt.adapter.socket_mode.internals import build_headers
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
@@ -50,6 +55,7 @@ from bot.slack.middlewares import (
     RefuseMalformed,
     ReparseSlashCommand,
     ResolveTenant,
+    handled_event,
 )
 from bot.slack.notes import RequesterNotes
 from bot.slack.pending import PendingLists
@@ -185,6 +191,7 @@ class SlackBot:
         if token is not None:
             self._socket = _GatedSocketModeHandler(
                 self.tasks.gate,
+                self._event_handled,
                 self.bolt,
                 app_token=token.get_secret_value(),
                 web_client=self.client,
@@ -263,12 +270,29 @@ class SlackBot:
 
 
 class _GatedSocketModeHandler(AsyncSocketModeHandler):
-    """Socket Mode envelopes count as requests being acked, like HTTP ones."""
+    """Socket Mode envelopes count as requests being acked, like HTTP ones; an event is marked
+    handled once its dispatch (listener middleware and ack) is over, as over HTTP."""
 
-    def __init__(self, gate: AckFirst, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        gate: AckFirst,
+        handled: Callable[[str], Awaitable[None]],
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._gate = gate
+        self._handled = handled
 
     async def handle(self, client: AsyncBaseSocketModeClient, req: SocketModeRequest) -> None:
+        # what Bolt's own handle does (run_async_bolt_app, send_async_response), keeping the
+        # request to learn which event it claimed
         with self._gate.acking():
-            await super().handle(client, req)  # type: ignore[arg-type]  # Bolt narrows it
+            request = AsyncBoltRequest(
+                mode="socket_mode", body=req.payload, headers=build_headers(req)
+            )
+            response = await self.app.async_dispatch(request)
+            await send_async_response(client, req, response, time.time())
+        event_id = handled_event(request)
+        if event_id is not None and response.status == 200:
+            await self._handled(event_id)

@@ -148,10 +148,7 @@ class DropEventRetries(AsyncMiddleware):
             return BoltResponse(status=200, body="")
         # marked handled once its listeners ran up to the ack (``handled_event``), not here:
         # a global middleware's next() returns before the listeners run
-        if req.mode == "http":
-            req.context[CLAIMED_EVENT] = event_id
-        else:  # Socket Mode: no hook after its dispatch yet; handled as it is claimed
-            await self._seen.handled(event_id, self._clock.now())
+        req.context[CLAIMED_EVENT] = event_id
         return await next()
 
     async def _taken_over(self, event_id: str) -> bool:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
+from slack_bolt.async_app import AsyncApp
 
 from bot import App, Settings
 from bot.slack import SlackBot, SlackSettings
+from bot.slack.store import SeenEvents
 from bot.testing import FakeClock, mock_llm
 from tests.slack.conftest import OWNER_CHANNEL, SECRET
 from tests.slack.office import OWNER, Ledger, SlackOfficeAgent, SlackOfficeApplication
@@ -13,8 +19,22 @@ from tests.slack.stub import BOT_USER, TEAM, SlackStub
 
 
 async def test_an_envelope_is_acked_and_its_mention_answered(
-    stub: SlackStub, tmp_path: Path
+    stub: SlackStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    order: list[str] = []
+    dispatch, handled = AsyncApp.async_dispatch, SeenEvents.handled
+
+    async def dispatched(self: AsyncApp, req: Any) -> Any:
+        response = await dispatch(self, req)
+        order.append("dispatched")
+        return response
+
+    async def marked(self: SeenEvents, event_id: str, at: Any) -> None:
+        order.append("handled")
+        await handled(self, event_id, at)
+
+    monkeypatch.setattr(AsyncApp, "async_dispatch", dispatched)
+    monkeypatch.setattr(SeenEvents, "handled", marked)
     mock_llm(SlackOfficeAgent).then_return("Hi from Socket Mode.")
     app = await App.create(
         SlackOfficeApplication,
@@ -62,6 +82,11 @@ async def test_an_envelope_is_acked_and_its_mention_answered(
         await bot.wait_idle()
         assert posted.payload["text"] == "Hi from Socket Mode."
         assert posted.payload["thread_ts"] == "1700000500.000001"
+        # marked handled once its dispatch (listener middleware, ack) was over, not before:
+        # a process that dies while a reply is being recorded leaves the event to a retry
+        assert order == ["dispatched", "handled"]
+        later = app.clock.now() + timedelta(minutes=5)
+        assert not await bot.seen_events.take_over("Ev0SOCKET", later, later)
     finally:
         await bot.close()
         await app.close()
