@@ -104,6 +104,7 @@ if TYPE_CHECKING:
         PauseAuditEntry,
         PauseView,
         PendingPause,
+        ReceivedReply,
         RecordedAnswer,
         StepRecord,
     )
@@ -150,6 +151,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "PauseStatus": "bot.core.enums",
     "PauseView": "bot.core.results",
     "PendingPause": "bot.core.results",
+    "ReceivedReply": "bot.core.results",
     "RecordedAnswer": "bot.core.results",
     "PhoneDetector": "bot.core.pii",
     "PiiAction": "bot.core.pii",
@@ -247,6 +249,7 @@ __all__ = [
     "PiiMatch",
     "PiiPolicy",
     "PiiRefusedError",
+    "ReceivedReply",
     "RecordedAnswer",
     "RegexDetector",
     "ReplyInput",

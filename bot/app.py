@@ -19,7 +19,14 @@ from bot.components.specs import AgentSpec, WorkflowSpec, spec_of
 from bot.core.clock import Clock, SystemClock, TimerHandle
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
-from bot.core.errors import AppClosedError, DtoValidationError, SettingsError, UnknownThreadError
+from bot.core.errors import (
+    AppClosedError,
+    CountersignError,
+    DtoValidationError,
+    NotPausedError,
+    SettingsError,
+    UnknownThreadError,
+)
 from bot.core.results import (
     ChildExecutionRecord,
     ExecutionPauseEvent,
@@ -29,12 +36,13 @@ from bot.core.results import (
     PauseAuditEntry,
     PauseView,
     PendingPause,
+    ReceivedReply,
     RecordedAnswer,
 )
 from bot.core.sensitive import mask_arguments
 from bot.models import ModelProvider, resolve_chat_model
 from bot.runtime.agent_graph import AgentLoop, build_agent_graph
-from bot.runtime.answers import ResumeRequest, record_answer
+from bot.runtime.answers import ResumeRequest, receive_reply, record_answer
 from bot.runtime.assembly import Assembly, assemble
 from bot.runtime.checkpoints import OpenCheckpointer, open_checkpointer
 from bot.runtime.container import Container
@@ -65,6 +73,9 @@ from bot.store.transactions import Transactions
 SWEEP_INTERVAL = timedelta(seconds=3)
 """The recovery and deadline sweeps' interval: with the lease's 8 s, a tree whose instance died
 is continued within about 11 s (``python -m tests.benchmarks.recovery_time``)."""
+UNREAD_GRACE = timedelta(seconds=60)
+"""A reply kept unread this long was left by a process that died before reading it (reading
+with a model takes seconds, not a minute): the sweep reads it."""
 RETENTION_INTERVAL = timedelta(seconds=30)
 """The retention sweep runs with the tick that comes this long after its last run. (One timer:
 a test clock that jumps days runs one tick, not one per interval of each of two timers.)"""
@@ -317,6 +328,87 @@ class App:
             answered_by=owner_id or answered_by or "",
         )
 
+    async def receive_reply(
+        self,
+        pause_id: str,
+        *,
+        tenant_id: str,
+        reply: str,
+        owner_id: str | None = None,
+        answered_by: str | None = None,
+    ) -> ReceivedReply:
+        """Keep a free-text reply to read later: who answers and that the pause waits are
+        checked (refusals raised as by ``resume``), the reply is stored, not read. A webhook
+        whose reply interpreter is a model calls it before it acknowledges, then ``read_reply``;
+        a reply never read is read by the recovery sweep."""
+        self._check_open()
+        request = ResumeRequest(
+            pause_id=pause_id,
+            tenant_id=tenant_id,
+            decision=None,
+            reply=reply,
+            owner_id=owner_id,
+            answered_by=answered_by,
+        )
+        await receive_reply(self._runtime, request)
+        return ReceivedReply(
+            pause_id=pause_id,
+            tenant_id=tenant_id,
+            reply=reply,
+            owner_id=owner_id,
+            answered_by=answered_by,
+        )
+
+    async def read_reply(self, received: ReceivedReply) -> RecordedAnswer:
+        """Read a kept reply with the role's interpreter and record the answer (phase 1); a
+        reply that cannot be read raises as ``resume`` would, and is forgotten (the pause keeps
+        waiting for a clearer answer)."""
+        self._check_open()
+        try:
+            return await self.record_answer(
+                received.pause_id,
+                tenant_id=received.tenant_id,
+                reply=received.reply,
+                owner_id=received.owner_id,
+                answered_by=received.answered_by,
+            )
+        except NotPausedError:
+            raise
+        except CountersignError:
+            await self._runtime.store.forget_reply(received.pause_id)
+            raise
+
+    async def read_unread(self) -> int:
+        """Read the replies kept more than ``UNREAD_GRACE`` ago and never read (their process
+        died), and move their trees on (runs with the sweep); how many were read."""
+        if self._state is _State.CLOSED:
+            return 0
+        store = self._runtime.store
+        read = 0
+        for record in await store.unread_replies(self._runtime.clock.now() - UNREAD_GRACE):
+            assert record.unread_reply is not None and record.unread_by is not None
+            owners = record.answered_by is PauseAnswerer.THREAD_OWNER
+            received = ReceivedReply(
+                pause_id=record.pause_id,
+                tenant_id=record.tenant_id,
+                reply=record.unread_reply,
+                owner_id=record.unread_by if owners else None,
+                answered_by=None if owners else record.unread_by,
+            )
+            try:
+                recorded = await self.read_reply(received)
+            except CountersignError as error:
+                log.warning(
+                    "recovery: a kept reply was not taken: %s (execution_id=%s tenant_id=%s)",
+                    error.code,
+                    record.execution_id,
+                    record.tenant_id,
+                )
+                continue
+            await self.continue_answer(recorded)
+            read += 1
+        return read
+
     async def continue_answer(
         self, recorded: RecordedAnswer, *, record: bool = False
     ) -> ExecutionResult:
@@ -453,6 +545,7 @@ class App:
             )
 
     async def _sweep_tick(self) -> None:
+        await _sweep("unread replies", self.read_unread)
         await _sweep("recovery", self.recover)
         await _sweep("deadline", self.close_due)
         now = self._runtime.clock.now()

@@ -159,6 +159,21 @@ class PauseView:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReceivedReply:
+    """A free-text reply kept unread (``App.receive_reply``), to read after the webhook
+    acknowledged it (``App.read_reply``); the recovery sweep reads it if nobody does."""
+
+    pause_id: str
+    tenant_id: str
+    reply: str
+    owner_id: str | None
+    answered_by: str | None
+
+    def __repr__(self) -> str:  # never print the pause id
+        return f"ReceivedReply(tenant_id={self.tenant_id!r})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecordedAnswer:
     """An answer recorded (phase 1 of a resume, ``App.record_answer``): ``pause`` as it now is
     (RESOLVED). ``App.continue_answer`` moves its tree on (phase 2); if the process stops first,

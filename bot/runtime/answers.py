@@ -95,6 +95,30 @@ def not_paused(record: PauseRecord, now: datetime) -> NotPausedError:
     return NotPausedError("the question is no longer needed (it was withdrawn or cancelled)")
 
 
+async def receive_reply(runtime: Runtime, request: ResumeRequest) -> PauseRecord:
+    """Keep a free-text reply to read after the ack: checked like an answer (the shape, who
+    answers, that the pause waits) but not read yet, so a reader that takes longer than the
+    ack may, or a process that dies before reading it, loses nothing."""
+    request.check_shape()
+    if request.reply is None:
+        raise DtoValidationError("receive_reply takes a reply, not a decision")
+    record = await runtime.store.find(request.tenant_id, request.pause_id)
+    if record is None:
+        raise UnknownPauseError()
+    binding = runtime.assembly.tool_named(record.ask.tool)
+    responder = check_answerer(record, request, None if binding is None else binding.role)
+    now = runtime.clock.now()
+    if record.status is not PauseStatus.PENDING or past_deadline(record, now):
+        raise not_paused(record, now)
+    kept = await runtime.store.receive_reply(
+        request.tenant_id, request.pause_id, request.reply, responder, now
+    )
+    if not kept:
+        current = await runtime.store.find(request.tenant_id, request.pause_id)
+        raise not_paused(current or record, runtime.clock.now())
+    return record
+
+
 async def record_answer(
     runtime: Runtime, request: ResumeRequest, models: ReplyModels
 ) -> PauseRecord:

@@ -58,7 +58,9 @@ class PayloadColumns:
 
 
 PAYLOAD_COLUMNS: tuple[PayloadColumns, ...] = (
-    PayloadColumns(table=pauses, keys=("id",), columns=("ask", "answer", "tool_result")),
+    PayloadColumns(
+        table=pauses, keys=("id",), columns=("ask", "answer", "tool_result", "unread_reply")
+    ),
     PayloadColumns(table=executions, keys=("execution_id",), columns=("input", "output", "error")),
     PayloadColumns(table=pause_answers, keys=("id",), columns=("step", "decision", "ran_with")),
 )

@@ -27,8 +27,9 @@ from bot.core.errors import (
     UninterpretableReplyError,
     UnknownPauseError,
 )
-from bot.core.results import ExecutionResult, PauseView, RecordedAnswer
+from bot.core.results import ExecutionResult, PauseView, ReceivedReply, RecordedAnswer
 from bot.slack.authorization import Authorizer
+from bot.slack.catalog import Catalog
 from bot.slack.conversations import Conversations
 from bot.slack.feedback import (
     NO_LONGER_AVAILABLE,
@@ -97,12 +98,14 @@ class Answering:
         *,
         app: App,
         gateway: SlackGateway,
+        catalog: Catalog,
         authorizer: Authorizer,
         feedback: Feedback,
         conversations: Conversations,
     ) -> None:
         self._app = app
         self._gateway = gateway
+        self._catalog = catalog
         self._authorizer = authorizer
         self._feedback = feedback
         self._conversations = conversations
@@ -167,6 +170,18 @@ class Answering:
         if refusal is not None:
             return self._telling(who, refusal.text)
         channel = pause.answered_by is PauseAnswerer.CHANNEL
+        if reply is not None and self._catalog.role_reads_replies_with_a_model(pause.role):
+            try:  # kept before the ack, read after it: a model may take longer than Slack waits
+                received = await self._app.receive_reply(
+                    pause.pause_id,
+                    tenant_id=who.tenant_id,
+                    reply=reply[0],
+                    answered_by=who.user if channel else None,
+                    owner_id=None if channel else who.user,
+                )
+            except CountersignError as error:
+                return self._refused(pause, who, error, reply)
+            return functools.partial(self._read_then_continue, pause, who, received, reply)
         try:
             recorded = await self._app.record_answer(
                 pause.pause_id,
@@ -227,6 +242,21 @@ class Answering:
             await self._after_failure(pause, who, error)
             return
         await self._after_answer(pause, who, result, reply=reply)
+
+    async def _read_then_continue(
+        self,
+        pause: PauseView,
+        who: Answerer,
+        received: ReceivedReply,
+        reply: tuple[str, ReplyPlace],
+    ) -> None:
+        """After the ack: read a kept reply, then go on as with any recorded answer."""
+        try:
+            recorded = await self._app.read_reply(received)
+        except CountersignError as error:
+            await self._refused(pause, who, error, reply)()
+            return
+        await self._continue(pause, who, recorded, reply)
 
     async def _tell_closed_now(self, pause: PauseView, who: Answerer) -> None:
         current = await self._app.find_pause(pause.pause_id, tenant_id=who.tenant_id)

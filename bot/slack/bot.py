@@ -133,6 +133,7 @@ class SlackBot:
         answering = Answering(
             app=app,
             gateway=self.gateway,
+            catalog=catalog,
             authorizer=Authorizer(catalog, directory),
             feedback=feedback,
             conversations=conversations,

@@ -185,7 +185,17 @@ def _v2_ask_order_and_deadlines(connection: Connection) -> None:
     _add_missing_columns(connection, pause_answers, ["ask_position", "ran_with"])
 
 
-MIGRATIONS: Sequence[Migration] = (_v1_initial, _v2_ask_order_and_deadlines)
+def _v3_unread_replies(connection: Connection) -> None:
+    """Replies received before the ack and read after it."""
+    _add_missing_columns(
+        connection,
+        pauses,
+        ["unread_reply", "unread_by", "unread_at"],
+        [i for i in pauses.indexes if i.name == "ix_cs_pauses_status_unread"],
+    )
+
+
+MIGRATIONS: Sequence[Migration] = (_v1_initial, _v2_ask_order_and_deadlines, _v3_unread_replies)
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 
 

@@ -74,6 +74,8 @@ class PauseRecord:
     resolved_at: datetime | None
     ask_position: int | None = None
     closes_at: datetime | None = None
+    unread_reply: str | None = None
+    unread_by: str | None = None
 
     def __repr__(self) -> str:  # never print the pause id
         return (

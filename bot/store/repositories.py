@@ -64,6 +64,20 @@ class PausedExecutionRepository(Protocol):
         now is, or None if it did not wait."""
         ...
 
+    async def receive_reply(
+        self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
+    ) -> bool:
+        """Keep a reply to read after the ack; False if the pause does not wait any more."""
+        ...
+
+    async def forget_reply(self, pause_id: str) -> None:
+        """The kept reply was read and refused: nothing is left to read."""
+        ...
+
+    async def unread_replies(self, received_before: datetime) -> list[PauseRecord]:
+        """PENDING pauses with a reply kept before ``received_before`` and never read."""
+        ...
+
     async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
         """RESOLVED → TAKEN: the step takes the decision (and its audit entry says what the
         approved call runs with)."""

@@ -41,6 +41,7 @@ from bot.store.statements import (
     INSERT_AUDIT_ENTRY,
     INSERT_EXECUTION_UNLESS_PRESENT,
     INSERT_PAUSE_UNLESS_PRESENT,
+    KEEP_UNREAD_REPLY,
     MARK_SENT,
     PAUSE_BY_ID,
     PAUSE_BY_KEY,
@@ -190,6 +191,42 @@ class SqlStore:
             answer=None,
             resolved_at=resolved_at,
             audit_decision=None,
+        )
+
+    async def receive_reply(
+        self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
+    ) -> bool:
+        """Keep a reply to read after the ack (the latest one wins); False if the pause does not
+        wait any more."""
+        values = {
+            "b_pause_id": pause_id,
+            "b_tenant": tenant_id,
+            "unread_reply": self._codec.encode(reply),
+            "unread_by": by,
+            "unread_at": at,
+        }
+        return await self._tx.apply(
+            lambda connection: connection.execute(KEEP_UNREAD_REPLY, values).rowcount == 1
+        )
+
+    async def forget_reply(self, pause_id: str) -> None:
+        """The kept reply was read (and refused): nothing is left to read."""
+        values = {
+            "b_pause_id": pause_id,
+            "unread_reply": None,
+            "unread_by": None,
+            "unread_at": None,
+        }
+        await self._tx.apply(lambda connection: connection.execute(UPDATE_PAUSE, values))
+
+    async def unread_replies(self, received_before: datetime) -> list[PauseRecord]:
+        """PENDING pauses with a reply kept before ``received_before`` and never read."""
+        return await self._many(
+            and_(
+                pauses.c.status == PauseStatus.PENDING.value,
+                pauses.c.unread_at < received_before,
+            ),
+            newest_first=False,
         )
 
     async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
@@ -589,6 +626,7 @@ class SqlStore:
             **where,
             "status": to.value,
             "resolution": resolution.value,
+            **_NOTHING_UNREAD,  # a reply kept to read is moot once the pause closed
             "resolved_at": resolved_at,
         }
         if answer is not None:
@@ -701,6 +739,10 @@ class SqlStore:
             resolved_at=m["resolved_at"],
             ask_position=m["ask_position"],
             closes_at=m["closes_at"],
+            unread_reply=None
+            if m["unread_reply"] is None
+            else self._codec.decode(m["unread_reply"]),
+            unread_by=m["unread_by"],
         )
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:
@@ -737,6 +779,9 @@ class SqlStore:
             decision=None if m["decision"] is None else self._codec.decode(m["decision"]),
             ran_with=None if m["ran_with"] is None else self._codec.decode(m["ran_with"]),
         )
+
+
+_NOTHING_UNREAD: dict[str, Any] = {"unread_reply": None, "unread_by": None, "unread_at": None}
 
 
 def _ask_order(record: PauseRecord) -> tuple[datetime, int, int]:

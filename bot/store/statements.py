@@ -115,6 +115,13 @@ ANSWER_PENDING_PAUSE = (
     .returning(pauses)
 )
 """An answer closes a pause only while it waits and its deadline (if any) has not passed."""
+KEEP_UNREAD_REPLY = update(pauses).where(
+    and_(
+        pauses.c.pause_id == bindparam("b_pause_id"),
+        pauses.c.tenant_id == bindparam("b_tenant"),
+        pauses.c.status == PENDING,
+    )
+)
 CLOSE_PENDING_PAUSES_OF_TREE = (
     update(pauses)
     .where(and_(pauses.c.root_execution_id == bindparam("b_root"), pauses.c.status == PENDING))

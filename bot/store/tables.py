@@ -90,11 +90,17 @@ pauses = Table(
     Column("ask_position", Integer),
     # when the pause closes by itself: a quorum's deadline it waits under
     Column("closes_at", UtcDateTime),
+    # a free-text reply received (and acknowledged) but not read yet: read after the ack, or by
+    # the recovery sweep if the process that received it died first
+    Column("unread_reply", Text),
+    Column("unread_by", String(255)),
+    Column("unread_at", UtcDateTime),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),
     Index("ix_cs_pauses_tenant_thread", "tenant_id", "thread_id"),
     Index("ix_cs_pauses_status_closes", "status", "closes_at"),
+    Index("ix_cs_pauses_status_unread", "status", "unread_at"),
 )
 
 executions = Table(

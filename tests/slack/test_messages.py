@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from bot import ExecutionStatus, PauseStatus
+from typing import Any
+
+import pytest
+
+from bot import App, ExecutionStatus, PauseStatus
+from bot.slack.catalog import Catalog
 from bot.slack.render import APPROVE_ACTION
 from bot.slack.render_message import REPLY_HINT
 from bot.slack.threads import SlackThread
@@ -294,3 +299,34 @@ async def test_a_run_that_fails_after_the_answer_keeps_the_answer_and_says_so(
     assert f"Approved* by <@{OWNER}>" in all_text(world.stub.of("chat.update")[0].blocks())
     assert thread_posts(world)[-1].startswith(":warning: Sorry, this request failed")
     assert world.stub.of("chat.postEphemeral") == []
+
+
+async def test_a_reply_read_by_a_model_is_kept_before_the_ack_and_read_after_it(
+    world: SlackWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model may take longer than Slack's 3 s: the reply is kept unread before the 200 (a
+    crash then leaves it to the recovery sweep), read after it."""
+    monkeypatch.setattr(Catalog, "role_reads_replies_with_a_model", lambda self, role: True)
+    calls: list[str] = []
+    receive, read = App.receive_reply, App.read_reply
+
+    async def kept(self: App, *args: Any, **kwargs: Any) -> Any:
+        calls.append("kept")
+        return await receive(self, *args, **kwargs)
+
+    async def read_after(self: App, received: Any) -> Any:
+        calls.append("read")
+        return await read(self, received)
+
+    monkeypatch.setattr(App, "receive_reply", kept)
+    monkeypatch.setattr(App, "read_reply", read_after)
+    pause_id = await ask_refund(world)
+
+    response = await world.message(MANAGER, "approve", thread_ts=FIRST_POST)
+    assert response.status == 200
+    assert calls[0] == "kept"  # before the 200
+    await world.settle()
+
+    assert calls == ["kept", "read"]
+    assert await status_of(world, pause_id) is PauseStatus.TAKEN
+    assert len(world.ledger.runs) == 1
