@@ -20,6 +20,7 @@ from bot.core.errors import (
     ThreadOwnerError,
     UnknownPauseError,
 )
+from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import validate_decision
 from bot.runtime.interpreting import ReplyModels, interpret_reply
@@ -95,13 +96,11 @@ def not_paused(record: PauseRecord, now: datetime) -> NotPausedError:
     return NotPausedError("the question is no longer needed (it was withdrawn or cancelled)")
 
 
-async def receive_reply(runtime: Runtime, request: ResumeRequest) -> PauseRecord:
-    """Keep a free-text reply to read after the ack: checked like an answer (the shape, who
-    answers, that the pause waits) but not read yet, so a reader that takes longer than the
-    ack may, or a process that dies before reading it, loses nothing."""
-    request.check_shape()
-    if request.reply is None:
-        raise DtoValidationError("receive_reply takes a reply, not a decision")
+async def _waiting(
+    runtime: Runtime, request: ResumeRequest
+) -> tuple[PauseRecord, ToolBinding | None, str]:
+    """The pause ``request`` answers, if it still waits and the credential is right: the
+    record, its tool's binding and who answers. Raises the refusals of any answer."""
     record = await runtime.store.find(request.tenant_id, request.pause_id)
     if record is None:
         raise UnknownPauseError()
@@ -110,8 +109,19 @@ async def receive_reply(runtime: Runtime, request: ResumeRequest) -> PauseRecord
     now = runtime.clock.now()
     if record.status is not PauseStatus.PENDING or past_deadline(record, now):
         raise not_paused(record, now)
+    return record, binding, responder
+
+
+async def receive_reply(runtime: Runtime, request: ResumeRequest) -> PauseRecord:
+    """Keep a free-text reply to read after the ack: checked like an answer (the shape, who
+    answers, that the pause waits) but not read yet, so a reader that takes longer than the
+    ack may, or a process that dies before reading it, loses nothing."""
+    request.check_shape()
+    if request.reply is None:
+        raise DtoValidationError("receive_reply takes a reply, not a decision")
+    record, _, responder = await _waiting(runtime, request)
     kept = await runtime.store.receive_reply(
-        request.tenant_id, request.pause_id, request.reply, responder, now
+        request.tenant_id, request.pause_id, request.reply, responder, runtime.clock.now()
     )
     if not kept:
         current = await runtime.store.find(request.tenant_id, request.pause_id)
@@ -124,14 +134,7 @@ async def record_answer(
 ) -> PauseRecord:
     """Phase 1: returns the pause as it now is (RESOLVED, with its answer)."""
     request.check_shape()
-    record = await runtime.store.find(request.tenant_id, request.pause_id)
-    if record is None:
-        raise UnknownPauseError()
-    binding = runtime.assembly.tool_named(record.ask.tool)
-    responder = check_answerer(record, request, None if binding is None else binding.role)
-    now = runtime.clock.now()
-    if record.status is not PauseStatus.PENDING or past_deadline(record, now):
-        raise not_paused(record, now)
+    record, binding, responder = await _waiting(runtime, request)
     tool_input = None if binding is None else binding.spec.input
     model_call: int | None = None
     if request.reply is not None:
