@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class Settings(BaseModel):
-    """The runtime's settings (the Slack settings live in ``bot.slack``).
+    """The runtime's settings (the Slack settings live in ``channels.slack``).
 
     Build it with ``load_settings()`` (environment over ``.env``) or directly in tests.
     """

@@ -2,7 +2,7 @@
 
 An agent is asked to refund a card and book an expense; both tools need the approval of the
 person at the terminal (the thread's owner), so the agent's one model turn pauses twice at once.
-The model is ``OfflineDemoModel`` (``bot.offline_model``): scripted, no network, no provider.
+The model is ``OfflineDemoModel`` (``bot.desk.offline_model``): scripted, no network, no provider.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from bot import (
     channel_role,
     reply_interpreter,
 )
-from bot.desk import ExpenseInput, RefundCardInput, desk_tools, desk_workflow
-from bot.offline_model import OfflineDemoModel
+from bot.desk.office import ExpenseInput, RefundCardInput, desk_tools, desk_workflow
+from bot.desk.offline_model import OfflineDemoModel
 from channels.terminal import TerminalOutput, TerminalUserChannel
 from interpreters import KeywordReplyInterpreter
 

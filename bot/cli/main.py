@@ -4,7 +4,7 @@ Only the parser lives here, so ``python -m bot --help`` answers at once: each co
 what it needs (LangChain, LangGraph, Slack's libraries) when it runs. A settings problem is one
 line on standard error and exit code 2, whatever the command.
 
-- ``serve``: the Slack bot (``bot.slack.serve``); a missing Slack setting is exit code 2.
+- ``serve``: the Slack bot (``bot.cli.serve``); a missing Slack setting is exit code 2.
 - no command: ``serve`` when the Slack settings are there, else it names the missing ones and
   runs the terminal demo (the first run of a fresh clone).
 - ``demo``: the office desk in the terminal (``bot.cli.terminal``).
@@ -155,7 +155,7 @@ def _serve_slack() -> int:
     settings = load_settings()  # its problems are told before Slack's libraries load
     key_source(settings.database_url, settings.countersign_encryption_keys)
 
-    from bot.slack.serve import serve_slack
+    from bot.cli.serve import serve_slack
 
     return serve_slack()
 

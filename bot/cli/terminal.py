@@ -28,8 +28,13 @@ from bot import (
     WorkflowStartText,
 )
 from bot.cli.demo import REQUEST, OfficeDeskApplication, OfficeDeskWorkflow
-from bot.runtime.checkpoints import checkpoint_path
-from bot.store.database import database_failure, database_url_problem, is_sqlite, sqlite_path
+from bot.store.database import (
+    checkpoint_path,
+    database_failure,
+    database_url_problem,
+    is_sqlite,
+    sqlite_path,
+)
 from channels.terminal import TerminalOutput
 from interpreters.keyword import HOW_TO_ANSWER, verdict_words
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import aiosqlite
@@ -14,18 +13,13 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from sqlalchemy.engine import make_url
 
-from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, is_sqlite, sqlite_path
+from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, checkpoint_path, is_sqlite, sqlite_path
 
 
 @dataclass(slots=True)
 class OpenCheckpointer:
     saver: BaseCheckpointSaver[Any]
     close: Callable[[], Awaitable[None]]
-
-
-def checkpoint_path(database: Path) -> Path:
-    """The checkpoint file beside the database (``x.db`` → ``x.checkpoints.db``)."""
-    return database.with_name(f"{database.stem}.checkpoints{database.suffix or '.db'}")
 
 
 async def _nothing() -> None:

@@ -37,12 +37,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.expression import TableClause
 
 from bot.core.errors import CountersignError
-from bot.runtime.checkpoints import checkpoint_path
 from bot.security.checkpoint_serde import CheckpointResealer
 from bot.security.codec import EncryptingCodec
 from bot.security.errors import ReencryptError
 from bot.security.keys import KeyRing
-from bot.store.database import create_engine, is_sqlite, sqlite_path
+from bot.store.database import checkpoint_path, create_engine, is_sqlite, sqlite_path
 from bot.store.tables import executions, pause_answers, pauses
 
 DEFAULT_BATCH_SIZE = 500

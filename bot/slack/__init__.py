@@ -1,12 +1,10 @@
-"""The Slack side of Countersign: the Bolt app, its listeners, Block Kit rendering, settings.
+"""``bot.slack``: the name the design gave the Slack bot, kept working.
 
-``SlackBot(app, SlackSettings(...))`` serves an App in Slack; ``channels.slack.slack_channel``
-makes the Slack implementation of a role. Rendering (``bot.slack.render*``) is pure.
+The Slack channel lives in one folder, ``channels.slack``; this package only hands its public
+names on (``bot.slack.SlackBot(app, SlackSettings(...))`` keeps working). It stands in the top
+layer beside the CLI: nothing in the library imports it.
 """
 
-from bot.slack.bot import SlackBot
-from bot.slack.gateway import SlackGateway
-from bot.slack.settings import SlackSettings, load_slack_settings
-from bot.slack.threads import SlackThread
+from channels.slack import SlackBot, SlackGateway, SlackSettings, SlackThread, load_slack_settings
 
 __all__ = ["SlackBot", "SlackGateway", "SlackSettings", "SlackThread", "load_slack_settings"]

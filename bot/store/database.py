@@ -33,6 +33,11 @@ SUPPORTED_DATABASES = (
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
+def checkpoint_path(database: Path) -> Path:
+    """The checkpoint file beside the database (``x.db`` → ``x.checkpoints.db``)."""
+    return database.with_name(f"{database.stem}.checkpoints{database.suffix or '.db'}")
+
+
 def database_url_problem(url: str) -> str | None:
     """What is wrong with a database URL, for people (what to write instead); None if usable.
 

@@ -157,8 +157,8 @@ async def _bare(api_url: str, clicks: int) -> tuple[web.Application, list[str], 
 
 async def _bot(api_url: str, clicks: int) -> tuple[web.Application, list[str], Any]:
     from bot import App, Settings, WorkflowStartText
-    from bot.slack import SlackBot, SlackSettings
     from bot.testing import call_tool, mock_llm
+    from channels.slack import SlackBot, SlackSettings
     from tests.slack.office import (
         Ledger,
         RefundCardTool,

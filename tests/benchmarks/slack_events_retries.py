@@ -111,8 +111,8 @@ async def _serve_async(api_url: str, events: int, out: Queue[Any], stop: Any) ->
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from bot import App, Settings
-    from bot.slack import SlackBot, SlackSettings
     from bot.testing import mock_llm
+    from channels.slack import SlackBot, SlackSettings
     from tests.slack.office import Ledger, SlackOfficeAgent, SlackOfficeApplication
 
     folder = tempfile.mkdtemp(prefix="countersign-bench-")

@@ -17,7 +17,7 @@ from bot import App, ExecutionResult, Settings
 from bot.cli.demo import OfficeDeskApplication
 from bot.cli.main import main
 from bot.cli.terminal import OWNER_ID, TENANT_ID
-from bot.offline_model import next_message
+from bot.desk.offline_model import next_message
 from tests.cli.processes import python_m_bot
 
 MEMORY = "sqlite+aiosqlite:///:memory:"

@@ -13,9 +13,8 @@ from pathlib import Path
 import asyncpg
 
 from bot import App, ExecutionResult, ExecutionStatus, Settings, WorkflowStartText
-from bot.runtime.checkpoints import checkpoint_path
 from bot.security import generate_key
-from bot.store.database import is_sqlite, sqlite_path
+from bot.store.database import checkpoint_path, is_sqlite, sqlite_path
 from bot.testing import FakeClock, call_tool, mock_llm
 from tests.office import (
     BookExpenseTool,

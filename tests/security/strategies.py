@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from hypothesis import strategies as st
 
-from bot.slack.render import (
+from channels.slack.render import (
     APPROVE_ACTION,
     EDIT_ACTION,
     EDIT_MODAL,

@@ -35,10 +35,10 @@ from hypothesis import strategies as st
 
 from bot import PauseStatus
 from bot.core.errors import CountersignError
-from bot.slack.edge import MAX_DEPTH
-from bot.slack.render import APPROVE_ACTION, EDIT_MODAL, REJECT_MODAL, action_kind
-from bot.slack.render_modal import REASON_BLOCK
-from bot.slack.signing import MetadataSigner, ModalMetadata
+from channels.slack.edge import MAX_DEPTH
+from channels.slack.render import APPROVE_ACTION, EDIT_MODAL, REJECT_MODAL, action_kind
+from channels.slack.render_modal import REASON_BLOCK
+from channels.slack.signing import MetadataSigner, ModalMetadata
 from tests.security.strategies import (
     KNOWN_CHARSETS,
     BadSignature,

@@ -12,9 +12,9 @@ from typing import Any
 
 import aiohttp
 
-from bot.slack.render import APPROVE_ACTION, REJECT_MODAL
-from bot.slack.render_modal import REASON_ACTION, REASON_BLOCK
-from bot.slack.signing import MetadataSigner, ModalMetadata
+from channels.slack.render import APPROVE_ACTION, REJECT_MODAL
+from channels.slack.render_modal import REASON_ACTION, REASON_BLOCK
+from channels.slack.signing import MetadataSigner, ModalMetadata
 from tests.cli.processes import person_env
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.slack.checks import buttons

@@ -19,9 +19,9 @@ import aiohttp
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.security.codec import EncryptingCodec
 from bot.security.keys import parse_key_ring
-from bot.slack.middlewares import EVENT_CLAIM_TTL
 from bot.store.database import create_engine, open_transactions
 from bot.store.sql import SqlStore
+from channels.slack.middlewares import EVENT_CLAIM_TTL
 from tests.cli.processes import free_port
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.slack.burst import (

@@ -23,8 +23,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from slack_sdk.signature import SignatureVerifier
 
 from bot import App, ExecutionResult, Settings, WorkflowStartText
-from bot.slack import SlackBot, SlackSettings, SlackThread
 from bot.testing import FakeClock, ScriptedChatModel, mock_llm
+from channels.slack import SlackBot, SlackSettings, SlackThread
 from tests.slack.office import (
     APPROVALS,
     Ledger,

@@ -24,7 +24,7 @@ from bot import (
 )
 from bot.cli.demo import OfflineDemoModel
 from bot.core.channel import ChannelOf
-from bot.desk import Done, ExpenseInput, RefundCardInput
+from bot.desk.office import Done, ExpenseInput, RefundCardInput
 from channels.slack import slack_channel
 from interpreters import KeywordReplyInterpreter
 

@@ -20,10 +20,10 @@ from bot import (
     PauseView,
     Tenant,
 )
-from bot.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
-from bot.slack.render_message import REPLY_HINT
-from bot.slack.threads import SlackThread
 from bot.testing import call_tool
+from channels.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
+from channels.slack.render_message import REPLY_HINT
+from channels.slack.threads import SlackThread
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld, open_world
 from tests.slack.office import (

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 
-from bot.slack.render import APPROVE_ACTION, EDIT_MODAL, REJECT_MODAL
+from channels.slack.render import APPROVE_ACTION, EDIT_MODAL, REJECT_MODAL
 from tests.slack.conftest import SlackWorld, interactive_body, signed_headers
 from tests.slack.office import MANAGER
 from tests.slack.stub import TEAM

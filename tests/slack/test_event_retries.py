@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from bot.slack.database import DEDUP_BUSY_TIMEOUT
+from channels.slack.database import DEDUP_BUSY_TIMEOUT
 from tests.slack.conftest import OWNER_CHANNEL, SlackWorld
 from tests.slack.office import OWNER
 from tests.slack.stub import BOT_USER

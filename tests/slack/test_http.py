@@ -9,7 +9,7 @@ import time
 import pytest
 
 from bot import PauseStatus
-from bot.slack.render import APPROVE_ACTION
+from channels.slack.render import APPROVE_ACTION
 from tests.slack.checks import assert_sent_valid
 from tests.slack.conftest import SlackWorld, interactive_body
 from tests.slack.office import MANAGER, STRANGER

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from bot import ExecutionStatus
-from bot.slack.render import APPROVE_ACTION
-from bot.slack.render_pending import EMPTY_LIST, NEXT_PAGE_ACTION
-from bot.slack.threads import SlackThread
 from bot.testing import call_tool
+from channels.slack.render import APPROVE_ACTION
+from channels.slack.render_pending import EMPTY_LIST, NEXT_PAGE_ACTION
+from channels.slack.threads import SlackThread
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import OWNER_CHANNEL, SlackWorld
 from tests.slack.office import (

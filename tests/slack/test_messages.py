@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from bot import App, ExecutionStatus, PauseStatus
-from bot.slack.catalog import Catalog
-from bot.slack.render import APPROVE_ACTION
-from bot.slack.render_message import REPLY_HINT
-from bot.slack.threads import SlackThread
 from bot.testing import call_tool
+from channels.slack.catalog import Catalog
+from channels.slack.render import APPROVE_ACTION
+from channels.slack.render_message import REPLY_HINT
+from channels.slack.threads import SlackThread
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import OWNER_CHANNEL, SlackWorld
 from tests.slack.office import (

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from bot import PauseStatus
-from bot.slack.render import EDIT_ACTION, EDIT_MODAL, REJECT_ACTION, REJECT_MODAL
+from channels.slack.render import EDIT_ACTION, EDIT_MODAL, REJECT_ACTION, REJECT_MODAL
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import MANAGER, SECRET_EMAIL, STRANGER

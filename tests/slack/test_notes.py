@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from bot import ChannelWithdrawal, ExecutionStatus, PauseResolution, Settings
-from bot.slack.notes import NoteRef
-from bot.slack.render import APPROVE_ACTION
-from bot.slack.threads import SlackThread
 from bot.testing import call_tool
+from channels.slack.notes import NoteRef
+from channels.slack.render import APPROVE_ACTION
+from channels.slack.threads import SlackThread
 from tests.databases import TEST_ENCRYPTION_KEYS, postgres_database
 from tests.slack.checks import assert_sent_valid, buttons
 from tests.slack.conftest import OWNER_CHANNEL, SlackWorld, open_world

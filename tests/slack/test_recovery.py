@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot import ExecutionStatus
-from bot.slack.threads import SlackThread
 from bot.testing import call_tool
+from channels.slack.threads import SlackThread
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import MANAGER, OWNER, RefundCardTool

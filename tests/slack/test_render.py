@@ -16,7 +16,7 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
 from bot.core.sensitive import MASK, Sensitive
-from bot.slack.render import (
+from channels.slack.render import (
     APPROVE_ACTION,
     EDIT_ACTION,
     EDIT_MODAL,
@@ -28,8 +28,8 @@ from bot.slack.render import (
     RenderError,
     action_kind,
 )
-from bot.slack.render_edit import parse_edit_submission, validate_edit_submission
-from bot.slack.render_message import (
+from channels.slack.render_edit import parse_edit_submission, validate_edit_submission
+from channels.slack.render_message import (
     REPLY_HINT,
     Approved,
     Cancelled,
@@ -40,8 +40,8 @@ from bot.slack.render_message import (
     approval_message,
     outcome_message,
 )
-from bot.slack.render_modal import edit_modal, reject_modal, reject_reason
-from bot.slack.render_pending import (
+from channels.slack.render_modal import edit_modal, reject_modal, reject_reason
+from channels.slack.render_pending import (
     NEXT_PAGE_ACTION,
     PREVIOUS_PAGE_ACTION,
     PendingItemView,

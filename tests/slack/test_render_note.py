@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from bot.core.sensitive import MASK, Sensitive
-from bot.slack.render import ApprovalView, RenderedMessage, channel_mention
-from bot.slack.render_message import (
+from channels.slack.render import ApprovalView, RenderedMessage, channel_mention
+from channels.slack.render_message import (
     Approved,
     Cancelled,
     DecidedAtOnce,
@@ -20,7 +20,7 @@ from bot.slack.render_message import (
     Rejected,
     Withdrawn,
 )
-from bot.slack.render_note import settled_note, waiting_note
+from channels.slack.render_note import settled_note, waiting_note
 from tests.slack.checks import assert_blocks_valid, buttons
 
 SECRET = "carol@example.com"

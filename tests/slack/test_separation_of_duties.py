@@ -4,9 +4,9 @@ the message says so up front, and someone else's click goes through."""
 from __future__ import annotations
 
 from bot import ExecutionStatus, PauseStatus
-from bot.slack.answering import SELF_APPROVAL
-from bot.slack.render import APPROVE_ACTION
 from bot.testing import call_tool
+from channels.slack.answering import SELF_APPROVAL
+from channels.slack.render import APPROVE_ACTION
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import ACCOUNTANT, FINANCE, MANAGER, WireMoneyTool

@@ -17,10 +17,10 @@ import pytest
 from bot import App, Settings
 from bot.cli.main import main
 from bot.components.specs import ApplicationSpec, WorkflowSpec, spec_of
-from bot.slack import SlackBot, SlackSettings
-from bot.slack.desk import DeskSettings, build_desk
-from bot.slack.render import APPROVE_ACTION
+from bot.desk.slack import DeskSettings, build_desk
 from bot.testing import FakeClock, call_tool, mock_llm
+from channels.slack import SlackBot, SlackSettings
+from channels.slack.render import APPROVE_ACTION
 from tests.cli.processes import StubThread, person_env
 from tests.slack.checks import buttons
 from tests.slack.conftest import SECRET, interactive_body, signed_headers
@@ -358,7 +358,7 @@ async def test_the_desk_asks_its_approvers_in_the_approval_channel(
         app, SlackSettings(bot_token="xoxb-t", signing_secret=SECRET, api_url=stub.api_url)
     )
     try:
-        from bot.slack.threads import SlackThread
+        from channels.slack.threads import SlackThread
 
         thread = SlackThread(team=TEAM, channel="C0GENERAL", ts="1700000000.000009")
         await bot.services.conversations.start(
@@ -369,8 +369,8 @@ async def test_the_desk_asks_its_approvers_in_the_approval_channel(
         assert (note.payload["channel"], note.payload["thread_ts"]) == (thread.channel, thread.ts)
         assert note.payload["text"].startswith("Waiting for approval in <#C0DESK>")
         pause_id = str(buttons(question.blocks())[0]["value"])
-        from bot.slack.answering import Answerer
-        from bot.slack.feedback import Audience
+        from channels.slack.answering import Answerer
+        from channels.slack.feedback import Audience
 
         boss = Answerer(user="U0BOSS", team=TEAM, tenant_id=TEAM, audience=Audience(user="U0BOSS"))
         await bot.services.flows.approve(pause_id, boss)

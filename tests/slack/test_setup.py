@@ -10,14 +10,14 @@ import pytest
 import yaml
 
 from bot import SettingsError, SetupError
-from bot.slack.listeners.commands import PENDING_COMMAND
-from bot.slack.redaction import PauseIdRedactor, redact
-from bot.slack.settings import load_slack_settings
-from bot.slack.signing import MetadataSigner, ModalMetadata
-from bot.slack.tasks import BackgroundTasks
-from bot.slack.threads import SlackThread
-from bot.slack.web import EVENTS_PATH
 from channels.slack import slack_channel
+from channels.slack.listeners.commands import PENDING_COMMAND
+from channels.slack.redaction import PauseIdRedactor, redact
+from channels.slack.settings import load_slack_settings
+from channels.slack.signing import MetadataSigner, ModalMetadata
+from channels.slack.tasks import BackgroundTasks
+from channels.slack.threads import SlackThread
+from channels.slack.web import EVENTS_PATH
 from tests.slack.office import ExpenseApprovalChannel, RefundApprovalChannel
 
 MANIFEST = Path(__file__).resolve().parents[2] / "manifest.yml"

@@ -9,8 +9,8 @@ from urllib.parse import quote
 
 import pytest
 
-from bot.slack.signature_log import RefusedSignatures, team_id
 from bot.testing import FakeClock
+from channels.slack.signature_log import RefusedSignatures, team_id
 
 PAUSE_LIKE = "0123456789abcdef0123456789abcdef"
 EVENT = json.dumps({"type": "event_callback", "team_id": "T0ACME", "event": {"text": PAUSE_LIKE}})

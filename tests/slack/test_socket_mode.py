@@ -10,9 +10,9 @@ import pytest
 from slack_bolt.async_app import AsyncApp
 
 from bot import App, Settings
-from bot.slack import SlackBot, SlackSettings
-from bot.slack.store import SeenEvents
 from bot.testing import FakeClock, mock_llm
+from channels.slack import SlackBot, SlackSettings
+from channels.slack.store import SeenEvents
 from tests.slack.conftest import OWNER_CHANNEL, SECRET
 from tests.slack.office import OWNER, Ledger, SlackOfficeAgent, SlackOfficeApplication
 from tests.slack.stub import BOT_USER, TEAM, SlackStub

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack.database import SlackDatabase
-from bot.slack.store import MessageRef, SeenEvents, SlackMessageStore
 from bot.store.database import create_engine, migrate
 from bot.testing import FakeClock
+from channels.slack.database import SlackDatabase
+from channels.slack.store import MessageRef, SeenEvents, SlackMessageStore
 from tests.databases import postgres_database
 
 BACKENDS = [

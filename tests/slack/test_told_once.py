@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from bot import ExecutionStatus
-from bot.slack.render import APPROVE_ACTION
-from bot.slack.threads import SlackThread
 from bot.testing import call_tool
+from channels.slack.render import APPROVE_ACTION
+from channels.slack.threads import SlackThread
 from tests.slack.checks import buttons
 from tests.slack.conftest import OWNER_CHANNEL, SlackWorld
 from tests.slack.office import MANAGER, OWNER, BookExpenseTool, RefundCardTool

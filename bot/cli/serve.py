@@ -1,0 +1,147 @@
+"""``python -m bot serve`` with the Slack settings present: serve the application in Slack.
+
+HTTP on ``PORT`` (``POST /slack/events``, ``GET /healthz``), or Socket Mode when
+``SLACK_APP_TOKEN`` is set, until SIGINT or SIGTERM; then the bot finishes its background work
+(bounded) and the App closes. The application is ``COUNTERSIGN_APP`` (``module:Class``), else
+the built-in Slack office desk (``bot.desk.slack``). A missing or malformed setting, a bot token
+Slack refuses (one ``auth.test`` at start) and a database that cannot be opened are one line on
+standard error and exit code 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final, TextIO
+
+from aiohttp import web
+
+from bot.app import App
+from bot.components.specs import ApplicationSpec, spec_of
+from bot.core.errors import AssemblyError, SettingsError
+from bot.desk.slack import build_desk, check_desk_model, load_desk_settings
+from bot.security.key_source import key_source
+from bot.settings import Settings, load_settings
+from bot.store.database import database_failure
+from channels.slack.bot import SlackBot
+from channels.slack.settings import SlackSettings, load_slack_settings
+from channels.slack.token_check import check_bot_token
+from channels.slack.web import EVENTS_PATH
+
+EXIT_OK: Final = 0
+EXIT_SETTINGS: Final = 2
+HOST: Final = "0.0.0.0"  # every interface: Slack must reach /slack/events
+
+
+def serve_slack(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> int:
+    """Serve until a signal; the exit code."""
+    return asyncio.run(_serve(environ, str(env_file), sys.stdout, sys.stderr))
+
+
+async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, err: TextIO) -> int:
+    try:
+        slack = load_slack_settings(environ, env_file=env_file)
+        settings = load_settings(environ, env_file=env_file)
+        key_source(settings.database_url, settings.countersign_encryption_keys)  # at once
+        application = load_application(settings, environ, env_file)
+        await check_bot_token(slack)
+        app = await _create_app(application, settings)
+    except (SettingsError, AssemblyError) as error:
+        print(error.message, file=err)
+        return EXIT_SETTINGS
+    try:
+        return await _run(app, slack, out, err)
+    finally:
+        await app.close()
+
+
+async def _create_app(application: type, settings: Settings) -> App:
+    """The App; a database that cannot be opened is a ``SettingsError`` naming DATABASE_URL."""
+    try:
+        return await App.create(application, settings=settings)
+    except Exception as error:
+        reason = database_failure(error)
+        if reason is None:
+            raise
+        raise SettingsError(f"DATABASE_URL: the database could not be opened: {reason}") from None
+
+
+async def _run(app: App, slack: SlackSettings, out: TextIO, err: TextIO) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    bot = SlackBot(app, slack)
+    runner: web.AppRunner | None = None
+    try:
+        await bot.start()
+        if slack.socket_mode:
+            print("Countersign is connected to Slack over Socket Mode.", file=out, flush=True)
+        else:
+            runner = web.AppRunner(bot.web_app(), access_log=None)
+            await runner.setup()
+            try:
+                await web.TCPSite(runner, HOST, slack.port).start()
+            except OSError as error:
+                print(f"PORT {slack.port} cannot be served: {error.strerror or error}", file=err)
+                return EXIT_SETTINGS
+            print(
+                f"Countersign serves Slack on http://{HOST}:{slack.port}{EVENTS_PATH}",
+                file=out,
+                flush=True,
+            )
+        # what was built to start (the App, its graphs, Bolt) lives as long as the process:
+        # out of the collector's generations, full collections stay short and acks fast
+        gc.freeze()
+        await stop.wait()
+        print("Stopping: finishing the work in progress.", file=out, flush=True)
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        if runner is not None:
+            await runner.cleanup()
+        await bot.close()
+    return EXIT_OK
+
+
+def load_application(settings: Settings, environ: Mapping[str, str] | None, env_file: str) -> type:
+    """``COUNTERSIGN_APP`` (``module:Class``), else the Slack office desk."""
+    target = (settings.countersign_app or "").strip()
+    if not target:
+        desk = load_desk_settings(environ, env_file=env_file)
+        check_desk_model(desk, settings.model_providers())
+        return build_desk(desk)
+    module_name, colon, attribute = target.partition(":")
+    if not colon or not module_name or not attribute:
+        raise SettingsError(
+            f"COUNTERSIGN_APP is malformed: module:ApplicationClass, e.g. myapp.office:Office, "
+            f"not {target!r}"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SettingsError(_import_failure(module_name, error)) from None
+    found = getattr(module, attribute, None)
+    if not isinstance(spec_of(found), ApplicationSpec):
+        raise SettingsError(
+            f"COUNTERSIGN_APP is malformed: {target} is not a class decorated with @application"
+        )
+    assert isinstance(found, type)
+    return found
+
+
+def _import_failure(module_name: str, error: ImportError) -> str:
+    """Why ``COUNTERSIGN_APP``'s module did not import: it is not found, or it failed itself."""
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    if missing is not None and (module_name == missing or module_name.startswith(f"{missing}.")):
+        return (
+            f"COUNTERSIGN_APP: the module {module_name} cannot be imported (no module named "
+            f"{missing!r}): run from the folder that holds it, or add that folder to PYTHONPATH"
+        )
+    reason = " ".join(str(error).split())
+    return f"COUNTERSIGN_APP: importing the module {module_name} failed: {reason}"

@@ -1,0 +1,61 @@
+"""Who may answer a pause from Slack, checked after the ack, before anything is resumed.
+
+A CHANNEL pause: the approvers of its Slack channel (users, or members of user groups). A
+THREAD_OWNER pause: the thread's owner (the runtime checks it again: ``ThreadOwnerError``).
+Anybody else is refused; the refusal is logged with the Slack user and team, never the pause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import assert_never
+
+from bot.core.enums import PauseAnswerer
+from bot.core.results import PauseView
+from channels.slack.approvers import ApproverDirectory
+from channels.slack.catalog import Catalog
+from channels.slack.feedback import NOT_AN_APPROVER, NOT_THE_OWNER
+from channels.slack.redaction import log
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refusal:
+    """Why a user may not answer; ``text`` is what they are told."""
+
+    text: str
+
+
+class Authorizer:
+    def __init__(self, catalog: Catalog, directory: ApproverDirectory) -> None:
+        self._catalog = catalog
+        self._directory = directory
+
+    async def check(self, pause: PauseView, *, user: str, team: str | None) -> Refusal | None:
+        """``None`` when ``user`` may answer ``pause``; else the refusal (logged)."""
+        refusal = await self._refusal(pause, user)
+        if refusal is not None:
+            log.warning(
+                "slack: refused an answer by user %s of team %s to a %s pause of role %s",
+                user,
+                team or "?",
+                pause.answered_by.value,
+                pause.role,
+            )
+        return refusal
+
+    async def may_answer(self, pause: PauseView, user: str) -> bool:
+        return await self._refusal(pause, user) is None
+
+    async def _refusal(self, pause: PauseView, user: str) -> Refusal | None:
+        match pause.answered_by:
+            case PauseAnswerer.THREAD_OWNER:
+                return None if user == pause.owner_id else Refusal(text=NOT_THE_OWNER)
+            case PauseAnswerer.CHANNEL:
+                channel = self._catalog.slack_channel(pause.channel)
+                if channel is not None and await self._directory.may_answer(
+                    user, channel.config.approvers
+                ):
+                    return None
+                return Refusal(text=NOT_AN_APPROVER)
+            case _:
+                assert_never(pause.answered_by)

@@ -1,0 +1,299 @@
+"""``SlackBot``: the Bolt app on top of a Countersign ``App``, served over HTTP or Socket Mode.
+
+```python
+app = await App.create(OfficeApplication, database_url=...)
+async with SlackBot(app, load_slack_settings()) as bot:
+    runner = web.AppRunner(bot.web_app())        # or: await bot.start() for Socket Mode
+```
+
+Build it inside a running event loop. It provides the ``SlackGateway`` to the App (so the Slack
+channels can post), registers the listeners, and on ``close`` waits for the work it started
+after an ack (bounded by ``shutdown_grace``) before cancelling the rest. The App is the
+caller's: close it after the bot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from types import TracebackType
+from typing import Any, Final, Self
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.adapter.socket_mode.async_internals import send_async_response
+from slack_bolt.adapter.socket_mode.internals import build_headers
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.app import App
+from bot.core.errors import SetupError
+from bot.core.results import ExecutionPauseEvent, ExecutionResumeEvent, PauseView
+from channels.slack import listeners, redaction
+from channels.slack.answering import Answering, answering_from_slack
+from channels.slack.approvers import ApproverDirectory
+from channels.slack.authorization import Authorizer
+from channels.slack.catalog import Catalog
+from channels.slack.conversations import Conversations
+from channels.slack.database import SlackDatabase, engine_of
+from channels.slack.edge import RequestSignatures
+from channels.slack.feedback import Feedback
+from channels.slack.flows import Flows
+from channels.slack.gateway import SlackGateway
+from channels.slack.home import Answerable, HomeTabs
+from channels.slack.middlewares import (
+    DropEventRetries,
+    InOrder,
+    RefuseMalformed,
+    ReparseSlashCommand,
+    ResolveTenant,
+    handled_event,
+)
+from channels.slack.notes import RequesterNotes
+from channels.slack.pending import PendingLists
+from channels.slack.services import SlackServices
+from channels.slack.settings import SlackSettings
+from channels.slack.signature_log import RefusedSignatures
+from channels.slack.signing import MetadataSigner
+from channels.slack.store import SeenEvents, SlackMessageStore
+from channels.slack.tasks import AckFirst, BackgroundTasks
+from channels.slack.web import build_web_app
+from channels.slack.webapi import web_client
+
+SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
+"""Slack retries an event within minutes; ids older than this are pruned."""
+PRUNE_INTERVAL: Final = timedelta(minutes=10)
+
+
+class _State(enum.Enum):
+    NEW = "new"
+    STARTED = "started"
+    CLOSED = "closed"
+
+
+class SlackBot:
+    """The Slack bot of one App. ``.bolt`` is the Bolt app, ``.web_app()`` its HTTP server."""
+
+    def __init__(
+        self, app: App, settings: SlackSettings, *, client: AsyncWebClient | None = None
+    ) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise SetupError("create SlackBot inside a running event loop") from None
+        redaction.install()
+        redaction.settle_bolt_level()
+        self._app = app
+        self._settings = settings
+        self._state = _State.NEW
+        self._session = aiohttp.ClientSession()
+        self.client = client or web_client(settings, self._session)
+        self.tasks = BackgroundTasks()
+        self._database = SlackDatabase.open(engine_of(app), app.clock)
+        self.messages = SlackMessageStore(self._database)
+        self.seen_events = SeenEvents(self._database)
+        catalog = Catalog(app)
+        directory = ApproverDirectory(self.client, app.clock)
+        self.notes = RequesterNotes(self._database, app.clock)
+        self.gateway = SlackGateway(
+            app=app, client=self.client, messages=self.messages, notes=self.notes, catalog=catalog
+        )
+        app.provide(SlackGateway, self.gateway)
+        self.services = self._services(catalog, directory)
+        self.bolt = AsyncApp(
+            client=self.client,
+            signing_secret=settings.signing_secret.get_secret_value(),
+            process_before_response=False,
+            logger=redaction.bolt_log,
+            name="countersign",
+            before_authorize=InOrder(ReparseSlashCommand(), RefuseMalformed()),
+        )
+        self.bolt.use(ResolveTenant(settings.tenant))
+        self.bolt.use(DropEventRetries(self.seen_events, app.clock))
+        listeners.register(self.bolt, self.services)
+        app.on_execution_pause(self._on_pause)
+        app.on_execution_resume(self._on_resume)
+        self.gateway.on_change(self._on_message_closed)
+        self._prune_timer = app.clock.call_every(PRUNE_INTERVAL, self._prune)
+        self._socket: AsyncSocketModeHandler | None = None
+        self._web_app: web.Application | None = None
+
+    def _services(self, catalog: Catalog, directory: ApproverDirectory) -> SlackServices:
+        app, client, session = self._app, self.client, self._session
+        feedback = Feedback(client, session)
+        conversations = Conversations(app=app, gateway=self.gateway, catalog=catalog)
+        answering = Answering(
+            app=app,
+            gateway=self.gateway,
+            catalog=catalog,
+            authorizer=Authorizer(catalog, directory),
+            feedback=feedback,
+            conversations=conversations,
+        )
+        lists = PendingLists(app=app, catalog=catalog, directory=directory)
+        home = HomeTabs(
+            client=client, lists=lists, catalog=catalog, directory=directory, tasks=self.tasks
+        )
+        flows = Flows(
+            app=app,
+            client=client,
+            gateway=self.gateway,
+            messages=self.messages,
+            answering=answering,
+            conversations=conversations,
+            feedback=feedback,
+            lists=lists,
+            home=home,
+            signer=MetadataSigner(self._settings.signing_secret.get_secret_value()),
+            session=session,
+        )
+        return SlackServices(
+            app=app,
+            answering=answering,
+            conversations=conversations,
+            flows=flows,
+            home=home,
+            messages=self.messages,
+            tasks=self.tasks,
+        )
+
+    # ---------------------------------------------------------------- serving
+
+    def web_app(self) -> web.Application:
+        """The aiohttp application: ``POST /slack/events`` and ``GET /healthz``."""
+        if self._web_app is None:
+            self._web_app = build_web_app(
+                self.bolt,
+                signatures=RequestSignatures(self._settings.signing_secret.get_secret_value()),
+                max_body_bytes=self._settings.max_body_bytes,
+                is_open=lambda: self._state is not _State.CLOSED,
+                gate=self.tasks.gate,
+                on_refused=RefusedSignatures(self._app.clock).refused,
+                on_handled=self._event_handled,
+            )
+        return self._web_app
+
+    async def start(self) -> None:
+        """Connect over Socket Mode when an app token is set (HTTP needs nothing more)."""
+        if self._state is _State.CLOSED:
+            raise SetupError("this SlackBot was closed; create a new one")
+        if self._state is _State.STARTED:
+            return
+        self._state = _State.STARTED
+        token = self._settings.app_token
+        if token is not None:
+            self._socket = _GatedSocketModeHandler(
+                self.tasks.gate,
+                self._event_handled,
+                self.bolt,
+                app_token=token.get_secret_value(),
+                web_client=self.client,
+                logger=redaction.bolt_log,
+            )
+            await self._socket.connect_async()  # type: ignore[no-untyped-call]  # Bolt leaves it untyped
+
+    async def wait_idle(self) -> None:
+        """Wait until the work started after acks is done (tests, benchmarks)."""
+        await self.tasks.wait_idle()
+
+    async def close(self) -> None:
+        """Stop taking work, finish (or cancel) what runs, release the connections; repeatable."""
+        if self._state is _State.CLOSED:
+            return
+        self._state = _State.CLOSED
+        self._prune_timer.cancel()
+        if self._socket is not None:
+            await self._socket.close_async()  # type: ignore[no-untyped-call]
+        await self.tasks.close(self._settings.shutdown_grace)
+        await self._session.close()
+        await self._database.close()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # ---------------------------------------------------------------- runtime events
+
+    def _on_pause(self, event: ExecutionPauseEvent) -> None:
+        if self.tasks.closed:
+            return
+        self.services.home.refresh(
+            event.tenant_id,
+            [
+                Answerable(answered_by=p.answered_by, role=p.channel, owner_id=p.owner_id or "")
+                for p in event.pending
+            ],
+        )
+
+    def _on_resume(self, event: ExecutionResumeEvent) -> None:
+        """An answer given elsewhere (the API): bring its message and thread up to date."""
+        if answering_from_slack.get() or self.tasks.closed:
+            return
+        self.tasks.spawn(self._answered_elsewhere(event), name="slack reconcile")
+
+    async def _answered_elsewhere(self, event: ExecutionResumeEvent) -> None:
+        await self.gateway.reconcile(event.tenant_id)
+        result = await self._app.get_result(event.execution_id, tenant_id=event.tenant_id)
+        await self.services.conversations.report(result)
+
+    def _on_message_closed(self, pause: PauseView) -> None:
+        if self.tasks.closed:
+            return
+        answerable = Answerable(
+            answered_by=pause.answered_by, role=pause.role, owner_id=pause.owner_id
+        )
+        self.services.home.refresh(pause.tenant_id, [answerable])
+
+    async def _event_handled(self, event_id: str) -> None:
+        await self.seen_events.handled(event_id, self._app.clock.now())
+
+    async def _prune(self) -> None:
+        try:
+            await self.seen_events.prune(self._app.clock.now() - SEEN_EVENTS_KEPT)
+        except SQLAlchemyError as error:  # the timer must live on: the next tick prunes
+            redaction.log.warning("slack: pruning seen events failed: %s", type(error).__name__)
+
+
+class _GatedSocketModeHandler(AsyncSocketModeHandler):
+    """Socket Mode envelopes count as requests being acked, like HTTP ones; an event is marked
+    handled once its dispatch (listener middleware and ack) is over, as over HTTP."""
+
+    def __init__(
+        self,
+        gate: AckFirst,
+        handled: Callable[[str], Awaitable[None]],
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._gate = gate
+        self._handled = handled
+
+    async def handle(self, client: AsyncBaseSocketModeClient, req: SocketModeRequest) -> None:
+        # what Bolt's own handle does (run_async_bolt_app, send_async_response), keeping the
+        # request to learn which event it claimed
+        with self._gate.acking():
+            request = AsyncBoltRequest(
+                mode="socket_mode", body=req.payload, headers=build_headers(req)
+            )
+            response = await self.app.async_dispatch(request)
+            await send_async_response(client, req, response, time.time())
+        event_id = handled_event(request)
+        if event_id is not None and response.status == 200:
+            await self._handled(event_id)

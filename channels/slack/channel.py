@@ -1,0 +1,144 @@
+"""Slack channels: ``slack_channel(Role, ...)`` makes the concrete Slack implementation of a role.
+
+```python
+SlackRefunds = slack_channel(RefundApprovalChannel, name="slack-refund-approval-channel",
+                             conversation="C0123456789", approvers=["U0MANAGER", "S0FINANCE"])
+
+@application(name="office", workflows=[...], channels=[SlackRefunds])
+```
+
+``send`` posts the approval message (a CHANNEL role in ``conversation``; a THREAD_OWNER role in
+the owner's Slack thread, else in ``conversation``) and stores its reference before returning;
+``withdraw`` updates it to say the question is no longer needed, or was cancelled. The clicks and
+thread replies that answer it are handled by ``channels.slack.SlackBot``, which also provides the
+``SlackGateway`` these channels are given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import ClassVar, Final
+
+from bot.components.decorators import channel
+from bot.components.specs import ChannelRoleSpec, spec_of
+from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, ChannelOutcome, ChannelWithdrawal
+from bot.core.context import ExecutionContext
+from bot.core.enums import PauseAnswerer
+from bot.core.errors import SetupError
+from channels.slack.approvers import is_approver_id
+from channels.slack.catalog import CONFIG_ATTRIBUTE, SlackChannelConfig
+from channels.slack.gateway import SlackGateway
+from channels.slack.outcomes import closed_resolution
+
+_CONVERSATION: Final = re.compile(r"[CDG][A-Z0-9]{2,40}")
+
+__all__ = ["SlackChannel", "slack_channel"]
+
+
+class SlackChannel(ChannelOf):
+    """The behaviour shared by every class ``slack_channel`` makes; not used on its own."""
+
+    slack: ClassVar[SlackChannelConfig]
+    implementation_name: ClassVar[str]
+
+    def __init__(self, gateway: SlackGateway, context: ExecutionContext) -> None:
+        self._gateway = gateway
+        self._context = context
+
+    @classmethod
+    def approvers(cls) -> tuple[str, ...]:
+        """The Slack user and user-group ids that may answer (a CHANNEL role)."""
+        return cls.slack.approvers
+
+    async def send(self, ask: ChannelAsk) -> AwaitReply:
+        await self._gateway.post_approval(
+            ask, implementation=self.implementation_name, config=self.slack
+        )
+        return ChannelOutcome.await_reply()
+
+    async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
+        await self._gateway.show_outcome(
+            withdrawal.pause_id,
+            tenant_id=self._context.tenant.tenant_id,
+            fallback=closed_resolution(withdrawal.resolution),
+        )
+
+
+def slack_channel(
+    role: type,
+    *,
+    name: str,
+    conversation: str,
+    approvers: Sequence[str] = (),
+    description: str | None = None,
+) -> type[SlackChannel]:
+    """A new class implementing ``role`` in Slack (decorated with ``@channel``).
+
+    ``conversation`` is a Slack conversation id (``C…``, ``G…``, ``D…``). ``approvers`` are
+    Slack user ids (``U…``, ``W…``) and user-group ids (``S…``): required for a CHANNEL role,
+    none for a THREAD_OWNER role (its owner answers). Misuse raises ``SetupError`` at once.
+    """
+    spec = spec_of(role)
+    if not isinstance(spec, ChannelRoleSpec):
+        raise SetupError(
+            f"slack_channel: {getattr(role, '__name__', role)!s} is not a @channel_role"
+        )
+    answered_by = _answered_by(spec)
+    config = SlackChannelConfig(
+        conversation=_conversation(conversation, name),
+        approvers=_approvers(approvers, answered_by, name),
+        answered_by=answered_by,
+        role=spec.name,
+    )
+    namespace = {
+        CONFIG_ATTRIBUTE: config,
+        "slack": config,
+        "implementation_name": name,
+        "__module__": role.__module__,
+        "__doc__": f"Asks {spec.name} in Slack.",
+    }
+    cls = type(f"Slack{role.__name__}", (SlackChannel, role), namespace)
+    decorate = channel(
+        name=name,
+        description=description or f"Asks in Slack: {spec.description}",
+        deps=[SlackGateway, ExecutionContext],
+    )
+    return decorate(cls)
+
+
+def _answered_by(spec: ChannelRoleSpec) -> PauseAnswerer:
+    if not isinstance(spec.answered_by, PauseAnswerer):
+        raise SetupError(f"slack_channel: the role {spec.name} has no valid answered_by")
+    return spec.answered_by
+
+
+def _conversation(conversation: str, name: str) -> str:
+    if not _CONVERSATION.fullmatch(conversation):
+        raise SetupError(
+            f"slack_channel {name}: conversation must be a Slack conversation id "
+            f"(C…, G… or D…), got {conversation!r}"
+        )
+    return conversation
+
+
+def _approvers(approvers: Sequence[str], answered_by: PauseAnswerer, name: str) -> tuple[str, ...]:
+    if isinstance(approvers, str):
+        raise SetupError(f"slack_channel {name}: approvers is a list of ids, not one string")
+    wrong = [a for a in approvers if not is_approver_id(a)]
+    if wrong:
+        raise SetupError(
+            f"slack_channel {name}: approvers must be Slack user ids (U…, W…) or user-group "
+            f"ids (S…), got {wrong!r}"
+        )
+    if answered_by is PauseAnswerer.CHANNEL and not approvers:
+        raise SetupError(
+            f"slack_channel {name}: its role is answered through the channel: name at least "
+            "one approver (a user id U… or a user-group id S…)"
+        )
+    if answered_by is PauseAnswerer.THREAD_OWNER and approvers:
+        raise SetupError(
+            f"slack_channel {name}: its role is answered by the thread's owner: approvers "
+            "would be ignored, leave them out"
+        )
+    return tuple(dict.fromkeys(approvers))

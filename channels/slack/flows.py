@@ -1,0 +1,267 @@
+"""The multi-step interactions behind the listeners: modals, pages, /pending, thread replies.
+
+Each method is what one listener does after (or, for an edit submission, right before) its
+ack. Answering itself is ``channels.slack.answering``.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Final, assert_never
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+from bot.app import App
+from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.enums import PauseStatus
+from channels.slack.answering import AfterAck, Answerer, Answering, ReplyPlace
+from channels.slack.conversations import Conversations
+from channels.slack.feedback import Feedback
+from channels.slack.gateway import SlackGateway
+from channels.slack.home import HomeTabs
+from channels.slack.pending import PendingLists
+from channels.slack.redaction import log, web_log
+from channels.slack.render import RenderError, truncate
+from channels.slack.render_edit import StateValues, validate_edit_submission
+from channels.slack.render_modal import REASON_BLOCK, edit_modal, reject_modal, reject_reason
+from channels.slack.render_pending import pending_list
+from channels.slack.signing import MetadataSigner, ModalKind, ModalMetadata
+from channels.slack.store import SlackMessageStore
+from channels.slack.threads import SlackThread
+from channels.slack.webapi import api_error
+
+TAMPERED: Final = (
+    "This form could not be verified. Close it and click the button on the message again."
+)
+SEVERAL_IN_THREAD: Final = (
+    "Several requests wait in this thread: answer each with the buttons on its message."
+)
+MAX_REASON: Final = 3000  # ToolCallApprovalDecision's limit (the modal's too)
+EMPTY_REQUEST: Final = "Tell me what to do in the same message, e.g. “refund order 7”."
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditChecked:
+    """An edit submission's fate, decided before its ack.
+
+    ``errors`` for ``ack(response_action="errors")``; else ``overrides`` to approve with; else
+    neither (the modal just closes, the user was or will be told why).
+    """
+
+    errors: dict[str, str] | None = None
+    overrides: dict[str, Any] | None = None
+    metadata: ModalMetadata | None = None
+
+
+class Flows:
+    def __init__(
+        self,
+        *,
+        app: App,
+        client: AsyncWebClient,
+        gateway: SlackGateway,
+        messages: SlackMessageStore,
+        answering: Answering,
+        conversations: Conversations,
+        feedback: Feedback,
+        lists: PendingLists,
+        home: HomeTabs,
+        signer: MetadataSigner,
+        session: aiohttp.ClientSession | None,
+    ) -> None:
+        self._app = app
+        self._client = client
+        self._gateway = gateway
+        self._messages = messages
+        self._answering = answering
+        self._conversations = conversations
+        self._feedback = feedback
+        self._lists = lists
+        self._home = home
+        self._signer = signer
+        self._session = session
+
+    # ---------------------------------------------------------------- buttons
+
+    async def approve(self, pause_id: str, who: Answerer) -> None:
+        after = await self.record_approval(pause_id, who)
+        await after()
+
+    async def record_approval(self, pause_id: str, who: Answerer) -> AfterAck:
+        """An Approve click, recorded before its ack; the rest follows the ack."""
+        after = await self._answering.record_decision(
+            pause_id, who, ToolCallApprovalDecision(approved=True)
+        )
+        return self._then_refresh(after, who)
+
+    async def open_modal(
+        self, kind: ModalKind, pause_id: str, who: Answerer, trigger_id: str
+    ) -> None:
+        """Open the reject or edit modal (``trigger_id`` lives 3 s: nothing slow comes first)."""
+        pause = await self._answering.waiting_pause(pause_id, who)
+        if pause is None:
+            return
+        metadata = self._signer.seal(
+            ModalMetadata(
+                kind=kind,
+                pause_id=pause_id,
+                user=who.user,
+                channel=who.audience.channel,
+                thread_ts=who.audience.thread_ts,
+                response_url=who.audience.response_url,
+            )
+        )
+        match kind:
+            case "reject":
+                view = reject_modal(metadata)
+            case "edit":
+                try:
+                    view = edit_modal(self._gateway.approval_view(pause), metadata)
+                except RenderError as error:
+                    log.warning("slack: the edit modal cannot be shown: %s", error.code)
+                    await self._feedback.tell(
+                        who.audience, "These arguments cannot be edited here: approve or reject."
+                    )
+                    return
+            case _:
+                assert_never(kind)
+        try:
+            await self._client.views_open(trigger_id=trigger_id, view=view)
+        except SlackApiError as error:
+            log.warning("slack: the %s modal did not open: %s", kind, api_error(error))
+
+    # ---------------------------------------------------------------- modal submissions
+
+    def open_metadata(self, sealed: str, *, kind: ModalKind, user: str) -> ModalMetadata | None:
+        metadata = self._signer.open(sealed, kind=kind, user=user)
+        if metadata is None:
+            log.warning("slack: a %s modal from user %s came back altered: refused", kind, user)
+        return metadata
+
+    async def submit_reject(
+        self, metadata: ModalMetadata, who: Answerer, values: StateValues
+    ) -> None:
+        after = await self.record_reject(metadata, who, values)
+        await after()
+
+    async def record_reject(
+        self, metadata: ModalMetadata, who: Answerer, values: StateValues
+    ) -> AfterAck:
+        """A reject submission, recorded before its ack; the rest follows the ack."""
+        reason = reject_reason(values)
+        decision = ToolCallApprovalDecision(
+            approved=False, reason=None if reason is None else truncate(reason, MAX_REASON)
+        )
+        after = await self._answering.record_decision(metadata.pause_id, who, decision)
+        return self._then_refresh(after, who)
+
+    async def check_edit(
+        self, sealed: str, *, user: str, tenant_id: str, values: StateValues
+    ) -> EditChecked:
+        """Validate an edit submission before its ack: errors keep the modal open."""
+        metadata = self.open_metadata(sealed, kind="edit", user=user)
+        if metadata is None:
+            first = next(iter(values), REASON_BLOCK)
+            return EditChecked(errors={first: TAMPERED})
+        pause = await self._app.find_pause(metadata.pause_id, tenant_id=tenant_id)
+        if pause is None or pause.status is not PauseStatus.PENDING:
+            return EditChecked(metadata=metadata)  # closes; the decide step tells them why
+        overrides, errors = validate_edit_submission(self._gateway.approval_view(pause), values)
+        if errors:
+            return EditChecked(errors=errors)
+        return EditChecked(overrides=overrides or {}, metadata=metadata)
+
+    async def submit_edit(self, checked: EditChecked, who: Answerer) -> None:
+        after = await self.record_edit(checked, who)
+        await after()
+
+    async def record_edit(self, checked: EditChecked, who: Answerer) -> AfterAck:
+        """An edit submission (checked), recorded before its ack; the rest follows the ack."""
+        if checked.metadata is None:
+            return _nothing
+        decision = ToolCallApprovalDecision(approved=True, override_arguments=checked.overrides)
+        after = await self._answering.record_decision(checked.metadata.pause_id, who, decision)
+        return self._then_refresh(after, who)
+
+    def _then_refresh(self, after: AfterAck, who: Answerer) -> AfterAck:
+        async def then() -> None:
+            await after()
+            await self._refresh_list(who)
+
+        return then
+
+    # ---------------------------------------------------------------- lists
+
+    async def pending(self, who: Answerer, response_url: str, *, page: int = 1) -> None:
+        """The caller's list, ephemeral, through the command's (or list's) ``response_url``."""
+        items = await self._lists.for_user(tenant_id=who.tenant_id, user=who.user)
+        rendered = pending_list(items, page=page)
+        webhook = AsyncWebhookClient(response_url, session=self._session, logger=web_log)
+        try:
+            await webhook.send(
+                text=rendered.text,
+                blocks=rendered.blocks,
+                response_type="ephemeral",
+                replace_original=True,
+            )
+        except aiohttp.ClientError as error:
+            log.warning("slack: the pending list was not sent: %s", type(error).__name__)
+
+    async def page(self, who: Answerer, page: int) -> None:
+        """Another page of the list where it was clicked: an ephemeral list or the Home."""
+        if who.audience.response_url is not None:
+            await self.pending(who, who.audience.response_url, page=page)
+        else:
+            await self._home.publish(tenant_id=who.tenant_id, user=who.user, page=page)
+
+    async def _refresh_list(self, who: Answerer) -> None:
+        """An answer given from an ephemeral list: show the list as it now is."""
+        if who.audience.response_url is not None:
+            await self.pending(who, who.audience.response_url)
+
+    # ---------------------------------------------------------------- thread replies
+
+    async def thread_reply(self, who: Answerer, place: ReplyPlace, text: str) -> bool:
+        """Read a reply in a thread as an answer; ``False`` when no question waits there."""
+        after = await self.record_thread_reply(who, place, text)
+        if after is None:
+            return False
+        await after()
+        return True
+
+    async def record_thread_reply(
+        self, who: Answerer, place: ReplyPlace, text: str
+    ) -> AfterAck | None:
+        """A reply in a thread, read and recorded before its ack (None: no question waits
+        there); the rest follows the ack."""
+        refs = await self._messages.open_in_thread(place.channel, place.thread_ts)
+        if not refs:
+            return None
+        if len(refs) > 1:
+            return functools.partial(self._feedback.tell, who.audience, SEVERAL_IN_THREAD)
+        return await self._answering.record_reply(refs[0].pause_id, who, text, place)
+
+    # ---------------------------------------------------------------- starting work
+
+    async def start(
+        self, thread: SlackThread, *, tenant_id: str, user: str, text: str, reply: bool
+    ) -> None:
+        """Start the entry workflow from a mention; ``reply`` when the mention is in a thread.
+
+        A mention in a thread where a question waits is an answer (the message listener
+        reads it), not new work.
+        """
+        if reply and await self._messages.open_in_thread(thread.channel, thread.ts):
+            return
+        if not text:
+            await self._gateway.say_in_thread(thread.channel, thread.ts, EMPTY_REQUEST)
+            return
+        await self._conversations.start(thread=thread, tenant_id=tenant_id, user=user, text=text)
+
+
+async def _nothing() -> None:
+    """Nothing left to do after the ack."""

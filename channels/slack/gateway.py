@@ -1,0 +1,243 @@
+"""The Slack side of a channel: post an approval message, show its outcome, write in threads.
+
+``SlackBot`` provides one ``SlackGateway`` to the App (``app.provide``), so the Slack channels
+made by ``channels.slack.slack_channel`` get it injected (``deps=[SlackGateway, ...]``). The
+listeners use the same gateway to update a message once its pause is answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.app import App
+from bot.core.channel import ChannelAsk
+from bot.core.enums import PauseAnswerer
+from bot.core.results import PauseView
+from channels.slack.catalog import Catalog, SlackChannelConfig
+from channels.slack.notes import NoteRef, RequesterNotes
+from channels.slack.outcomes import approval_view, outcome_of
+from channels.slack.redaction import log, redact
+from channels.slack.render import ApprovalView, escape
+from channels.slack.render_message import Outcome, approval_message, outcome_message
+from channels.slack.render_note import settled_note, waiting_note
+from channels.slack.store import MessageRef, SlackMessageStore
+from channels.slack.threads import SlackThread
+from channels.slack.webapi import api_error
+
+MAX_THREAD_TEXT: Final = 3000
+
+ChangeListener = Callable[[PauseView], None]
+
+
+class SlackGateway:
+    """Posts and updates approval messages; keeps their references."""
+
+    def __init__(
+        self,
+        *,
+        app: App,
+        client: AsyncWebClient,
+        messages: SlackMessageStore,
+        notes: RequesterNotes,
+        catalog: Catalog,
+    ) -> None:
+        self._app = app
+        self.client = client
+        self.messages = messages
+        self.notes = notes
+        self._catalog = catalog
+        self._listeners: list[ChangeListener] = []
+
+    def on_change(self, listener: ChangeListener) -> None:
+        """Called with a pause whose message now shows an outcome (e.g. to refresh App Homes)."""
+        self._listeners.append(listener)
+
+    # ---------------------------------------------------------------- the question
+
+    async def post_approval(
+        self, ask: ChannelAsk, *, implementation: str, config: SlackChannelConfig
+    ) -> MessageRef:
+        """Post the question once; a retried send finds the stored reference and posts nothing."""
+        existing = await self.messages.get(ask.pause_id)
+        if existing is not None:
+            return existing
+        channel, thread_ts = _destination(ask, config)
+        view = ApprovalView(
+            pause_id=ask.pause_id,
+            tool=ask.value.tool,
+            tool_description=self._catalog.tool_description(ask.value.tool),
+            arguments=ask.value.arguments,
+            input_model=self._catalog.tool_input(ask.value.tool),
+            agent=ask.agent,
+            owner_id=ask.owner_id,
+            role=ask.role,
+            role_description=self._catalog.role_description(ask.role),
+            reads_replies=self._catalog.role_reads_replies(ask.role),
+            separates_duties=self._catalog.role_separates_duties(ask.role),
+        )
+        rendered = approval_message(view)
+        response = await self.client.chat_postMessage(
+            channel=channel, thread_ts=thread_ts, text=rendered.text, blocks=rendered.blocks
+        )
+        ref = MessageRef(
+            pause_id=ask.pause_id,
+            tenant_id=ask.tenant_id,
+            channel_id=str(response.get("channel") or channel),
+            ts=str(response["ts"]),
+            thread_ts=thread_ts,
+            role=ask.role,
+            implementation=implementation,
+        )
+        if not await self.messages.add(ref, self._app.clock.now()):
+            # another send stored its message first: keep that one, take ours back
+            await self._delete_quietly(ref)
+            stored = await self.messages.get(ask.pause_id)
+            if stored is not None:
+                return stored
+        await self._post_note(ask, view, ref)
+        return ref
+
+    async def _post_note(self, ask: ChannelAsk, view: ApprovalView, ref: MessageRef) -> None:
+        """Tell the requester, in the thread where they started the work, where the request
+        waits; nothing when it waits in that very thread or the work was not started in Slack.
+        A note that cannot be posted is logged: the question is asked all the same."""
+        thread = SlackThread.parse(ask.thread_id)
+        if thread is None or (thread.channel, thread.ts) in (
+            (ref.channel_id, ref.thread_ts),
+            (ref.channel_id, ref.ts),
+        ):
+            return
+        rendered = waiting_note(view, conversation=ref.channel_id)
+        try:
+            response = await self.client.chat_postMessage(
+                channel=thread.channel,
+                thread_ts=thread.ts,
+                text=rendered.text,
+                blocks=rendered.blocks,
+            )
+        except SlackApiError as error:
+            log.warning("slack: the requester's note was not posted: %s", api_error(error))
+            return
+        note = NoteRef(
+            channel_id=str(response.get("channel") or thread.channel),
+            ts=str(response["ts"]),
+            thread_ts=thread.ts,
+        )
+        await self.notes.add(ask.pause_id, note, self._app.clock.now())
+
+    # ---------------------------------------------------------------- the outcome
+
+    async def show_outcome(
+        self,
+        pause_id: str,
+        *,
+        tenant_id: str,
+        read_as: str | None = None,
+        fallback: Outcome | None = None,
+    ) -> PauseView | None:
+        """Update the pause's message to show how it was resolved, without buttons.
+
+        Nothing happens while the pause still waits, or when it has no open message.
+        Returns the pause as it now is.
+        """
+        ref = await self.messages.get(pause_id)
+        if ref is None or ref.closed:
+            return None
+        pause = await self._app.find_pause(pause_id, tenant_id=tenant_id)
+        if pause is None:
+            return None
+        outcome = outcome_of(pause, read_as=read_as) or fallback
+        if outcome is None:
+            return pause
+        view = self.approval_view(pause)
+        rendered = outcome_message(view, outcome)
+        await self.client.chat_update(
+            channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
+        )
+        await self.messages.close(pause_id, self._app.clock.now())
+        for listener in self._listeners:
+            listener(pause)
+        await self._settle_note(pause_id, view, outcome)
+        return pause
+
+    def approval_view(self, pause: PauseView) -> ApprovalView:
+        """What the message of ``pause`` shows (its real arguments: every renderer masks them)."""
+        return approval_view(
+            pause,
+            role_description=self._catalog.role_description(pause.role),
+            reads_replies=self._catalog.role_reads_replies(pause.role),
+            separates_duties=self._catalog.role_separates_duties(pause.role),
+        )
+
+    async def _settle_note(self, pause_id: str, view: ApprovalView, outcome: Outcome) -> None:
+        """Update the requester's note (if the request has one) with the outcome."""
+        note = await self.notes.get(pause_id)
+        if note is None:
+            return
+        rendered = settled_note(view, outcome)
+        try:
+            await self.client.chat_update(
+                channel=note.channel_id, ts=note.ts, text=rendered.text, blocks=rendered.blocks
+            )
+        except SlackApiError as error:
+            log.warning("slack: the requester's note was not updated: %s", api_error(error))
+
+    async def reconcile(self, tenant_id: str) -> int:
+        """Update the open messages of pauses answered elsewhere (e.g. through the API)."""
+        refs = await self.messages.open_of_tenant(tenant_id)
+        if not refs:
+            return 0
+        waiting = {
+            pending.pause_id
+            for pending in await self._app.list_pending(
+                tenant_id=tenant_id, include_channel_pause_ids=True, limit=10_000
+            )
+        }
+        updated = 0
+        for ref in refs:
+            if (
+                ref.pause_id not in waiting
+                and await self.show_outcome(ref.pause_id, tenant_id=tenant_id) is not None
+            ):
+                updated += 1
+        return updated
+
+    # ---------------------------------------------------------------- threads
+
+    async def say_in_thread(self, channel: str, thread_ts: str, text: str) -> None:
+        """Post ``text`` (mrkdwn, escaped by the caller) in a thread; failures are logged."""
+        try:
+            await self.client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, text=redact(text)[:MAX_THREAD_TEXT]
+            )
+        except SlackApiError as error:
+            log.warning(
+                "slack: could not post in thread %s of %s: %s",
+                thread_ts,
+                channel,
+                api_error(error),
+            )
+
+    async def _delete_quietly(self, ref: MessageRef) -> None:
+        try:
+            await self.client.chat_delete(channel=ref.channel_id, ts=ref.ts)
+        except SlackApiError as error:
+            log.warning("slack: a duplicate approval message stays: %s", api_error(error))
+
+
+def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str | None]:
+    """Where to ask: the owner's Slack thread for a THREAD_OWNER role, else the conversation."""
+    if config.answered_by is PauseAnswerer.THREAD_OWNER:
+        thread = SlackThread.parse(ask.thread_id)
+        if thread is not None:
+            return thread.channel, thread.ts
+    return config.conversation, None
+
+
+def quote(text: str, limit: int = 200) -> str:
+    """Outside text shown inside our messages: one line, escaped, cut."""
+    return escape(" ".join(text.split()), limit)

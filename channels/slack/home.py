@@ -1,0 +1,94 @@
+"""The App Home: the pending list of the user who opens it, republished when it changes.
+
+Publishing is per user and costs a Web API call, so only users who opened their Home since the
+bot started are refreshed (at most ``max_users``, the least recent forgotten first); opening
+the Home always publishes a fresh list.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.core.enums import PauseAnswerer
+from channels.slack.approvers import ApproverDirectory
+from channels.slack.catalog import Catalog
+from channels.slack.pending import PendingLists
+from channels.slack.redaction import log
+from channels.slack.render_pending import home_view
+from channels.slack.tasks import BackgroundTasks
+from channels.slack.webapi import api_error
+
+DEFAULT_MAX_USERS: Final = 1000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answerable:
+    """Who may answer a pause whose list changed: its kind of answerer, role and owner."""
+
+    answered_by: PauseAnswerer
+    role: str
+    owner_id: str
+
+
+class HomeTabs:
+    def __init__(
+        self,
+        *,
+        client: AsyncWebClient,
+        lists: PendingLists,
+        catalog: Catalog,
+        directory: ApproverDirectory,
+        tasks: BackgroundTasks,
+        max_users: int = DEFAULT_MAX_USERS,
+    ) -> None:
+        self._client = client
+        self._lists = lists
+        self._catalog = catalog
+        self._directory = directory
+        self._tasks = tasks
+        self._max_users = max_users
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    async def publish(self, *, tenant_id: str, user: str, page: int = 1) -> None:
+        """Publish ``user``'s list (``views.publish``) and remember them for refreshes."""
+        self._remember(tenant_id, user)
+        items = await self._lists.for_user(tenant_id=tenant_id, user=user)
+        try:
+            await self._client.views_publish(user_id=user, view=home_view(items, page=page))
+        except SlackApiError as error:
+            log.warning(
+                "slack: the Home of user %s was not published: %s",
+                user,
+                api_error(error),
+            )
+
+    def refresh(self, tenant_id: str, pauses: Iterable[Answerable]) -> None:
+        """Republish, in the background, the Homes of those who may answer ``pauses``."""
+        if any(tenant == tenant_id for tenant, _ in self._seen):
+            self._tasks.spawn(self._refresh(tenant_id, list(pauses)), name="slack home refresh")
+
+    async def _refresh(self, tenant_id: str, pauses: list[Answerable]) -> None:
+        users: set[str] = set()
+        for pause in pauses:
+            if pause.answered_by is PauseAnswerer.THREAD_OWNER:
+                users.add(pause.owner_id)
+                continue
+            channel = self._catalog.slack_channel_of_role(pause.role)
+            if channel is not None:
+                users |= await self._directory.expand(channel.config.approvers)
+        for user in sorted(users):
+            if (tenant_id, user) in self._seen:
+                await self.publish(tenant_id=tenant_id, user=user)
+
+    def _remember(self, tenant_id: str, user: str) -> None:
+        key = (tenant_id, user)
+        self._seen[key] = None
+        self._seen.move_to_end(key)
+        while len(self._seen) > self._max_users:
+            self._seen.popitem(last=False)

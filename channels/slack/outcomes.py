@@ -1,0 +1,94 @@
+"""From a pause as the runtime sees it to what its Slack message shows."""
+
+from __future__ import annotations
+
+from typing import Any, assert_never
+
+from bot.core.enums import PauseResolution, PauseStatus
+from bot.core.results import PauseView
+from channels.slack.render import ApprovalView
+from channels.slack.render_message import (
+    Approved,
+    Cancelled,
+    DecidedAtOnce,
+    Outcome,
+    Rejected,
+    Withdrawn,
+)
+
+
+def approval_view(
+    pause: PauseView,
+    *,
+    role_description: str,
+    reads_replies: bool,
+    separates_duties: bool = False,
+) -> ApprovalView:
+    """The question of ``pause`` with its real arguments (every renderer masks them)."""
+    return ApprovalView(
+        pause_id=pause.pause_id,
+        tool=pause.ask.tool,
+        tool_description=pause.tool_description,
+        arguments=pause.ask.arguments,
+        input_model=pause.tool_input,
+        agent=pause.agent,
+        owner_id=pause.owner_id,
+        role=pause.role,
+        role_description=role_description,
+        reads_replies=reads_replies,
+        separates_duties=separates_duties,
+    )
+
+
+def outcome_of(pause: PauseView, *, read_as: str | None = None) -> Outcome | None:
+    """How ``pause`` was resolved, ``None`` while it still waits.
+
+    ``read_as`` is the thread reply the answer was read from, when it came from one.
+    """
+    match pause.status:
+        case PauseStatus.PENDING:
+            return None
+        case PauseStatus.CANCELLED:
+            if pause.resolution is PauseResolution.WITHDRAWN:
+                return Withdrawn()
+            return Cancelled()
+        case PauseStatus.RESOLVED | PauseStatus.TAKEN:
+            return _answered(pause, read_as)
+        case _:
+            assert_never(pause.status)
+
+
+def _answered(pause: PauseView, read_as: str | None) -> Outcome:
+    decision: dict[str, Any] = pause.decision or {}
+    approved = decision.get("approved") is True
+    reason = decision.get("reason") if isinstance(decision.get("reason"), str) else None
+    if pause.resolution is PauseResolution.DECIDED or pause.responder is None:
+        return DecidedAtOnce(approved=approved, reason=reason)
+    if approved:
+        overrides = decision.get("override_arguments")
+        return Approved(
+            by=pause.responder,
+            overrides=overrides if isinstance(overrides, dict) else None,
+            read_as=read_as,
+        )
+    return Rejected(by=pause.responder, reason=reason, read_as=read_as)
+
+
+def verdict(outcome: Outcome) -> str:
+    """One word for how a reply was read."""
+    match outcome:
+        case Approved():
+            return "approve"
+        case Rejected():
+            return "reject"
+        case DecidedAtOnce(approved=approved):
+            return "approve" if approved else "reject"
+        case Withdrawn() | Cancelled():
+            return "no answer"
+        case _:
+            assert_never(outcome)
+
+
+def closed_resolution(resolution: PauseResolution) -> Outcome:
+    """What a withdrawal shows."""
+    return Withdrawn() if resolution is PauseResolution.WITHDRAWN else Cancelled()

@@ -1,0 +1,173 @@
+"""The list of pauses a user may answer: ``/pending`` (an ephemeral message) and the App Home."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from pydantic import BaseModel
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    SectionBlock,
+)
+from slack_sdk.models.views import View
+
+from channels.slack.render import (
+    MAX_FIELDS,
+    PENDING_PAGE_ACTION,
+    RenderedMessage,
+    RenderError,
+    approval_buttons,
+    argument_fields,
+    capped,
+    escape,
+    finish_message,
+    finish_view,
+    mention,
+    mrkdwn,
+    request_title,
+)
+
+EMPTY_LIST: Final = "Nothing is waiting for you. :tada:"
+PREVIOUS_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:previous"
+NEXT_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:next"
+
+_MAX_VALUE: Final = 300  # per argument: ten requests per page must stay a readable message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingItemView:
+    """One pause in the list; ``arguments`` are masked again when shown."""
+
+    pause_id: str
+    tool: str
+    agent: str
+    arguments: Mapping[str, Any]
+    input_model: type[BaseModel] | None
+    owner_id: str
+    asked_at: str  # ISO 8601
+    role: str
+    tool_description: str = ""
+    role_description: str = ""
+
+
+def pending_list(
+    items: Sequence[PendingItemView], *, page: int, page_size: int = 10
+) -> RenderedMessage:
+    """The ephemeral ``/pending`` answer: newest first, ``page_size`` per page (1-based pages).
+
+    A page past the end shows the last one: requests may have been answered meanwhile.
+    """
+    blocks = _list_blocks(items, page=page, page_size=page_size)
+    text = f"{len(items)} waiting for your answer" if items else EMPTY_LIST
+    return finish_message(text=text, blocks=blocks, surface="pending list")
+
+
+def home_view(
+    items: Sequence[PendingItemView], *, page: int, page_size: int = 10
+) -> dict[str, object]:
+    """The same list as an App Home (``views.publish``) view."""
+    blocks = _list_blocks(items, page=page, page_size=page_size)
+    return finish_view(View(type="home", blocks=blocks), surface="home view")
+
+
+def page_count(total: int, *, page_size: int = 10) -> int:
+    """How many pages ``total`` items take (at least one: the empty list)."""
+    return max(1, math.ceil(total / page_size))
+
+
+def _list_blocks(items: Sequence[PendingItemView], *, page: int, page_size: int) -> list[Block]:
+    if page_size < 1:
+        raise RenderError(f"page_size must be at least 1, got {page_size}")
+    if not items:
+        return [SectionBlock(text=mrkdwn(EMPTY_LIST))]
+    pages = page_count(len(items), page_size=page_size)
+    page = min(max(page, 1), pages)
+    start = (page - 1) * page_size
+    shown = _newest_first(items)[start : start + page_size]
+    blocks: list[Block] = [
+        HeaderBlock(text="Waiting for your answer"),
+        _summary(len(items), page, pages),
+    ]
+    for index, item in enumerate(shown):
+        blocks.extend(_item_blocks(item, index=index))
+    if pages > 1:
+        blocks.append(_pager(page, pages))
+    return blocks
+
+
+def _newest_first(items: Sequence[PendingItemView]) -> list[PendingItemView]:
+    """Sorted by ``asked_at``, newest first; unreadable times go last, in their given order."""
+
+    def key(item: PendingItemView) -> tuple[bool, float]:
+        instant = _instant(item.asked_at)
+        return (instant is not None, instant.timestamp() if instant else 0.0)
+
+    return sorted(items, key=key, reverse=True)
+
+
+def _instant(iso: str) -> datetime | None:
+    """The time of an ISO 8601 string; naive times are taken as UTC."""
+    try:
+        parsed = datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _summary(total: int, page: int, pages: int) -> ContextBlock:
+    text = f"{total} waiting"
+    if pages > 1:
+        text += f" · page {page} of {pages}"
+    return ContextBlock(elements=[mrkdwn(text)])
+
+
+def _item_blocks(item: PendingItemView, *, index: int) -> list[Block]:
+    """A divider, the request with its arguments, and its buttons (action ids suffixed)."""
+    fields = argument_fields(item.input_model, item.arguments, max_value=_MAX_VALUE)
+    shown = [mrkdwn(field) for field in capped(fields, max_fields=MAX_FIELDS)]
+    title = SectionBlock(text=mrkdwn(_item_text(item)), fields=shown or None)
+    buttons = approval_buttons(
+        item.pause_id, editable=item.input_model is not None, suffix=str(index)
+    )
+    return [DividerBlock(), title, buttons]
+
+
+def _item_text(item: PendingItemView) -> str:
+    """The request by its title, who asked through which agent, who answers, when."""
+    role = " ".join(item.role_description.split()) or item.role
+    parts = [
+        f"*{escape(request_title(item.tool, item.tool_description), 150)}*",
+        f"asked by {mention(item.owner_id)} through {escape(item.agent, 150)}",
+        escape(role, 150),
+        _when(item.asked_at),
+    ]
+    return " · ".join(parts)
+
+
+def _when(iso: str) -> str:
+    """Slack's date formatting, shown in the reader's time zone; the ISO text as fallback."""
+    instant = _instant(iso)
+    fallback = escape(iso, 60)
+    if instant is None:
+        return fallback
+    return f"<!date^{int(instant.timestamp())}^{{date_short_pretty}} at {{time}}|{fallback}>"
+
+
+def _pager(page: int, pages: int) -> ActionsBlock:
+    buttons: list[ButtonElement] = []
+    if page > 1:
+        buttons.append(
+            ButtonElement(text="Previous", action_id=PREVIOUS_PAGE_ACTION, value=str(page - 1))
+        )
+    if page < pages:
+        buttons.append(ButtonElement(text="Next", action_id=NEXT_PAGE_ACTION, value=str(page + 1)))
+    return ActionsBlock(elements=buttons)

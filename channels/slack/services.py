@@ -1,0 +1,24 @@
+"""Everything the listeners call, built once per bot and handed to each listener module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.app import App
+from channels.slack.answering import Answering
+from channels.slack.conversations import Conversations
+from channels.slack.flows import Flows
+from channels.slack.home import HomeTabs
+from channels.slack.store import SlackMessageStore
+from channels.slack.tasks import BackgroundTasks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlackServices:
+    app: App
+    answering: Answering
+    conversations: Conversations
+    flows: Flows
+    home: HomeTabs
+    messages: SlackMessageStore
+    tasks: BackgroundTasks

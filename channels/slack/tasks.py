@@ -1,0 +1,146 @@
+"""The bot's background work (resumes after an ack, posts, home refreshes), kept and awaited.
+
+Bolt runs a listener's code after ``ack()`` in a task nobody keeps; a shutdown could cut it
+off after Slack got its 200. Our listeners ack, then hand the work to :class:`BackgroundTasks`,
+which keeps every task, logs its failure, and on ``close`` waits for them (bounded) and cancels
+what is left.
+
+Acks come first. An ack has a deadline (Slack gives up after 3 s); the work behind it has none.
+Both share one event loop, so work waits while requests are being acked (:class:`AckFirst`);
+when acks keep coming for longer than ``patience``, work goes on one piece at a time until
+they stop. At most ``max_running`` pieces of work run at once (a burst of clicks does not
+start a burst of database writers). Urgent work — opening a modal, whose
+``trigger_id`` expires 3 s after the click — skips both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+from collections.abc import Coroutine, Iterator
+from datetime import timedelta
+from typing import Any, Final
+
+from langgraph.errors import GraphInterrupt
+
+from channels.slack.redaction import log
+
+DEFAULT_PATIENCE: Final = timedelta(seconds=1)
+DEFAULT_MAX_RUNNING: Final = 8
+_SETTLE_ROUNDS: Final = 5  # loop turns to let a just-acked listener hand its work over
+
+
+class AckFirst:
+    """Counts the requests being acked; work waits for a quiet moment, at most ``patience``."""
+
+    def __init__(self, patience: timedelta = DEFAULT_PATIENCE) -> None:
+        self._patience = patience.total_seconds()
+        self._acking = 0
+        self._quiet = asyncio.Event()
+        self._quiet.set()
+
+    @contextlib.contextmanager
+    def acking(self) -> Iterator[None]:
+        """Around the handling of one request, up to its response."""
+        self._acking += 1
+        self._quiet.clear()
+        try:
+            yield
+        finally:
+            self._acking -= 1
+            if self._acking == 0:
+                self._quiet.set()
+
+    async def quiet(self) -> bool:
+        """Wait until no request is being acked (``True``), or ``patience`` has passed."""
+        if self._quiet.is_set():
+            return True
+        try:
+            await asyncio.wait_for(self._quiet.wait(), self._patience)
+        except TimeoutError:
+            return False
+        return True
+
+
+class _State(enum.Enum):
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class BackgroundTasks:
+    """A set of running tasks; refuses new work once closed."""
+
+    def __init__(
+        self, *, gate: AckFirst | None = None, max_running: int = DEFAULT_MAX_RUNNING
+    ) -> None:
+        self.gate = gate or AckFirst()
+        self._running = asyncio.Semaphore(max_running)
+        self._busy_lane = asyncio.Semaphore(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._state = _State.OPEN
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    @property
+    def closed(self) -> bool:
+        return self._state is _State.CLOSED
+
+    def spawn(
+        self, work: Coroutine[Any, Any, object], *, name: str, urgent: bool = False
+    ) -> asyncio.Task[None] | None:
+        """Run ``work`` in a kept task; ``None`` (and the work dropped) after ``close``."""
+        if self._state is _State.CLOSED:
+            work.close()
+            log.warning("slack: %s dropped: the bot is shutting down", name)
+            return None
+        runner = self._guarded(work, name) if urgent else self._in_turn(work, name)
+        task = asyncio.get_running_loop().create_task(runner, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def wait_idle(self) -> None:
+        """Wait until no work is left, including work the finished work spawned."""
+        while True:
+            for _ in range(_SETTLE_ROUNDS):
+                await asyncio.sleep(0)
+            if not self._tasks:
+                return
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def close(self, grace: timedelta) -> None:
+        """Refuse new work, wait up to ``grace`` for the running work, cancel the rest."""
+        self._state = _State.CLOSED
+        if not self._tasks:
+            return
+        pending = set(self._tasks)
+        _, late = await asyncio.wait(pending, timeout=max(grace.total_seconds(), 0.0))
+        if late:
+            log.warning("slack: cancelling %d background tasks at shutdown", len(late))
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+
+    async def _in_turn(self, work: Coroutine[Any, Any, object], name: str) -> None:
+        try:
+            async with self._running:
+                if await self.gate.quiet():  # each start waits for a quiet moment
+                    await self._guarded(work, name)
+                    return
+                async with self._busy_lane:  # acks never stop: one piece of work at a time
+                    await self._guarded(work, name)
+        finally:
+            work.close()  # a no-op once awaited; frees it if cancelled before it started
+
+    @staticmethod
+    async def _guarded(work: Coroutine[Any, Any, object], name: str) -> None:
+        try:
+            await work
+        except GraphInterrupt:  # the pause signal is never ours to swallow
+            raise
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("slack: %s failed", name)
