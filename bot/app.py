@@ -1,4 +1,6 @@
-"""``App``: the public entry point — execute, resume, cancel, list_pending, events."""
+"""``App``: the public API — create/close, execute, answer/resume, cancel, list_pending,
+get_result, events. How it is put together is ``bot.wiring``; what it shows of the records,
+``bot.runtime.views``; answering a pause, ``bot.runtime.answers``."""
 
 from __future__ import annotations
 
@@ -7,68 +9,50 @@ import enum
 import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
-from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.components.specs import AgentSpec, WorkflowSpec, spec_of
-from bot.core.clock import Clock, SystemClock, TimerHandle
+from bot.components.specs import WorkflowSpec
+from bot.core.answers import Answered, AnswerOutcome
+from bot.core.clock import Clock, TimerHandle
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
 from bot.core.errors import (
     AppClosedError,
     CountersignError,
     DtoValidationError,
     NotPausedError,
-    SettingsError,
     UnknownThreadError,
 )
 from bot.core.results import (
-    ChildExecutionRecord,
     ExecutionPauseEvent,
-    ExecutionRecord,
     ExecutionResult,
     ExecutionResumeEvent,
-    PauseAuditEntry,
     PauseView,
     PendingPause,
     ReceivedReply,
     RecordedAnswer,
 )
-from bot.core.sensitive import mask_arguments
-from bot.models import ModelProvider, resolve_chat_model
-from bot.runtime.agent_graph import AgentLoop, build_agent_graph
-from bot.runtime.answers import ResumeRequest, receive_reply, record_answer
-from bot.runtime.assembly import Assembly, assemble
-from bot.runtime.checkpoints import OpenCheckpointer, open_checkpointer
-from bot.runtime.container import Container
-from bot.runtime.engine import Engine, PassReport
-from bot.runtime.frame import RunFrame
-from bot.runtime.interpreting import ReplyModels
-from bot.runtime.launch import GraphLookup
-from bot.runtime.model_overrides import override_for
-from bot.runtime.services import Runtime, log
-from bot.runtime.tree_guard import TreeGuard
-from bot.runtime.workflow_graph import build_workflow_graph
-from bot.security.checkpoint_serde import encrypted_checkpoint_serde
-from bot.security.codec import EncryptingCodec
-from bot.security.key_source import key_source
-from bot.settings import Settings, load_settings
-from bot.store.database import (
-    create_engine,
-    database_url_problem,
-    holds_rows,
-    migrate,
-    open_transactions,
+from bot.runtime.answers import (
+    AnswerCheck,
+    AnswerRequest,
+    ResumeRequest,
+    answer,
+    receive_reply,
+    record_answer,
 )
-from bot.store.leases import SqlLeases
-from bot.store.records import AuditRow, ExecutionRow, NewExecution, PauseRecord
-from bot.store.sql import SqlStore
-from bot.store.transactions import Transactions
+from bot.runtime.assembly import Assembly
+from bot.runtime.engine import PassReport
+from bot.runtime.frame import RunFrame
+from bot.runtime.services import log
+from bot.settings import Settings
+from bot.store.records import ExecutionRow, NewExecution
+from bot.wiring import Wiring, wire
 
 SWEEP_INTERVAL = timedelta(seconds=3)
 """The recovery and deadline sweeps' interval: with the lease's 8 s, a tree whose instance died
@@ -92,22 +76,13 @@ class _State(enum.Enum):
 class App:
     """A running application. Create it with ``await App.create(Application, ...)``."""
 
-    def __init__(
-        self,
-        *,
-        runtime: Runtime,
-        engine: Engine,
-        providers: Sequence[ModelProvider],
-        reply_models: ReplyModels,
-        checkpointer: OpenCheckpointer,
-        dispose: Callable[[], Awaitable[None]],
-    ) -> None:
-        self._runtime = runtime
-        self._engine = engine
-        self._providers = list(providers)
-        self._reply_models = reply_models
-        self._checkpointer = checkpointer
-        self._dispose = dispose
+    def __init__(self, wiring: Wiring, resources: AsyncExitStack) -> None:
+        self._runtime = wiring.runtime
+        self._engine = wiring.engine
+        self._reply_models = wiring.reply_models
+        self._views = wiring.views
+        self._sql_engine = wiring.sql_engine
+        self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
         self._sweep_timer: TimerHandle | None = None
@@ -126,57 +101,19 @@ class App:
         settings: Settings | None = None,
         services: Mapping[type, object] | None = None,
     ) -> App:
-        """Assemble (every rule checked at once), open the database, start the sweeps."""
-        settings = settings or load_settings()
-        spec = spec_of(application)
-        providers: list[ModelProvider] = [
-            *getattr(spec, "providers", ()),
-            *settings.model_providers(),
-        ]
-        assembly = assemble(application, providers)
-        clock = clock or SystemClock()
-        url = database_url or settings.database_url
-        problem = database_url_problem(url)
-        if problem is not None:
-            raise SettingsError(f"DATABASE_URL: {problem}")
-        keys = key_source(url, settings.countersign_encryption_keys)  # refuses a start at once
-        sql_engine = create_engine(url)
-        checkpointer: OpenCheckpointer | None = None
-        try:
-            await migrate(sql_engine, clock.now())
-            # after the database opened: a failed start leaves no key
-            ring = await keys.load(holds_rows=lambda: holds_rows(sql_engine))
-            checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
-        except BaseException:
-            if checkpointer is not None:
-                await checkpointer.close()
-            await sql_engine.dispose()
-            raise
-        transactions = open_transactions(sql_engine)
-        runtime = Runtime(
-            store=SqlStore(sql_engine, EncryptingCodec(ring), transactions=transactions),
-            clock=clock,
-            container=Container(services),
-            assembly=assembly,
-        )
-
-        def chat_model_for(component: type, model: Any) -> BaseChatModel:
-            return _chat_model_for(component, model, providers)
-
-        graphs = _build_graphs(runtime, assembly, checkpointer, chat_model_for)
-        app = cls(
-            runtime=runtime,
-            engine=Engine(
-                runtime,
-                graphs,
-                TreeGuard(SqlLeases(transactions), clock, owner=f"instance-{uuid.uuid4().hex}"),
-            ),
-            providers=providers,
-            reply_models=ReplyModels.of_app(providers, chat_model_for, sql_engine),
-            checkpointer=checkpointer,
-            dispose=_disposer(transactions, sql_engine),
-        )
-        app._sweep_timer = clock.call_every(SWEEP_INTERVAL, app._sweep_tick)
+        """Assemble (every rule checked at once), open the database, start the sweeps. A start
+        that fails releases whatever it had opened."""
+        async with AsyncExitStack() as stack:
+            wiring = await wire(
+                application,
+                stack,
+                database_url=database_url,
+                clock=clock,
+                settings=settings,
+                services=services,
+            )
+            app = cls(wiring, stack.pop_all())
+        app._sweep_timer = app.clock.call_every(SWEEP_INTERVAL, app._sweep_tick)
         return app
 
     async def close(self) -> None:
@@ -186,8 +123,7 @@ class App:
         self._state = _State.CLOSED
         if self._sweep_timer is not None:
             self._sweep_timer.cancel()
-        await self._checkpointer.close()
-        await self._dispose()
+        await self._resources.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -215,7 +151,7 @@ class App:
     @property
     def sql_engine(self) -> AsyncEngine:
         """The App's database, for channel state that must live beside it (Slack references)."""
-        return self._runtime.store.engine
+        return self._sql_engine
 
     def provide(self, cls: type, instance: object) -> None:
         """Provide the instance of a service named in components' ``deps`` (e.g. a Slack client)."""
@@ -229,6 +165,8 @@ class App:
         return handler
 
     def on_execution_resume(self, handler: ResumeHandler) -> ResumeHandler:
+        """Called each time an answer moved a tree (``answered``: the answers that move gave
+        it, ``result``: where the tree then stands): a channel updates its messages from it."""
         self._resume_handlers.append(handler)
         return handler
 
@@ -274,7 +212,77 @@ class App:
             ),
             {"input": payload},
         )
-        return await self._finish_call(execution_id, report, record=record, frame=frame)
+        result = await self._result_of(execution_id, report, record=record, frame=frame)
+        if report.taken:  # answers given while the first pass ran: their channels are told
+            await self._emit_resume(
+                ExecutionResumeEvent(
+                    tenant_id=tenant_id,
+                    thread_id=frame.thread_id,
+                    execution_id=execution_id,
+                    answered_by="",
+                    resolution=PauseResolution.REPLIED,
+                    answered=tuple(self._views.pause(r) for r in report.taken),
+                )  # no result: the caller of execute says how the run went
+            )
+        return await self._finish(result, report)
+
+    async def answer(
+        self,
+        pause_id: str,
+        *,
+        tenant_id: str,
+        by: str,
+        decision: ToolCallApprovalDecision | Mapping[str, Any] | None = None,
+        reply: str | None = None,
+        may_answer: AnswerCheck | None = None,
+        continue_run: bool = True,
+        keep_model_replies: bool = False,
+    ) -> AnswerOutcome:
+        """Answer a pause as ``by`` (its thread's owner or its channel's answerer: the pause
+        says which), with a decision or a free-text reply; what became of it, as a closed union
+        carrying the pause as it now is (``bot.core.answers``): refusals are outcomes, not
+        exceptions. The pause is read once.
+
+        ``may_answer``: the channel's own rule of who may answer (asked after the role's).
+        ``continue_run=False``: record only (phase 1; ``Answered.result`` is ``None``) and move
+        the run on later with ``continue_answer`` — a webhook records before it acknowledges.
+        ``keep_model_replies``: a reply the role reads with a model is kept unread
+        (``ReplyKept``) to read after the acknowledgement with ``read_kept``."""
+        self._check_open()
+        outcome = await answer(
+            self._runtime,
+            self._reply_models,
+            AnswerRequest(
+                pause_id=pause_id,
+                tenant_id=tenant_id,
+                by=by,
+                decision=dict(decision) if isinstance(decision, Mapping) else decision,
+                reply=reply,
+            ),
+            view=self._views.pause,
+            may_answer=may_answer,
+            keep_model_replies=keep_model_replies,
+        )
+        if isinstance(outcome, Answered) and continue_run:
+            return dataclasses.replace(outcome, result=await self.continue_answer(outcome))
+        return outcome
+
+    async def read_kept(
+        self, received: ReceivedReply, *, continue_run: bool = True
+    ) -> AnswerOutcome:
+        """Read a reply kept by ``answer(..., keep_model_replies=True)`` and record what it
+        says; a reply that says no answer is forgotten (``NotUnderstood``: the pause waits)."""
+        by = received.owner_id if received.owner_id is not None else received.answered_by
+        outcome = await self.answer(
+            received.pause_id,
+            tenant_id=received.tenant_id,
+            by=by or "",
+            reply=received.reply,
+            continue_run=continue_run,
+        )
+        if not isinstance(outcome, Answered):
+            await self._runtime.store.forget_reply(received.pause_id)
+        return outcome
 
     async def resume(
         self,
@@ -287,7 +295,8 @@ class App:
         answered_by: str | None = None,
         record: bool = False,
     ) -> ExecutionResult:
-        """Answer a pause by its id (a decision or a free-text reply) and move its tree on."""
+        """Answer a pause by its id (a decision or a free-text reply) and move its tree on;
+        a refusal raises (``answer`` returns it instead)."""
         recorded = await self.record_answer(
             pause_id,
             tenant_id=tenant_id,
@@ -323,7 +332,7 @@ class App:
         )
         pause = await record_answer(self._runtime, request, self._reply_models)
         return RecordedAnswer(
-            pause=self._view(pause),
+            pause=self._views.pause(pause),
             root_execution_id=pause.root_execution_id,
             answered_by=owner_id or answered_by or "",
         )
@@ -410,22 +419,13 @@ class App:
         return read
 
     async def continue_answer(
-        self, recorded: RecordedAnswer, *, record: bool = False
+        self, recorded: RecordedAnswer | Answered, *, record: bool = False
     ) -> ExecutionResult:
         """Phase 2 of ``resume``: move the answered pause's tree on (with every other answer
         recorded meanwhile) and return where it stands."""
         self._check_open()
         pause = recorded.pause
         report = await self._engine.continue_tree(recorded.root_execution_id)
-        await self._emit_resume(
-            ExecutionResumeEvent(
-                tenant_id=pause.tenant_id,
-                thread_id=pause.thread_id,
-                execution_id=pause.execution_id,
-                answered_by=recorded.answered_by,
-                resolution=PauseResolution.REPLIED,  # an answer by resume is always a reply
-            )
-        )
         frame = RunFrame(
             tenant_id=pause.tenant_id,
             owner_id=pause.owner_id,
@@ -434,9 +434,22 @@ class App:
             thread_id=pause.thread_id,
             workflow="",
         )
-        return await self._finish_call(
+        result = await self._result_of(
             recorded.root_execution_id, report, record=record, frame=frame
         )
+        await self._emit_resume(
+            ExecutionResumeEvent(
+                tenant_id=pause.tenant_id,
+                thread_id=pause.thread_id,
+                execution_id=pause.execution_id,
+                answered_by=recorded.answered_by,
+                resolution=PauseResolution.REPLIED,  # an answer by resume is always a reply
+                answered=tuple(self._views.pause(r) for r in report.taken),
+                result=result if report.ran else None,
+                error=report.error,
+            )
+        )
+        return await self._finish(result, report)
 
     async def cancel(self, thread_id: str, *, tenant_id: str) -> list[ExecutionResult]:
         """Cancel a conversation: every unfinished execution of the thread; pauses withdrawn."""
@@ -448,7 +461,7 @@ class App:
         results = []
         for root in roots:
             await self._engine.cancel_tree(root)
-            results.append(await self._result(root.execution_id, record=False))
+            results.append(await self._views.result(root.execution_id, record=False))
         return results
 
     async def list_pending(
@@ -476,17 +489,16 @@ class App:
             limit=limit,
             offset=offset,
         )
-        return [self._pending(r, reveal=include_channel_pause_ids) for r in records]
+        return [self._views.pending(r, reveal=include_channel_pause_ids) for r in records]
 
     async def find_pause(self, pause_id: str, *, tenant_id: str) -> PauseView | None:
         """A pause as its channel's server side sees it (unmasked arguments); None if unknown.
 
-        For channel implementations (a Slack click handler deciding who may click and how to
-        update the message), not for showing to users.
+        For channel implementations, not for showing to users.
         """
         self._check_open()
         record = await self._runtime.store.find(tenant_id, pause_id)
-        return None if record is None else self._view(record)
+        return None if record is None else self._views.pause(record)
 
     async def get_result(
         self, execution_id: str, *, tenant_id: str, record: bool = False
@@ -495,17 +507,18 @@ class App:
         row = await self._runtime.store.get(execution_id)
         if row is None or row.tenant_id != tenant_id:
             raise UnknownThreadError(f"no execution {execution_id} is known for this tenant")
-        return await self._result(row.root_execution_id, record=record)
+        return await self._views.result(row.root_execution_id, record=record)
 
     async def recover(self) -> int:
         """Continue the trees whose holder died (runs with the sweep); how many were continued.
 
-        Each continued tree is told like any resume (``on_execution_resume``, ``recovered``),
-        so a channel brings its messages up to date after a crash too."""
+        Each continued tree is told like any resume (``on_execution_resume``, ``by_sweep``,
+        with the answers it took), so a channel brings its messages up to date after a crash."""
         if self._state is _State.CLOSED:
             return 0
         recovered = await self._engine.recover()
-        await self._tell_moved(recovered, PauseResolution.REPLIED)
+        for root, report in recovered:
+            await self._tell_moved(root, PauseResolution.REPLIED, report)
         return len(recovered)
 
     async def close_due(self) -> int:
@@ -514,7 +527,8 @@ class App:
         if self._state is _State.CLOSED:
             return 0
         moved = await self._engine.close_due()
-        await self._tell_moved(moved, PauseResolution.WITHDRAWN)
+        for root in moved:
+            await self._tell_moved(root, PauseResolution.WITHDRAWN, PassReport(ran=True))
         return len(moved)
 
     async def sweep(self) -> int:
@@ -530,19 +544,23 @@ class App:
 
     # ---------------------------------------------------------------- internals
 
-    async def _tell_moved(self, roots: Sequence[ExecutionRow], resolution: PauseResolution) -> None:
+    async def _tell_moved(
+        self, root: ExecutionRow, resolution: PauseResolution, report: PassReport
+    ) -> None:
         """A tree moved by a sweep, not by a caller: its resume event, so channels catch up."""
-        for root in roots:
-            await self._emit_resume(
-                ExecutionResumeEvent(
-                    tenant_id=root.tenant_id,
-                    thread_id=root.thread_id,
-                    execution_id=root.execution_id,
-                    answered_by="",
-                    resolution=resolution,
-                    by_sweep=True,
-                )
+        await self._emit_resume(
+            ExecutionResumeEvent(
+                tenant_id=root.tenant_id,
+                thread_id=root.thread_id,
+                execution_id=root.execution_id,
+                answered_by="",
+                resolution=resolution,
+                by_sweep=True,
+                answered=tuple(self._views.pause(r) for r in report.taken),
+                result=await self._views.result(root.execution_id, record=False),
+                error=report.error,
             )
+        )
 
     async def _sweep_tick(self) -> None:
         await _sweep("unread replies", self.read_unread)
@@ -574,18 +592,17 @@ class App:
             ) from None
         return spec, value
 
-    async def _finish_call(
-        self,
-        root_execution_id: str,
-        report: PassReport,
-        *,
-        record: bool,
-        frame: RunFrame | None = None,
+    async def _result_of(
+        self, root_execution_id: str, report: PassReport, *, record: bool, frame: RunFrame
     ) -> ExecutionResult:
-        known = None if record or frame is None else _known_result(frame, report, self._pending)
-        result = known or await self._result(root_execution_id, record=record)
-        if not report.ran:
-            result = dataclasses.replace(result, moved=False)
+        """Where the tree stands after ``report``'s passes: as they left it when they know all
+        of it, else read; ``moved`` False when the passes of this call did nothing."""
+        known = None if record else self._views.known_result(frame, report)
+        result = known or await self._views.result(root_execution_id, record=record)
+        return result if report.ran else dataclasses.replace(result, moved=False)
+
+    async def _finish(self, result: ExecutionResult, report: PassReport) -> ExecutionResult:
+        """Tell a rest (``on_execution_pause``) and raise the failure that ended the run."""
         if report.ran and result.status is ExecutionStatus.PAUSED:
             await self._emit_pause(
                 ExecutionPauseEvent(
@@ -598,100 +615,6 @@ class App:
         if report.error is not None:
             raise report.error
         return result
-
-    async def _result(self, root_execution_id: str, *, record: bool) -> ExecutionResult:
-        store = self._runtime.store
-        row = await store.get(root_execution_id)
-        if row is None:
-            raise UnknownThreadError(f"no execution {root_execution_id}")
-        pending = (
-            []  # an ended tree closed whatever waited
-            if row.status.ended
-            else [
-                self._pending(r)
-                for r in await store.list_by_root(root_execution_id, [PauseStatus.PENDING])
-            ]
-        )
-        status = row.status
-        if status is ExecutionStatus.PAUSED and not pending:
-            status = ExecutionStatus.RUNNING
-        return ExecutionResult(
-            thread_id=row.thread_id,
-            execution_id=row.execution_id,
-            status=status,
-            output=row.output,
-            pending=pending,
-            record=await self._record(row) if record else None,
-            tenant_id=row.tenant_id,
-        )
-
-    async def _record(self, row: ExecutionRow) -> ExecutionRecord:
-        """The root's record lists the whole tree's pauses; each child's record its own."""
-        store = self._runtime.store
-        entries = [
-            _audit_entry(e) for e in await store.find_pause_answers(row.tenant_id, row.execution_id)
-        ]
-        rows = await store.list_executions_by_root(row.execution_id)
-        return ExecutionRecord(
-            execution_id=row.execution_id,
-            thread_id=row.thread_id,
-            tenant_id=row.tenant_id,
-            workflow=row.workflow,
-            status=row.status,
-            spend=await self._reply_models.ledger.execution_spend(row.tenant_id, row.execution_id),
-            pauses=entries,
-            children=_children_of(row.execution_id, rows, entries),
-        )
-
-    def _view(self, record: PauseRecord) -> PauseView:
-        return PauseView(
-            pause_id=record.pause_id,
-            status=record.status,
-            resolution=record.resolution,
-            answered_by=record.answered_by,
-            role=record.role,
-            channel=record.channel,
-            agent=record.agent,
-            ask=record.ask,
-            tool_input=self._tool_input(record.ask.tool),
-            tool_description=self._tool_description(record.ask.tool),
-            owner_id=record.owner_id,
-            thread_id=record.thread_id,
-            execution_id=record.execution_id,
-            tenant_id=record.tenant_id,
-            responder=record.answer.responder if record.answer else None,
-            decision=record.answer.decision if record.answer else None,
-            asked_at=record.asked_at.isoformat(),
-        )
-
-    def _tool_input(self, tool: str) -> type[BaseModel] | None:
-        binding = self._runtime.assembly.tool_named(tool)
-        return None if binding is None else binding.spec.input
-
-    def _tool_description(self, tool: str) -> str:
-        binding = self._runtime.assembly.tool_named(tool)
-        return "" if binding is None else binding.spec.description
-
-    def _pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
-        tool_input = self._tool_input(record.ask.tool)
-        ask = record.ask.model_copy(
-            update={"arguments": mask_arguments(tool_input, record.ask.arguments)}
-        )
-        owners = record.answered_by is PauseAnswerer.THREAD_OWNER
-        shown = record.pause_id if owners or reveal else None
-        return PendingPause(
-            pause_id=shown,
-            answered_by=record.answered_by,
-            agent=record.agent,
-            channel=record.role,
-            ask=ask,
-            execution_id=record.execution_id,
-            thread_id=record.thread_id,
-            asked_at=record.asked_at.isoformat(),
-            item_index=record.item_index,
-            child_execution_id=record.child_execution_id,
-            owner_id=record.owner_id,
-        )
 
     async def _emit_pause(self, event: ExecutionPauseEvent) -> None:
         for handler in self._pause_handlers:
@@ -711,102 +634,3 @@ async def _sweep(name: str, sweep: Callable[[], Awaitable[int]]) -> None:
         await sweep()
     except Exception as error:  # a sweep that fails is retried at the next tick
         log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)
-
-
-def _disposer(transactions: Transactions, engine: AsyncEngine) -> Callable[[], Awaitable[None]]:
-    async def dispose() -> None:
-        await transactions.close()
-        await engine.dispose()
-
-    return dispose
-
-
-def _known_result(
-    frame: RunFrame, report: PassReport, pending_of: Callable[[PauseRecord], PendingPause]
-) -> ExecutionResult | None:
-    """The result as the passes left it, when they know all of it (no read back)."""
-    if not report.ran or report.status is None or report.waiting is None:
-        return None
-    if report.status is ExecutionStatus.PAUSED and not report.waiting:
-        return None  # resting with nothing pending is odd: read what the store says
-    return ExecutionResult(
-        thread_id=frame.thread_id,
-        execution_id=frame.root_execution_id,
-        status=report.status,
-        output=report.output,
-        pending=[pending_of(r) for r in report.waiting],
-        tenant_id=frame.tenant_id,
-    )
-
-
-def _audit_entry(e: AuditRow) -> PauseAuditEntry:
-    return PauseAuditEntry(
-        pause_id=e.pause_id,
-        execution_id=e.execution_id,
-        step=e.step,
-        role=e.role,
-        answered_by=e.answered_by,
-        responder=e.responder,
-        resolution=e.resolution,
-        asked_at=e.asked_at.isoformat(),
-        resolved_at=e.resolved_at.isoformat(),
-        decision=e.decision,
-        ran_with=e.ran_with,
-    )
-
-
-def _children_of(
-    parent: str, rows: Sequence[ExecutionRow], entries: Sequence[PauseAuditEntry]
-) -> list[ChildExecutionRecord]:
-    return [
-        ChildExecutionRecord(
-            execution_id=child.execution_id,
-            workflow=child.workflow,
-            status=child.status,
-            pauses=[e for e in entries if e.execution_id == child.execution_id],
-            children=_children_of(child.execution_id, rows, entries),
-        )
-        for child in rows
-        if child.parent_execution_id == parent
-    ]
-
-
-def _chat_model_for(
-    component: type, model: Any, providers: Sequence[ModelProvider]
-) -> BaseChatModel:
-    override = override_for(component)
-    if override is not None:
-        return override  # type: ignore[no-any-return]
-    return resolve_chat_model(model, providers)
-
-
-def _build_graphs(
-    runtime: Runtime,
-    assembly: Assembly,
-    checkpointer: OpenCheckpointer,
-    chat_model_for: Callable[[type, Any], BaseChatModel],
-) -> dict[str, Any]:
-    """Root graphs by workflow name; agents and children are found through one lookup."""
-    lookup = GraphLookup()
-    for agent_cls, agent_spec in assembly.agents.items():
-        bindings = {assembly.tools[t].spec.name: assembly.tools[t] for t in agent_spec.tools}
-        loop = AgentLoop(runtime, agent_spec, chat_model_for(agent_cls, agent_spec.model), bindings)
-        lookup.loops[agent_cls] = loop
-        lookup.agents[agent_cls] = build_agent_graph(loop)
-    roots = {}
-    for workflow_cls, workflow_spec in assembly.workflows.items():
-        flow = assembly.flows[workflow_cls]
-        assert flow.finish is not None
-        finish = assembly.finishes[flow.finish]
-        agents = _agents(assembly)
-        lookup.children[workflow_cls] = build_workflow_graph(
-            runtime, workflow_spec, flow, agents, lookup, finish, None
-        )
-        roots[workflow_spec.name] = build_workflow_graph(
-            runtime, workflow_spec, flow, agents, lookup, finish, checkpointer.saver
-        )
-    return roots
-
-
-def _agents(assembly: Assembly) -> dict[type, AgentSpec]:
-    return dict(assembly.agents)

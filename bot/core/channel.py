@@ -36,12 +36,19 @@ class ChannelAsk:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChannelWithdrawal:
-    """A question that closed without an answer; ``resolution`` says why."""
+    """A question that closed without an answer; ``resolution`` says why. The rest is what
+    the question was asked with (as in its ``ChannelAsk``), so a channel can show the closed
+    question without reading it back."""
 
     pause_id: str
     value: ToolCallApprovalAsk
     resolution: PauseResolution
     role: str
+    tenant_id: str = ""
+    owner_id: str = ""
+    agent: str = ""
+    thread_id: str = ""
+    execution_id: str = ""
 
     def __repr__(self) -> str:
         return f"ChannelWithdrawal(role={self.role!r}, resolution={self.resolution!s})"

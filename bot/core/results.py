@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.core.budget import Spend
-from bot.core.dtos import ToolCallApprovalAsk
+from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 
 
@@ -130,6 +130,14 @@ class ExecutionResumeEvent:
     answered_by: str
     resolution: PauseResolution
     by_sweep: bool = False
+    answered: tuple[PauseView, ...] = ()
+    """The answers this move gave the tree, as recorded (RESOLVED, with their decisions): the
+    pauses whose questions a channel now shows as answered. Each answer is in the event of the
+    one move that took it (another call's, when a concurrent move took it first)."""
+    result: ExecutionResult | None = None
+    """Where the tree stands after the move, when the move ran (a run's end is told from it)."""
+    error: BaseException | None = None
+    """The failure that ended the run in this move, if it failed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,8 +159,10 @@ class PauseView:
     thread_id: str
     execution_id: str
     responder: str | None
-    decision: dict[str, Any] | None
+    decision: ToolCallApprovalDecision | None
     asked_at: str
+    reply: str | None = None
+    """The free-text reply the answer was read from, when it came from one."""
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

@@ -1,25 +1,42 @@
-"""Phase 1 of a resume: check the request, the credential and the answer, then record it.
+"""Answering a pause, channel-neutral: check the request, who answers and the answer, then
+record it (phase 1 of a resume; phase 2, moving the tree on, is the engine's).
 
-Nothing here moves the tree; a failure at any point leaves the pause exactly as it was.
+``answer`` is the one call every channel's inbound side makes: it reads the pause once, asks
+the channel's own rule (``may_answer``) if it has one, and returns what became of the answer as
+a closed union carrying the pause as it now is (``bot.core.answers``). Nothing here moves the
+tree; every outcome but ``Answered`` leaves the pause exactly as it was.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.components.specs import ChannelRoleSpec
+from bot.components.specs import ChannelRoleSpec, ReplyInterpreterSpec, spec_of
+from bot.core.answers import (
+    AlreadyClosed,
+    Answered,
+    AnswerOutcome,
+    NotUnderstood,
+    Refused,
+    ReplyKept,
+)
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.enums import PauseAnswerer, PauseStatus
+from bot.core.enums import DecidedBy, PauseAnswerer, PauseStatus
 from bot.core.errors import (
+    CountersignError,
     DtoValidationError,
     NotPausedError,
     PauseAnswererError,
+    ReplyInterpreterMissingError,
     SelfApprovalError,
     ThreadOwnerError,
+    UninterpretableReplyError,
     UnknownPauseError,
 )
+from bot.core.results import PauseView, ReceivedReply
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import validate_decision
@@ -112,6 +129,108 @@ async def _waiting(
     return record, binding, responder
 
 
+AnswerCheck = Callable[[PauseView], Awaitable[str | None]]
+"""A channel's own rule of who may answer (Slack: approvers by user group), asked with the pause
+once the runtime's rules passed: the words of a refusal for the person, or ``None``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerRequest:
+    """An answer to a pause by ``by`` (the thread's owner or the channel's answerer: the pause
+    says which): a decision or a free-text reply."""
+
+    pause_id: str
+    tenant_id: str
+    by: str
+    decision: ToolCallApprovalDecision | dict[str, Any] | None
+    reply: str | None
+
+
+async def answer(
+    runtime: Runtime,
+    models: ReplyModels,
+    request: AnswerRequest,
+    *,
+    view: Callable[[PauseRecord], PauseView],
+    may_answer: AnswerCheck | None = None,
+    keep_model_replies: bool = False,
+) -> AnswerOutcome:
+    """Check and record an answer with one read of the pause; what became of it. Refusals are
+    outcomes, not exceptions: only a failure of the store or of a model's provider raises."""
+    shape = ResumeRequest(
+        pause_id=request.pause_id,
+        tenant_id=request.tenant_id,
+        decision=request.decision,
+        reply=request.reply,
+        owner_id=None,
+        answered_by=None,
+    )
+    try:
+        shape.check_shape()
+        if not isinstance(request.by, str) or not request.by.strip():
+            raise PauseAnswererError("by must name who answers (a non-empty string)")
+    except CountersignError as error:
+        return Refused(pause=None, error=error)
+    record = await runtime.store.find(request.tenant_id, request.pause_id)
+    if record is None:
+        return Refused(pause=None, error=UnknownPauseError())
+    current = view(record)
+    now = runtime.clock.now()
+    if record.status is not PauseStatus.PENDING or past_deadline(record, now):
+        return AlreadyClosed(pause=current, error=not_paused(record, now))
+    owners = record.answered_by is PauseAnswerer.THREAD_OWNER
+    resume = ResumeRequest(
+        pause_id=request.pause_id,
+        tenant_id=request.tenant_id,
+        decision=request.decision,
+        reply=request.reply,
+        owner_id=request.by if owners else None,
+        answered_by=None if owners else request.by,
+    )
+    binding = runtime.assembly.tool_named(record.ask.tool)
+    try:
+        responder = check_answerer(record, resume, None if binding is None else binding.role)
+        refusal = None if may_answer is None else await may_answer(current)
+        if refusal is not None:
+            raise PauseAnswererError(refusal)
+        if resume.reply is not None and keep_model_replies and reads_with_a_model(runtime, record):
+            await _keep(runtime, record, resume, responder)
+            return ReplyKept(pause=current, received=_received(resume))
+        resolved = await _record(runtime, models, record, binding, responder, resume)
+    except NotPausedError as error:
+        latest = await runtime.store.find(request.tenant_id, request.pause_id)
+        return AlreadyClosed(pause=view(latest or record), error=error)
+    except (UninterpretableReplyError, ReplyInterpreterMissingError) as error:
+        reason = error.reason if isinstance(error, UninterpretableReplyError) else error.message
+        return NotUnderstood(pause=current, reply=request.reply or "", reason=reason, error=error)
+    except CountersignError as error:
+        return Refused(pause=current, error=error)
+    return Answered(
+        pause=view(resolved), root_execution_id=resolved.root_execution_id, answered_by=responder
+    )
+
+
+def reads_with_a_model(runtime: Runtime, record: PauseRecord) -> bool:
+    """Whether the pause's role reads replies with a model: reading may outlast a webhook's
+    acknowledgement, so a channel keeps such a reply before it acknowledges."""
+    role = runtime.assembly.roles_by_name.get(record.role)
+    interpreter = None if role is None else spec_of(role.reply_interpreter)
+    return isinstance(interpreter, ReplyInterpreterSpec) and (
+        interpreter.decided_by is DecidedBy.MODEL
+    )
+
+
+def _received(request: ResumeRequest) -> ReceivedReply:
+    assert request.reply is not None  # only replies are kept
+    return ReceivedReply(
+        pause_id=request.pause_id,
+        tenant_id=request.tenant_id,
+        reply=request.reply,
+        owner_id=request.owner_id,
+        answered_by=request.answered_by,
+    )
+
+
 async def receive_reply(runtime: Runtime, request: ResumeRequest) -> PauseRecord:
     """Keep a free-text reply to read after the ack: checked like an answer (the shape, who
     answers, that the pause waits) but not read yet, so a reader that takes longer than the
@@ -120,13 +239,20 @@ async def receive_reply(runtime: Runtime, request: ResumeRequest) -> PauseRecord
     if request.reply is None:
         raise DtoValidationError("receive_reply takes a reply, not a decision")
     record, _, responder = await _waiting(runtime, request)
+    await _keep(runtime, record, request, responder)
+    return record
+
+
+async def _keep(
+    runtime: Runtime, record: PauseRecord, request: ResumeRequest, responder: str
+) -> None:
+    assert request.reply is not None
     kept = await runtime.store.receive_reply(
         request.tenant_id, request.pause_id, request.reply, responder, runtime.clock.now()
     )
     if not kept:
         current = await runtime.store.find(request.tenant_id, request.pause_id)
         raise not_paused(current or record, runtime.clock.now())
-    return record
 
 
 async def record_answer(
@@ -135,6 +261,18 @@ async def record_answer(
     """Phase 1: returns the pause as it now is (RESOLVED, with its answer)."""
     request.check_shape()
     record, binding, responder = await _waiting(runtime, request)
+    return await _record(runtime, models, record, binding, responder, request)
+
+
+async def _record(
+    runtime: Runtime,
+    models: ReplyModels,
+    record: PauseRecord,
+    binding: ToolBinding | None,
+    responder: str,
+    request: ResumeRequest,
+) -> PauseRecord:
+    """Read a reply (or validate a decision) and record it: PENDING → RESOLVED."""
     tool_input = None if binding is None else binding.spec.input
     model_call: int | None = None
     if request.reply is not None:
@@ -144,13 +282,13 @@ async def record_answer(
         decision = validate_decision(
             request.decision, tool_input=tool_input, arguments=record.ask.arguments
         )
-    answer = PauseAnswer(
+    given = PauseAnswer(
         decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
     )
     resolved = await runtime.store.resolve(
         request.tenant_id,
         request.pause_id,
-        answer,
+        given,
         runtime.clock.now(),
         audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
     )

@@ -34,6 +34,7 @@ class _Outcome:
     output: Any | None = None
     pauses: tuple[PauseRecord, ...] = ()  # RESOLVED and PENDING, as the pass left them
     waiting: tuple[PauseRecord, ...] | None = None  # the pending pauses, when known
+    taken: tuple[PauseRecord, ...] = ()  # the answers the passes gave the tree (RESOLVED)
 
     @property
     def rests(self) -> bool:
@@ -50,13 +51,15 @@ class _Outcome:
 class PassReport:
     """What the passes of one call did: whether any ran, the error that failed the tree, and
     where the tree stands (``status``, ``output``, the pending pauses) when the passes know it,
-    so the caller need not read it back."""
+    so the caller need not read it back. ``taken``: the answers these passes gave the tree, as
+    they were recorded — the call that took an answer is the one that tells its channel."""
 
     ran: bool
     error: BaseException | None = None
     status: ExecutionStatus | None = None
     output: Any | None = None
     waiting: tuple[PauseRecord, ...] | None = None
+    taken: tuple[PauseRecord, ...] = ()
 
 
 def _report(outcome: _Outcome) -> PassReport:
@@ -66,6 +69,7 @@ def _report(outcome: _Outcome) -> PassReport:
         status=outcome.status,
         output=outcome.output,
         waiting=() if outcome.ended else outcome.waiting,
+        taken=outcome.taken,
     )
 
 
@@ -94,8 +98,8 @@ class Engine:
                 outcome = await self._drain(frame, outcome, held)
             return _report(outcome)
 
-    async def recover(self) -> list[ExecutionRow]:
-        """Continue the trees whose holder died; returns the roots continued.
+    async def recover(self) -> list[tuple[ExecutionRow, PassReport]]:
+        """Continue the trees whose holder died; returns the roots continued, with their passes.
 
         A tree needs it when it has resolved pauses nobody took, or when a pass started and
         never finished (RUNNING, untouched for longer than a lease). Trees with a live lease or
@@ -104,7 +108,7 @@ class Engine:
         runtime = self._runtime
         now = runtime.clock.now()
         live = await self._guard.live_roots(now)
-        recovered: list[ExecutionRow] = []
+        recovered: list[tuple[ExecutionRow, PassReport]] = []
         for root in await runtime.store.roots_needing_recovery(now - self._guard.ttl):
             if root.execution_id in live or self._guard.is_busy_here(root.execution_id):
                 continue
@@ -115,7 +119,7 @@ class Engine:
             )
             report = await self._recover_tree(root)
             if report.ran:
-                recovered.append(root)
+                recovered.append((root, report))
         return recovered
 
     async def close_due(self) -> list[ExecutionRow]:
@@ -160,7 +164,7 @@ class Engine:
                 outcome = await self._run(frame, await self._restart_input(frame, current), held)
             if outcome.rests:
                 outcome = await self._drain(frame, outcome, held)
-            return PassReport(ran=True, error=outcome.error)
+            return PassReport(ran=True, error=outcome.error, taken=outcome.taken)
 
     async def _open(self, claim: LeaseClaim) -> OpenTree | None:
         return await self._runtime.store.open_tree(claim)
@@ -185,7 +189,7 @@ class Engine:
                 return PassReport(ran=False)
             resting = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
             outcome = await self._drain(_frame(current), resting, held)
-            if outcome is resting:
+            if not outcome.taken:  # the holder's drain took this answer meanwhile
                 return PassReport(ran=False)
             return _report(outcome)
 
@@ -195,18 +199,20 @@ class Engine:
         Each pass's last write returns the tree's resolved and pending pauses: when nothing is
         resolved, the pending ones are where the tree rests (and that write gave up the lease).
         """
+        taken: list[PauseRecord] = []
         while True:
             answered = {i: r for r in last.pauses if (i := r.interrupt_to_resume) is not None}
             if not answered:
                 if any(r.status is PauseStatus.RESOLVED for r in last.pauses):
-                    return dataclasses.replace(last, waiting=None)  # taken by its own step soon
-                return dataclasses.replace(
-                    last, waiting=tuple(r for r in last.pauses if r.status is PauseStatus.PENDING)
-                )
+                    # taken by its own step soon
+                    return dataclasses.replace(last, waiting=None, taken=tuple(taken))
+                waiting = tuple(r for r in last.pauses if r.status is PauseStatus.PENDING)
+                return dataclasses.replace(last, waiting=waiting, taken=tuple(taken))
             resume = {i: {"pause_key": r.idempotency_key} for i, r in answered.items()}
+            taken.extend(answered.values())
             last = await self._run(frame.answering(answered.values()), Command(resume=resume), held)
             if not last.rests:
-                return last
+                return dataclasses.replace(last, taken=tuple(taken))
 
     async def _run(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
         """One LangGraph pass; records where the tree now stands."""

@@ -52,7 +52,15 @@ async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResol
     )
     context = frame_of_pause(record).context(step)
     withdrawal = ChannelWithdrawal(
-        pause_id=record.pause_id, value=record.ask, resolution=resolution, role=record.role
+        pause_id=record.pause_id,
+        value=record.ask,
+        resolution=resolution,
+        role=record.role,
+        tenant_id=record.tenant_id,
+        owner_id=record.owner_id,
+        agent=record.agent,
+        thread_id=record.thread_id,
+        execution_id=record.execution_id,
     )
     try:
         channel: ChannelOf = runtime.container.create(cls, context)

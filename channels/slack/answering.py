@@ -1,39 +1,45 @@
-"""Answering a pause from Slack: check, resume, then show the outcome where it was asked.
+"""Answering a pause from Slack: one call into the runtime before the ack, the rest after.
 
-Clicks, modal submissions and thread replies all end here, after their ack. A refusal or a
-pause that no longer waits is told to the user alone; nothing is resumed. An answer the
-runtime took updates the approval message (buttons removed) and, when the run ended, its thread.
+Clicks, modal submissions and thread replies all end here. Before the ack, ``App.answer``
+records the answer (or keeps a reply a model will read) with Slack's own rule of who may answer
+(approvers, user groups); what it returns says what to do after the ack: move the run on, read
+the kept reply, or tell the person why their answer was not taken (ephemerally; nothing was
+recorded). The approval message and the requester's thread are updated from the App's resume
+event (``SlackBot``), the one path every way of answering takes.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
 from bot.app import App
+from bot.core.answers import (
+    AlreadyClosed,
+    Answered,
+    AnswerOutcome,
+    NotUnderstood,
+    Refused,
+    ReplyKept,
+)
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.enums import PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import (
     CountersignError,
-    NotPausedError,
     PauseAnswererError,
     ReplyInterpreterMissingError,
     SelfApprovalError,
     ThreadOwnerError,
-    UninterpretableReplyError,
     UnknownPauseError,
 )
-from bot.core.results import ExecutionResult, PauseView, ReceivedReply, RecordedAnswer
+from bot.core.results import PauseView
 from channels.slack.authorization import Authorizer
-from channels.slack.catalog import Catalog
-from channels.slack.conversations import Conversations
 from channels.slack.feedback import (
     NO_LONGER_AVAILABLE,
     NO_LONGER_NEEDED,
+    NOT_AN_APPROVER,
     NOT_THE_OWNER,
     Audience,
     Feedback,
@@ -70,9 +76,6 @@ SELF_APPROVAL: Final = (
 AfterAck = Callable[[], Coroutine[Any, Any, None]]
 """What an answer still needs once Slack has its acknowledgement."""
 
-answering_from_slack: ContextVar[bool] = ContextVar("answering_from_slack", default=False)
-"""True while the bot itself resumes: its resume hook then leaves the message to this module."""
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Answerer:
@@ -98,20 +101,17 @@ class Answering:
         *,
         app: App,
         gateway: SlackGateway,
-        catalog: Catalog,
         authorizer: Authorizer,
         feedback: Feedback,
-        conversations: Conversations,
     ) -> None:
         self._app = app
         self._gateway = gateway
-        self._catalog = catalog
         self._authorizer = authorizer
         self._feedback = feedback
-        self._conversations = conversations
 
     async def waiting_pause(self, pause_id: str, who: Answerer) -> PauseView | None:
-        """The pause if it waits and ``who`` may answer it; else they are told why (``None``)."""
+        """The pause if it waits and ``who`` may answer it; else they are told why (``None``).
+        For opening a modal (Reject, Edit & approve): nothing is answered yet."""
         pause = await self._app.find_pause(pause_id, tenant_id=who.tenant_id)
         if pause is None:
             await self._feedback.tell(who.audience, NO_LONGER_AVAILABLE)
@@ -141,19 +141,20 @@ class Answering:
         self, pause_id: str, who: Answerer, decision: ToolCallApprovalDecision
     ) -> AfterAck:
         """Before the ack: check who answers and record ``decision`` (phase 1), so a click that
-        Slack saw acknowledged is never lost. Returns what to do after the ack: continue the run
-        and show the outcome, or tell the user why their answer was not taken."""
-        return await self._record(pause_id, who, decision=decision)
+        Slack saw acknowledged is never lost. Returns what to do after the ack: continue the run,
+        or tell the user why their answer was not taken."""
+        return await self._answer(pause_id, who, decision=decision)
 
     async def record_reply(
         self, pause_id: str, who: Answerer, text: str, place: ReplyPlace
     ) -> AfterAck:
-        """Before the ack: read ``text`` with the role's interpreter and record the answer."""
-        return await self._record(pause_id, who, reply=(text, place))
+        """Before the ack: read ``text`` with the role's interpreter and record the answer; a
+        reply a model reads is kept instead, and read after the ack."""
+        return await self._answer(pause_id, who, reply=(text, place))
 
     # ---------------------------------------------------------------- internals
 
-    async def _record(
+    async def _answer(
         self,
         pause_id: str,
         who: Answerer,
@@ -161,142 +162,67 @@ class Answering:
         decision: ToolCallApprovalDecision | None = None,
         reply: tuple[str, ReplyPlace] | None = None,
     ) -> AfterAck:
-        pause = await self._app.find_pause(pause_id, tenant_id=who.tenant_id)
-        if pause is None:
-            return self._telling(who, NO_LONGER_AVAILABLE)
-        if pause.status is not PauseStatus.PENDING:
-            return functools.partial(self._tell_closed, pause, who)
-        refusal = await self._authorizer.check(pause, user=who.user, team=who.team)
-        if refusal is not None:
-            return self._telling(who, refusal.text)
-        channel = pause.answered_by is PauseAnswerer.CHANNEL
-        if reply is not None and self._catalog.role_reads_replies_with_a_model(pause.role):
-            try:  # kept before the ack, read after it: a model may take longer than Slack waits
-                received = await self._app.receive_reply(
-                    pause.pause_id,
-                    tenant_id=who.tenant_id,
-                    reply=reply[0],
-                    answered_by=who.user if channel else None,
-                    owner_id=None if channel else who.user,
-                )
-            except CountersignError as error:
-                return self._refused(pause, who, error, reply)
-            return functools.partial(self._read_then_continue, pause, who, received, reply)
-        try:
-            recorded = await self._app.record_answer(
-                pause.pause_id,
-                tenant_id=who.tenant_id,
-                decision=decision,
-                reply=None if reply is None else reply[0],
-                answered_by=who.user if channel else None,
-                owner_id=None if channel else who.user,
-            )
-        except CountersignError as error:
-            return self._refused(pause, who, error, reply)
-        return functools.partial(self._continue, pause, who, recorded, reply)
+        outcome = await self._app.answer(
+            pause_id,
+            tenant_id=who.tenant_id,
+            by=who.user,
+            decision=decision,
+            reply=None if reply is None else reply[0],
+            may_answer=self._authorizer.rule_for(user=who.user, team=who.team),
+            continue_run=False,
+            keep_model_replies=True,
+        )
+        return self._after(outcome, who, reply)
 
-    def _refused(
-        self,
-        pause: PauseView,
-        who: Answerer,
-        error: CountersignError,
-        reply: tuple[str, ReplyPlace] | None,
+    def _after(
+        self, outcome: AnswerOutcome, who: Answerer, reply: tuple[str, ReplyPlace] | None
     ) -> AfterAck:
-        """What to tell after the ack about an answer the runtime refused (nothing recorded)."""
-        match error:
-            case UnknownPauseError():
-                return self._telling(who, NO_LONGER_AVAILABLE)
-            case NotPausedError():
-                return functools.partial(self._tell_closed_now, pause, who)
-            case SelfApprovalError():
-                return self._telling(who, SELF_APPROVAL)
-            case ThreadOwnerError() | PauseAnswererError():
-                return self._telling(who, NOT_THE_OWNER)
-            case UninterpretableReplyError() if reply is not None:
-                said = _not_understood(reply[0], error.reason)
+        """What to do after the ack about ``outcome``."""
+        match outcome:
+            case Answered():
+                return functools.partial(self._continue, outcome, reply)
+            case ReplyKept():
+                assert reply is not None  # only replies are kept
+                return functools.partial(self._read_then_continue, outcome, who, reply)
+            case NotUnderstood(reply=text, reason=reason, error=error):
+                if reply is None:  # pragma: no cover - only replies go unread
+                    return self._telling(who, escape(reason, 500))
+                said = (
+                    USE_THE_BUTTONS
+                    if isinstance(error, ReplyInterpreterMissingError)
+                    else _not_understood(text, reason)
+                )
                 return functools.partial(self._gateway.say_in_thread, *_at(reply[1]), said)
-            case ReplyInterpreterMissingError() if reply is not None:
-                return functools.partial(
-                    self._gateway.say_in_thread, *_at(reply[1]), USE_THE_BUTTONS
-                )
+            case AlreadyClosed(pause=pause):
+                return functools.partial(self._tell_closed, pause, who)
+            case Refused(error=error):
+                return self._telling(who, _refusal(error))
             case _:
-                return self._telling(
-                    who, f"That answer could not be used: {escape(error.message, 500)}"
-                )
+                assert_never(outcome)
 
     def _telling(self, who: Answerer, text: str) -> AfterAck:
         return functools.partial(self._feedback.tell, who.audience, text)
 
-    async def _continue(
-        self,
-        pause: PauseView,
-        who: Answerer,
-        recorded: RecordedAnswer,
-        reply: tuple[str, ReplyPlace] | None,
-    ) -> None:
-        """After the ack: move the run on (phase 2) and show the outcome where it was asked."""
+    async def _continue(self, answered: Answered, reply: tuple[str, ReplyPlace] | None) -> None:
+        """After the ack: move the run on (phase 2); say how a reply was read. The message and
+        the run's end are told from the resume event, also when the run failed."""
         try:
-            with _answering():
-                result = await self._app.continue_answer(recorded)
-        except CountersignError as error:
-            await self._after_failure(pause, who, error)
-            return
-        await self._after_answer(pause, who, result, reply=reply)
-
-    async def _read_then_continue(
-        self,
-        pause: PauseView,
-        who: Answerer,
-        received: ReceivedReply,
-        reply: tuple[str, ReplyPlace],
-    ) -> None:
-        """After the ack: read a kept reply, then go on as with any recorded answer."""
-        try:
-            recorded = await self._app.read_reply(received)
-        except CountersignError as error:
-            await self._refused(pause, who, error, reply)()
-            return
-        await self._continue(pause, who, recorded, reply)
-
-    async def _tell_closed_now(self, pause: PauseView, who: Answerer) -> None:
-        current = await self._app.find_pause(pause.pause_id, tenant_id=who.tenant_id)
-        await self._tell_closed(current or pause, who)
-
-    async def _after_answer(
-        self,
-        pause: PauseView,
-        who: Answerer,
-        result: ExecutionResult,
-        *,
-        reply: tuple[str, ReplyPlace] | None = None,
-    ) -> None:
-        """Update the message; say how a reply was read; say the run's end in its thread."""
-        read_as = reply[0] if reply is not None else None
-        answered = await self._gateway.show_outcome(
-            pause.pause_id, tenant_id=who.tenant_id, read_as=read_as
-        )
+            await self._app.continue_answer(answered)
+        except CountersignError:
+            return  # the run failed after the answer was recorded: its resume event told it
         if reply is not None:
             text, place = reply
-            answered = answered or await self._app.find_pause(
-                pause.pause_id, tenant_id=who.tenant_id
-            )
-            outcome = outcome_of(answered or pause, read_as=text)
+            outcome = outcome_of(answered.pause, read_as=text)
             if outcome is not None:
                 said = f'Read "{quote(text)}" as {verdict(outcome)}.'
                 await self._gateway.say_in_thread(place.channel, place.thread_ts, said)
-        await self._conversations.report(result)
 
-    async def _after_failure(
-        self, pause: PauseView, who: Answerer, error: CountersignError
+    async def _read_then_continue(
+        self, kept: ReplyKept, who: Answerer, reply: tuple[str, ReplyPlace]
     ) -> None:
-        """An error out of ``resume``: before the answer was recorded, or after (the run failed)."""
-        current = await self._app.find_pause(pause.pause_id, tenant_id=who.tenant_id)
-        if current is not None and current.status is PauseStatus.PENDING:
-            text = f"That answer could not be used: {escape(error.message, 500)}"
-            await self._feedback.tell(who.audience, text)
-            return
-        await self._gateway.show_outcome(pause.pause_id, tenant_id=who.tenant_id)
-        await self._conversations.report_failure(pause.thread_id, error)
+        """After the ack: read a kept reply, then go on as with any recorded answer."""
+        outcome = await self._app.read_kept(kept.received, continue_run=False)
+        await self._after(outcome, who, reply)()
 
     async def _tell_closed(self, pause: PauseView, who: Answerer) -> None:
         """Tell who answered (or that it is no longer needed); bring the message up to date."""
@@ -307,16 +233,27 @@ class Answering:
             await self._feedback.tell(who.audience, NO_LONGER_NEEDED)
         else:
             await self._feedback.tell(who.audience, already_answered(pause.responder))
-        await self._gateway.show_outcome(pause.pause_id, tenant_id=who.tenant_id)
+        await self._gateway.show_outcome(pause)
 
 
-@contextmanager
-def _answering() -> Iterator[None]:
-    token = answering_from_slack.set(True)
-    try:
-        yield
-    finally:
-        answering_from_slack.reset(token)
+def _refusal(error: CountersignError) -> str:
+    """What a person is told about an answer the runtime refused (nothing was recorded)."""
+    match error:
+        case UnknownPauseError():
+            return NO_LONGER_AVAILABLE
+        case SelfApprovalError():
+            return SELF_APPROVAL
+        case ThreadOwnerError():
+            return NOT_THE_OWNER
+        case PauseAnswererError() if error.message in _SLACK_REFUSALS:
+            return error.message  # Slack's own rule, in its own words
+        case PauseAnswererError():
+            return NOT_THE_OWNER
+        case _:
+            return f"That answer could not be used: {escape(error.message, 500)}"
+
+
+_SLACK_REFUSALS: Final = frozenset({NOT_AN_APPROVER, NOT_THE_OWNER})
 
 
 def _at(place: ReplyPlace) -> tuple[str, str]:

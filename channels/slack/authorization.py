@@ -12,6 +12,7 @@ from typing import assert_never
 
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
+from bot.runtime.answers import AnswerCheck
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
 from channels.slack.feedback import NOT_AN_APPROVER, NOT_THE_OWNER
@@ -42,6 +43,16 @@ class Authorizer:
                 pause.role,
             )
         return refusal
+
+    def rule_for(self, *, user: str, team: str | None) -> AnswerCheck:
+        """Slack's own rule of who may answer, for ``App.answer(..., may_answer=...)``: the words
+        of a refusal for ``user``, or ``None``."""
+
+        async def may_answer(pause: PauseView) -> str | None:
+            refusal = await self.check(pause, user=user, team=team)
+            return None if refusal is None else refusal.text
+
+        return may_answer
 
     async def may_answer(self, pause: PauseView, user: str) -> bool:
         return await self._refusal(pause, user) is None

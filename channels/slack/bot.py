@@ -35,10 +35,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.app import App
-from bot.core.errors import SetupError
-from bot.core.results import ExecutionPauseEvent, ExecutionResumeEvent, PauseView
+from bot.core.errors import CountersignError, SetupError
+from bot.core.results import ExecutionPauseEvent, ExecutionResumeEvent
 from channels.slack import listeners, redaction
-from channels.slack.answering import Answering, answering_from_slack
+from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
 from channels.slack.catalog import Catalog
@@ -47,7 +47,7 @@ from channels.slack.database import SlackDatabase, engine_of
 from channels.slack.edge import RequestSignatures
 from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
-from channels.slack.gateway import SlackGateway
+from channels.slack.gateway import ClosedQuestion, SlackGateway
 from channels.slack.home import Answerable, HomeTabs
 from channels.slack.middlewares import (
     DropEventRetries,
@@ -133,10 +133,8 @@ class SlackBot:
         answering = Answering(
             app=app,
             gateway=self.gateway,
-            catalog=catalog,
             authorizer=Authorizer(catalog, directory),
             feedback=feedback,
-            conversations=conversations,
         )
         lists = PendingLists(app=app, catalog=catalog, directory=directory)
         home = HomeTabs(
@@ -242,23 +240,28 @@ class SlackBot:
         )
 
     def _on_resume(self, event: ExecutionResumeEvent) -> None:
-        """An answer given elsewhere (the API): bring its message and thread up to date."""
-        if answering_from_slack.get() or self.tasks.closed:
+        """A tree moved (a click here, an API call, a sweep after a crash): update the messages
+        of the answers it took and say the run's end in its thread, from the event alone."""
+        if self.tasks.closed or (not event.answered and event.result is None):
             return
-        self.tasks.spawn(self._answered_elsewhere(event), name="slack reconcile")
+        self.tasks.spawn(self._tell_resumed(event), name="slack resume")
 
-    async def _answered_elsewhere(self, event: ExecutionResumeEvent) -> None:
-        await self.gateway.reconcile(event.tenant_id)
-        result = await self._app.get_result(event.execution_id, tenant_id=event.tenant_id)
-        await self.services.conversations.report(result)
+    async def _tell_resumed(self, event: ExecutionResumeEvent) -> None:
+        for pause in event.answered:
+            await self.gateway.show_outcome(pause)
+        conversations = self.services.conversations
+        if isinstance(event.error, CountersignError):
+            await conversations.report_failure(event.thread_id, event.error)
+        elif event.result is not None:
+            await conversations.report(event.result)
 
-    def _on_message_closed(self, pause: PauseView) -> None:
+    def _on_message_closed(self, closed: ClosedQuestion) -> None:
         if self.tasks.closed:
             return
         answerable = Answerable(
-            answered_by=pause.answered_by, role=pause.role, owner_id=pause.owner_id
+            answered_by=closed.answered_by, role=closed.role, owner_id=closed.owner_id
         )
-        self.services.home.refresh(pause.tenant_id, [answerable])
+        self.services.home.refresh(closed.tenant_id, [answerable])
 
     async def _event_handled(self, event_id: str) -> None:
         await self.seen_events.handled(event_id, self._app.clock.now())

@@ -13,8 +13,8 @@ from typing import Final
 from pydantic import BaseModel
 
 from bot.app import App
-from bot.components.specs import ChannelRoleSpec, ChannelSpec, ReplyInterpreterSpec, spec_of
-from bot.core.enums import DecidedBy, PauseAnswerer
+from bot.components.specs import ChannelRoleSpec, ChannelSpec, spec_of
+from bot.core.enums import PauseAnswerer
 
 CONFIG_ATTRIBUTE: Final = "__countersign_slack__"
 
@@ -96,15 +96,6 @@ class Catalog:
         """Whether the role refuses the requester's own answer (``separation_of_duties``)."""
         spec = self._roles.get(role)
         return spec is not None and spec.separation_of_duties
-
-    def role_reads_replies_with_a_model(self, role: str) -> bool:
-        """Whether the role's reply interpreter is a model: reading may outlast Slack's 3 s, so
-        a reply is kept before the ack and read after it."""
-        spec = self._roles.get(role)
-        interpreter = None if spec is None else spec_of(spec.reply_interpreter)
-        return isinstance(interpreter, ReplyInterpreterSpec) and (
-            interpreter.decided_by is DecidedBy.MODEL
-        )
 
     def role_reads_replies(self, role: str) -> bool:
         """Whether a thread reply can answer the role's questions (it has a reply interpreter)."""

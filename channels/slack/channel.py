@@ -29,7 +29,6 @@ from bot.core.errors import SetupError
 from channels.slack.approvers import is_approver_id
 from channels.slack.catalog import CONFIG_ATTRIBUTE, SlackChannelConfig
 from channels.slack.gateway import SlackGateway
-from channels.slack.outcomes import closed_resolution
 
 _CONVERSATION: Final = re.compile(r"[CDG][A-Z0-9]{2,40}")
 
@@ -58,11 +57,7 @@ class SlackChannel(ChannelOf):
         return ChannelOutcome.await_reply()
 
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
-        await self._gateway.show_outcome(
-            withdrawal.pause_id,
-            tenant_id=self._context.tenant.tenant_id,
-            fallback=closed_resolution(withdrawal.resolution),
-        )
+        await self._gateway.show_withdrawn(withdrawal, answered_by=self.slack.answered_by)
 
 
 def slack_channel(

@@ -1,25 +1,27 @@
 """The Slack side of a channel: post an approval message, show its outcome, write in threads.
 
 ``SlackBot`` provides one ``SlackGateway`` to the App (``app.provide``), so the Slack channels
-made by ``channels.slack.slack_channel`` get it injected (``deps=[SlackGateway, ...]``). The
-listeners use the same gateway to update a message once its pause is answered.
+made by ``channels.slack.slack_channel`` get it injected (``deps=[SlackGateway, ...]``). The bot
+uses the same gateway to update a message once its pause is answered (from the App's resume
+events, which carry the answered pauses: nothing is read back).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import App
-from bot.core.channel import ChannelAsk
+from bot.core.channel import ChannelAsk, ChannelWithdrawal
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
-from channels.slack.outcomes import approval_view, outcome_of
+from channels.slack.outcomes import approval_view, closed_resolution, outcome_of
 from channels.slack.redaction import log, redact
 from channels.slack.render import ApprovalView, escape
 from channels.slack.render_message import Outcome, approval_message, outcome_message
@@ -30,7 +32,18 @@ from channels.slack.webapi import api_error
 
 MAX_THREAD_TEXT: Final = 3000
 
-ChangeListener = Callable[[PauseView], None]
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClosedQuestion:
+    """Whose question's message now shows an outcome (e.g. to refresh their App Home)."""
+
+    tenant_id: str
+    answered_by: PauseAnswerer
+    role: str
+    owner_id: str
+
+
+ChangeListener = Callable[[ClosedQuestion], None]
 
 
 class SlackGateway:
@@ -53,7 +66,7 @@ class SlackGateway:
         self._listeners: list[ChangeListener] = []
 
     def on_change(self, listener: ChangeListener) -> None:
-        """Called with a pause whose message now shows an outcome (e.g. to refresh App Homes)."""
+        """Called for each question whose message now shows an outcome."""
         self._listeners.append(listener)
 
     # ---------------------------------------------------------------- the question
@@ -131,38 +144,63 @@ class SlackGateway:
 
     # ---------------------------------------------------------------- the outcome
 
-    async def show_outcome(
-        self,
-        pause_id: str,
-        *,
-        tenant_id: str,
-        read_as: str | None = None,
-        fallback: Outcome | None = None,
-    ) -> PauseView | None:
-        """Update the pause's message to show how it was resolved, without buttons.
+    async def show_outcome(self, pause: PauseView, *, fallback: Outcome | None = None) -> bool:
+        """Update the message of ``pause`` (as the runtime gave it: no read back) to show how it
+        was resolved, without buttons; whether a message was updated. Nothing happens while the
+        pause still waits, or when it has no open message (its outcome is shown already)."""
+        outcome = outcome_of(pause) or fallback
+        if outcome is None:
+            return False
+        closed = ClosedQuestion(
+            tenant_id=pause.tenant_id,
+            answered_by=pause.answered_by,
+            role=pause.role,
+            owner_id=pause.owner_id,
+        )
+        return await self._show(pause.pause_id, self.approval_view(pause), outcome, closed)
 
-        Nothing happens while the pause still waits, or when it has no open message.
-        Returns the pause as it now is.
-        """
+    async def show_withdrawn(
+        self, withdrawal: ChannelWithdrawal, *, answered_by: PauseAnswerer
+    ) -> bool:
+        """Update the message of a question that closed without an answer, from what the
+        withdrawal carries (no read back)."""
+        outcome = closed_resolution(withdrawal.resolution)
+        view = ApprovalView(
+            pause_id=withdrawal.pause_id,
+            tool=withdrawal.value.tool,
+            tool_description=self._catalog.tool_description(withdrawal.value.tool),
+            arguments=withdrawal.value.arguments,
+            input_model=self._catalog.tool_input(withdrawal.value.tool),
+            agent=withdrawal.agent,
+            owner_id=withdrawal.owner_id,
+            role=withdrawal.role,
+            role_description=self._catalog.role_description(withdrawal.role),
+            reads_replies=self._catalog.role_reads_replies(withdrawal.role),
+            separates_duties=self._catalog.role_separates_duties(withdrawal.role),
+        )
+        closed = ClosedQuestion(
+            tenant_id=withdrawal.tenant_id,
+            answered_by=answered_by,
+            role=withdrawal.role,
+            owner_id=withdrawal.owner_id,
+        )
+        return await self._show(withdrawal.pause_id, view, outcome, closed)
+
+    async def _show(
+        self, pause_id: str, view: ApprovalView, outcome: Outcome, closed: ClosedQuestion
+    ) -> bool:
         ref = await self.messages.get(pause_id)
         if ref is None or ref.closed:
-            return None
-        pause = await self._app.find_pause(pause_id, tenant_id=tenant_id)
-        if pause is None:
-            return None
-        outcome = outcome_of(pause, read_as=read_as) or fallback
-        if outcome is None:
-            return pause
-        view = self.approval_view(pause)
+            return False
         rendered = outcome_message(view, outcome)
         await self.client.chat_update(
             channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
         )
         await self.messages.close(pause_id, self._app.clock.now())
         for listener in self._listeners:
-            listener(pause)
+            listener(closed)
         await self._settle_note(pause_id, view, outcome)
-        return pause
+        return True
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
         """What the message of ``pause`` shows (its real arguments: every renderer masks them)."""
@@ -185,26 +223,6 @@ class SlackGateway:
             )
         except SlackApiError as error:
             log.warning("slack: the requester's note was not updated: %s", api_error(error))
-
-    async def reconcile(self, tenant_id: str) -> int:
-        """Update the open messages of pauses answered elsewhere (e.g. through the API)."""
-        refs = await self.messages.open_of_tenant(tenant_id)
-        if not refs:
-            return 0
-        waiting = {
-            pending.pause_id
-            for pending in await self._app.list_pending(
-                tenant_id=tenant_id, include_channel_pause_ids=True, limit=10_000
-            )
-        }
-        updated = 0
-        for ref in refs:
-            if (
-                ref.pause_id not in waiting
-                and await self.show_outcome(ref.pause_id, tenant_id=tenant_id) is not None
-            ):
-                updated += 1
-        return updated
 
     # ---------------------------------------------------------------- threads
 

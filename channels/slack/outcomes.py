@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, assert_never
+from typing import assert_never
 
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.results import PauseView
@@ -59,18 +59,15 @@ def outcome_of(pause: PauseView, *, read_as: str | None = None) -> Outcome | Non
 
 
 def _answered(pause: PauseView, read_as: str | None) -> Outcome:
-    decision: dict[str, Any] = pause.decision or {}
-    approved = decision.get("approved") is True
-    reason = decision.get("reason") if isinstance(decision.get("reason"), str) else None
+    decision = pause.decision
+    approved = decision is not None and decision.approved
+    reason = None if decision is None else decision.reason
+    read_as = read_as if read_as is not None else pause.reply
     if pause.resolution is PauseResolution.DECIDED or pause.responder is None:
         return DecidedAtOnce(approved=approved, reason=reason)
     if approved:
-        overrides = decision.get("override_arguments")
-        return Approved(
-            by=pause.responder,
-            overrides=overrides if isinstance(overrides, dict) else None,
-            read_as=read_as,
-        )
+        assert decision is not None
+        return Approved(by=pause.responder, overrides=decision.override_arguments, read_as=read_as)
     return Rejected(by=pause.responder, reason=reason, read_as=read_as)
 
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from bot import App, ExecutionStatus, PauseStatus
+from bot.runtime import answers
 from bot.testing import call_tool
-from channels.slack.catalog import Catalog
 from channels.slack.render import APPROVE_ACTION
 from channels.slack.render_message import REPLY_HINT
 from channels.slack.threads import SlackThread
@@ -306,27 +306,28 @@ async def test_a_reply_read_by_a_model_is_kept_before_the_ack_and_read_after_it(
 ) -> None:
     """A model may take longer than Slack's 3 s: the reply is kept unread before the 200 (a
     crash then leaves it to the recovery sweep), read after it."""
-    monkeypatch.setattr(Catalog, "role_reads_replies_with_a_model", lambda self, role: True)
+    monkeypatch.setattr(answers, "reads_with_a_model", lambda runtime, record: True)
     calls: list[str] = []
-    receive, read = App.receive_reply, App.read_reply
+    answer, read = App.answer, App.read_kept
 
     async def kept(self: App, *args: Any, **kwargs: Any) -> Any:
-        calls.append("kept")
-        return await receive(self, *args, **kwargs)
+        outcome = await answer(self, *args, **kwargs)
+        calls.append(type(outcome).__name__)
+        return outcome
 
-    async def read_after(self: App, received: Any) -> Any:
+    async def read_after(self: App, received: Any, **kwargs: Any) -> Any:
         calls.append("read")
-        return await read(self, received)
+        return await read(self, received, **kwargs)
 
-    monkeypatch.setattr(App, "receive_reply", kept)
-    monkeypatch.setattr(App, "read_reply", read_after)
+    monkeypatch.setattr(App, "answer", kept)
+    monkeypatch.setattr(App, "read_kept", read_after)
     pause_id = await ask_refund(world)
 
     response = await world.message(MANAGER, "approve", thread_ts=FIRST_POST)
     assert response.status == 200
-    assert calls[0] == "kept"  # before the 200
+    assert calls[0] == "ReplyKept"  # before the 200
     await world.settle()
 
-    assert calls == ["kept", "read"]
+    assert calls == ["ReplyKept", "read", "Answered"]
     assert await status_of(world, pause_id) is PauseStatus.TAKEN
     assert len(world.ledger.runs) == 1

@@ -6,7 +6,7 @@ import base64
 import json
 from typing import Any
 
-from bot import PauseStatus
+from bot import PauseStatus, ToolCallApprovalDecision
 from channels.slack.render import EDIT_ACTION, EDIT_MODAL, REJECT_ACTION, REJECT_MODAL
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
@@ -53,11 +53,9 @@ async def test_reject_opens_a_modal_and_its_reason_rejects(world: SlackWorld) ->
     assert f"*Rejected* by <@{MANAGER}>" in shown and "amount too high" in shown
     assert buttons(update.blocks()) == []
     pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
-    assert pause is not None and pause.decision == {
-        "approved": False,
-        "reason": "amount too high",
-        "override_arguments": None,
-    }
+    assert pause is not None and pause.decision == ToolCallApprovalDecision(
+        approved=False, reason="amount too high"
+    )
     assert_sent_valid(world.stub.calls, {pause_id})
 
 

@@ -1,0 +1,152 @@
+"""How an ``App`` is put together from an application class and the settings.
+
+Assembly (every rule checked at once), the database, the encryption keys, LangGraph's
+checkpointer, the runtime's services, the graphs, the engine: each resource is opened on the
+caller's ``AsyncExitStack``, so a start that fails at any point releases what it had opened
+(the engine's connections, the worker threads, the checkpointer) and the App's ``close`` is
+that stack's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.components.specs import AgentSpec, spec_of
+from bot.core.clock import Clock, SystemClock
+from bot.core.errors import SettingsError
+from bot.models import ModelProvider, resolve_chat_model
+from bot.runtime.agent_graph import AgentLoop, build_agent_graph
+from bot.runtime.assembly import Assembly, assemble
+from bot.runtime.checkpoints import OpenCheckpointer, open_checkpointer
+from bot.runtime.container import Container
+from bot.runtime.engine import Engine
+from bot.runtime.interpreting import ReplyModels
+from bot.runtime.launch import GraphLookup
+from bot.runtime.model_overrides import override_for
+from bot.runtime.services import Runtime
+from bot.runtime.tree_guard import TreeGuard
+from bot.runtime.views import Views
+from bot.runtime.workflow_graph import build_workflow_graph
+from bot.security.checkpoint_serde import encrypted_checkpoint_serde
+from bot.security.codec import EncryptingCodec
+from bot.security.key_source import key_source
+from bot.settings import Settings, load_settings
+from bot.store.database import (
+    create_engine,
+    database_url_problem,
+    holds_rows,
+    migrate,
+    open_transactions,
+)
+from bot.store.leases import SqlLeases
+from bot.store.sql import SqlStore
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Wiring:
+    """The parts of a running App."""
+
+    runtime: Runtime
+    engine: Engine
+    reply_models: ReplyModels
+    views: Views
+    sql_engine: AsyncEngine
+
+
+async def wire(
+    application: type,
+    stack: AsyncExitStack,
+    *,
+    database_url: str | None,
+    clock: Clock | None,
+    settings: Settings | None,
+    services: Mapping[type, object] | None,
+) -> Wiring:
+    """Open everything an App of ``application`` needs, each release pushed on ``stack``."""
+    settings = settings or load_settings()
+    spec = spec_of(application)
+    providers: list[ModelProvider] = [
+        *getattr(spec, "providers", ()),
+        *settings.model_providers(),
+    ]
+    assembly = assemble(application, providers)
+    clock = clock or SystemClock()
+    url = database_url or settings.database_url
+    problem = database_url_problem(url)
+    if problem is not None:
+        raise SettingsError(f"DATABASE_URL: {problem}")
+    keys = key_source(url, settings.countersign_encryption_keys)  # refuses a start at once
+    sql_engine = create_engine(url)
+    stack.push_async_callback(sql_engine.dispose)
+    await migrate(sql_engine, clock.now())
+    # after the database opened: a failed start leaves no key
+    ring = await keys.load(holds_rows=lambda: holds_rows(sql_engine))
+    checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
+    stack.push_async_callback(checkpointer.close)
+    transactions = open_transactions(sql_engine)
+    stack.push_async_callback(transactions.close)
+    runtime = Runtime(
+        store=SqlStore(sql_engine, EncryptingCodec(ring), transactions=transactions),
+        clock=clock,
+        container=Container(services),
+        assembly=assembly,
+    )
+
+    def chat_model_for(component: type, model: Any) -> BaseChatModel:
+        return _chat_model_for(component, model, providers)
+
+    reply_models = ReplyModels.of_app(providers, chat_model_for, sql_engine)
+    guard = TreeGuard(SqlLeases(transactions), clock, owner=f"instance-{uuid.uuid4().hex}")
+    return Wiring(
+        runtime=runtime,
+        engine=Engine(
+            runtime, _build_graphs(runtime, assembly, checkpointer, chat_model_for), guard
+        ),
+        reply_models=reply_models,
+        views=Views(runtime, reply_models.ledger),
+        sql_engine=sql_engine,
+    )
+
+
+def _chat_model_for(
+    component: type, model: Any, providers: Sequence[ModelProvider]
+) -> BaseChatModel:
+    override = override_for(component)
+    if override is not None:
+        return override  # type: ignore[no-any-return]
+    return resolve_chat_model(model, providers)
+
+
+def _build_graphs(
+    runtime: Runtime,
+    assembly: Assembly,
+    checkpointer: OpenCheckpointer,
+    chat_model_for: Callable[[type, Any], BaseChatModel],
+) -> dict[str, Any]:
+    """Root graphs by workflow name; agents and children are found through one lookup."""
+    lookup = GraphLookup()
+    for agent_cls, agent_spec in assembly.agents.items():
+        bindings = {assembly.tools[t].spec.name: assembly.tools[t] for t in agent_spec.tools}
+        loop = AgentLoop(runtime, agent_spec, chat_model_for(agent_cls, agent_spec.model), bindings)
+        lookup.loops[agent_cls] = loop
+        lookup.agents[agent_cls] = build_agent_graph(loop)
+    agents: dict[type, AgentSpec] = dict(assembly.agents)
+    roots = {}
+    for workflow_cls, workflow_spec in assembly.workflows.items():
+        flow = assembly.flows[workflow_cls]
+        assert flow.finish is not None
+        finish = assembly.finishes[flow.finish]
+        lookup.children[workflow_cls] = build_workflow_graph(
+            runtime, workflow_spec, flow, agents, lookup, finish, None
+        )
+        roots[workflow_spec.name] = build_workflow_graph(
+            runtime, workflow_spec, flow, agents, lookup, finish, checkpointer.saver
+        )
+    return roots
