@@ -34,6 +34,14 @@ if TYPE_CHECKING:
         join_quorum,
         join_quorum_groups,
     )
+    from bot.core.answers import (
+        AlreadyClosed,
+        Answered,
+        AnswerOutcome,
+        NotUnderstood,
+        Refused,
+        ReplyKept,
+    )
     from bot.core.budget import Budget, ModelPrice, Spend
     from bot.core.channel import (
         AwaitReply,
@@ -113,6 +121,12 @@ if TYPE_CHECKING:
     from bot.settings import Settings, load_settings
 
 _EXPORTED_FROM: dict[str, str] = {
+    "AlreadyClosed": "bot.core.answers",
+    "Answered": "bot.core.answers",
+    "AnswerOutcome": "bot.core.answers",
+    "NotUnderstood": "bot.core.answers",
+    "Refused": "bot.core.answers",
+    "ReplyKept": "bot.core.answers",
     "AgentFailedError": "bot.core.errors",
     "App": "bot.app",
     "AppClosedError": "bot.core.errors",
@@ -206,6 +220,9 @@ _EXPORTED_FROM: dict[str, str] = {
 
 __all__ = [
     "AgentFailedError",
+    "AlreadyClosed",
+    "AnswerOutcome",
+    "Answered",
     "App",
     "AppClosedError",
     "AssemblyError",
@@ -236,6 +253,7 @@ __all__ = [
     "JoinFailure",
     "ModelPrice",
     "NotPausedError",
+    "NotUnderstood",
     "PauseAnswerer",
     "PauseAnswererError",
     "PauseAuditEntry",
@@ -251,10 +269,12 @@ __all__ = [
     "PiiRefusedError",
     "ReceivedReply",
     "RecordedAnswer",
+    "Refused",
     "RegexDetector",
     "ReplyInput",
     "ReplyInterpretation",
     "ReplyInterpreterMissingError",
+    "ReplyKept",
     "SelfApprovalError",
     "Sensitive",
     "SensitiveFields",

@@ -21,7 +21,7 @@ from bot.components.specs import WorkflowSpec
 from bot.core.answers import Answered, AnswerOutcome
 from bot.core.clock import Clock, TimerHandle
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import (
     AppClosedError,
     CountersignError,
@@ -518,7 +518,7 @@ class App:
             return 0
         recovered = await self._engine.recover()
         for root, report in recovered:
-            await self._tell_moved(root, PauseResolution.REPLIED, report)
+            await self._tell_moved(root, PauseResolution.REPLIED, report, every_answer=True)
         return len(recovered)
 
     async def close_due(self) -> int:
@@ -545,9 +545,26 @@ class App:
     # ---------------------------------------------------------------- internals
 
     async def _tell_moved(
-        self, root: ExecutionRow, resolution: PauseResolution, report: PassReport
+        self,
+        root: ExecutionRow,
+        resolution: PauseResolution,
+        report: PassReport,
+        *,
+        every_answer: bool = False,
     ) -> None:
-        """A tree moved by a sweep, not by a caller: its resume event, so channels catch up."""
+        """A tree moved by a sweep, not by a caller: its resume event, so channels catch up.
+
+        ``every_answer``: after a crash the dead holder may have taken answers it never told,
+        so the event carries every answer of the tree (a channel shows each outcome once)."""
+        answered = report.taken
+        if every_answer:
+            answered = tuple(
+                r
+                for r in await self._runtime.store.list_by_root(
+                    root.execution_id, [PauseStatus.RESOLVED, PauseStatus.TAKEN]
+                )
+                if r.answer is not None and r.answer.responder is not None
+            )
         await self._emit_resume(
             ExecutionResumeEvent(
                 tenant_id=root.tenant_id,
@@ -556,7 +573,7 @@ class App:
                 answered_by="",
                 resolution=resolution,
                 by_sweep=True,
-                answered=tuple(self._views.pause(r) for r in report.taken),
+                answered=tuple(self._views.pause(r) for r in answered),
                 result=await self._views.result(root.execution_id, record=False),
                 error=report.error,
             )

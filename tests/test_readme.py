@@ -34,3 +34,6 @@ def test_every_python_block_of_the_readme_runs(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert "{'text': 'Refunded order 7.'}" in ran.stdout
     assert "{'order_id': '7', 'amount': 20.0}" in ran.stdout
+    assert "not understood: 'approve if under 10', the question still waits" in ran.stdout
+    assert "answered by manager-17 -> COMPLETED" in ran.stdout
+    assert "AlreadyClosed" in ran.stdout

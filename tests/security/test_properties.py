@@ -371,7 +371,7 @@ async def test_a_resume_takes_a_valid_decision_or_refuses_it_and_the_pause_still
     answered = await world.app.find_pause(pause_id, tenant_id=TEAM)
     assert answered is not None and answered.status in ANSWERED
     assert answered.decision is not None
-    assert len(world.ledger.runs) == runs + int(answered.decision["approved"])
+    assert len(world.ledger.runs) == runs + int(answered.decision.approved)
     await pauses.renew()
 
 

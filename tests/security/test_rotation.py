@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Text
 
-import bot.app
+import bot.wiring
 from bot.security import UnknownKeyError, parse_key_ring, reencrypt_database
 from bot.security.reencrypt import PAYLOAD_COLUMNS
 from bot.store.codec import JsonCodec
@@ -85,8 +85,8 @@ async def test_reencrypt_seals_values_stored_in_clear(
     inbox, ledger = Inbox(), Ledger()
     async with database(backend, tmp_path) as url:
         with monkeypatch.context() as plain:
-            plain.setattr(bot.app, "EncryptingCodec", lambda ring: JsonCodec())
-            plain.setattr(bot.app, "encrypted_checkpoint_serde", lambda ring: None)
+            plain.setattr(bot.wiring, "EncryptingCodec", lambda ring: JsonCodec())
+            plain.setattr(bot.wiring, "encrypted_checkpoint_serde", lambda ring: None)
             async with await open_office(url, KEY_A, inbox, ledger) as app:
                 paused = await start_office(app)
                 await approve_refund(app, inbox)

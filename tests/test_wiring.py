@@ -1,0 +1,80 @@
+"""``App.create`` opens everything on one ``AsyncExitStack``: a start that fails late releases
+the database engine, the store's worker threads and the checkpointer it had opened."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot import App
+from bot.testing import mock_llm
+from tests.conftest import NO_SETTINGS
+from tests.office import OfficeAgent, OfficeApplication
+
+
+async def test_a_start_that_fails_late_releases_what_it_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.wiring as wiring
+
+    released: list[str] = []
+    open_checkpointer, open_transactions = wiring.open_checkpointer, wiring.open_transactions
+
+    async def checkpointer(*args: Any, **kwargs: Any) -> Any:
+        opened = await open_checkpointer(*args, **kwargs)
+        close = opened.close
+
+        async def closing() -> None:
+            released.append("checkpointer")
+            await close()
+
+        opened.close = closing
+        return opened
+
+    def transactions(engine: Any) -> Any:
+        opened = open_transactions(engine)
+        close = opened.close
+
+        async def closing() -> None:
+            released.append("transactions")
+            await close()
+
+        monkeypatch.setattr(opened, "close", closing)
+        return opened
+
+    dispose = AsyncEngine.dispose
+
+    async def disposing(self: AsyncEngine, close: bool = True) -> None:
+        released.append("engine")
+        await dispose(self, close)
+
+    def no_graphs(*args: Any) -> Any:
+        raise RuntimeError("the graphs could not be built")
+
+    monkeypatch.setattr(wiring, "open_checkpointer", checkpointer)
+    monkeypatch.setattr(wiring, "open_transactions", transactions)
+    monkeypatch.setattr(AsyncEngine, "dispose", disposing)
+    monkeypatch.setattr(wiring, "_build_graphs", no_graphs)
+    mock_llm(OfficeAgent)  # no provider needed
+    threads_before = ours()
+
+    with pytest.raises(RuntimeError, match="graphs could not be built"):
+        await App.create(
+            OfficeApplication,
+            database_url=f"sqlite+aiosqlite:///{tmp_path / 'x.db'}",
+            settings=NO_SETTINGS,
+        )
+
+    assert released == ["transactions", "checkpointer", "engine"]  # last opened, first closed
+    await asyncio.sleep(0.2)  # a closed worker thread ends on its own turn
+    assert ours() <= threads_before, [t.name for t in threading.enumerate()]
+
+
+def ours() -> int:
+    """Live threads but asyncio's default executor's (the loop's own, not the App's)."""
+    return sum(1 for t in threading.enumerate() if not t.name.startswith("asyncio_"))
