@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 
-from bot.core.errors import CountersignError
+from bot.core.errors import UsageError
 
 
 @runtime_checkable
@@ -48,10 +48,10 @@ class ModelProvider(Protocol):
         return False
 
 
-class ModelUnservedError(CountersignError, LookupError):
+class ModelUnservedError(UsageError, LookupError):
     """No provider serves a model name.
 
-    A ``LookupError`` (the name was looked up and not found) and a ``CountersignError`` with the
+    A ``LookupError`` (the name was looked up and not found) and a ``UsageError`` with the
     stable code of the assembly rule it corresponds to.
     """
 
