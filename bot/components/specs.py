@@ -6,14 +6,13 @@ The decorators check nothing beyond their argument types; every rule is checked 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel
 
-from bot.core.enums import DecidedBy, PauseAnswerer
+from bot.core.enums import DecidedBy
 
 SPEC_ATTRIBUTE = "__countersign_spec__"
 
@@ -154,17 +153,3 @@ def spec_of(cls: Any) -> ComponentSpec | None:
         return None
     spec = cls.__dict__.get(SPEC_ATTRIBUTE)
     return spec if isinstance(spec, ComponentSpec) else None
-
-
-def answered_by_of(role: ChannelRoleSpec | None) -> PauseAnswerer:
-    """A concrete channel named on a tool as is is answered by the thread's owner."""
-    if role is None:
-        return PauseAnswerer.THREAD_OWNER
-    return (
-        role.answered_by if isinstance(role.answered_by, PauseAnswerer) else PauseAnswerer.CHANNEL
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class DepsList:
-    items: Sequence[Any] = field(default_factory=tuple)
