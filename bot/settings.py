@@ -1,9 +1,17 @@
-"""Settings from the environment and ``.env``; each bad one is one clear line naming it."""
+"""Settings from the environment and ``.env``; each bad one is one clear line naming it.
+
+The one way every setting is read (the runtime's here, the Slack channel's, the office desk's):
+:func:`environment` (the environment over ``.env``, blank is unset) and :func:`malformed` (a
+validation error as one ``SettingsError`` line naming the variable). Not pydantic-settings: a
+``BaseSettings`` built directly (``SlackSettings(bot_token=...)`` in a test) also reads the
+process environment, so a developer's ``SLACK_APP_TOKEN`` would switch the test to Socket Mode;
+and an injected ``environ`` (every test of these loaders) needs a custom source.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from dotenv import dotenv_values
@@ -75,10 +83,16 @@ def load_settings(
     try:
         settings = Settings.model_validate({k: v for k, v in values.items() if k in known})
     except ValidationError as error:
-        first = error.errors()[0]
-        name = str(first["loc"][0]).upper() if first.get("loc") else "a setting"
-        raise SettingsError(f"{name} is malformed: {first['msg']}") from None
+        raise malformed(error, str.upper) from None
     problem = database_url_problem(settings.database_url)
     if problem is not None:
         raise SettingsError(f"DATABASE_URL: {problem}")
     return settings
+
+
+def malformed(error: ValidationError, variable: Callable[[str], str]) -> SettingsError:
+    """The first problem of ``error`` as one line naming its variable (``variable(field)``)."""
+    first = error.errors()[0]
+    name = variable(str(first["loc"][0])) if first.get("loc") else "a setting"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return SettingsError(f"{name} is malformed: {message}")

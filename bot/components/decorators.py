@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
@@ -22,6 +22,14 @@ from bot.components.specs import (
     WorkflowStartSpec,
 )
 from bot.core.enums import DecidedBy, PauseAnswerer
+
+if TYPE_CHECKING:  # type-only: `python -m bot --help` does not wait for LangChain
+    from langchain_core.language_models import BaseChatModel
+
+    from bot.components.flow import FlowBuilder
+    from bot.core.budget import Budget
+    from bot.core.pii import PiiPolicy
+    from bot.core.providers import ModelProvider
 
 C = TypeVar("C", bound=type)
 
@@ -44,7 +52,7 @@ def tool(
     input: type[BaseModel],
     output: type[BaseModel] | None = None,
     channel: type | None = None,
-    deps: Sequence[Any] = (),
+    deps: Sequence[type] = (),
     timeout: timedelta = DEFAULT_TOOL_TIMEOUT,
 ) -> Callable[[C], C]:
     """A tool an agent may call; with ``channel`` every call asks that channel first."""
@@ -67,7 +75,7 @@ def agent(
     name: str,
     description: str,
     prompt: str,
-    model: Any,
+    model: str | BaseChatModel,
     tools: Sequence[type] = (),
     max_tool_loop_iterations: int = 25,
 ) -> Callable[[C], C]:
@@ -101,10 +109,10 @@ def workflow(
     *,
     name: str,
     version: str,
-    flow: Sequence[Any],
+    flow: Sequence[FlowBuilder],
     description: str = "",
-    budget: Any = None,
-    pii_policies: Sequence[Any] = (),
+    budget: Budget | None = None,
+    pii_policies: Sequence[PiiPolicy] = (),
 ) -> Callable[[C], C]:
     """A workflow: its flow, and optionally a budget and PII policies for its model calls."""
     return _attach(
@@ -149,7 +157,7 @@ def channel_role(
     )
 
 
-def channel(*, name: str, description: str, deps: Sequence[Any] = ()) -> Callable[[C], C]:
+def channel(*, name: str, description: str, deps: Sequence[type] = ()) -> Callable[[C], C]:
     """A concrete channel: implements a role (or is used on a tool as is)."""
     return _attach(
         lambda cls: ChannelSpec(name=name, description=description, cls=cls, deps=tuple(deps))
@@ -161,10 +169,10 @@ def reply_interpreter(
     name: str,
     description: str,
     decided_by: DecidedBy,
-    model: Any = None,
+    model: str | BaseChatModel | None = None,
     prompt: str | None = None,
     prompt_urls: Sequence[str] = (),
-    deps: Sequence[Any] = (),
+    deps: Sequence[type] = (),
 ) -> Callable[[C], C]:
     return _attach(
         lambda cls: ReplyInterpreterSpec(
@@ -186,11 +194,11 @@ def application(
     workflows: Sequence[type],
     channels: Sequence[type] = (),
     pause_record_retention: timedelta = DEFAULT_PAUSE_RECORD_RETENTION,
-    providers: Sequence[Any] = (),
+    providers: Sequence[ModelProvider] = (),
     entry_workflow: type | None = None,
     description: str = "",
-    budget: Any = None,
-    pii_policies: Sequence[Any] = (),
+    budget: Budget | None = None,
+    pii_policies: Sequence[PiiPolicy] = (),
 ) -> Callable[[C], C]:
     """The application: its workflows, the channel implementations, and its model providers."""
     return _attach(

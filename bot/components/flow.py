@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pydantic import BaseModel
 
 from bot.components.joins import JoinErrorHandler, JoinFailFast, JoinPolicy
-from bot.components.specs import Flow, FlowStep, LaunchStep, Step
+from bot.components.specs import Flow, FlowStep, LaunchStep, Step, StepErrorHandler
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +83,7 @@ class FlowBuilder:
         updated = replace(last, on_join_error=(*last.on_join_error, (error_class, handler)))
         return replace(self, _steps=(*self._steps[:-1], updated))
 
-    def on_error(
-        self, error_class: type[BaseException], handler: Callable[[BaseException], str]
-    ) -> FlowBuilder:
+    def on_error(self, error_class: type[BaseException], handler: StepErrorHandler) -> FlowBuilder:
         """Handle a failure of the step just added (matched by class and cause chain): the
         handler's text is the step's answer and the flow goes on."""
         if not self._steps:

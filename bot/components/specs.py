@@ -6,16 +6,28 @@ The decorators check nothing beyond their argument types; every rule is checked 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from bot.core.enums import DecidedBy, PauseAnswerer
 
+if TYPE_CHECKING:  # type-only: LangChain loads only when models are needed
+    from langchain_core.language_models import BaseChatModel
+
+    from bot.components.flow import FlowBuilder
+    from bot.components.joins import JoinErrorHandler, JoinPolicy
+    from bot.core.budget import Budget
+    from bot.core.pii import PiiPolicy
+    from bot.core.providers import ModelProvider
+
 SPEC_ATTRIBUTE = "__countersign_spec__"
+
+StepErrorHandler = Callable[[BaseException], str]
+"""``.on_error(ErrorClass, handler)``: the handler's text is the failed step's answer."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,7 +35,7 @@ class ComponentSpec:
     name: str
     description: str
     cls: type
-    deps: tuple[Any, ...] = ()
+    deps: tuple[type, ...] = ()
 
     kind: str = "component"
     suffix: str = ""
@@ -42,7 +54,7 @@ class ToolSpec(ComponentSpec):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentSpec(ComponentSpec):
     prompt: str
-    model: Any  # a model name (str) or a langchain_core chat model instance
+    model: str | BaseChatModel  # a model name, or a chat model instance
     tools: tuple[type, ...]
     max_tool_loop_iterations: int
     kind: str = "agent"
@@ -68,7 +80,7 @@ class FlowStep:
     """One step of a linear flow: an agent."""
 
     agent: type
-    on_error: tuple[tuple[type[BaseException], Any], ...] = ()
+    on_error: tuple[tuple[type[BaseException], StepErrorHandler], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,11 +92,11 @@ class LaunchStep:
     """
 
     targets: tuple[type, ...]
-    join: Any  # bot.components.joins.JoinPolicy
-    on_join_error: tuple[tuple[type[BaseException], Any], ...] = ()
-    items: Any = None  # Callable[[str], Sequence[str]] | None
+    join: JoinPolicy
+    on_join_error: tuple[tuple[type[BaseException], JoinErrorHandler], ...] = ()
+    items: Callable[[str], Sequence[str]] | None = None
     max_concurrency: int | None = None
-    on_error: tuple[tuple[type[BaseException], Any], ...] = ()
+    on_error: tuple[tuple[type[BaseException], StepErrorHandler], ...] = ()
 
 
 Step = FlowStep | LaunchStep
@@ -101,9 +113,9 @@ class Flow:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkflowSpec(ComponentSpec):
     version: str
-    flows: tuple[Any, ...]  # FlowBuilder objects, checked at assembly
-    budget: Any = None  # bot.core.budget.Budget
-    pii_policies: tuple[Any, ...] = ()  # bot.core.pii.PiiPolicy
+    flows: tuple[FlowBuilder, ...]  # exactly one, checked at assembly
+    budget: Budget | None = None
+    pii_policies: tuple[PiiPolicy, ...] = ()
     kind: str = "workflow"
     suffix: str = "-workflow"
 
@@ -111,7 +123,7 @@ class WorkflowSpec(ComponentSpec):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChannelRoleSpec(ComponentSpec):
     approves: type[BaseModel]
-    answered_by: Any  # PauseAnswerer; Any so that a missing value is reported at assembly
+    answered_by: PauseAnswerer  # checked at assembly too, for callers without a type checker
     reply_interpreter: type | None
     separation_of_duties: bool = False
     """The execution's owner may not answer (``SelfApprovalError``)."""
@@ -128,7 +140,7 @@ class ChannelSpec(ComponentSpec):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplyInterpreterSpec(ComponentSpec):
     decided_by: DecidedBy
-    model: Any = None
+    model: str | BaseChatModel | None = None
     prompt: str | None = None
     prompt_urls: tuple[str, ...] = ()
     kind: str = "reply-interpreter"
@@ -140,31 +152,17 @@ class ApplicationSpec(ComponentSpec):
     workflows: tuple[type, ...]
     channels: tuple[type, ...]
     pause_record_retention: timedelta
-    providers: tuple[Any, ...] = ()
+    providers: tuple[ModelProvider, ...] = ()
     entry_workflow: type | None = None
-    budget: Any = None  # bot.core.budget.Budget
-    pii_policies: tuple[Any, ...] = ()  # bot.core.pii.PiiPolicy
+    budget: Budget | None = None
+    pii_policies: tuple[PiiPolicy, ...] = ()
     kind: str = "application"
     suffix: str = ""
 
 
-def spec_of(cls: Any) -> ComponentSpec | None:
+def spec_of(cls: object) -> ComponentSpec | None:
     """The spec a decorator put on ``cls`` itself (not one inherited from a base class)."""
     if not isinstance(cls, type):
         return None
     spec = cls.__dict__.get(SPEC_ATTRIBUTE)
     return spec if isinstance(spec, ComponentSpec) else None
-
-
-def answered_by_of(role: ChannelRoleSpec | None) -> PauseAnswerer:
-    """A concrete channel named on a tool as is is answered by the thread's owner."""
-    if role is None:
-        return PauseAnswerer.THREAD_OWNER
-    return (
-        role.answered_by if isinstance(role.answered_by, PauseAnswerer) else PauseAnswerer.CHANNEL
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class DepsList:
-    items: Sequence[Any] = field(default_factory=tuple)

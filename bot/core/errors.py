@@ -1,7 +1,31 @@
 """The error tree of Countersign.
 
-Every error has a stable ``code``. Misuse found at assembly (``AssemblyError``) is one branch,
-runtime failures another (the split of pydantic-ai's ``UserError`` / ``AgentRunError``).
+Every error has a stable ``code``. Under ``CountersignError``, four branches say who acts on an
+error (pydantic-ai's split of ``UserError`` from ``AgentRunError``, one step finer):
+
+- ``UsageError``: the program uses Countersign wrongly; the fix is in its code or its
+  configuration, and the same call fails again. ``AssemblyError`` (every broken rule at once,
+  from ``App.create``), ``SetupError``, ``SettingsError``, ``AppClosedError``, and
+  ``UnknownThreadError`` (thread ids come from the program, never from a person). Elsewhere:
+  ``bot.models.ModelUnservedError`` (the assembly rule ``[model.unserved]`` met at run time)
+  and ``channels.slack.RenderError`` (what the application asks to show breaks Block Kit's
+  limits even truncated: the tool's input model has to change).
+- ``AnswerRefusedError``: an answer to a pause (a click, a reply, ``resume``) was refused;
+  nothing was recorded and the pause is as it was, so a channel tells the person who answered.
+  ``UnknownPauseError``, ``NotPausedError``, ``PauseAnswererError`` (and ``SelfApprovalError``
+  under it), ``ThreadOwnerError``, ``UninterpretableReplyError``,
+  ``ReplyInterpreterMissingError``, and ``DtoValidationError``: a decision or an edit that does
+  not validate is the commonest refused answer (``execute`` refuses an input that does not
+  validate with it too: a value from outside, refused before anything is recorded).
+- ``ExecutionFailedError``: an execution's work failed at run time and the execution records
+  it. ``StepFailedError`` (and ``AgentFailedError`` under it), ``BudgetExceededError``,
+  ``PiiRefusedError``, ``ToolError`` (a tool's failure for the model to read). Elsewhere:
+  ``bot.models.DecisionModelError`` (a decision model's response is neither yes nor no).
+- ``StorageError``: what the database holds cannot be read, or it cannot record now; neither
+  the program nor a person caused it, and the remedy is an operator's (put a key back) or a
+  retry. ``bot.security``'s ``UnknownKeyError``, ``DecryptionError``, ``ReencryptError``, and
+  ``channels.slack``'s ``SeenEventsBusyError`` (Slack delivers the event again).
+
 Messages name the ids involved and what to do next, but never a pause id: the pause id is the
 right to answer and must not leak through logs or error reports.
 """
@@ -26,7 +50,13 @@ class CountersignError(Exception):
 
 
 # --------------------------------------------------------------------------------------------
-# Assembly: the application is wired wrongly; found by App.create, all at once.
+# Misuse: the program uses Countersign wrongly; fix its code or its configuration.
+
+
+class UsageError(CountersignError):
+    """The program uses Countersign wrongly: fix its code or its configuration."""
+
+    code = "usage.invalid"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +71,7 @@ class AssemblyViolation:
         return f"[{self.rule}] {self.component}: {self.message}"
 
 
-class AssemblyError(CountersignError):
+class AssemblyError(UsageError):
     """The application breaks one or more assembly rules; ``violations`` lists every one."""
 
     code = "assembly.invalid"
@@ -56,23 +86,41 @@ class AssemblyError(CountersignError):
         return [v.rule for v in self.violations]
 
 
-class SetupError(CountersignError):
+class SetupError(UsageError):
     """A test kit or API misuse that is not an assembly rule (e.g. mock_llm of a code component)."""
 
     code = "setup.invalid"
 
 
-class SettingsError(CountersignError):
+class SettingsError(UsageError):
     """A missing or malformed setting; the message names the setting."""
 
     code = "settings.invalid"
 
 
+class AppClosedError(UsageError):
+    """The App was closed; create a new one."""
+
+    code = "app.closed"
+
+
+class UnknownThreadError(UsageError):
+    """No execution is known for this thread and tenant."""
+
+    code = "thread.unknown"
+
+
 # --------------------------------------------------------------------------------------------
-# Answering a pause.
+# Refused answers: nothing was recorded, the pause is as it was; tell the person who answered.
 
 
-class UnknownPauseError(CountersignError):
+class AnswerRefusedError(CountersignError):
+    """An answer to a pause was refused; nothing was recorded and the pause is as it was."""
+
+    code = "answer.refused"
+
+
+class UnknownPauseError(AnswerRefusedError):
     """No pause with this id for this tenant (also for another tenant's id: no hint is given)."""
 
     code = "pause.unknown"
@@ -81,13 +129,13 @@ class UnknownPauseError(CountersignError):
         super().__init__(message)
 
 
-class NotPausedError(CountersignError):
+class NotPausedError(AnswerRefusedError):
     """The pause was already answered, withdrawn or cancelled."""
 
     code = "run.not-paused"
 
 
-class PauseAnswererError(CountersignError):
+class PauseAnswererError(AnswerRefusedError):
     """The wrong kind of credential for this pause (owner_id for a CHANNEL pause or vice versa)."""
 
     code = "pause.wrong-answerer"
@@ -100,19 +148,19 @@ class SelfApprovalError(PauseAnswererError):
     code = "pause.self-approval"
 
 
-class ThreadOwnerError(CountersignError):
+class ThreadOwnerError(AnswerRefusedError):
     """A THREAD_OWNER pause answered by someone who does not own the thread."""
 
     code = "pause.not-thread-owner"
 
 
-class DtoValidationError(CountersignError):
+class DtoValidationError(AnswerRefusedError):
     """A decision, a resume request or a DTO is invalid; nothing was recorded."""
 
     code = "dto.invalid"
 
 
-class UninterpretableReplyError(CountersignError):
+class UninterpretableReplyError(AnswerRefusedError):
     """A free-text reply could not be read as a valid answer; the pause stays pending."""
 
     code = "pause.uninterpretable-reply"
@@ -122,51 +170,23 @@ class UninterpretableReplyError(CountersignError):
         super().__init__(f"the reply could not be read as an answer: {reason}")
 
 
-class ReplyInterpreterMissingError(CountersignError):
+class ReplyInterpreterMissingError(AnswerRefusedError):
     """A reply was given for a role that has no reply interpreter; the pause is untouched."""
 
     code = "pause.no-reply-interpreter"
 
 
-class BudgetExceededError(CountersignError):
-    """A budget is exhausted; the model was not called."""
-
-    code = "budget.exceeded"
-
-
-class PiiRefusedError(CountersignError):
-    """A PII policy blocks what would be sent to a model."""
-
-    code = "pii.refused"
-
-
-class UnknownThreadError(CountersignError):
-    """No execution is known for this thread and tenant."""
-
-    code = "thread.unknown"
-
-
-class AppClosedError(CountersignError):
-    """The App was closed; create a new one."""
-
-    code = "app.closed"
-
-
 # --------------------------------------------------------------------------------------------
-# Execution failures.
+# Execution failures: an execution's work failed at run time; the execution records it.
 
 
-class ToolError(CountersignError):
-    """Raised by a tool for a failure the model should read and may work around.
+class ExecutionFailedError(CountersignError):
+    """An execution's work failed at run time (a step, a model, a tool, a budget, a policy)."""
 
-    Any other exception a tool raises fails the agent's step (``AgentFailedError``, the
-    exception as cause): a side effect that failed is not silently retried by the model.
-    """
-
-    code = "tool.error"
+    code = "execution.failed"
 
 
-class StepFailedError(CountersignError):
+class StepFailedError(ExecutionFailedError):
     """A step of an execution failed; the original error is ``__cause__``."""
 
     code = "step.failed"
@@ -184,3 +204,36 @@ class AgentFailedError(StepFailedError):
     def __init__(self, message: str, *, agent: str, execution_id: str | None = None) -> None:
         self.agent = agent
         super().__init__(message, execution_id=execution_id)
+
+
+class BudgetExceededError(ExecutionFailedError):
+    """A budget is exhausted; the model was not called."""
+
+    code = "budget.exceeded"
+
+
+class PiiRefusedError(ExecutionFailedError):
+    """A PII policy blocks what would be sent to a model."""
+
+    code = "pii.refused"
+
+
+class ToolError(ExecutionFailedError):
+    """Raised by a tool for a failure the model should read and may work around.
+
+    Any other exception a tool raises fails the agent's step (``AgentFailedError``, the
+    exception as cause): a side effect that failed is not silently retried by the model.
+    """
+
+    code = "tool.error"
+
+
+# --------------------------------------------------------------------------------------------
+# Storage: what the database holds cannot be read, or it cannot record now (bot.security's
+# errors, channels.slack's SeenEventsBusyError); the remedy is an operator's or a retry.
+
+
+class StorageError(CountersignError):
+    """What the database holds cannot be read, or the database cannot record now."""
+
+    code = "storage.failed"

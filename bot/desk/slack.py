@@ -15,12 +15,9 @@ network): whatever is asked, it asks to refund order A-1001 and to book a team l
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
-
-from dotenv import dotenv_values
 
 from bot.components.decorators import (
     application,
@@ -33,6 +30,7 @@ from bot.core.errors import SettingsError
 from bot.desk.office import ExpenseInput, RefundCardInput, desk_tools, desk_workflow
 from bot.desk.offline_model import OFFLINE_MODEL, OfflineDemoModel
 from bot.models import ModelProvider, serving_provider
+from bot.settings import environment
 from channels.slack import slack_channel
 from channels.slack.approvers import is_approver_id
 from interpreters import KeywordReplyInterpreter
@@ -52,10 +50,7 @@ def load_desk_settings(
     environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env"
 ) -> DeskSettings:
     """The desk's settings; each missing or malformed one is one ``SettingsError`` line."""
-    values: dict[str, str] = {}
-    if env_file and os.path.exists(env_file):
-        values.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
-    values.update(os.environ if environ is None else environ)
+    values = environment(environ, env_file=env_file)
     channel = values.get("COUNTERSIGN_APPROVAL_CHANNEL", "").strip()
     if not channel:
         raise SettingsError(

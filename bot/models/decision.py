@@ -25,7 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ValidationError
 
-from bot.core.errors import CountersignError
+from bot.core.errors import ExecutionFailedError
 
 YES_TOKENS = frozenset({"yes", "y", "true"})
 NO_TOKENS = frozenset({"no", "n", "false"})
@@ -33,7 +33,7 @@ TOP_LOGPROBS = 10
 """How many alternatives of the first token to ask for (OpenAI allows up to 20)."""
 
 
-class DecisionModelError(CountersignError, ValueError):
+class DecisionModelError(ExecutionFailedError, ValueError):
     """A decision model's response cannot be read as yes / no.
 
     The response carries no log-probabilities (the endpoint or model does not return them), or

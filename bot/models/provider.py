@@ -10,48 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 
-from bot.core.errors import CountersignError
+from bot.core.errors import UsageError
+from bot.core.providers import ModelProvider as ModelProvider
 
 
-@runtime_checkable
-class ModelProvider(Protocol):
-    """Serves chat models by name.
-
-    ``name`` is a read-only member so that both a plain attribute and a property satisfy it.
-    A class that subclasses this protocol explicitly inherits ``is_decision_model`` (always
-    ``False``); a structural implementation must define it.
-    """
-
-    @property
-    def name(self) -> str:
-        """A short name for messages, e.g. ``"openrouter"``."""
-        ...
-
-    def serves(self, model: str) -> bool:
-        """Whether this provider can make a chat model for ``model``. Never reaches the network."""
-        ...
-
-    def chat_model(self, model: str) -> BaseChatModel:
-        """The chat model for ``model``; ``ModelUnservedError`` when not ``serves(model)``."""
-        ...
-
-    def is_decision_model(self, model: str) -> bool:
-        """Whether ``model`` is natively a decision model: it reads yes / no only.
-
-        Such a model answers an approval with its probability of "yes" and nothing else (no reason,
-        no changed arguments), so only approval roles may use it.
-        """
-        return False
-
-
-class ModelUnservedError(CountersignError, LookupError):
+class ModelUnservedError(UsageError, LookupError):
     """No provider serves a model name.
 
-    A ``LookupError`` (the name was looked up and not found) and a ``CountersignError`` with the
+    A ``LookupError`` (the name was looked up and not found) and a ``UsageError`` with the
     stable code of the assembly rule it corresponds to.
     """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 _OVERRIDES: dict[type, Any] = {}
-_INSTANCES: dict[type, Any] = {}
+_INSTANCES: dict[type, object] = {}
 
 
 def set_override(component: type, model: Any) -> None:
@@ -20,12 +20,12 @@ def override_for(component: type) -> Any | None:
     return _OVERRIDES.get(component)
 
 
-def set_instance_override(component: type, instance: Any) -> None:
+def set_instance_override(component: type, instance: object) -> None:
     """Every creation of ``component`` (or of a class that extends it) gives ``instance``."""
     _INSTANCES[component] = instance
 
 
-def instance_override_for(component: type) -> Any | None:
+def instance_override_for(component: type) -> object | None:
     for cls in component.__mro__:
         if cls in _INSTANCES:
             return _INSTANCES[cls]

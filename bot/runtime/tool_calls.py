@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.messages import ToolMessage
 from langchain_core.messages.tool import ToolCall
@@ -36,10 +36,16 @@ def _render(result: Any) -> str:
     return json.dumps(result, default=str, ensure_ascii=False)
 
 
+class _Tool(Protocol):
+    """A ``@tool`` instance: ``run`` takes the validated input, sync or async."""
+
+    def run(self, input: BaseModel, /) -> object: ...
+
+
 async def _run(
     runtime: Runtime, binding: ToolBinding, frame: RunFrame, step: StepContext, value: BaseModel
 ) -> str:
-    tool = runtime.container.create(binding.spec.cls, frame.context(step))
+    tool: _Tool = runtime.container.create(binding.spec.cls, frame.context(step))
     result = tool.run(value)
     if inspect.isawaitable(result):
         result = await wait_with_timeout(runtime.clock, result, binding.spec.timeout)

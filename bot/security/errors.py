@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.core.errors import CountersignError
+from bot.core.errors import StorageError
 
 
-class UnknownKeyError(CountersignError):
+class UnknownKeyError(StorageError):
     """A stored value names a key id the key ring does not hold."""
 
     code = "crypto.unknown-key"
@@ -19,13 +19,13 @@ class UnknownKeyError(CountersignError):
         )
 
 
-class DecryptionError(CountersignError):
+class DecryptionError(StorageError):
     """A stored value is damaged, was tampered with, or was moved from another column."""
 
     code = "crypto.undecryptable"
 
 
-class ReencryptError(CountersignError):
+class ReencryptError(StorageError):
     """Re-encryption stopped at a value it cannot read; what was moved before stays moved."""
 
     code = "crypto.reencrypt-stopped"

@@ -13,7 +13,7 @@ from typing import Final
 from pydantic import BaseModel
 
 from bot.app import App
-from bot.components.specs import ChannelRoleSpec, ChannelSpec, spec_of
+from bot.components.specs import ChannelRoleSpec, ChannelSpec
 from bot.core.enums import PauseAnswerer
 
 CONFIG_ATTRIBUTE: Final = "__countersign_slack__"
@@ -101,12 +101,3 @@ class Catalog:
         """Whether a thread reply can answer the role's questions (it has a reply interpreter)."""
         spec = self._roles.get(role)
         return spec is not None and spec.reply_interpreter is not None
-
-
-def role_of(implementation: type) -> ChannelRoleSpec | None:
-    """The role an implementation implements (the first in its MRO)."""
-    for base in implementation.__mro__[1:]:
-        spec = spec_of(base)
-        if isinstance(spec, ChannelRoleSpec):
-            return spec
-    return None

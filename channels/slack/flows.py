@@ -142,12 +142,6 @@ class Flows:
             log.warning("slack: a %s modal from user %s came back altered: refused", kind, user)
         return metadata
 
-    async def submit_reject(
-        self, metadata: ModalMetadata, who: Answerer, values: StateValues
-    ) -> None:
-        after = await self.record_reject(metadata, who, values)
-        await after()
-
     async def record_reject(
         self, metadata: ModalMetadata, who: Answerer, values: StateValues
     ) -> AfterAck:
@@ -174,10 +168,6 @@ class Flows:
         if errors:
             return EditChecked(errors=errors)
         return EditChecked(overrides=overrides or {}, metadata=metadata)
-
-    async def submit_edit(self, checked: EditChecked, who: Answerer) -> None:
-        after = await self.record_edit(checked, who)
-        await after()
 
     async def record_edit(self, checked: EditChecked, who: Answerer) -> AfterAck:
         """An edit submission (checked), recorded before its ack; the rest follows the ack."""
@@ -224,14 +214,6 @@ class Flows:
             await self.pending(who, who.audience.response_url)
 
     # ---------------------------------------------------------------- thread replies
-
-    async def thread_reply(self, who: Answerer, place: ReplyPlace, text: str) -> bool:
-        """Read a reply in a thread as an answer; ``False`` when no question waits there."""
-        after = await self.record_thread_reply(who, place, text)
-        if after is None:
-            return False
-        await after()
-        return True
 
     async def record_thread_reply(
         self, who: Answerer, place: ReplyPlace, text: str

@@ -29,7 +29,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.core.errors import CountersignError
+from bot.core.errors import UsageError
 from bot.core.sensitive import mask_arguments
 from channels.slack.render_values import field_title, format_value
 
@@ -85,7 +85,7 @@ MAX_FALLBACK_TEXT: Final = 3000
 ELLIPSIS: Final = "…"
 
 
-class RenderError(CountersignError):
+class RenderError(UsageError):
     """Something cannot be shown in Slack within Block Kit's limits, even after truncation."""
 
     code = "slack.render"

@@ -6,15 +6,14 @@ signing_secret=..., api_url=stub_url)``) or with :func:`load_slack_settings` in 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Final
 
-from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from bot.core.errors import SettingsError
+from bot.settings import environment, malformed
 
 DEFAULT_API_URL: Final = "https://slack.com/api/"
 DEFAULT_PORT: Final = 3000
@@ -32,6 +31,8 @@ ENVIRONMENT: Final[Mapping[str, str]] = {
     "SLACK_SHUTDOWN_GRACE_SECONDS": "shutdown_grace_seconds",
 }
 """Environment variable → field. Error messages name the variable, never the field."""
+
+_VARIABLE_OF: Final[Mapping[str, str]] = {field: name for name, field in ENVIRONMENT.items()}
 
 _HOW_TO_GET: Final[Mapping[str, str]] = {
     "bot_token": "create the Slack app from manifest.yml and copy its Bot User OAuth Token "
@@ -108,23 +109,12 @@ def load_slack_settings(
 
     Blank values count as missing. Raises ``SettingsError`` naming the first bad variable.
     """
-    values: dict[str, str] = {}
-    if env_file and os.path.exists(env_file):
-        values.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
-    values.update(os.environ if environ is None else environ)
-    fields = {
-        field: values[name].strip()
-        for name, field in ENVIRONMENT.items()
-        if name in values and values[name].strip()
-    }
+    values = environment(environ, env_file=env_file)
+    fields = {field: values[name].strip() for name, field in ENVIRONMENT.items() if name in values}
     for name, field in ENVIRONMENT.items():
         if field in _HOW_TO_GET and field not in fields:
             raise SettingsError(f"{name} is missing: {_HOW_TO_GET[field]} into .env")
     try:
         return SlackSettings.model_validate(fields)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = str(first["loc"][0]) if first.get("loc") else ""
-        name = next((n for n, f in ENVIRONMENT.items() if f == field), "a Slack setting")
-        message = str(first["msg"]).removeprefix("Value error, ")
-        raise SettingsError(f"{name} is malformed: {message}") from None
+        raise malformed(error, lambda field: _VARIABLE_OF.get(field, "a Slack setting")) from None

@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, and_, delete, insert, or_, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from bot.core.errors import CountersignError
+from bot.core.errors import StorageError
 from bot.store.tables import slack_events, slack_messages
 from channels.slack.database import SlackDatabase
 
@@ -42,7 +42,7 @@ class MessageRef:
         return f"MessageRef(channel_id={self.channel_id!r}, ts={self.ts!r}, closed={self.closed})"
 
 
-class SeenEventsBusyError(CountersignError):
+class SeenEventsBusyError(StorageError):
     """The event could not be recorded as seen (the database was busy or unreachable).
 
     Nothing was recorded, so the event was not handled either: answer Slack with a status it

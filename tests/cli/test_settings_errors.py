@@ -24,7 +24,6 @@ from tests.slack.stub import SlackStub
 KEYS = "COUNTERSIGN_ENCRYPTION_KEYS"
 POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/does_not_exist_xyz"
 KEY_16 = "k1:" + base64.b64encode(b"0123456789abcdef").decode()
-OTHER_KEY = "k1:" + "B" * 43 + "="
 
 
 @dataclass(frozen=True)
