@@ -26,6 +26,7 @@ TEST_KIT = {
     "reply_with",
     "decide_with",
     "call_tool",
+    "inspect_app",
 }
 
 

@@ -46,7 +46,7 @@ from bot import (
 )
 from bot.core.channel import AwaitReply
 from bot.runtime.model_overrides import override_for
-from bot.testing import FakeClock, ScriptedChatModel, call_tool, mock_llm
+from bot.testing import FakeClock, ScriptedChatModel, call_tool, inspect_app, mock_llm
 
 KIMI = "moonshotai/kimi-k2.6"
 JEV = "typesafe/jev-1.13"
@@ -355,12 +355,12 @@ class DeskApp:
         )
 
     async def status(self, pause_id: str, tenant_id: str = "acme") -> PauseStatus:
-        record = await self.app._runtime.store.find(tenant_id, pause_id)
+        record = await inspect_app(self.app).store.find(tenant_id, pause_id)
         assert record is not None
         return record.status
 
     async def idempotency_key(self, pause_id: str, tenant_id: str = "acme") -> str:
-        record = await self.app._runtime.store.find(tenant_id, pause_id)
+        record = await inspect_app(self.app).store.find(tenant_id, pause_id)
         assert record is not None
         return record.idempotency_key
 

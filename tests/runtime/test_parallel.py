@@ -15,6 +15,7 @@ from bot import (
     PauseResolution,
     WorkflowStartText,
 )
+from bot.testing import inspect_app
 from tests.conftest import MakeOffice, Office
 from tests.office import ASKED
 from tests.parallel_app import (
@@ -94,7 +95,7 @@ async def test_answering_one_of_two_leaves_the_other_paused(make_office: MakeOff
 async def test_both_answered_before_one_pass_continue_together(make_office: MakeOffice) -> None:
     office = await _office(make_office)
     result = await _execute(office, AllThreeWorkflow)
-    store = office.app._runtime.store
+    store = inspect_app(office.app).store
     from bot.store.records import PauseAnswer
 
     first, second = _refund_ids(office)
@@ -107,7 +108,7 @@ async def test_both_answered_before_one_pass_continue_together(make_office: Make
         )
     root = await store.get(result.execution_id)
     assert root is not None
-    report = await office.app._engine.continue_tree(root.execution_id)
+    report = await inspect_app(office.app).continue_tree(root.execution_id)
     assert report.ran
     final = await office.app.get_result(result.execution_id, tenant_id="acme")
     assert final.status is ExecutionStatus.COMPLETED
@@ -223,7 +224,7 @@ async def test_per_item_children_each_get_their_own_execution(make_office: MakeO
     for pause_id in _refund_ids(office):
         done = await _approve(office, pause_id)
     assert done.status is ExecutionStatus.COMPLETED
-    rows = await office.app._runtime.store.list_executions_by_root(result.execution_id)
+    rows = await inspect_app(office.app).store.list_executions_by_root(result.execution_id)
     child_rows = [r for r in rows if r.parent_execution_id == result.execution_id]
     assert sorted(r.status for r in child_rows) == [ExecutionStatus.COMPLETED] * 2
 

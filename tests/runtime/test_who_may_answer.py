@@ -22,7 +22,7 @@ from bot import (
     tool,
     workflow,
 )
-from bot.testing import TerminalOutput, TerminalUserChannel, call_tool, mock_llm
+from bot.testing import TerminalOutput, TerminalUserChannel, call_tool, inspect_app, mock_llm
 from tests.conftest import NO_SETTINGS, MakeOffice
 from tests.office import OfficeFinish, OfficeStart
 from tests.runtime.helpers import run, script_refund, script_refund_and_expense
@@ -48,7 +48,7 @@ async def test_thread_owner_pause_lists_its_id_and_takes_the_owner(make_office: 
             tenant_id="acme",
             answered_by="U1",
         )
-    record = await office.app._runtime.store.find("acme", owner_pause.pause_id or "")
+    record = await inspect_app(office.app).store.find("acme", owner_pause.pause_id or "")
     assert record is not None and record.status is PauseStatus.PENDING
 
 
@@ -74,7 +74,7 @@ async def test_channel_pause_needs_a_non_empty_answered_by(
             pause_id, decision={"approved": True}, tenant_id="acme", **credentials
         )
     assert error.value.code == "pause.wrong-answerer"
-    record = await office.app._runtime.store.find("acme", pause_id)
+    record = await inspect_app(office.app).store.find("acme", pause_id)
     assert record is not None and record.status is PauseStatus.PENDING
 
 
