@@ -32,7 +32,9 @@ class AroundPass(Protocol):
     """Wraps one LangGraph pass over the tree ``root_execution_id``; must await ``run`` once
     and return what it returned."""
 
-    def __call__(self, root_execution_id: str, run: Callable[[], Awaitable[T]]) -> Awaitable[T]: ...
+    def __call__(
+        self, root_execution_id: str, run: Callable[[], Awaitable[T]], /
+    ) -> Awaitable[T]: ...
 
 
 @dataclass(frozen=True, slots=True)

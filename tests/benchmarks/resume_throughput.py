@@ -226,7 +226,7 @@ async def postgres_saver(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     )
     await pool.open(wait=True)
     try:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = AsyncPostgresSaver(pool)
         await saver.setup()
         yield saver
     finally:

@@ -34,7 +34,11 @@ async def test_a_reply_that_lands_while_send_returns_is_taken_at_once(
         )
         webhooks.append(webhook)
         store = inspect_app(office.app).store
-        while (await store.find("acme", ask.pause_id)).status is PauseStatus.PENDING:  # noqa: ASYNC110  # type: ignore[union-attr]
+        while True:  # until the webhook has answered
+            record = await store.find("acme", ask.pause_id)
+            assert record is not None
+            if record.status is not PauseStatus.PENDING:
+                break
             await asyncio.sleep(0.005)
         return ChannelOutcome.await_reply()
 

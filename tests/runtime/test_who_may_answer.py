@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TypedDict
 
 import pytest
 from pydantic import BaseModel
@@ -52,6 +53,13 @@ async def test_thread_owner_pause_lists_its_id_and_takes_the_owner(make_office: 
     assert record is not None and record.status is PauseStatus.PENDING
 
 
+class Credentials(TypedDict, total=False):
+    """Who answers: ``App.resume``'s ``owner_id`` / ``answered_by``, each one given or left out."""
+
+    owner_id: str
+    answered_by: str
+
+
 @pytest.mark.parametrize(
     "credentials",
     [
@@ -63,7 +71,7 @@ async def test_thread_owner_pause_lists_its_id_and_takes_the_owner(make_office: 
     ],
 )
 async def test_channel_pause_needs_a_non_empty_answered_by(
-    make_office: MakeOffice, credentials: dict[str, str]
+    make_office: MakeOffice, credentials: Credentials
 ) -> None:
     script_refund()
     office = await make_office()
