@@ -54,8 +54,8 @@ from bot import (
 )
 from bot.runtime.checkpoints import psycopg_conninfo
 from bot.testing import FakeClock
+from tests.apps import OfficeFinish, OfficeStart
 from tests.databases import TEST_ENCRYPTION_KEYS, postgres_database
-from tests.office import OfficeFinish, OfficeStart
 from tests.parallel_app import RuleModel
 
 

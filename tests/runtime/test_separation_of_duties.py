@@ -31,8 +31,9 @@ from bot import (
     workflow,
 )
 from bot.testing import call_tool, mock_llm
+from tests.apps import OfficeFinish, OfficeStart
 from tests.conftest import MakeOffice
-from tests.office import Inbox, Ledger, OfficeFinish, OfficeStart
+from tests.office import Inbox, Ledger
 
 
 class PayoutInput(BaseModel):

@@ -24,8 +24,8 @@ from bot import (
     workflow,
 )
 from bot.testing import TerminalOutput, TerminalUserChannel, call_tool, inspect_app, mock_llm
+from tests.apps import OfficeFinish, OfficeStart
 from tests.conftest import NO_SETTINGS, MakeOffice
-from tests.office import OfficeFinish, OfficeStart
 from tests.runtime.helpers import run, script_refund, script_refund_and_expense
 
 
