@@ -16,15 +16,10 @@ from bot import (
     PauseStatus,
     ThreadOwnerError,
     WorkflowFinishText,
-    WorkflowStartText,
-    agent,
-    application,
-    start,
     tool,
-    workflow,
 )
 from bot.testing import TerminalOutput, TerminalUserChannel, call_tool, inspect_app, mock_llm
-from tests.apps import OfficeFinish, OfficeStart
+from tests.apps import sample_agent, sample_application
 from tests.conftest import NO_SETTINGS, MakeOffice
 from tests.runtime.helpers import run, script_refund, script_refund_and_expense
 
@@ -130,22 +125,12 @@ class NoteTool:
         return f"noted {input.text}"
 
 
-@agent(name="note-agent", description="Notes", prompt="Note it.", model="any", tools=[NoteTool])
-class NoteAgent: ...
-
-
-@workflow(
-    name="note-workflow",
-    version="1",
-    flow=[
-        start(OfficeStart).returns(WorkflowStartText).to_agent(NoteAgent).to_finish(OfficeFinish)
-    ],
+NoteAgent = sample_agent(
+    "note", tools=[NoteTool], description="Notes", prompt="Note it.", model="any"
 )
-class NoteWorkflow: ...
-
-
-@application(name="notes", workflows=[NoteWorkflow])
-class NoteApplication: ...
+NOTES = sample_application("notes", agent=NoteAgent, workflow_name="note-workflow", version="1")
+NoteWorkflow = NOTES.workflow
+NoteApplication = NOTES.application
 
 
 async def test_a_concrete_channel_named_on_a_tool_is_answered_by_the_owner() -> None:
