@@ -19,20 +19,13 @@ from bot import (
     ReplyInput,
     ReplyInterpretation,
     Sensitive,
-    WorkflowFinishText,
-    WorkflowStartText,
-    agent,
-    application,
     channel,
     channel_role,
     reply_interpreter,
-    start,
     tool,
-    workflow,
-    workflow_finish,
-    workflow_start,
 )
 from bot.core.channel import AwaitReply
+from tests.apps import sample_agent, sample_application
 
 
 class RefundCardInput(BaseModel):
@@ -269,37 +262,13 @@ class LookupOrderTool:
         return {"order_id": input.order_id, "amount": 42.0}
 
 
-@agent(
-    name="office-agent",
-    description="Refunds cards and books expenses",
-    prompt="Do what is asked.",
-    model="moonshotai/kimi-k2.6",
+OfficeAgent = sample_agent(
+    "office",
     tools=[RefundCardTool, BookExpenseTool, LookupOrderTool],
+    description="Refunds cards and books expenses",
 )
-class OfficeAgent: ...
-
-
-@workflow_start(name="office-workflow-start", description="A request", input=WorkflowStartText)
-class OfficeStart: ...
-
-
-@workflow_finish(name="office-workflow-finish", description="The answer", output=WorkflowFinishText)
-class OfficeFinish: ...
-
-
-@workflow(
-    name="office-workflow",
-    version="1.0.0",
-    flow=[
-        start(OfficeStart).returns(WorkflowStartText).to_agent(OfficeAgent).to_finish(OfficeFinish)
-    ],
+OFFICE = sample_application(
+    "office", agent=OfficeAgent, channels=[RecordingRefundChannel, RecordingExpenseChannel]
 )
-class OfficeWorkflow: ...
-
-
-@application(
-    name="office",
-    workflows=[OfficeWorkflow],
-    channels=[RecordingRefundChannel, RecordingExpenseChannel],
-)
-class OfficeApplication: ...
+OfficeWorkflow = OFFICE.workflow
+OfficeApplication = OFFICE.application

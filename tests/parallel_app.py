@@ -30,12 +30,11 @@ from bot import (
     tool,
     workflow,
 )
+from tests.apps import OfficeFinish, OfficeStart
 from tests.office import (
     ASKED,
     Inbox,
     Ledger,
-    OfficeFinish,
-    OfficeStart,
     RecordingExpenseChannel,
     RecordingRefundChannel,
     RefundApprovalChannel,

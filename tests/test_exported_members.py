@@ -51,7 +51,7 @@ AS_BUILT = {
 TEST_KIT = {
     "FakeClock", "mock_llm", "mock_of", "test_with", "reply_with", "decide_with", "call_tool",
     "AutoApproveChannel", "AutoRejectChannel", "ScriptedChatModel", "TerminalOutput",
-    "TerminalUserChannel",
+    "TerminalUserChannel", "inspect_app", "AppInspector", "AroundPass",
 }  # fmt: skip
 
 INTERPRETERS = {"KeywordReplyInterpreter", "ButtonValueReplyInterpreter"}

@@ -23,7 +23,8 @@ async def test_a_start_that_fails_late_releases_what_it_opened(
     import bot.wiring as wiring
 
     released: list[str] = []
-    open_checkpointer, open_transactions = wiring.open_checkpointer, wiring.open_transactions
+    from bot.runtime.checkpoints import open_checkpointer
+    from bot.store.database import open_transactions
 
     async def checkpointer(*args: Any, **kwargs: Any) -> Any:
         opened = await open_checkpointer(*args, **kwargs)

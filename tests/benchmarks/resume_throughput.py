@@ -54,8 +54,8 @@ from bot import (
 )
 from bot.runtime.checkpoints import psycopg_conninfo
 from bot.testing import FakeClock
+from tests.apps import OfficeFinish, OfficeStart
 from tests.databases import TEST_ENCRYPTION_KEYS, postgres_database
-from tests.office import OfficeFinish, OfficeStart
 from tests.parallel_app import RuleModel
 
 
@@ -226,7 +226,7 @@ async def postgres_saver(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     )
     await pool.open(wait=True)
     try:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = AsyncPostgresSaver(pool)
         await saver.setup()
         yield saver
     finally:

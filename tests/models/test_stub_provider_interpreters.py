@@ -27,6 +27,7 @@ from bot import (
     UninterpretableReplyError,
 )
 from bot.models import OpenAICompatibleProvider, OpenAICompatibleSettings
+from bot.testing import inspect_app
 from tests.models.test_openai_compatible import (
     API_KEY,
     CompletionsStub,
@@ -125,7 +126,7 @@ async def test_kimi_answers_through_the_answer_tool(stub: CompletionsStub) -> No
         result = await desk.app.resume(
             pause_id, reply="ok, but only half", tenant_id="acme", answered_by="manager-17"
         )
-        [row] = await desk.app._reply_models.ledger.calls("acme", result.execution_id)
+        [row] = await inspect_app(desk.app).ledger.calls("acme", result.execution_id)
     assert result.status is ExecutionStatus.COMPLETED
     assert desk.runs.runs == [("refund", {**REFUND, "amount": 15.0})]
     [request] = stub.requests
@@ -181,7 +182,7 @@ async def test_model_failures_leave_the_pause_pending(
         with pytest.raises(UninterpretableReplyError) as caught:
             await desk.app.resume(pause_id, reply="yes", tenant_id="acme", answered_by="m")
         assert await desk.status(pause_id) is PauseStatus.PENDING
-        rows = await desk.app._reply_models.ledger.calls("acme", desk.desk.asks[-1].execution_id)
+        rows = await inspect_app(desk.app).ledger.calls("acme", desk.desk.asks[-1].execution_id)
     assert reason in caught.value.reason
     if cause is not None:
         assert isinstance(caught.value.__cause__, cause)

@@ -40,8 +40,8 @@ from bot import (
     workflow,
 )
 from bot.testing import FakeClock
+from tests.apps import OfficeFinish, OfficeStart
 from tests.databases import TEST_ENCRYPTION_KEYS
-from tests.office import OfficeFinish, OfficeStart
 from tests.parallel_app import RuleModel
 
 

@@ -27,26 +27,22 @@ from bot import (
     ExecutionResult,
     PauseAnswerer,
     PauseStatus,
+    PiiPolicy,
     ReplyInput,
     ReplyInterpretation,
     Sensitive,
     Settings,
-    WorkflowFinishText,
     WorkflowStartText,
-    agent,
-    application,
     channel,
     channel_role,
     reply_interpreter,
-    start,
     tool,
-    workflow,
-    workflow_finish,
-    workflow_start,
 )
 from bot.core.channel import AwaitReply
+from bot.models.provider import ModelProvider
 from bot.runtime.model_overrides import override_for
-from bot.testing import FakeClock, ScriptedChatModel, call_tool, mock_llm
+from bot.testing import FakeClock, ScriptedChatModel, call_tool, inspect_app, mock_llm
+from tests.apps import sample_agent, sample_application
 
 KIMI = "moonshotai/kimi-k2.6"
 JEV = "typesafe/jev-1.13"
@@ -256,22 +252,11 @@ class BookExpenseTool:
         return DeskDone(status=f"booked {input.purpose}")
 
 
-@agent(
-    name="office-agent",
-    description="Refunds cards, returns deposits and books expenses",
-    prompt="Do what is asked.",
-    model=KIMI,
+OfficeAgent = sample_agent(
+    "office",
     tools=[RefundCardTool, ReturnDepositTool, BookExpenseTool],
+    description="Refunds cards, returns deposits and books expenses",
 )
-class OfficeAgent: ...
-
-
-@workflow_start(name="office-workflow-start", description="A request", input=WorkflowStartText)
-class OfficeWorkflowStart: ...
-
-
-@workflow_finish(name="office-workflow-finish", description="The answer", output=WorkflowFinishText)
-class OfficeWorkflowFinish: ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -282,41 +267,26 @@ def desk_application(
     *,
     budget: Budget | None = None,
     workflow_budget: Budget | None = None,
-    pii_policies: Sequence[Any] = (),
-    workflow_pii_policies: Sequence[Any] = (),
-    providers: Sequence[Any] = (),
+    pii_policies: Sequence[PiiPolicy] = (),
+    workflow_pii_policies: Sequence[PiiPolicy] = (),
+    providers: Sequence[ModelProvider] = (),
 ) -> tuple[type, type]:
     """A workflow and the application that runs it (``(application, workflow)``)."""
-
-    @workflow(
-        name="office-workflow",
-        version="1.0.0",
-        flow=[
-            start(OfficeWorkflowStart)
-            .returns(WorkflowStartText)
-            .to_agent(OfficeAgent)
-            .to_finish(OfficeWorkflowFinish)
-        ],
-        budget=workflow_budget,
-        pii_policies=workflow_pii_policies,
-    )
-    class OfficeWorkflow: ...
-
-    @application(
-        name="office",
-        workflows=[OfficeWorkflow],
+    desk = sample_application(
+        "office",
+        agent=OfficeAgent,
         channels=[
             SlackRefundApprovalChannel,
             DeskDepositApprovalChannel,
             ButtonExpenseApprovalChannel,
         ],
         budget=budget,
+        workflow_budget=workflow_budget,
         pii_policies=pii_policies,
+        workflow_pii_policies=workflow_pii_policies,
         providers=providers,
     )
-    class OfficeApplication: ...
-
-    return OfficeApplication, OfficeWorkflow
+    return desk.application, desk.workflow
 
 
 REFUND = {"order_id": "7", "amount": 30.0, "email": "jane@example.com", "note": ""}
@@ -355,12 +325,12 @@ class DeskApp:
         )
 
     async def status(self, pause_id: str, tenant_id: str = "acme") -> PauseStatus:
-        record = await self.app._runtime.store.find(tenant_id, pause_id)
+        record = await inspect_app(self.app).store.find(tenant_id, pause_id)
         assert record is not None
         return record.status
 
     async def idempotency_key(self, pause_id: str, tenant_id: str = "acme") -> str:
-        record = await self.app._runtime.store.find(tenant_id, pause_id)
+        record = await inspect_app(self.app).store.find(tenant_id, pause_id)
         assert record is not None
         return record.idempotency_key
 

@@ -13,6 +13,7 @@ from bot import (
     ToolCallApprovalDecision,
     UnknownPauseError,
 )
+from bot.testing import inspect_app
 from tests.conftest import MakeOffice
 from tests.runtime.helpers import (
     REFUND,
@@ -206,7 +207,7 @@ async def test_a_send_that_raises_fails_the_step_with_the_cause(make_office: Mak
     assert error.value.__cause__ is boom
     assert error.value.agent == "office-agent"
     assert len(llm.calls) == 1  # the model never read it as a tool error
-    rows = await office.app._runtime.store.list_pending("acme")
+    rows = await inspect_app(office.app).store.list_pending("acme")
     assert rows == []  # the tree ended: nothing waits
     assert office.inbox.withdrawals == []  # never sent, never withdrawn
 
@@ -216,7 +217,7 @@ async def test_approved_pause_is_taken_and_status_moves(make_office: MakeOffice)
     office = await make_office()
     await run(office)
     ask = office.inbox.last("refund-card-tool")
-    store = office.app._runtime.store
+    store = inspect_app(office.app).store
     before = await store.find("acme", ask.pause_id)
     assert before is not None and before.status is PauseStatus.PENDING and before.is_sent
     await office.app.resume(

@@ -26,8 +26,9 @@ from bot import (
     workflow,
 )
 from bot.testing import mock_llm
+from tests.apps import OfficeFinish, OfficeStart
 from tests.conftest import NO_SETTINGS
-from tests.office import OfficeApplication, OfficeFinish, OfficeStart
+from tests.office import OfficeApplication
 
 
 class In(BaseModel):

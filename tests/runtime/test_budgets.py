@@ -29,7 +29,7 @@ from bot.runtime.budgets import budget_checks, lineage
 from bot.store.database import create_engine, migrate
 from bot.store.ledger import NewModelCall, SpendScope, SqlLedger
 from bot.store.records import ExecutionRow
-from bot.testing import FakeClock, mock_llm, reply_with
+from bot.testing import FakeClock, inspect_app, mock_llm, reply_with
 from tests.databases import BACKENDS, database
 from tests.runtime.reply_desk import (
     KIMI,
@@ -106,7 +106,7 @@ async def test_the_application_budget_is_checked_before_the_model_is_called() ->
         error = await _exceeded(desk, pause_id)
         assert "application office" in error.message
         assert len(model.calls) == 2  # the model was not called a third time
-        rows = await desk.app._reply_models.ledger.calls("acme", _root(desk, pause_id))
+        rows = await inspect_app(desk.app).ledger.calls("acme", _root(desk, pause_id))
         assert len(rows) == 2  # the refused call is not in the ledger
         done = await desk.app.resume(
             pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
@@ -189,7 +189,7 @@ async def test_cost_comes_from_the_provider_price_and_the_usage() -> None:
         await _unreadable(desk, pause_id)  # 0.003 < 0.005 before it: allowed, now 0.006
         error = await _exceeded(desk, pause_id)
         assert "a cost of 0.006 of 0.005" in error.message
-        rows = await desk.app._reply_models.ledger.calls("acme", _root(desk, pause_id))
+        rows = await inspect_app(desk.app).ledger.calls("acme", _root(desk, pause_id))
     assert [(r.input_tokens, r.output_tokens) for r in rows] == [(1000, 100), (1000, 100)]
     assert [r.cost for r in rows] == [pytest.approx(0.003), pytest.approx(0.003)]
 
@@ -205,7 +205,7 @@ async def test_each_call_is_traced_under_the_pause_execution() -> None:
         key = await desk.idempotency_key(pause_id)
         await _unreadable(desk, pause_id)
         done = await _read(desk, pause_id, "yes")
-        rows = await desk.app._reply_models.ledger.calls("acme", started.execution_id)
+        rows = await inspect_app(desk.app).ledger.calls("acme", started.execution_id)
     assert done.status is ExecutionStatus.COMPLETED
     assert [row.caller for row in rows] == ["reply-interpreter:refund-reply-interpreter"] * 2
     for row in rows:
@@ -232,7 +232,7 @@ async def test_the_execution_spend_counts_the_taken_answer_once() -> None:
         await _unreadable(desk, pause_id)
         done = await _read(desk, pause_id, "yes")
         again = await desk.app.get_result(started.execution_id, tenant_id="acme", record=True)
-        ledger = desk.app._reply_models.ledger
+        ledger = inspect_app(desk.app).ledger
         [taken] = [
             r for r in await ledger.calls("acme", started.execution_id) if r.in_execution_spend
         ]

@@ -15,7 +15,7 @@ from bot import (
     PauseResolution,
     UnknownThreadError,
 )
-from bot.testing import mock_of
+from bot.testing import inspect_app, mock_of
 from tests.conftest import MakeOffice
 from tests.office import RecordingRefundChannel
 from tests.runtime.helpers import run, script_refund, script_refund_and_expense
@@ -157,7 +157,7 @@ async def test_a_pause_cancelled_while_its_send_returns_is_told_by_its_own_step(
     script_refund()
     office = await make_office()
     channel = mock_of(RecordingRefundChannel)
-    store = office.app._runtime.store
+    store = inspect_app(office.app).store
     cancelled = asyncio.Event()
 
     async def slow_send(ask: ChannelAsk) -> object:

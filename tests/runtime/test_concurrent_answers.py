@@ -8,7 +8,7 @@ from typing import Any
 
 from bot import ChannelAsk, ChannelOutcome, ExecutionStatus, PauseResolution, PauseStatus
 from bot.store.leases import LeaseClaim, SqlLeases
-from bot.testing import mock_of
+from bot.testing import inspect_app, mock_of
 from tests.conftest import MakeOffice
 from tests.office import RecordingRefundChannel
 from tests.runtime.helpers import run, script_refund
@@ -33,8 +33,12 @@ async def test_a_reply_that_lands_while_send_returns_is_taken_at_once(
             )
         )
         webhooks.append(webhook)
-        store = office.app._runtime.store
-        while (await store.find("acme", ask.pause_id)).status is PauseStatus.PENDING:  # noqa: ASYNC110  # type: ignore[union-attr]
+        store = inspect_app(office.app).store
+        while True:  # until the webhook has answered
+            record = await store.find("acme", ask.pause_id)
+            assert record is not None
+            if record.status is not PauseStatus.PENDING:
+                break
             await asyncio.sleep(0.005)
         return ChannelOutcome.await_reply()
 
@@ -59,7 +63,7 @@ async def test_a_waiting_resume_takes_over_an_expired_lease(make_office: MakeOff
     office = await make_office()
     paused = await run(office)
     pause_id = office.inbox.last("refund-card-tool").pause_id
-    leases = SqlLeases(office.app._runtime.store.transactions)
+    leases = SqlLeases(inspect_app(office.app).store.transactions)
     # another instance holds the tree and dies: its lease stays until it expires
     assert await leases.try_take(
         LeaseClaim(paused.execution_id, "dead-instance", office.clock.now(), timedelta(seconds=60))
@@ -69,7 +73,7 @@ async def test_a_waiting_resume_takes_over_an_expired_lease(make_office: MakeOff
     )
     await asyncio.sleep(0.1)
     assert not resuming.done()  # it waits for the holder
-    record = await office.app._runtime.store.find("acme", pause_id)
+    record = await inspect_app(office.app).store.find("acme", pause_id)
     assert record is not None and record.status is PauseStatus.RESOLVED  # phase 1 is done
     await office.clock.advance(timedelta(seconds=61))
     result = await asyncio.wait_for(resuming, timeout=5)

@@ -34,13 +34,12 @@ from bot import (
     workflow,
 )
 from bot.testing import FakeClock, call_tool, mock_llm, mock_of
+from tests.apps import OfficeFinish, OfficeStart
 from tests.conftest import NO_SETTINGS, MakeOffice
 from tests.databases import BACKENDS, database
 from tests.office import (
     Ledger,
     OfficeAgent,
-    OfficeFinish,
-    OfficeStart,
     RecordingRefundChannel,
     RefundCardTool,
 )

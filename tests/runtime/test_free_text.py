@@ -13,7 +13,7 @@ from bot import (
     UninterpretableReplyError,
     UnknownPauseError,
 )
-from bot.testing import mock_of
+from bot.testing import inspect_app, mock_of
 from tests.conftest import MakeOffice, Office
 from tests.office import ExpenseReplyInterpreter, RefundReplyInterpreter
 from tests.runtime.helpers import REFUND, run, script_refund, script_refund_and_expense
@@ -27,7 +27,7 @@ async def _refund_pause(make_office: MakeOffice) -> tuple[Office, str]:
 
 
 async def _still_pending(office: Office, pause_id: str) -> None:
-    record = await office.app._runtime.store.find("acme", pause_id)
+    record = await inspect_app(office.app).store.find("acme", pause_id)
     assert record is not None and record.status is PauseStatus.PENDING
 
 
@@ -36,7 +36,7 @@ async def _still_pending(office: Office, pause_id: str) -> None:
     [({"approved": True}, "yes"), (None, ""), (None, "   "), (None, None)],
 )
 async def test_exactly_one_of_decision_or_reply_before_the_look_up(
-    make_office: MakeOffice, decision: object, reply: str | None
+    make_office: MakeOffice, decision: dict[str, bool] | None, reply: str | None
 ) -> None:
     office = await make_office()
     # an unknown id: the shape is checked first, so this is not UnknownPauseError
@@ -46,7 +46,7 @@ async def test_exactly_one_of_decision_or_reply_before_the_look_up(
             decision=decision,
             reply=reply,
             tenant_id="acme",
-            answered_by="m",  # type: ignore[arg-type]
+            answered_by="m",
         )
 
 

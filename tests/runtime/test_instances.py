@@ -5,42 +5,40 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import pytest
 
 from bot import App, ExecutionStatus, NotPausedError, WorkflowStartText
-from bot.testing import FakeClock, test_with
+from bot.testing import FakeClock, inspect_app, test_with
 from tests.conftest import NO_SETTINGS
 from tests.databases import BACKENDS, database
 from tests.office import Inbox, Ledger, OfficeApplication, OfficeWorkflow
 from tests.runtime.crash_worker import run_until_killed
 from tests.runtime.helpers import script_refund, script_refund_and_expense
 
+T = TypeVar("T")
+
 
 def _watch_passes(apps: list[App]) -> dict[str, int]:
     """Record the most passes that ever ran at once on one tree, across the instances."""
     running: Counter[str] = Counter()
     most: dict[str, int] = {}
+
+    async def watched(root: str, run: Callable[[], Awaitable[T]]) -> T:
+        running[root] += 1
+        most[root] = max(most.get(root, 0), running[root])
+        try:
+            await asyncio.sleep(0.01)  # widen the window a second pass would need
+            return await run()
+        finally:
+            running[root] -= 1
+
     for app in apps:
-        engine = app._engine
-        original = engine._run
-
-        async def watched(
-            frame: Any, graph_input: Any, held: Any, _original: Any = original
-        ) -> Any:
-            root = frame.root_execution_id
-            running[root] += 1
-            most[root] = max(most.get(root, 0), running[root])
-            try:
-                await asyncio.sleep(0.01)  # widen the window a second pass would need
-                return await _original(frame, graph_input, held)
-            finally:
-                running[root] -= 1
-
-        engine._run = watched  # type: ignore[method-assign]
+        inspect_app(app).around_each_pass(watched)
     return most
 
 

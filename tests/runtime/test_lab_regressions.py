@@ -87,7 +87,10 @@ def _block_graph() -> Any:
         paused = [r for r in results if isinstance(r, GraphInterrupt)]
         if paused:
             raise GraphInterrupt(tuple(i for e in paused for i in e.args[0]))
-        return {"log": [r["out"] for r in results]}
+        failed = [r for r in results if isinstance(r, BaseException)]
+        if failed:
+            raise failed[0]
+        return {"log": [r["out"] for r in results if not isinstance(r, BaseException)]}
 
     graph = StateGraph(BlockState)
     graph.add_node("block", block)

@@ -31,14 +31,10 @@ from bot import (
     SetupError,
     ToolCallApprovalDecision,
     UninterpretableReplyError,
-    WorkflowStartText,
     agent,
-    application,
     channel,
     reply_interpreter,
-    start,
     tool,
-    workflow,
 )
 from bot.components.specs import SPEC_ATTRIBUTE, ChannelRoleSpec
 from bot.core.channel import AwaitReply
@@ -46,6 +42,7 @@ from bot.core.sensitive import MASK
 from bot.runtime.assembly import assemble
 from bot.runtime.decision_models import DECISION_QUESTION, answer_dto_of
 from bot.testing import decide_with, mock_llm, reply_with
+from tests.apps import sample_application
 from tests.runtime.reply_desk import (
     DEPOSIT,
     DEPOSIT_PROMPT,
@@ -60,8 +57,6 @@ from tests.runtime.reply_desk import (
     DeskApp,
     ExpenseReplyInterpreter,
     OfficeAgent,
-    OfficeWorkflowFinish,
-    OfficeWorkflowStart,
     RefundCardTool,
     RefundReplyInterpreter,
     ReturnDepositTool,
@@ -502,25 +497,10 @@ class NamesProvider:
         return model in self.decision
 
 
-def _shipping_application(**options: Any) -> type:
-    @workflow(
-        name="shipping-workflow",
-        version="1.0.0",
-        flow=[
-            start(OfficeWorkflowStart)
-            .returns(WorkflowStartText)
-            .to_agent(ShippingAgent)
-            .to_finish(OfficeWorkflowFinish)
-        ],
-    )
-    class ShippingWorkflow: ...
-
-    @application(
-        name="shipping", workflows=[ShippingWorkflow], channels=[DeskShippingChannel], **options
-    )
-    class ShippingApplication: ...
-
-    return ShippingApplication
+def _shipping_application() -> type:
+    return sample_application(
+        "shipping", agent=ShippingAgent, channels=[DeskShippingChannel]
+    ).application
 
 
 def _rules(application: type, providers: Sequence[Any] = ()) -> list[AssemblyViolation]:
@@ -598,7 +578,7 @@ def test_prompt_urls_budgets_and_policies_are_checked(monkeypatch: pytest.Monkey
     mock_llm(DepositReplyInterpreter, decision_model=True)
     application_cls, _ = desk_application(
         budget={"max_calls": 3},  # type: ignore[arg-type]
-        workflow_pii_policies=["email"],
+        workflow_pii_policies=["email"],  # type: ignore[list-item]
     )
 
     rules = {(v.rule, v.component) for v in _rules(application_cls)}

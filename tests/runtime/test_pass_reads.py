@@ -8,12 +8,13 @@ from bot import ExecutionStatus, PauseStatus
 from bot.runtime.frame import RunFrame
 from bot.runtime.seam import PausePlace, Taken, ask_channel
 from bot.store.records import PauseAnswer, PauseRecord
+from bot.testing import inspect_app
 from tests.conftest import MakeOffice, Office
 from tests.runtime.helpers import run, script_refund
 
 
 def _count_calls(office: Office, *names: str) -> dict[str, int]:
-    store: Any = office.app._runtime.store
+    store: Any = inspect_app(office.app).store
     counts = dict.fromkeys(names, 0)
     for name in names:
         original = getattr(store, name)
@@ -43,7 +44,7 @@ async def test_a_resumed_step_does_not_read_its_pause_again(make_office: MakeOff
 async def _stale_copy(office: Office) -> tuple[PauseRecord, RunFrame, PausePlace]:
     """A paused refund, answered: the RESOLVED copy a drain would read, and where it waits."""
     await run(office)
-    store = office.app._runtime.store
+    store = inspect_app(office.app).store
     pause_id = office.inbox.last("refund-card-tool").pause_id
     answer = PauseAnswer(decision={"approved": True}, responder="m")
     assert await store.resolve("acme", pause_id, answer, office.clock.now())
@@ -66,7 +67,7 @@ async def test_the_copy_the_drain_read_takes_the_answer(make_office: MakeOffice)
     script_refund()
     office = await make_office()
     record, frame, place = await _stale_copy(office)
-    runtime = office.app._runtime
+    runtime = inspect_app(office.app).runtime
     binding = runtime.assembly.tool_named(record.ask.tool)
     assert binding is not None
     outcome = await ask_channel(runtime, binding, frame, record.ask, place)
@@ -79,7 +80,7 @@ async def test_a_stale_copy_never_answers_twice(make_office: MakeOffice) -> None
     script_refund()
     office = await make_office()
     record, frame, place = await _stale_copy(office)
-    runtime = office.app._runtime
+    runtime = inspect_app(office.app).runtime
     assert await runtime.store.take(record)  # another pass took it after the read
     binding = runtime.assembly.tool_named(record.ask.tool)
     assert binding is not None

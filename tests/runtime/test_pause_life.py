@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from bot import NotPausedError, PauseResolution, PauseStatus, UnknownPauseError
+from bot.testing import inspect_app
 from tests.conftest import MakeOffice, Office
 from tests.runtime.helpers import run, script_refund, script_refund_and_expense
 
@@ -33,7 +34,7 @@ async def test_times_come_from_the_application_clock(make_office: MakeOffice) ->
     await office.app.resume(
         pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
     )
-    record = await office.app._runtime.store.find("acme", pause_id)
+    record = await inspect_app(office.app).store.find("acme", pause_id)
     assert record is not None
     assert record.asked_at == asked
     assert record.resolved_at == asked + timedelta(minutes=5)
@@ -61,7 +62,7 @@ async def test_retention_never_removes_a_pending_pause_and_recovery_takes_a_reso
     script_refund_and_expense()
     office = await make_office()
     await run(office)
-    store = office.app._runtime.store
+    store = inspect_app(office.app).store
     refund = office.inbox.last("refund-card-tool")
     # phase 1 only, as if the instance that recorded it died before its pass
     from bot.store.records import PauseAnswer
@@ -79,10 +80,10 @@ async def test_retention_never_removes_a_pending_pause_and_recovery_takes_a_reso
 
 async def test_the_audit_trail_outlives_the_pause_record(make_office: MakeOffice) -> None:
     office, pause_id = await _answered_refund(make_office)
-    record = await office.app._runtime.store.find("acme", pause_id)
+    record = await inspect_app(office.app).store.find("acme", pause_id)
     assert record is not None
     await office.clock.advance(timedelta(days=2))
-    assert await office.app._runtime.store.find("acme", pause_id) is None
+    assert await inspect_app(office.app).store.find("acme", pause_id) is None
     result = await office.app.get_result(record.execution_id, tenant_id="acme", record=True)
     assert result.record is not None
     [entry] = result.record.pauses
@@ -111,14 +112,14 @@ async def test_retention_is_configurable(make_office: MakeOffice) -> None:
         pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
     )
     await office.clock.advance(timedelta(minutes=9))
-    assert await office.app._runtime.store.find("acme", pause_id) is not None
+    assert await inspect_app(office.app).store.find("acme", pause_id) is not None
     await office.clock.advance(timedelta(minutes=2))
-    assert await office.app._runtime.store.find("acme", pause_id) is None
+    assert await inspect_app(office.app).store.find("acme", pause_id) is None
 
 
 async def test_sweep_deletes_in_batches(make_office: MakeOffice) -> None:
     office = await make_office()
-    store = office.app._runtime.store
+    store = inspect_app(office.app).store
     from bot.core.dtos import ToolCallApprovalAsk
     from bot.core.enums import PauseAnswerer
     from bot.store.records import NewPause

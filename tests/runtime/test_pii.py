@@ -29,7 +29,7 @@ from bot.core.pii import PiiAction, luhn_valid
 from bot.core.reply import ReplyInput
 from bot.core.sensitive import MASK
 from bot.runtime.pii import UnknownTokenError, shield
-from bot.testing import ScriptedChatModel, mock_llm, reply_with
+from bot.testing import ScriptedChatModel, inspect_app, mock_llm, reply_with
 from tests.runtime.reply_desk import (
     REFUND,
     DeskApp,
@@ -197,7 +197,7 @@ async def test_block_with_refusal_throws_before_any_call(
         assert VISA not in str(caught.value)
         assert await desk.status(pause_id) is PauseStatus.PENDING  # untouched
         root = desk.desk.asks[-1].execution_id
-        assert await desk.app._reply_models.ledger.calls("acme", root) == []
+        assert await inspect_app(desk.app).ledger.calls("acme", root) == []
     assert model.calls == []
 
 

@@ -52,7 +52,7 @@ async def test_an_http_prompt_is_fetched_once(server: PromptServer) -> None:
 
     texts = await asyncio.gather(source.text(url), source.text(url), source.text(url))
 
-    assert texts == ["Be brief."] * 3
+    assert list(texts) == ["Be brief."] * 3
     assert server.hits == 1
 
 

@@ -21,18 +21,15 @@ from bot import (
     ReplyInterpretation,
     SelfApprovalError,
     WorkflowStartText,
-    agent,
-    application,
     channel,
     channel_role,
     reply_interpreter,
-    start,
     tool,
-    workflow,
 )
 from bot.testing import call_tool, mock_llm
+from tests.apps import sample_agent, sample_application
 from tests.conftest import MakeOffice
-from tests.office import Inbox, Ledger, OfficeFinish, OfficeStart
+from tests.office import Inbox, Ledger
 
 
 class PayoutInput(BaseModel):
@@ -85,22 +82,18 @@ class PayoutTool:
         return "paid"
 
 
-@agent(name="payout-agent", description="Pays", prompt="p", model="offline", tools=[PayoutTool])
-class PayoutAgent: ...
-
-
-@workflow(
-    name="payout-workflow",
-    version="1",
-    flow=[
-        start(OfficeStart).returns(WorkflowStartText).to_agent(PayoutAgent).to_finish(OfficeFinish)
-    ],
+PayoutAgent = sample_agent(
+    "payout", tools=[PayoutTool], description="Pays", prompt="p", model="offline"
 )
-class PayoutWorkflow: ...
-
-
-@application(name="payouts", workflows=[PayoutWorkflow], channels=[InboxPayoutChannel])
-class PayoutApplication: ...
+PAYOUTS = sample_application(
+    "payouts",
+    agent=PayoutAgent,
+    channels=[InboxPayoutChannel],
+    workflow_name="payout-workflow",
+    version="1",
+)
+PayoutWorkflow = PAYOUTS.workflow
+PayoutApplication = PAYOUTS.application
 
 
 async def _asked(make_office: MakeOffice) -> tuple[Any, str]:
@@ -164,24 +157,15 @@ async def test_a_thread_owner_role_cannot_separate_duties() -> None:
         def run(self, input: PayoutInput) -> str:
             return "x"
 
-    @agent(name="own-agent", description="d", prompt="p", model="offline", tools=[OwnTool])
-    class OwnAgent: ...
-
-    @workflow(
-        name="own-workflow",
+    own = sample_application(
+        "own",
+        agent=sample_agent("own", tools=[OwnTool], description="d", prompt="p", model="offline"),
         version="1",
-        flow=[
-            start(OfficeStart).returns(WorkflowStartText).to_agent(OwnAgent).to_finish(OfficeFinish)
-        ],
     )
-    class OwnWorkflow: ...
-
-    @application(name="own", workflows=[OwnWorkflow])
-    class OwnApplication: ...
 
     from bot import App
 
-    mock_llm(OwnAgent)
+    mock_llm(own.agent)
     with pytest.raises(AssemblyError) as error:
-        await App.create(OwnApplication, database_url="sqlite+aiosqlite:///:memory:")
+        await App.create(own.application, database_url="sqlite+aiosqlite:///:memory:")
     assert "[channel-role.separation-of-duties]" in error.value.message

@@ -22,7 +22,7 @@ async def test_two_approvals_pause_and_resume(make_office: MakeOffice) -> None:
     assert result.status is ExecutionStatus.PAUSED
     assert len(result.pending) == 2
     refund_id = office.inbox.last("refund-card-tool").pause_id
-    expense = next(p for p in result.pending if p.pause_id)
+    expense_id = next(p.pause_id for p in result.pending if p.pause_id)
     r2 = await office.app.resume(
         refund_id,
         decision=ToolCallApprovalDecision(approved=True),
@@ -32,7 +32,7 @@ async def test_two_approvals_pause_and_resume(make_office: MakeOffice) -> None:
     assert r2.status is ExecutionStatus.PAUSED
     assert len(r2.pending) == 1
     r3 = await office.app.resume(
-        expense.pause_id, decision={"approved": True}, tenant_id="acme", owner_id="U1"
+        expense_id, decision={"approved": True}, tenant_id="acme", owner_id="U1"
     )
     assert r3.status is ExecutionStatus.COMPLETED
     assert r3.output == {"text": "all done"}

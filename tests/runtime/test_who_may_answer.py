@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TypedDict
 
 import pytest
 from pydantic import BaseModel
@@ -15,16 +16,11 @@ from bot import (
     PauseStatus,
     ThreadOwnerError,
     WorkflowFinishText,
-    WorkflowStartText,
-    agent,
-    application,
-    start,
     tool,
-    workflow,
 )
-from bot.testing import TerminalOutput, TerminalUserChannel, call_tool, mock_llm
+from bot.testing import TerminalOutput, TerminalUserChannel, call_tool, inspect_app, mock_llm
+from tests.apps import sample_agent, sample_application
 from tests.conftest import NO_SETTINGS, MakeOffice
-from tests.office import OfficeFinish, OfficeStart
 from tests.runtime.helpers import run, script_refund, script_refund_and_expense
 
 
@@ -48,8 +44,15 @@ async def test_thread_owner_pause_lists_its_id_and_takes_the_owner(make_office: 
             tenant_id="acme",
             answered_by="U1",
         )
-    record = await office.app._runtime.store.find("acme", owner_pause.pause_id or "")
+    record = await inspect_app(office.app).store.find("acme", owner_pause.pause_id or "")
     assert record is not None and record.status is PauseStatus.PENDING
+
+
+class Credentials(TypedDict, total=False):
+    """Who answers: ``App.resume``'s ``owner_id`` / ``answered_by``, each one given or left out."""
+
+    owner_id: str
+    answered_by: str
 
 
 @pytest.mark.parametrize(
@@ -63,7 +66,7 @@ async def test_thread_owner_pause_lists_its_id_and_takes_the_owner(make_office: 
     ],
 )
 async def test_channel_pause_needs_a_non_empty_answered_by(
-    make_office: MakeOffice, credentials: dict[str, str]
+    make_office: MakeOffice, credentials: Credentials
 ) -> None:
     script_refund()
     office = await make_office()
@@ -74,7 +77,7 @@ async def test_channel_pause_needs_a_non_empty_answered_by(
             pause_id, decision={"approved": True}, tenant_id="acme", **credentials
         )
     assert error.value.code == "pause.wrong-answerer"
-    record = await office.app._runtime.store.find("acme", pause_id)
+    record = await inspect_app(office.app).store.find("acme", pause_id)
     assert record is not None and record.status is PauseStatus.PENDING
 
 
@@ -122,22 +125,12 @@ class NoteTool:
         return f"noted {input.text}"
 
 
-@agent(name="note-agent", description="Notes", prompt="Note it.", model="any", tools=[NoteTool])
-class NoteAgent: ...
-
-
-@workflow(
-    name="note-workflow",
-    version="1",
-    flow=[
-        start(OfficeStart).returns(WorkflowStartText).to_agent(NoteAgent).to_finish(OfficeFinish)
-    ],
+NoteAgent = sample_agent(
+    "note", tools=[NoteTool], description="Notes", prompt="Note it.", model="any"
 )
-class NoteWorkflow: ...
-
-
-@application(name="notes", workflows=[NoteWorkflow])
-class NoteApplication: ...
+NOTES = sample_application("notes", agent=NoteAgent, workflow_name="note-workflow", version="1")
+NoteWorkflow = NOTES.workflow
+NoteApplication = NOTES.application
 
 
 async def test_a_concrete_channel_named_on_a_tool_is_answered_by_the_owner() -> None:

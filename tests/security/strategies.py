@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 from urllib.parse import urlencode
 
 from hypothesis import strategies as st
@@ -34,6 +34,10 @@ FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"
 
 
+@overload
+def with_pause(tree: str, pause_id: str) -> str: ...
+@overload
+def with_pause(tree: Any, pause_id: str) -> Any: ...
 def with_pause(tree: Any, pause_id: str) -> Any:
     """``tree`` with the pause markers replaced by ``pause_id`` in every string."""
     if isinstance(tree, str):
@@ -417,8 +421,8 @@ class Mistyped:
     value: Any
 
     def apply(self, payload: dict[str, Any]) -> dict[str, Any]:
-        changed = json.loads(json.dumps(payload))
-        node = changed
+        changed: dict[str, Any] = json.loads(json.dumps(payload))
+        node: Any = changed  # dicts and lists on the way down, by str keys and int indices
         for key in self.path[:-1]:
             node = node[key]
         node[self.path[-1]] = self.value
@@ -429,7 +433,9 @@ def _wrong(allowed: tuple[type, ...]) -> st.SearchStrategy[Any]:
     return json_values.filter(lambda value: not isinstance(value, allowed))
 
 
-def _mistyped(kind: Literal["click", "submission"], fields: dict[FieldPath, tuple[type, ...]]):
+def _mistyped(
+    kind: Literal["click", "submission"], fields: dict[FieldPath, tuple[type, ...]]
+) -> st.SearchStrategy[Mistyped]:
     return st.sampled_from(sorted(fields, key=str)).flatmap(
         lambda path: st.builds(
             Mistyped, kind=st.just(kind), path=st.just(path), value=_wrong(fields[path])

@@ -38,7 +38,7 @@ from bot.core.errors import CountersignError
 from channels.slack.edge import MAX_DEPTH
 from channels.slack.render import APPROVE_ACTION, EDIT_MODAL, REJECT_MODAL, action_kind
 from channels.slack.render_modal import REASON_BLOCK
-from channels.slack.signing import MetadataSigner, ModalMetadata
+from channels.slack.signing import MetadataSigner, ModalKind, ModalMetadata
 from tests.security.strategies import (
     KNOWN_CHARSETS,
     BadSignature,
@@ -194,7 +194,7 @@ def allows(click: Click, pause_id: str) -> bool:
 
 
 def tampered_metadata(submission: Submission, pause_id: str) -> str:
-    kind = "edit" if submission.callback_id == EDIT_MODAL else "reject"
+    kind: ModalKind = "edit" if submission.callback_id == EDIT_MODAL else "reject"
     signer = MetadataSigner(SECRET)
     genuine = ModalMetadata(kind=kind, pause_id=pause_id, user=submission.user, channel=APPROVALS)
     match submission.tampering:
@@ -214,7 +214,7 @@ def tampered_metadata(submission: Submission, pause_id: str) -> str:
         case "other secret":
             return MetadataSigner("not-the-secret").seal(genuine)
         case "other kind":
-            other = "reject" if kind == "edit" else "edit"
+            other: ModalKind = "reject" if kind == "edit" else "edit"
             return signer.seal(ModalMetadata(kind=other, pause_id=pause_id, user=submission.user))
         case "other user":
             someone = STRANGER if submission.user == MANAGER else MANAGER

@@ -9,10 +9,21 @@ from typing import Any
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
+from channels.slack.render import RenderedMessage
 from tests.slack.stub import Call
 
 MESSAGE_METHODS = ("chat.postMessage", "chat.update", "chat.postEphemeral", "response_url")
 VIEW_METHODS = ("views.open", "views.publish")
+
+
+def blocks_of(message: RenderedMessage) -> list[dict[str, Any]]:
+    """The blocks, typed for indexing in assertions (JSON as Slack reads it)."""
+    return message.blocks
+
+
+def as_json(view: dict[str, object]) -> dict[str, Any]:
+    """A rendered view or modal, typed for indexing in assertions."""
+    return view
 
 
 def nodes(obj: object) -> Iterator[Mapping[str, Any]]:

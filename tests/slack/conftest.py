@@ -25,9 +25,9 @@ from slack_sdk.signature import SignatureVerifier
 from bot import App, ExecutionResult, Settings, WorkflowStartText
 from bot.testing import FakeClock, ScriptedChatModel, mock_llm
 from channels.slack import SlackBot, SlackSettings, SlackThread
+from tests.office import Ledger
 from tests.slack.office import (
     APPROVALS,
-    Ledger,
     SlackOfficeAgent,
     SlackOfficeApplication,
     SlackOfficeWorkflow,
@@ -43,6 +43,7 @@ def signed_headers(
 ) -> dict[str, str]:
     stamp = str(int(time.time()) if timestamp is None else timestamp)
     signature = SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)
+    assert signature is not None  # slack_sdk types it Optional: None only without a body
     return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature}
 
 

@@ -16,19 +16,15 @@ from bot import (
     DecidedBy,
     PauseAnswerer,
     Sensitive,
-    WorkflowStartText,
-    agent,
-    application,
     channel_role,
     reply_interpreter,
-    start,
     tool,
-    workflow,
 )
 from bot.core.channel import ChannelOf
 from channels.slack import slack_channel
 from interpreters import KeywordReplyInterpreter
-from tests.office import Done, ExpenseInput, Ledger, OfficeFinish, OfficeStart
+from tests.apps import sample_agent, sample_application
+from tests.office import Done, ExpenseInput, Ledger
 
 APPROVALS = "C0APPROVALS"
 MANAGER = "U0MANAGER"
@@ -164,37 +160,16 @@ class WireMoneyTool:
         return Done(status=f"wired {input.amount}")
 
 
-@agent(
-    name="slack-office-agent",
-    description="Refunds, books expenses, wires money",
-    prompt="Do what is asked.",
-    model="moonshotai/kimi-k2.6",
+SlackOfficeAgent = sample_agent(
+    "slack-office",
     tools=[RefundCardTool, BookExpenseTool, WireMoneyTool],
+    description="Refunds, books expenses, wires money",
 )
-class SlackOfficeAgent: ...
-
-
-SlackOfficeStart = OfficeStart
-SlackOfficeFinish = OfficeFinish
-
-
-@workflow(
-    name="slack-office-workflow",
-    version="1.0.0",
-    flow=[
-        start(SlackOfficeStart)
-        .returns(WorkflowStartText)
-        .to_agent(SlackOfficeAgent)
-        .to_finish(SlackOfficeFinish)
-    ],
-)
-class SlackOfficeWorkflow: ...
-
-
-@application(
-    name="slack-office",
-    workflows=[SlackOfficeWorkflow],
+SLACK_OFFICE = sample_application(
+    "slack-office",
+    agent=SlackOfficeAgent,
     channels=[SlackRefundChannel, SlackExpenseChannel, SlackWireChannel],
-    entry_workflow=SlackOfficeWorkflow,
+    entry_workflow=True,
 )
-class SlackOfficeApplication: ...
+SlackOfficeWorkflow = SLACK_OFFICE.workflow
+SlackOfficeApplication = SLACK_OFFICE.application

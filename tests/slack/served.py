@@ -22,9 +22,9 @@ from bot import (
     workflow_finish,
     workflow_start,
 )
-from bot.cli.demo import OfflineDemoModel
 from bot.core.channel import ChannelOf
 from bot.desk.office import Done, ExpenseInput, RefundCardInput
+from bot.desk.offline_model import OfflineDemoModel
 from channels.slack import slack_channel
 from interpreters import KeywordReplyInterpreter
 

@@ -91,7 +91,9 @@ class SlackStub:
 
     # ---------------------------------------------------------------- scripting
 
-    def fail_next(self, method: str, *, status: int = 429, retry_after: int = 0, times: int = 1):
+    def fail_next(
+        self, method: str, *, status: int = 429, retry_after: int = 0, times: int = 1
+    ) -> None:
         self.failures[method] = Scripted(status=status, retry_after=retry_after, times=times)
 
     # ---------------------------------------------------------------- reading

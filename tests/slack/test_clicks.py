@@ -20,7 +20,7 @@ from bot import (
     PauseView,
     Tenant,
 )
-from bot.testing import call_tool
+from bot.testing import call_tool, inspect_app
 from channels.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
 from channels.slack.render_message import REPLY_HINT
 from channels.slack.threads import SlackThread
@@ -121,7 +121,7 @@ async def test_a_withdrawn_question_says_it_is_no_longer_needed(world: SlackWorl
     assert pause is not None
     ask, context = channel_of(pause)
     # as a parallel launch does when a sibling failed: close the pause, then withdraw it
-    await world.app._runtime.store.cancel(
+    await inspect_app(world.app).store.cancel(
         TEAM, pause_id, PauseResolution.WITHDRAWN, world.clock.now()
     )
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot import ChannelWithdrawal, ExecutionStatus, PauseResolution, Settings
-from bot.testing import call_tool
+from bot.testing import call_tool, inspect_app
 from channels.slack.notes import NoteRef
 from channels.slack.render import APPROVE_ACTION
 from channels.slack.threads import SlackThread
@@ -114,7 +114,7 @@ async def test_a_withdrawal_updates_the_note(world: SlackWorld) -> None:
     pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
     assert pause is not None
     ask, context = channel_of(pause)
-    await world.app._runtime.store.cancel(
+    await inspect_app(world.app).store.cancel(
         TEAM, pause_id, PauseResolution.WITHDRAWN, world.clock.now()
     )
 

@@ -48,6 +48,7 @@ from channels.slack.render_pending import (
     home_view,
     pending_list,
 )
+from tests.slack.checks import as_json, blocks_of
 
 PAUSE_ID = "5f0c2a9e8b7d4c3e9a1f6b2d7c8e9f01"
 SECRET = "carol@example.com"
@@ -192,15 +193,6 @@ def assert_view_valid(view: dict[str, Any], *, pause_ids: set[str]) -> None:
     assert rebuilt == view
     assert_blocks_valid(view["blocks"], max_blocks=100)
     assert_pause_ids_only_in_button_values(view, "", pause_ids)
-
-
-def blocks_of(message: RenderedMessage) -> list[dict[str, Any]]:
-    """The blocks, typed for indexing in assertions."""
-    return message.blocks
-
-
-def as_json(view: dict[str, object]) -> dict[str, Any]:
-    return view
 
 
 def buttons(blocks: list[dict[str, Any]]) -> list[Mapping[str, Any]]:

@@ -21,7 +21,7 @@ from channels.slack.render_message import (
     Withdrawn,
 )
 from channels.slack.render_note import settled_note, waiting_note
-from tests.slack.checks import assert_blocks_valid, buttons
+from tests.slack.checks import assert_blocks_valid, blocks_of, buttons
 
 SECRET = "carol@example.com"
 
@@ -55,7 +55,7 @@ def check(message: RenderedMessage) -> list[str]:
     assert SECRET not in dumped and "5f0c2a9e" not in dumped
     return [
         block["text"]["text"] if block["type"] == "section" else block["elements"][0]["text"]
-        for block in message.blocks
+        for block in blocks_of(message)
     ]
 
 

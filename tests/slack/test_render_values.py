@@ -14,7 +14,7 @@ from channels.slack.render import MAX_FIELD_TEXT, ApprovalView, argument_fields
 from channels.slack.render_message import approval_message
 from channels.slack.render_modal import edit_modal
 from channels.slack.render_values import field_title, format_value, humanize, is_money
-from tests.slack.checks import assert_blocks_valid
+from tests.slack.checks import as_json, assert_blocks_valid, blocks_of
 
 
 class Priority(Enum):
@@ -150,7 +150,7 @@ def test_the_approval_message_shows_titles_and_formatted_values() -> None:
     message = approval_message(view)
 
     assert_blocks_valid(message.blocks, max_blocks=50)
-    assert [f["text"] for f in message.blocks[1]["fields"]] == [
+    assert [f["text"] for f in blocks_of(message)[1]["fields"]] == [
         "*Order ID*\n42",
         "*Customer page*\nhttps://x.example",
         "*Amount*\n1,234.50",
@@ -175,5 +175,7 @@ def test_the_edit_modal_labels_its_inputs_with_the_same_titles() -> None:
 
     modal = edit_modal(view, private_metadata="{}")
 
-    labels = [block["label"]["text"] for block in modal["blocks"] if block["type"] == "input"]
+    labels = [
+        block["label"]["text"] for block in as_json(modal)["blocks"] if block["type"] == "input"
+    ]
     assert labels == ["Customer page", "Order ID"]

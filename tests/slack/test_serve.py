@@ -16,7 +16,7 @@ import pytest
 
 from bot import App, Settings
 from bot.cli.main import main
-from bot.components.specs import ApplicationSpec, WorkflowSpec, spec_of
+from bot.components.specs import ApplicationSpec, FlowStep, WorkflowSpec, spec_of
 from bot.desk.slack import DeskSettings, build_desk
 from bot.testing import FakeClock, call_tool, mock_llm
 from channels.slack import SlackBot, SlackSettings
@@ -334,7 +334,9 @@ def desk_agent(application: type) -> type:
     assert isinstance(spec, ApplicationSpec)
     workflow = spec_of(spec.workflows[0])
     assert isinstance(workflow, WorkflowSpec)
-    return workflow.flows[0].build().steps[0].agent  # type: ignore[no-any-return]
+    step = workflow.flows[0].build().steps[0]
+    assert isinstance(step, FlowStep)
+    return step.agent
 
 
 async def test_the_desk_asks_its_approvers_in_the_approval_channel(

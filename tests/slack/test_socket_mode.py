@@ -13,8 +13,9 @@ from bot import App, Settings
 from bot.testing import FakeClock, mock_llm
 from channels.slack import SlackBot, SlackSettings
 from channels.slack.store import SeenEvents
+from tests.office import Ledger
 from tests.slack.conftest import OWNER_CHANNEL, SECRET
-from tests.slack.office import OWNER, Ledger, SlackOfficeAgent, SlackOfficeApplication
+from tests.slack.office import OWNER, SlackOfficeAgent, SlackOfficeApplication
 from tests.slack.stub import BOT_USER, TEAM, SlackStub
 
 
