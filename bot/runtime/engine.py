@@ -34,7 +34,6 @@ class _Outcome:
     output: Any | None = None
     pauses: tuple[PauseRecord, ...] = ()  # RESOLVED and PENDING, as the pass left them
     waiting: tuple[PauseRecord, ...] | None = None  # the pending pauses, when known
-    taken: tuple[PauseRecord, ...] = ()  # the answers the passes gave the tree (RESOLVED)
 
     @property
     def rests(self) -> bool:
@@ -62,14 +61,14 @@ class PassReport:
     taken: tuple[PauseRecord, ...] = ()
 
 
-def _report(outcome: _Outcome) -> PassReport:
+def _report(outcome: _Outcome, frame: RunFrame) -> PassReport:
     return PassReport(
         ran=True,
         error=outcome.error,
         status=outcome.status,
         output=outcome.output,
         waiting=() if outcome.ended else outcome.waiting,
-        taken=outcome.taken,
+        taken=tuple(frame.took),
     )
 
 
@@ -96,7 +95,7 @@ class Engine:
             outcome = await self._run(frame, graph_input, held)
             if outcome.rests:
                 outcome = await self._drain(frame, outcome, held)
-            return _report(outcome)
+            return _report(outcome, frame)
 
     async def recover(self) -> list[tuple[ExecutionRow, PassReport]]:
         """Continue the trees whose holder died; returns the roots continued, with their passes.
@@ -164,7 +163,7 @@ class Engine:
                 outcome = await self._run(frame, await self._restart_input(frame, current), held)
             if outcome.rests:
                 outcome = await self._drain(frame, outcome, held)
-            return PassReport(ran=True, error=outcome.error, taken=outcome.taken)
+            return PassReport(ran=True, error=outcome.error, taken=tuple(frame.took))
 
     async def _open(self, claim: LeaseClaim) -> OpenTree | None:
         return await self._runtime.store.open_tree(claim)
@@ -188,10 +187,11 @@ class Engine:
             if current is None:
                 return PassReport(ran=False)
             resting = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
-            outcome = await self._drain(_frame(current), resting, held)
-            if not outcome.taken:  # the holder's drain took this answer meanwhile
+            frame = _frame(current)
+            outcome = await self._drain(frame, resting, held)
+            if not frame.took:  # the holder's drain took this answer meanwhile
                 return PassReport(ran=False)
-            return _report(outcome)
+            return _report(outcome, frame)
 
     async def _drain(self, frame: RunFrame, last: _Outcome, held: Held[Any]) -> _Outcome:
         """Pass after pass, continue every resolved pause; ``last`` if there was none to take.
@@ -199,20 +199,18 @@ class Engine:
         Each pass's last write returns the tree's resolved and pending pauses: when nothing is
         resolved, the pending ones are where the tree rests (and that write gave up the lease).
         """
-        taken: list[PauseRecord] = []
         while True:
             answered = {i: r for r in last.pauses if (i := r.interrupt_to_resume) is not None}
             if not answered:
                 if any(r.status is PauseStatus.RESOLVED for r in last.pauses):
-                    # taken by its own step soon
-                    return dataclasses.replace(last, waiting=None, taken=tuple(taken))
-                waiting = tuple(r for r in last.pauses if r.status is PauseStatus.PENDING)
-                return dataclasses.replace(last, waiting=waiting, taken=tuple(taken))
+                    return dataclasses.replace(last, waiting=None)  # taken by its own step soon
+                return dataclasses.replace(
+                    last, waiting=tuple(r for r in last.pauses if r.status is PauseStatus.PENDING)
+                )
             resume = {i: {"pause_key": r.idempotency_key} for i, r in answered.items()}
-            taken.extend(answered.values())
             last = await self._run(frame.answering(answered.values()), Command(resume=resume), held)
             if not last.rests:
-                return dataclasses.replace(last, taken=tuple(taken))
+                return last
 
     async def _run(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
         """One LangGraph pass; records where the tree now stands."""

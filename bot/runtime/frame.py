@@ -37,6 +37,10 @@ class RunFrame:
     """The pauses this pass continues, by idempotency key, as read when it began: a resumed
     step starts from its record here instead of reading it again (it still takes the answer
     with an atomic RESOLVED → TAKEN, so a stale copy can never answer twice)."""
+    took: list[PauseRecord] = field(default_factory=list, compare=False, repr=False)
+    """The answers the steps of this call's passes took (RESOLVED → TAKEN), as recorded: one
+    list shared by every frame derived from the call's (branches, children, later passes), so
+    the call that took an answer tells its channel, however the step came to take it."""
 
     def answering(self, records: Iterable[PauseRecord]) -> RunFrame:
         """This frame for a pass that continues ``records``."""

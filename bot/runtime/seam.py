@@ -109,12 +109,12 @@ async def ask_channel(
         if isinstance(sent, Taken):  # decided at once: this step took it, the tool runs now
             return sent
         record = sent
-    settled = await _settle(runtime, binding, record)
+    settled = await _settle(runtime, binding, record, frame)
     if settled is not None:
         return settled
     interrupt({"pause_key": key})
     # resumed: the answer was recorded by app.resume before this pass began
-    settled = await _settle(runtime, binding, await _reload(runtime, key))
+    settled = await _settle(runtime, binding, await _reload(runtime, key), frame)
     if settled is None:
         raise RuntimeError(f"execution {frame.execution_id} was resumed without an answer")
     return settled
@@ -138,7 +138,7 @@ async def _reload(runtime: Runtime, key: str) -> PauseRecord:
 
 
 async def _settle(
-    runtime: Runtime, binding: ToolBinding, record: PauseRecord
+    runtime: Runtime, binding: ToolBinding, record: PauseRecord, frame: RunFrame
 ) -> Taken | Closed | None:
     """Take a resolved pause (its audit entry says what an approved call runs with); None
     while it is still waiting."""
@@ -154,6 +154,7 @@ async def _settle(
                 if await runtime.store.take(
                     record, ran_with=await _ran_with(runtime, binding, record)
                 ):
+                    frame.took.append(record)
                     return _taken(
                         dataclasses.replace(record, status=PauseStatus.TAKEN), first_take=True
                     )
