@@ -25,6 +25,7 @@ from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import validate_decision
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.services import Runtime
+from bot.store.closings import Answered
 from bot.store.records import PauseAnswer, PauseRecord
 
 
@@ -147,12 +148,14 @@ async def record_answer(
     answer = PauseAnswer(
         decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
     )
-    resolved = await runtime.store.resolve(
-        request.tenant_id,
+    resolved = await runtime.store.close(
         request.pause_id,
-        answer,
-        runtime.clock.now(),
-        audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
+        Answered(
+            answer=answer,
+            audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
+        ),
+        at=runtime.clock.now(),
+        tenant_id=request.tenant_id,
     )
     if resolved is None:
         current = await runtime.store.find(request.tenant_id, request.pause_id)

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
+from bot.store.closings import Closing
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
@@ -18,7 +19,6 @@ from bot.store.records import (
     NewExecution,
     NewPause,
     OpenTree,
-    PauseAnswer,
     PauseRecord,
     TreePauses,
 )
@@ -51,17 +51,13 @@ class PausedExecutionRepository(Protocol):
         """Set ``is_sent`` unless the pause was closed meanwhile (its step tells the channel)."""
         ...
 
-    async def resolve(
-        self,
-        tenant_id: str,
-        pause_id: str,
-        answer: PauseAnswer,
-        resolved_at: datetime,
-        *,
-        audit_decision: dict[str, Any] | None = None,
+    async def close(
+        self, pause_id: str, closing: Closing, *, at: datetime, tenant_id: str | None = None
     ) -> PauseRecord | None:
-        """PENDING → RESOLVED with the answer, and its audit entry, atomically: the pause as it
-        now is, or None if it did not wait."""
+        """PENDING → what ``closing`` makes of it (``bot.store.closings.closed_as``) and its
+        audit entry, atomically (``tenant_id``: only a pause of that tenant). The pause as it
+        now is — ``is_sent`` as of its closing: tell its channel if set — or None if it did not
+        wait (or an answer came after its deadline)."""
         ...
 
     async def receive_reply(
@@ -81,27 +77,6 @@ class PausedExecutionRepository(Protocol):
     async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
         """RESOLVED → TAKEN: the step takes the decision (and its audit entry says what the
         approved call runs with)."""
-        ...
-
-    async def decide_at_once(
-        self,
-        pause_id: str,
-        answer: PauseAnswer,
-        resolved_at: datetime,
-        *,
-        audit_decision: dict[str, Any] | None = None,
-        ran_with: dict[str, Any] | None = None,
-    ) -> bool:
-        """PENDING → TAKEN with resolution DECIDED (the channel decided), and its audit entry."""
-        ...
-
-    async def cancel(
-        self, tenant_id: str, pause_id: str, resolution: PauseResolution, resolved_at: datetime
-    ) -> PauseRecord | None:
-        """PENDING → CANCELLED (WITHDRAWN or CANCELLED) and its audit entry, atomically.
-
-        Returns the closed record (tell its channel if ``is_sent``), None if it was not PENDING.
-        """
         ...
 
     async def save_tool_result(self, pause_id: str, result: str) -> None: ...

@@ -12,6 +12,7 @@ import pytest
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.store.closings import Answered, Cancelled, Closing, DecidedAtOnce, Withdrawn
 from bot.store.database import MIGRATIONS, create_engine, migrate, open_transactions
 from bot.store.records import NewExecution, NewPause, PauseAnswer
 from bot.store.sql import SqlStore
@@ -85,13 +86,21 @@ async def test_resolve_is_atomic_and_writes_the_audit_once(store: SqlStore) -> N
     answer = PauseAnswer(decision={"approved": True}, responder="m1")
     results = await asyncio.gather(
         *(
-            store.resolve("acme", record.pause_id, answer, NOW, audit_decision={"approved": True})
+            store.close(
+                record.pause_id,
+                Answered(answer=answer, audit_decision={"approved": True}),
+                at=NOW,
+                tenant_id="acme",
+            )
             for _ in range(10)
         )
     )
     [resolved] = [r for r in results if r is not None]
     assert resolved.status is PauseStatus.RESOLVED and resolved.answer == answer
-    assert await store.resolve("other", record.pause_id, answer, NOW) is None
+    assert (
+        await store.close(record.pause_id, Answered(answer=answer), at=NOW, tenant_id="other")
+        is None
+    )
     audit = await store.find_pause_answers("acme", "root-1")
     assert len(audit) == 1
     assert audit[0].pause_id is None  # a CHANNEL pause's id is not in the audit trail
@@ -105,12 +114,60 @@ async def test_cancel_returns_the_closed_record_once(store: SqlStore) -> None:
     record = await store.get_or_create(new_pause("k3"))
     assert await store.mark_sent(record.pause_id) is PauseStatus.PENDING
     closed = await asyncio.gather(
-        *(store.cancel("acme", record.pause_id, PauseResolution.WITHDRAWN, NOW) for _ in range(5))
+        *(store.close(record.pause_id, Withdrawn(), at=NOW, tenant_id="acme") for _ in range(5))
     )
     winners = [c for c in closed if c is not None]
     assert len(winners) == 1 and winners[0].is_sent
     assert winners[0].resolution is PauseResolution.WITHDRAWN
     assert await store.mark_sent(record.pause_id) is None
+
+
+async def test_each_closing_makes_its_status_resolution_and_audit_entry(store: SqlStore) -> None:
+    answer = PauseAnswer(decision={"approved": True}, responder=None)
+    closings: list[tuple[str, Closing, PauseStatus, PauseResolution]] = [
+        ("answered", Answered(answer=answer), PauseStatus.RESOLVED, PauseResolution.REPLIED),
+        (
+            "decided",
+            DecidedAtOnce(answer=answer, audit_decision={"approved": True}, ran_with={"a": 1}),
+            PauseStatus.TAKEN,
+            PauseResolution.DECIDED,
+        ),
+        ("withdrawn", Withdrawn(), PauseStatus.CANCELLED, PauseResolution.WITHDRAWN),
+        ("cancelled", Cancelled(), PauseStatus.CANCELLED, PauseResolution.CANCELLED),
+    ]
+    for i, (key, closing, status, resolution) in enumerate(closings):
+        record = await store.get_or_create(new_pause(key, at=NOW + timedelta(seconds=i)))
+        closed = await store.close(record.pause_id, closing, at=NOW + timedelta(minutes=1))
+        assert closed is not None
+        assert (closed.status, closed.resolution) == (status, resolution)
+        assert closed.resolved_at == NOW + timedelta(minutes=1)
+        assert closed.answer == (answer if key in ("answered", "decided") else None)
+        assert await store.close(record.pause_id, Cancelled(), at=NOW) is None  # closed once
+    audit = await store.find_pause_answers("acme", "root-1")
+    assert [a.resolution for a in audit] == [c[3] for c in closings]
+    assert audit[1].decision == {"approved": True} and audit[1].ran_with == {"a": 1}
+    assert [a.ran_with for a in (audit[0], audit[2], audit[3])] == [None, None, None]
+
+
+async def test_an_answer_after_the_deadline_closes_nothing(store: SqlStore) -> None:
+    record = await store.get_or_create(replace(new_pause("quorum"), closes_at=NOW))
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    assert await store.close(record.pause_id, Answered(answer=answer), at=NOW) is None
+    still = await store.find("acme", record.pause_id)
+    assert still is not None and still.status is PauseStatus.PENDING
+    early = await store.get_or_create(
+        replace(new_pause("early"), closes_at=NOW + timedelta(seconds=1))
+    )
+    assert await store.close(early.pause_id, Answered(answer=answer), at=NOW) is not None
+    # a withdrawal is not an answer: the deadline does not hold it back
+    withdrawn = await store.close(record.pause_id, Withdrawn(), at=NOW + timedelta(hours=1))
+    assert withdrawn is not None and withdrawn.resolution is PauseResolution.WITHDRAWN
+
+
+async def test_a_closing_of_another_tenant_closes_nothing(store: SqlStore) -> None:
+    record = await store.get_or_create(new_pause("k4"))
+    assert await store.close(record.pause_id, Withdrawn(), at=NOW, tenant_id="other") is None
+    assert await store.close(record.pause_id, Withdrawn(), at=NOW, tenant_id="acme") is not None
 
 
 async def test_list_pending_newest_first_and_filtered(store: SqlStore) -> None:
@@ -142,10 +199,10 @@ async def test_delete_resolved_before_keeps_pending_and_resolved(store: SqlStore
     taken = await store.get_or_create(new_pause("c"))
     cancelled = await store.get_or_create(new_pause("d"))
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.resolve("acme", resolved.pause_id, answer, NOW)
-    await store.resolve("acme", taken.pause_id, answer, NOW)
+    await store.close(resolved.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
+    await store.close(taken.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
     await store.take(taken)
-    await store.cancel("acme", cancelled.pause_id, PauseResolution.CANCELLED, NOW)
+    await store.close(cancelled.pause_id, Cancelled(), at=NOW, tenant_id="acme")
     assert await store.delete_resolved_before(NOW + timedelta(days=1), batch_size=1) == 2
     assert await store.find("acme", pending.pause_id) is not None
     assert await store.find("acme", resolved.pause_id) is not None
