@@ -58,17 +58,11 @@ from bot.security.checkpoint_serde import encrypted_checkpoint_serde
 from bot.security.codec import EncryptingCodec
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
-from bot.store.database import (
-    create_engine,
-    database_url_problem,
-    holds_rows,
-    migrate,
-    open_transactions,
-)
+from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
 from bot.store.leases import SqlLeases
+from bot.store.ledger import SqlLedger
 from bot.store.records import AuditRow, ExecutionRow, NewExecution, PauseRecord
 from bot.store.sql import SqlStore
-from bot.store.transactions import Transactions
 
 SWEEP_INTERVAL = timedelta(seconds=3)
 """The recovery and deadline sweeps' interval: with the lease's 8 s, a tree whose instance died
@@ -100,14 +94,14 @@ class App:
         providers: Sequence[ModelProvider],
         reply_models: ReplyModels,
         checkpointer: OpenCheckpointer,
-        dispose: Callable[[], Awaitable[None]],
+        database: Database,
     ) -> None:
         self._runtime = runtime
         self._engine = engine
         self._providers = list(providers)
         self._reply_models = reply_models
         self._checkpointer = checkpointer
-        self._dispose = dispose
+        self._database = database
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
         self._sweep_timer: TimerHandle | None = None
@@ -135,26 +129,25 @@ class App:
         ]
         assembly = assemble(application, providers)
         clock = clock or SystemClock()
-        url = database_url or settings.database_url
-        problem = database_url_problem(url)
-        if problem is not None:
-            raise SettingsError(f"DATABASE_URL: {problem}")
+        try:
+            url = DatabaseUrl.checked(database_url or settings.database_url)
+        except DatabaseUrlError as error:
+            raise SettingsError(f"DATABASE_URL: {error}") from None
         keys = key_source(url, settings.countersign_encryption_keys)  # refuses a start at once
-        sql_engine = create_engine(url)
+        database = Database.open(url)
         checkpointer: OpenCheckpointer | None = None
         try:
-            await migrate(sql_engine, clock.now())
+            await database.migrate(clock.now())
             # after the database opened: a failed start leaves no key
-            ring = await keys.load(holds_rows=lambda: holds_rows(sql_engine))
+            ring = await keys.load(holds_rows=database.holds_rows)
             checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
         except BaseException:
             if checkpointer is not None:
                 await checkpointer.close()
-            await sql_engine.dispose()
+            await database.close()
             raise
-        transactions = open_transactions(sql_engine)
         runtime = Runtime(
-            store=SqlStore(sql_engine, EncryptingCodec(ring), transactions=transactions),
+            store=SqlStore(database, EncryptingCodec(ring)),
             clock=clock,
             container=Container(services),
             assembly=assembly,
@@ -169,12 +162,12 @@ class App:
             engine=Engine(
                 runtime,
                 graphs,
-                TreeGuard(SqlLeases(transactions), clock, owner=f"instance-{uuid.uuid4().hex}"),
+                TreeGuard(SqlLeases(database), clock, owner=f"instance-{uuid.uuid4().hex}"),
             ),
             providers=providers,
-            reply_models=ReplyModels.of_app(providers, chat_model_for, sql_engine),
+            reply_models=ReplyModels.of_app(providers, chat_model_for, SqlLedger(database)),
             checkpointer=checkpointer,
-            dispose=_disposer(transactions, sql_engine),
+            database=database,
         )
         app._sweep_timer = clock.call_every(SWEEP_INTERVAL, app._sweep_tick)
         return app
@@ -187,7 +180,7 @@ class App:
         if self._sweep_timer is not None:
             self._sweep_timer.cancel()
         await self._checkpointer.close()
-        await self._dispose()
+        await self._database.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -213,9 +206,14 @@ class App:
         return self._runtime.clock
 
     @property
+    def database(self) -> Database:
+        """The App's database, for channel state that must live beside it (Slack's)."""
+        return self._database
+
+    @property
     def sql_engine(self) -> AsyncEngine:
-        """The App's database, for channel state that must live beside it (Slack references)."""
-        return self._runtime.store.engine
+        """The App's database engine (``database.engine``)."""
+        return self._database.engine
 
     def provide(self, cls: type, instance: object) -> None:
         """Provide the instance of a service named in components' ``deps`` (e.g. a Slack client)."""
@@ -711,14 +709,6 @@ async def _sweep(name: str, sweep: Callable[[], Awaitable[int]]) -> None:
         await sweep()
     except Exception as error:  # a sweep that fails is retried at the next tick
         log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)
-
-
-def _disposer(transactions: Transactions, engine: AsyncEngine) -> Callable[[], Awaitable[None]]:
-    async def dispose() -> None:
-        await transactions.close()
-        await engine.dispose()
-
-    return dispose
 
 
 def _known_result(

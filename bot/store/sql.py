@@ -12,13 +12,13 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Row, and_, delete, insert, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.results import StepRecord
 from bot.store.closings import Cancelled, Closing, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
+from bot.store.database import Database
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
@@ -52,7 +52,7 @@ from bot.store.statements import (
     WAITING_IN_TREE,
 )
 from bot.store.tables import executions, launches, pause_answers, pauses
-from bot.store.transactions import AsyncEngineTransactions, Transactions
+from bot.store.transactions import Transactions
 
 R = TypeVar("R")
 
@@ -60,26 +60,10 @@ R = TypeVar("R")
 class SqlStore:
     """Implements ``PausedExecutionRepository`` and ``ExecutionRecordRepository``."""
 
-    def __init__(
-        self,
-        engine: AsyncEngine,
-        codec: PayloadCodec | None = None,
-        *,
-        transactions: Transactions | None = None,
-    ) -> None:
-        """``transactions``: where the queries run (``database.open_transactions``); through
-        the async engine by default."""
-        self._engine = engine
-        self._tx: Transactions = transactions or AsyncEngineTransactions(engine)
+    def __init__(self, database: Database, codec: PayloadCodec | None = None) -> None:
+        """Its queries run on ``database.transactions``; payloads are written with ``codec``."""
+        self._tx: Transactions = database.transactions
         self._codec: PayloadCodec = codec or JsonCodec()
-
-    @property
-    def engine(self) -> AsyncEngine:
-        return self._engine
-
-    @property
-    def transactions(self) -> Transactions:
-        return self._tx
 
     # ---------------------------------------------------------------- pause records
 

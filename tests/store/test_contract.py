@@ -13,7 +13,8 @@ import pytest
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.store.closings import Answered, Cancelled, Closing, DecidedAtOnce, Withdrawn
-from bot.store.database import MIGRATIONS, create_engine, migrate, open_transactions
+from bot.store.database import Database
+from bot.store.migrations import MIGRATIONS
 from bot.store.records import NewExecution, NewPause, PauseAnswer
 from bot.store.sql import SqlStore
 from tests.databases import BACKENDS, database
@@ -23,16 +24,13 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 @pytest.fixture(params=BACKENDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SqlStore]:
-    async with database(request.param, tmp_path) as url:
-        engine = create_engine(url)
-        transactions = open_transactions(engine)  # as the App runs them
-        try:
-            assert await migrate(engine, NOW) == len(MIGRATIONS)
-            assert await migrate(engine, NOW) == len(MIGRATIONS)  # idempotent
-            yield SqlStore(engine, transactions=transactions)
-        finally:
-            await transactions.close()
-            await engine.dispose()
+    async with (
+        database(request.param, tmp_path) as url,
+        Database.open(url) as opened,
+    ):  # as the App runs it
+        assert await opened.migrate(NOW) == len(MIGRATIONS)
+        assert await opened.migrate(NOW) == len(MIGRATIONS)  # idempotent
+        yield SqlStore(opened)
 
 
 def new_pause(

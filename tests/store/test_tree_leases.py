@@ -11,7 +11,7 @@ import pytest
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.store.closings import Answered
-from bot.store.database import create_engine, migrate, open_transactions
+from bot.store.database import Database
 from bot.store.leases import LeaseClaim, SqlLeases
 from bot.store.records import NewExecution, PauseAnswer
 from bot.store.sql import SqlStore
@@ -26,15 +26,9 @@ TTL = timedelta(seconds=60)
 async def stores(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[tuple[SqlStore, SqlLeases]]:
-    async with database(request.param, tmp_path) as url:
-        engine = create_engine(url)
-        transactions = open_transactions(engine)
-        try:
-            await migrate(engine, NOW)
-            yield SqlStore(engine, transactions=transactions), SqlLeases(transactions)
-        finally:
-            await transactions.close()
-            await engine.dispose()
+    async with database(request.param, tmp_path) as url, Database.open(url) as opened:
+        await opened.migrate(NOW)
+        yield SqlStore(opened), SqlLeases(opened)
 
 
 def claim(owner: str, *, root: str = "root-1", at: datetime = NOW) -> LeaseClaim:
