@@ -1,4 +1,5 @@
-"""The stores as Protocols; ``bot.store.sql`` has the one SQLAlchemy implementation.
+"""The stores as Protocols: ``bot.store.sql`` implements them on a database, ``bot.store.memory``
+in memory, and one contract suite (``tests/store``) runs on both.
 
 Every status change is one atomic conditional update (``... WHERE status = 'PENDING'``): the
 boolean it returns says whether this caller made the change.
@@ -169,4 +170,29 @@ class ExecutionRecordRepository(Protocol):
 
     async def find_pause_answers(self, tenant_id: str, root_execution_id: str) -> list[AuditRow]:
         """The tree's audit trail, in the order the pauses were asked."""
+        ...
+
+
+class PauseStore(PausedExecutionRepository, ExecutionRecordRepository, Protocol):
+    """Both repositories: what the runtime is given (``bot.store.sql.SqlStore`` on a database,
+    ``bot.store.memory.MemoryStore`` in memory)."""
+
+
+class Leases(Protocol):
+    """Tree leases taken alone, without a pass's first or last write (``bot.store.leases``)."""
+
+    async def try_take(self, claim: LeaseClaim) -> bool:
+        """Take the lease if it is free, expired or already the claim's owner's."""
+        ...
+
+    async def renew(self, claim: LeaseClaim) -> bool:
+        """Push the expiry to ``claim.now + ttl``; False if the lease is not the owner's."""
+        ...
+
+    async def release(self, claim: LeaseClaim) -> None:
+        """Give the lease up if it is still the claim's owner's."""
+        ...
+
+    async def live_roots(self, now: datetime) -> set[str]:
+        """Roots whose lease has not expired at ``now``."""
         ...

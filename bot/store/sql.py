@@ -30,7 +30,6 @@ from bot.store.records import (
     PauseRecord,
     TreePauses,
 )
-from bot.store.repositories import ExecutionRecordRepository, PausedExecutionRepository
 from bot.store.statements import (
     ASK_ORDER,
     CLOSE_PENDING_PAUSE,
@@ -58,7 +57,7 @@ R = TypeVar("R")
 
 
 class SqlStore:
-    """Implements ``PausedExecutionRepository`` and ``ExecutionRecordRepository``."""
+    """``PauseStore`` on a database (``App.create`` gives it to the runtime as one)."""
 
     def __init__(self, database: Database, codec: PayloadCodec | None = None) -> None:
         """Its queries run on ``database.transactions``; payloads are written with ``codec``."""
@@ -729,8 +728,3 @@ def _running(execution_id: str, at: datetime) -> dict[str, Any]:
         "status": ExecutionStatus.RUNNING.value,
         "updated_at": at,
     }
-
-
-def _conforms(store: SqlStore) -> tuple[PausedExecutionRepository, ExecutionRecordRepository]:
-    """Type-checked only: the one implementation satisfies both repository Protocols."""
-    return store, store
