@@ -1,4 +1,5 @@
-"""A pass's lease shares a transaction with its first and last write: SQLite file and PostgreSQL."""
+"""A pass's lease shares a transaction with its first and last write: SQLite file, PostgreSQL and
+the in-memory store."""
 
 from __future__ import annotations
 
@@ -13,19 +14,25 @@ from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.store.closings import Answered
 from bot.store.database import Database
 from bot.store.leases import LeaseClaim, SqlLeases
+from bot.store.memory import MemoryStore
 from bot.store.records import NewExecution, PauseAnswer
+from bot.store.repositories import Leases, PauseStore
 from bot.store.sql import SqlStore
-from tests.databases import BACKENDS, database
+from tests.databases import STORE_BACKENDS, database
 from tests.store.test_contract import new_pause
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TTL = timedelta(seconds=60)
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=STORE_BACKENDS)
 async def stores(
     request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[tuple[SqlStore, SqlLeases]]:
+) -> AsyncIterator[tuple[PauseStore, Leases]]:
+    if request.param == "memory":
+        memory = MemoryStore()
+        yield memory, memory.leases
+        return
     async with database(request.param, tmp_path) as url, Database.open(url) as opened:
         await opened.migrate(NOW)
         yield SqlStore(opened), SqlLeases(opened)
@@ -50,7 +57,7 @@ def new_root(execution_id: str = "root-1") -> NewExecution:
 
 
 async def test_start_tree_records_the_root_and_takes_its_lease(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     assert await store.start_tree(new_root(), claim("a"))
@@ -61,7 +68,7 @@ async def test_start_tree_records_the_root_and_takes_its_lease(
 
 
 async def test_start_tree_writes_nothing_while_another_holds_the_lease(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     assert await leases.try_take(claim("b"))
@@ -71,7 +78,7 @@ async def test_start_tree_writes_nothing_while_another_holds_the_lease(
 
 
 async def test_open_tree_waits_for_a_live_lease_and_takes_an_expired_one(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, _ = stores
     await store.start_tree(new_root(), claim("dead"))
@@ -83,7 +90,7 @@ async def test_open_tree_waits_for_a_live_lease_and_takes_an_expired_one(
 
 
 async def test_open_tree_reads_the_resolved_and_pending_pauses(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, _ = stores
     await store.start_tree(new_root(), claim("a"))
@@ -111,7 +118,7 @@ async def test_open_tree_reads_the_resolved_and_pending_pauses(
 
 
 async def test_open_tree_with_nothing_to_continue_leaves_the_status(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, _ = stores
     await store.start_tree(new_root(), claim("a"))
@@ -124,7 +131,7 @@ async def test_open_tree_with_nothing_to_continue_leaves_the_status(
 
 
 async def test_open_tree_of_an_ended_or_unknown_tree_gives_the_lease_back(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     unknown = await store.open_tree(claim("a", root="nobody"))
@@ -138,7 +145,7 @@ async def test_open_tree_of_an_ended_or_unknown_tree_gives_the_lease_back(
 
 
 async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     await store.start_tree(new_root(), claim("a"))
@@ -165,7 +172,7 @@ async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
     assert row is not None and row.status is ExecutionStatus.PAUSED
 
 
-async def test_rest_keeps_the_lease_without_a_claim(stores: tuple[SqlStore, SqlLeases]) -> None:
+async def test_rest_keeps_the_lease_without_a_claim(stores: tuple[PauseStore, Leases]) -> None:
     store, leases = stores
     await store.start_tree(new_root(), claim("a"))
     await store.get_or_create(new_pause("k1"))
@@ -174,7 +181,7 @@ async def test_rest_keeps_the_lease_without_a_claim(stores: tuple[SqlStore, SqlL
 
 
 async def test_end_tree_closes_what_waits_records_the_end_and_gives_the_lease_up(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     await store.start_tree(new_root(), claim("a"))
@@ -205,7 +212,7 @@ async def test_end_tree_closes_what_waits_records_the_end_and_gives_the_lease_up
 
 
 async def test_one_of_many_concurrent_takers_gets_the_lease(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     _, leases = stores
     taken = await asyncio.gather(*(leases.try_take(claim(f"owner-{i}")) for i in range(20)))
@@ -213,7 +220,7 @@ async def test_one_of_many_concurrent_takers_gets_the_lease(
 
 
 async def test_a_lease_is_renewed_and_released_only_by_its_owner(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     _, leases = stores
     assert await leases.try_take(claim("a"))
