@@ -51,6 +51,7 @@ from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import log
 from bot.settings import Settings
+from bot.store.database import Database
 from bot.store.records import ExecutionRow, NewExecution
 from bot.wiring import Wiring, wire
 
@@ -81,7 +82,7 @@ class App:
         self._engine = wiring.engine
         self._reply_models = wiring.reply_models
         self._views = wiring.views
-        self._sql_engine = wiring.sql_engine
+        self._database = wiring.database
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -149,9 +150,14 @@ class App:
         return self._runtime.clock
 
     @property
+    def database(self) -> Database:
+        """The App's database, for channel state that must live beside it (Slack's)."""
+        return self._database
+
+    @property
     def sql_engine(self) -> AsyncEngine:
-        """The App's database, for channel state that must live beside it (Slack references)."""
-        return self._sql_engine
+        """The App's database engine (``database.engine``)."""
+        return self._database.engine
 
     def provide(self, cls: type, instance: object) -> None:
         """Provide the instance of a service named in components' ``deps`` (e.g. a Slack client)."""

@@ -3,7 +3,7 @@
 Assembly (every rule checked at once), the database, the encryption keys, LangGraph's
 checkpointer, the runtime's services, the graphs, the engine: each resource is opened on the
 caller's ``AsyncExitStack``, so a start that fails at any point releases what it had opened
-(the engine's connections, the worker threads, the checkpointer) and the App's ``close`` is
+(the database's engine and worker threads, the checkpointer) and the App's ``close`` is
 that stack's.
 """
 
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import AgentSpec, spec_of
 from bot.core.clock import Clock, SystemClock
@@ -38,14 +37,9 @@ from bot.security.checkpoint_serde import encrypted_checkpoint_serde
 from bot.security.codec import EncryptingCodec
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
-from bot.store.database import (
-    create_engine,
-    database_url_problem,
-    holds_rows,
-    migrate,
-    open_transactions,
-)
+from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
 from bot.store.leases import SqlLeases
+from bot.store.ledger import SqlLedger
 from bot.store.sql import SqlStore
 
 
@@ -57,7 +51,7 @@ class Wiring:
     engine: Engine
     reply_models: ReplyModels
     views: Views
-    sql_engine: AsyncEngine
+    database: Database
 
 
 async def wire(
@@ -78,22 +72,20 @@ async def wire(
     ]
     assembly = assemble(application, providers)
     clock = clock or SystemClock()
-    url = database_url or settings.database_url
-    problem = database_url_problem(url)
-    if problem is not None:
-        raise SettingsError(f"DATABASE_URL: {problem}")
+    try:
+        url = DatabaseUrl.checked(database_url or settings.database_url)
+    except DatabaseUrlError as error:
+        raise SettingsError(f"DATABASE_URL: {error}") from None
     keys = key_source(url, settings.countersign_encryption_keys)  # refuses a start at once
-    sql_engine = create_engine(url)
-    stack.push_async_callback(sql_engine.dispose)
-    await migrate(sql_engine, clock.now())
+    database = Database.open(url)
+    stack.push_async_callback(database.close)
+    await database.migrate(clock.now())
     # after the database opened: a failed start leaves no key
-    ring = await keys.load(holds_rows=lambda: holds_rows(sql_engine))
+    ring = await keys.load(holds_rows=database.holds_rows)
     checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
     stack.push_async_callback(checkpointer.close)
-    transactions = open_transactions(sql_engine)
-    stack.push_async_callback(transactions.close)
     runtime = Runtime(
-        store=SqlStore(sql_engine, EncryptingCodec(ring), transactions=transactions),
+        store=SqlStore(database, EncryptingCodec(ring)),
         clock=clock,
         container=Container(services),
         assembly=assembly,
@@ -102,8 +94,8 @@ async def wire(
     def chat_model_for(component: type, model: Any) -> BaseChatModel:
         return _chat_model_for(component, model, providers)
 
-    reply_models = ReplyModels.of_app(providers, chat_model_for, sql_engine)
-    guard = TreeGuard(SqlLeases(transactions), clock, owner=f"instance-{uuid.uuid4().hex}")
+    reply_models = ReplyModels.of_app(providers, chat_model_for, SqlLedger(database))
+    guard = TreeGuard(SqlLeases(database), clock, owner=f"instance-{uuid.uuid4().hex}")
     return Wiring(
         runtime=runtime,
         engine=Engine(
@@ -111,7 +103,7 @@ async def wire(
         ),
         reply_models=reply_models,
         views=Views(runtime, reply_models.ledger),
-        sql_engine=sql_engine,
+        database=database,
     )
 
 

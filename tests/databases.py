@@ -66,3 +66,6 @@ BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
 ]
+
+STORE_BACKENDS = [*BACKENDS, pytest.param("memory", id="memory")]
+"""The store's contract runs on both databases and on the in-memory store (``bot.store.memory``)."""

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import App
+from bot.store.database import Database
 from bot.testing import mock_llm
 from tests.conftest import NO_SETTINGS
 from tests.office import OfficeAgent, OfficeApplication
@@ -21,10 +22,9 @@ async def test_a_start_that_fails_late_releases_what_it_opened(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import bot.wiring as wiring
+    from bot.runtime.checkpoints import open_checkpointer
 
     released: list[str] = []
-    from bot.runtime.checkpoints import open_checkpointer
-    from bot.store.database import open_transactions
 
     async def checkpointer(*args: Any, **kwargs: Any) -> Any:
         opened = await open_checkpointer(*args, **kwargs)
@@ -37,16 +37,11 @@ async def test_a_start_that_fails_late_releases_what_it_opened(
         opened.close = closing
         return opened
 
-    def transactions(engine: Any) -> Any:
-        opened = open_transactions(engine)
-        close = opened.close
+    close_database = Database.close
 
-        async def closing() -> None:
-            released.append("transactions")
-            await close()
-
-        monkeypatch.setattr(opened, "close", closing)
-        return opened
+    async def closing_database(self: Database) -> None:
+        released.append("database")
+        await close_database(self)
 
     dispose = AsyncEngine.dispose
 
@@ -58,7 +53,7 @@ async def test_a_start_that_fails_late_releases_what_it_opened(
         raise RuntimeError("the graphs could not be built")
 
     monkeypatch.setattr(wiring, "open_checkpointer", checkpointer)
-    monkeypatch.setattr(wiring, "open_transactions", transactions)
+    monkeypatch.setattr(Database, "close", closing_database)
     monkeypatch.setattr(AsyncEngine, "dispose", disposing)
     monkeypatch.setattr(wiring, "_build_graphs", no_graphs)
     mock_llm(OfficeAgent)  # no provider needed
@@ -71,7 +66,9 @@ async def test_a_start_that_fails_late_releases_what_it_opened(
             settings=NO_SETTINGS,
         )
 
-    assert released == ["transactions", "checkpointer", "engine"]  # last opened, first closed
+    # last opened, first closed: the checkpointer, then the database (its worker threads, then
+    # its engine)
+    assert released == ["checkpointer", "database", "engine"]
     await asyncio.sleep(0.2)  # a closed worker thread ends on its own turn
     assert ours() <= threads_before, [t.name for t in threading.enumerate()]
 

@@ -122,23 +122,20 @@ def reencrypt_command(args: argparse.Namespace) -> int:
 async def _reencrypt(url: str, setting: str, keys: KeySource, batch_size: int) -> ReencryptReport:
     """Refuses a database that cannot be opened (a ``SettingsError`` naming ``setting``) and a
     SQLite database whose key file is lost (a new key would read nothing)."""
-    from bot.security.reencrypt import reencrypt_database
-    from bot.store.database import create_engine, database_failure, holds_rows
+    from bot.security.reencrypt import reencrypt
+    from bot.store.database import Database, database_failure
 
-    engine = create_engine(url)
-    try:
+    async with Database.open(url) as database:
         try:
-            async with engine.connect():
+            async with database.engine.connect():
                 pass
         except Exception as error:
             reason = database_failure(error)
             if reason is None:
                 raise
             raise SettingsError(f"{setting}: the database could not be opened: {reason}") from None
-        ring = await keys.load(holds_rows=lambda: holds_rows(engine))
-    finally:
-        await engine.dispose()
-    return await reencrypt_database(url, ring, batch_size=batch_size)
+        ring = await keys.load(holds_rows=database.holds_rows)
+        return await reencrypt(database, ring, batch_size=batch_size)
 
 
 def describe(report: ReencryptReport) -> str:
@@ -151,11 +148,12 @@ def describe(report: ReencryptReport) -> str:
 
 
 def _no_database(url: str) -> str | None:
-    from bot.store.database import is_sqlite, sqlite_path
+    from bot.store.database import DatabaseUrl
 
-    if not is_sqlite(url):
+    parsed = DatabaseUrl.parse(url)
+    if not parsed.is_sqlite:
         return None
-    path = sqlite_path(url)
+    path = parsed.sqlite_path
     if path is None:
         return "an in-memory database keeps nothing to re-encrypt: give --database-url"
     if not path.is_file():
@@ -172,12 +170,11 @@ def _key_id(text: str) -> str:
 
 
 def _database_url(text: str) -> str:
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
+    from bot.store.database import DatabaseUrl, DatabaseUrlError
 
     try:
-        make_url(text)
-    except ArgumentError:
+        DatabaseUrl.parse(text)
+    except DatabaseUrlError:
         raise argparse.ArgumentTypeError(
             "not a database URL (e.g. sqlite+aiosqlite:///countersign.db)"
         ) from None

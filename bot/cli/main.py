@@ -86,12 +86,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _database_url(text: str) -> str:
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
+    from bot.store.database import DatabaseUrl, DatabaseUrlError
 
     try:
-        make_url(text)
-    except ArgumentError:
+        DatabaseUrl.parse(text)
+    except DatabaseUrlError:
         raise argparse.ArgumentTypeError(
             f"not a database URL: {text!r} (e.g. sqlite+aiosqlite:///demo.db)"
         ) from None

@@ -15,8 +15,6 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TextIO
 
-from sqlalchemy.engine import make_url
-
 from bot import (
     App,
     ExecutionResult,
@@ -29,11 +27,10 @@ from bot import (
 )
 from bot.cli.demo import REQUEST, OfficeDeskApplication, OfficeDeskWorkflow
 from bot.store.database import (
+    DatabaseUrl,
     checkpoint_path,
     database_failure,
     database_url_problem,
-    is_sqlite,
-    sqlite_path,
 )
 from channels.terminal import TerminalOutput
 from interpreters.keyword import HOW_TO_ANSWER, verdict_words
@@ -301,26 +298,27 @@ def decision_text(decision: Mapping[str, Any] | None) -> str:
 
 
 def _sqlite_folder_problem(database_url: str) -> str | None:
-    path = sqlite_path(database_url) if is_sqlite(database_url) else None
+    path = DatabaseUrl.parse(database_url).sqlite_path
     if path is not None and not path.resolve().parent.is_dir():
         return f"the folder {path.resolve().parent} does not exist"
     return None
 
 
 def _in_memory(database_url: str) -> bool:
-    return is_sqlite(database_url) and sqlite_path(database_url) is None
+    return DatabaseUrl.parse(database_url).in_memory
 
 
 def describe_database(database_url: str) -> str:
     """Where the demo keeps its state, for people (a file path; never a password)."""
-    path = sqlite_path(database_url) if is_sqlite(database_url) else None
+    path = DatabaseUrl.parse(database_url).sqlite_path
     if path is None:
         return _location(database_url)
     return f"{path.resolve()} (SQLite; checkpoints beside it in {checkpoint_path(path).name})"
 
 
 def _location(database_url: str) -> str:
-    if not is_sqlite(database_url):
-        return make_url(database_url).render_as_string(hide_password=True)
-    path = sqlite_path(database_url)
+    url = DatabaseUrl.parse(database_url)
+    if not url.is_sqlite:
+        return url.shown
+    path = url.sqlite_path
     return "in memory (nothing is kept after the demo)" if path is None else str(path.resolve())

@@ -42,6 +42,7 @@ from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import validate_decision
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.services import Runtime
+from bot.store import closings
 from bot.store.records import PauseAnswer, PauseRecord
 
 
@@ -285,12 +286,14 @@ async def _record(
     given = PauseAnswer(
         decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
     )
-    resolved = await runtime.store.resolve(
-        request.tenant_id,
+    resolved = await runtime.store.close(
         request.pause_id,
-        given,
-        runtime.clock.now(),
-        audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
+        closings.Answered(
+            answer=given,
+            audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
+        ),
+        at=runtime.clock.now(),
+        tenant_id=request.tenant_id,
     )
     if resolved is None:
         current = await runtime.store.find(request.tenant_id, request.pause_id)

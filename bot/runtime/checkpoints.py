@@ -11,9 +11,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from sqlalchemy.engine import make_url
 
-from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, checkpoint_path, is_sqlite, sqlite_path
+from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, DatabaseUrl, checkpoint_path
 
 
 @dataclass(slots=True)
@@ -27,11 +26,11 @@ async def _nothing() -> None:
 
 
 async def open_checkpointer(
-    database_url: str, *, serde: SerializerProtocol | None = None
+    database_url: DatabaseUrl, *, serde: SerializerProtocol | None = None
 ) -> OpenCheckpointer:
     """The saver of ``database_url``; ``serde`` (e.g. an encrypting one) is given to every saver."""
-    if is_sqlite(database_url):
-        path = sqlite_path(database_url)
+    if database_url.is_sqlite:
+        path = database_url.sqlite_path
         if path is None:
             return OpenCheckpointer(saver=InMemorySaver(serde=serde), close=_nothing)
         connection = await aiosqlite.connect(str(checkpoint_path(path)))
@@ -42,25 +41,25 @@ async def open_checkpointer(
     return await _open_postgres(database_url, serde)
 
 
-def psycopg_conninfo(database_url: str) -> str:
-    """The libpq form of a SQLAlchemy URL (``postgresql+asyncpg://`` → ``postgresql://``)."""
-    url = make_url(database_url).set(drivername="postgresql")
-    return url.render_as_string(hide_password=False)
+PSYCOPG_OPTIONS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
 
 
-async def _open_postgres(database_url: str, serde: SerializerProtocol | None) -> OpenCheckpointer:
+async def _open_postgres(
+    database_url: DatabaseUrl, serde: SerializerProtocol | None
+) -> OpenCheckpointer:
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
 
     # every channel value goes through the serde (the plain saver keeps str/int/float inline)
     from bot.security.postgres_saver import SealedPostgresSaver
 
+    # the URL's parts as libpq's keywords: never rendered back into a string with its password
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        psycopg_conninfo(database_url),
+        "",
         min_size=1,
         max_size=10,
         open=False,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        kwargs={**database_url.libpq_parameters(), **PSYCOPG_OPTIONS, "row_factory": dict_row},
     )
     await pool.open(wait=True)
     saver = SealedPostgresSaver(pool, serde=serde)

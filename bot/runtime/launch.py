@@ -49,6 +49,7 @@ from bot.core.errors import StepFailedError
 from bot.runtime.frame import FRAME_KEY, ClosedByDeadline, RunFrame
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
+from bot.store.closings import Withdrawn
 from bot.store.records import NewExecution
 
 SLOT_BASE = 1000
@@ -366,8 +367,8 @@ class Launch:
         runtime = self._runtime
         prefix = _branch_key_prefix(self._frame, self._ns, SLOT_BASE + index)
         for record in await runtime.store.list_pending_under(self._frame.root_execution_id, prefix):
-            closed = await runtime.store.cancel(
-                record.tenant_id, record.pause_id, PauseResolution.WITHDRAWN, runtime.clock.now()
+            closed = await runtime.store.close(
+                record.pause_id, Withdrawn(), at=runtime.clock.now(), tenant_id=record.tenant_id
             )
             if closed is not None and closed.is_sent:
                 await withdraw(runtime, closed, PauseResolution.WITHDRAWN)

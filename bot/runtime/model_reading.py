@@ -21,7 +21,6 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphInterrupt
 from pydantic import BaseModel
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import ChannelRoleSpec, ReplyInterpreterSpec
 from bot.core.context import ExecutionContext
@@ -67,12 +66,12 @@ class ReplyModels:
         cls,
         providers: Sequence[ModelProvider],
         chat_model_for: Callable[[type, Any], BaseChatModel],
-        engine: AsyncEngine,
+        ledger: SqlLedger,
     ) -> ReplyModels:
         return cls(
             providers=tuple(providers),
             chat_model_for=chat_model_for,
-            ledger=SqlLedger(engine),
+            ledger=ledger,
             prompts=PromptSource(),
         )
 

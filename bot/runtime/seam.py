@@ -29,6 +29,7 @@ from bot.runtime.decisions import invalid_decision, validate_decision
 from bot.runtime.frame import ClosedByDeadline, RunFrame
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
+from bot.store.closings import DecidedAtOnce
 from bot.store.records import NewPause, PauseAnswer, PauseRecord
 
 
@@ -286,18 +287,17 @@ async def _decide_at_once(
         raise _invalid_at_once(record, place, frame, error) from error
     answer = PauseAnswer(decision=decision.model_dump(mode="json"), responder=None)
     mask = await audit_mask(runtime, record, binding.spec.input)
-    decided = await runtime.store.decide_at_once(
+    taken = await runtime.store.close(
         record.pause_id,
-        answer,
-        runtime.clock.now(),
-        audit_decision=mask.decision(decision),
-        ran_with=mask.ran_with(decision, record.ask.arguments),
+        DecidedAtOnce(
+            answer=answer,
+            audit_decision=mask.decision(decision),
+            ran_with=mask.ran_with(decision, record.ask.arguments),
+        ),
+        at=runtime.clock.now(),
     )
-    if not decided:
+    if taken is None:
         return None
-    taken = dataclasses.replace(
-        record, status=PauseStatus.TAKEN, resolution=PauseResolution.DECIDED, answer=answer
-    )
     return Taken(decision=decision, responder=None, record=taken, first_take=True)
 
 

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from bot.core.clock import Clock
 from bot.runtime.assembly import Assembly
 from bot.runtime.container import Container
-from bot.store.sql import SqlStore
+from bot.store.repositories import PauseStore
 
 log = logging.getLogger("countersign")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Runtime:
-    store: SqlStore
+    store: PauseStore
     clock: Clock
     container: Container
     assembly: Assembly

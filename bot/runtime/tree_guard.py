@@ -22,7 +22,8 @@ from typing import Generic, TypeVar
 
 from bot.core.clock import Clock
 from bot.runtime.services import log
-from bot.store.leases import LeaseClaim, SqlLeases
+from bot.store.leases import LeaseClaim
+from bot.store.repositories import Leases
 
 LEASE_TTL = timedelta(seconds=8)
 """Short, so a tree whose instance died is taken over soon; renewed every RENEW_SECONDS while a
@@ -44,7 +45,7 @@ class Held(Generic[T]):
 
 class TreeGuard:
     def __init__(
-        self, leases: SqlLeases, clock: Clock, owner: str, ttl: timedelta = LEASE_TTL
+        self, leases: Leases, clock: Clock, owner: str, ttl: timedelta = LEASE_TTL
     ) -> None:
         self._leases = leases
         self._clock = clock

@@ -22,7 +22,7 @@ from pathlib import Path
 from bot.core.errors import SettingsError
 from bot.security.key_file import key_file_for, load_or_create_key_file, read_key_file
 from bot.security.keys import SETTING, KeyRing, parse_key_ring, random_key_ring
-from bot.store.database import is_sqlite, sqlite_path
+from bot.store.database import DatabaseUrl
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +58,17 @@ class KeySource:
         )
 
 
-def key_source(database_url: str, configured: str | None) -> KeySource:
+def key_source(database_url: str | DatabaseUrl, configured: str | None) -> KeySource:
     """The keys of ``database_url``; ``SettingsError`` at once if they can't be had."""
+    url = DatabaseUrl.of(database_url)
     text = (configured or "").strip()
     ring = parse_key_ring(text) if text else None
-    if not is_sqlite(database_url):
+    if not url.is_sqlite:
         if ring is None:
             raise SettingsError(
                 f"{SETTING} is not set, and PostgreSQL needs it (one key shared by every "
                 f"instance): run 'python -m bot keygen' and set {SETTING} to the line it prints"
             )
         return KeySource(configured=ring, key_file=None)
-    path = sqlite_path(database_url)
+    path = url.sqlite_path
     return KeySource(configured=ring, key_file=None if path is None else key_file_for(path))

@@ -28,7 +28,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
-from bot.store.database import SCHEMA_LOCK, until_taken
+from bot.store.migrations import SCHEMA_LOCK, until_taken
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ from bot.security.checkpoint_serde import CheckpointResealer
 from bot.security.codec import EncryptingCodec
 from bot.security.errors import ReencryptError
 from bot.security.keys import KeyRing
-from bot.store.database import checkpoint_path, create_engine, is_sqlite, sqlite_path
+from bot.store.database import Database, DatabaseUrl, checkpoint_path
 from bot.store.tables import executions, pause_answers, pauses
 
 DEFAULT_BATCH_SIZE = 500
@@ -116,27 +116,34 @@ Rewrite = Callable[[RowMapping], tuple[dict[str, Any], int]]
 
 
 async def reencrypt_database(
-    database_url: str, ring: KeyRing, *, batch_size: int = DEFAULT_BATCH_SIZE
+    database_url: str | DatabaseUrl, ring: KeyRing, *, batch_size: int = DEFAULT_BATCH_SIZE
 ) -> ReencryptReport:
     """Move every stored value of ``database_url`` to ``ring``'s current key."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    async with Database.open(database_url) as database:
+        return await reencrypt(database, ring, batch_size=batch_size)
+
+
+async def reencrypt(
+    database: Database, ring: KeyRing, *, batch_size: int = DEFAULT_BATCH_SIZE
+) -> ReencryptReport:
+    """Move every stored value of an open ``database`` to ``ring``'s current key."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     codec = EncryptingCodec(ring, read_plaintext=True)
     resealer = CheckpointResealer(ring)
     moved: dict[str, int] = {}
-    engine = create_engine(database_url)
-    try:
-        present = await _table_names(engine)
-        for payload in PAYLOAD_COLUMNS:
-            if payload.table.name in present:
-                moved[payload.table.name] = await _payloads(engine, payload, codec, batch_size)
-        if not is_sqlite(database_url):
-            await _checkpoints(engine, POSTGRES_CHECKPOINT_COLUMNS, resealer, batch_size, moved)
-    finally:
-        await engine.dispose()
-    database = sqlite_path(database_url) if is_sqlite(database_url) else None
-    if database is not None:
-        await _sqlite_checkpoints(checkpoint_path(database), resealer, batch_size, moved)
+    engine = database.engine
+    present = await _table_names(engine)
+    for payload in PAYLOAD_COLUMNS:
+        if payload.table.name in present:
+            moved[payload.table.name] = await _payloads(engine, payload, codec, batch_size)
+    if not database.is_sqlite:
+        await _checkpoints(engine, POSTGRES_CHECKPOINT_COLUMNS, resealer, batch_size, moved)
+    if database.sqlite_path is not None:
+        path = checkpoint_path(database.sqlite_path)
+        await _sqlite_checkpoints(path, resealer, batch_size, moved)
     return ReencryptReport(key_id=ring.current.key_id, moved=moved)
 
 
@@ -145,11 +152,10 @@ async def _sqlite_checkpoints(
 ) -> None:
     if not await asyncio.to_thread(path.is_file):  # never create it: nothing was checkpointed
         return
-    engine = create_engine(f"sqlite+aiosqlite:///{path}")
-    try:
-        await _checkpoints(engine, SQLITE_CHECKPOINT_COLUMNS, resealer, batch_size, moved)
-    finally:
-        await engine.dispose()
+    async with Database.open(DatabaseUrl.sqlite_file(path)) as checkpoints:
+        await _checkpoints(
+            checkpoints.engine, SQLITE_CHECKPOINT_COLUMNS, resealer, batch_size, moved
+        )
 
 
 async def _checkpoints(

@@ -1,23 +1,30 @@
-"""The engine and the schema: SQLite (embedded default) or PostgreSQL, migrations in order."""
+"""The one database: its URL (parsed once), its engine and the transactions every table uses.
+
+``Database.open(url)`` is the only way the application reaches its database: the store, the
+tree leases, the ledger of model calls, the channels' state and the key source all take the
+``Database`` (or its ``DatabaseUrl``), so the URL is parsed in one place and never turned back
+into a string with its password. SQLite (the embedded default) or PostgreSQL.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import asyncpg
-from sqlalchemy import Connection, Index, Table, event, func, insert, inspect, select, text
+from sqlalchemy import URL, event, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from bot.store.tables import executions, metadata, pause_answers, pauses, schema_version
+from bot.store.migrations import migrate
+from bot.store.tables import executions
 from bot.store.transactions import (
     AsyncEngineTransactions,
     ThreadedSqliteTransactions,
@@ -38,32 +45,109 @@ def checkpoint_path(database: Path) -> Path:
     return database.with_name(f"{database.stem}.checkpoints{database.suffix or '.db'}")
 
 
-def database_url_problem(url: str) -> str | None:
-    """What is wrong with a database URL, for people (what to write instead); None if usable.
+class DatabaseUrlError(ValueError):
+    """Not a database URL (the text is not repeated: it may hold a password)."""
 
-    Only the async drivers are served: SQLAlchemy's default drivers (``postgresql://`` is
-    psycopg2, ``sqlite://`` pysqlite) block the event loop, and psycopg2 is not installed.
-    """
+
+@dataclass(frozen=True, slots=True)
+class DatabaseUrl:
+    """A database URL, parsed once (``parse``); its ``repr`` hides the password."""
+
+    url: URL
+
+    @classmethod
+    def parse(cls, text: str) -> DatabaseUrl:
+        """The one place a database URL is parsed; ``DatabaseUrlError`` if it is none."""
+        try:
+            return cls(make_url(text))
+        except ArgumentError:
+            raise DatabaseUrlError(f"not a database URL: {SUPPORTED_DATABASES}") from None
+
+    @classmethod
+    def checked(cls, text: str) -> DatabaseUrl:
+        """``parse``, and ``DatabaseUrlError`` saying what to write instead unless usable."""
+        url = cls.parse(text)
+        if url.problem is not None:
+            raise DatabaseUrlError(url.problem)
+        return url
+
+    @classmethod
+    def of(cls, url: str | DatabaseUrl) -> DatabaseUrl:
+        return url if isinstance(url, DatabaseUrl) else cls.parse(url)
+
+    @classmethod
+    def sqlite_file(cls, path: Path) -> DatabaseUrl:
+        return cls(URL.create("sqlite+aiosqlite", database=str(path)))
+
+    def __repr__(self) -> str:
+        return f"DatabaseUrl({self.shown!r})"
+
+    @property
+    def shown(self) -> str:
+        """The URL for people: its password hidden."""
+        return self.url.render_as_string(hide_password=True)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.get_backend_name() == "sqlite"
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The file of a SQLite database; None for an in-memory one or PostgreSQL."""
+        database = self.url.database
+        if not self.is_sqlite or not database:
+            return None
+        if database == ":memory:" or database.startswith("file::memory:"):
+            return None
+        return Path(database)
+
+    @property
+    def in_memory(self) -> bool:
+        return self.is_sqlite and self.sqlite_path is None
+
+    @property
+    def problem(self) -> str | None:
+        """What is wrong with this URL, for people (what to write instead); None if usable.
+
+        Only the async drivers are served: SQLAlchemy's default drivers (``postgresql://`` is
+        psycopg2, ``sqlite://`` pysqlite) block the event loop, and psycopg2 is not installed.
+        """
+        backend, _, driver = self.url.drivername.partition("+")
+        if backend in ("postgres", "postgresql"):
+            if driver == "asyncpg":
+                return None
+            return (
+                f"{self.url.drivername}:// is not served (it needs the async driver): "
+                f"write postgresql+asyncpg:// (e.g. {POSTGRES_EXAMPLE})"
+            )
+        if backend == "sqlite":
+            if driver == "aiosqlite":
+                return None
+            return (
+                f"{self.url.drivername}:// is not served (it needs the async driver): "
+                f"write sqlite+aiosqlite:/// (e.g. {DEFAULT_DATABASE_URL})"
+            )
+        return f"{backend} is not supported: {SUPPORTED_DATABASES}"
+
+    def libpq_parameters(self) -> dict[str, Any]:
+        """A PostgreSQL URL as libpq's keyword parameters (for psycopg), never as one string."""
+        parameters: dict[str, Any] = {
+            "host": self.url.host,
+            "port": self.url.port,
+            "user": self.url.username,
+            "password": self.url.password,
+            "dbname": self.url.database,
+            **self.url.query,
+        }
+        return {name: value for name, value in parameters.items() if value is not None}
+
+
+def database_url_problem(url: str | DatabaseUrl) -> str | None:
+    """What is wrong with a database URL, for people; None if usable."""
     try:
-        parsed = make_url(url)
-    except ArgumentError:
-        return f"not a database URL: {SUPPORTED_DATABASES}"
-    backend, _, driver = parsed.drivername.partition("+")
-    if backend in ("postgres", "postgresql"):
-        if driver == "asyncpg":
-            return None
-        return (
-            f"{parsed.drivername}:// is not served (it needs the async driver): "
-            f"write postgresql+asyncpg:// (e.g. {POSTGRES_EXAMPLE})"
-        )
-    if backend == "sqlite":
-        if driver == "aiosqlite":
-            return None
-        return (
-            f"{parsed.drivername}:// is not served (it needs the async driver): "
-            f"write sqlite+aiosqlite:/// (e.g. {DEFAULT_DATABASE_URL})"
-        )
-    return f"{backend} is not supported: {SUPPORTED_DATABASES}"
+        return DatabaseUrl.of(url).problem
+    except DatabaseUrlError as error:
+        return str(error)
 
 
 def database_failure(error: BaseException) -> str | None:
@@ -79,40 +163,111 @@ def database_failure(error: BaseException) -> str | None:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def is_sqlite(url: str) -> bool:
-    return make_url(url).get_backend_name() == "sqlite"
+class Database:
+    """The application's database: URL, engine and transactions, opened once, closed once.
+
+    ``async with Database.open(url) as database:`` or ``close()`` (repeatable). ``transactions``
+    is where every table's statements run (``bot.store.transactions``).
+    """
+
+    def __init__(self, url: DatabaseUrl, engine: AsyncEngine, transactions: Transactions) -> None:
+        self.url = url
+        self.engine = engine
+        self.transactions = transactions
+        self._closed = False
+
+    @classmethod
+    def open(cls, url: str | DatabaseUrl) -> Database:
+        """Opens nothing yet: connections are made on first use (``migrate`` is a good one)."""
+        parsed = DatabaseUrl.of(url)
+        engine = create_engine(parsed)
+        return cls(parsed, engine, _open_transactions(parsed, engine))
+
+    def __repr__(self) -> str:
+        return f"Database({self.url!r})"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.is_sqlite
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        return self.url.sqlite_path
+
+    async def migrate(self, now: datetime) -> int:
+        """Bring the schema to the newest version (``bot.store.migrations``); idempotent."""
+        return await migrate(self.engine, now)
+
+    async def holds_rows(self) -> bool:
+        """Whether any execution is stored (every encrypted row belongs to one)."""
+        statement = select(executions.c.execution_id).limit(1)
+        found = await self.transactions.read(lambda c: c.execute(statement).first())
+        return found is not None
+
+    def threaded(self, busy_timeout: timedelta) -> Transactions | None:
+        """More worker-thread transactions on a SQLite file, waiting at most ``busy_timeout``
+        for SQLite's write lock (close them); None on any other database."""
+        if self.sqlite_path is None:
+            return None
+        return ThreadedSqliteTransactions.open(
+            self.url.url,
+            busy_timeout_s=busy_timeout.total_seconds(),
+            on_connect=sqlite_pragmas(busy_timeout),
+        )
+
+    async def close(self) -> None:
+        """Close the transactions, then dispose of the engine; repeatable."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.transactions.close()
+        finally:
+            await self.engine.dispose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
 
 
-def sqlite_path(url: str) -> Path | None:
-    """The file of a SQLite URL, or None for an in-memory database."""
-    database = make_url(url).database
-    if not database or database == ":memory:" or database.startswith("file::memory:"):
-        return None
-    return Path(database)
+def sqlite_pragmas(busy_timeout: timedelta) -> Any:
+    """The connect hook of a SQLite connection: WAL, ``busy_timeout``, synchronous NORMAL."""
+    milliseconds = int(busy_timeout.total_seconds() * 1000)
+
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={milliseconds}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    return on_connect
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
+_SQLITE_BUSY_TIMEOUT = timedelta(milliseconds=SQLITE_BUSY_TIMEOUT_MS)
 
 
-def create_engine(url: str) -> AsyncEngine:
+def create_engine(url: DatabaseUrl) -> AsyncEngine:
     """An async engine; SQLite gets WAL and a busy timeout; in-memory SQLite one connection."""
-    if is_sqlite(url):
-        if sqlite_path(url) is None:
+    if url.is_sqlite:
+        if url.sqlite_path is None:
             engine = create_async_engine(
-                url, poolclass=StaticPool, connect_args={"check_same_thread": False}
+                url.url, poolclass=StaticPool, connect_args={"check_same_thread": False}
             )
         else:
             engine = create_async_engine(
-                url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+                url.url, connect_args={"timeout": _SQLITE_BUSY_TIMEOUT.total_seconds()}
             )
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        event.listen(engine.sync_engine, "connect", sqlite_pragmas(_SQLITE_BUSY_TIMEOUT))
         return engine
-    engine = create_async_engine(url, pool_size=10, max_overflow=20)
+    engine = create_async_engine(url.url, pool_size=10, max_overflow=20)
     _ping_when_idle(engine)
     return engine
 
@@ -146,129 +301,14 @@ def _ping_when_idle(engine: AsyncEngine) -> None:
 _IDLE_SINCE = "countersign_idle_since"
 
 
-Migration = Callable[[Connection], None]
-
-SCHEMA_LOCK = 727001
-"""The PostgreSQL advisory lock every schema step takes, ours and LangGraph's saver's
-(``bot.security.postgres_saver``): instances starting at once on a new database take turns.
-
-It is *tried* (``pg_try_advisory_*``) until it is had, never waited for: LangGraph's setup runs
-``CREATE INDEX CONCURRENTLY``, which waits for every open transaction to end, and a session
-blocked on the lock is one (it would wait for the holder, the holder for it: a deadlock
-PostgreSQL does not detect). Between two tries a waiting instance has no transaction open."""
-SCHEMA_LOCK_RETRY_SECONDS = 0.05
-
-
-def _v1_initial(connection: Connection) -> None:
-    metadata.create_all(connection, checkfirst=True)
-
-
-def _add_missing_columns(
-    connection: Connection, table: Table, names: Sequence[str], indexes: Sequence[Index] = ()
-) -> None:
-    """Add ``table``'s columns ``names`` where they are missing (a database made by v1 before
-    they existed; one made since has them from ``create_all``), and the indexes."""
-    present = {column["name"] for column in inspect(connection).get_columns(table.name)}
-    for name in names:
-        if name in present:
-            continue
-        column = table.c[name]
-        kind = column.type.compile(dialect=connection.dialect)
-        connection.execute(text(f"ALTER TABLE {table.name} ADD COLUMN {name} {kind}"))
-    for index in indexes:
-        index.create(connection, checkfirst=True)
-
-
-def _v2_ask_order_and_deadlines(connection: Connection) -> None:
-    """The order of a model turn's calls, what an approved tool ran with, quorum deadlines."""
-    _add_missing_columns(
-        connection,
-        pauses,
-        ["ask_position", "closes_at"],
-        [i for i in pauses.indexes if i.name == "ix_cs_pauses_status_closes"],
-    )
-    _add_missing_columns(connection, pause_answers, ["ask_position", "ran_with"])
-
-
-def _v3_unread_replies(connection: Connection) -> None:
-    """Replies received before the ack and read after it."""
-    _add_missing_columns(
-        connection,
-        pauses,
-        ["unread_reply", "unread_by", "unread_at"],
-        [i for i in pauses.indexes if i.name == "ix_cs_pauses_status_unread"],
-    )
-
-
-MIGRATIONS: Sequence[Migration] = (_v1_initial, _v2_ask_order_and_deadlines, _v3_unread_replies)
-"""Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
-
-
-def apply_migrations(
-    connection: Connection, versions: Table, migrations: Sequence[Migration], now: datetime
-) -> int:
-    """Apply the ``migrations`` newer than the version ``versions`` records (version N is
-    ``migrations[N - 1]``), each recorded as applied; returns the newest version."""
-    versions.create(connection, checkfirst=True)
-    current = connection.execute(select(func.max(versions.c.version))).scalar() or 0
-    for version, migrate in enumerate(migrations, start=1):
-        if version > current:
-            migrate(connection)
-            connection.execute(insert(versions).values(version=version, applied_at=now))
-    return len(migrations)
-
-
-def _apply_migrations(connection: Connection, now: datetime) -> int:
-    return apply_migrations(connection, schema_version, MIGRATIONS, now)
-
-
-async def until_taken(try_lock: Callable[[], Awaitable[bool]]) -> None:
-    """Try ``try_lock`` until it says the lock is had (see ``SCHEMA_LOCK``: never wait on it)."""
-    while True:
-        if await try_lock():
-            return
-        await asyncio.sleep(SCHEMA_LOCK_RETRY_SECONDS)
-
-
-async def migrate(engine: AsyncEngine, now: datetime) -> int:
-    """Bring the schema to the newest version; idempotent. Returns the version.
-
-    On PostgreSQL one instance migrates at a time (``SCHEMA_LOCK``); the others find nothing to
-    do once it is their turn.
-    """
-    if engine.dialect.name != "postgresql":
-        async with engine.begin() as connection:
-            return await connection.run_sync(_apply_migrations, now)
-    version = 0
-
-    async def try_to_migrate() -> bool:
-        nonlocal version
-        async with engine.begin() as connection:
-            lock = f"SELECT pg_try_advisory_xact_lock({SCHEMA_LOCK})"
-            if not (await connection.exec_driver_sql(lock)).scalar():
-                return False  # the transaction ends here: nothing open while it waits
-            version = await connection.run_sync(_apply_migrations, now)
-            return True
-
-    await until_taken(try_to_migrate)
-    return version
-
-
-async def holds_rows(engine: AsyncEngine) -> bool:
-    """Whether any execution is stored (every encrypted row belongs to one)."""
-    async with engine.connect() as connection:
-        found = await connection.execute(select(executions.c.execution_id).limit(1))
-        return found.first() is not None
-
-
-def open_transactions(engine: AsyncEngine) -> Transactions:
-    """How the store runs its transactions on ``engine``'s database (see ``transactions``);
-    close it before disposing of the engine."""
-    url = engine.url.render_as_string(hide_password=False)
-    if not is_sqlite(url):
+def _open_transactions(url: DatabaseUrl, engine: AsyncEngine) -> Transactions:
+    """How statements run on ``engine``'s database (see ``bot.store.transactions``)."""
+    if not url.is_sqlite:
         return AsyncEngineTransactions(engine)
-    if sqlite_path(url) is None:
+    if url.sqlite_path is None:
         return AsyncEngineTransactions(engine, one_connection=True)
     return ThreadedSqliteTransactions.open(
-        engine, busy_timeout_s=SQLITE_BUSY_TIMEOUT_MS / 1000, on_connect=_sqlite_pragmas
+        url.url,
+        busy_timeout_s=_SQLITE_BUSY_TIMEOUT.total_seconds(),
+        on_connect=sqlite_pragmas(_SQLITE_BUSY_TIMEOUT),
     )

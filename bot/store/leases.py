@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, select
 
+from bot.store.database import Database
 from bot.store.statements import RELEASE_LEASE, RENEW_LEASE, TAKE_LEASE
 from bot.store.tables import leases
 from bot.store.transactions import Transactions
@@ -56,8 +57,8 @@ class LeaseClaim:
 
 
 class SqlLeases:
-    def __init__(self, transactions: Transactions) -> None:
-        self._tx = transactions
+    def __init__(self, database: Database) -> None:
+        self._tx: Transactions = database.transactions
 
     async def try_take(self, claim: LeaseClaim) -> bool:
         """Take the lease alone, without a pass's first write (a pass takes it in

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, false, func, insert, select, true, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import Connection, and_, false, func, insert, select, true, update
 
 from bot.core.budget import Spend
+from bot.store.database import Database
 from bot.store.tables import model_calls
+from bot.store.transactions import Transactions
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,61 +69,61 @@ Admit = Callable[[list[Spend]], None]
 
 
 class SqlLedger:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
+    """The ledger on the database's transactions (on a SQLite file: a worker thread)."""
+
+    def __init__(self, database: Database) -> None:
+        self._tx: Transactions = database.transactions
 
     async def open_call(
         self, call: NewModelCall, scopes: Sequence[SpendScope], admit: Admit
     ) -> int:
-        """Count ``call`` and check it: ``admit`` raising rolls the call back out of the ledger."""
-        async with self._engine.begin() as connection:
-            result = await connection.execute(
-                insert(model_calls).values(
-                    tenant_id=call.tenant_id,
-                    root_execution_id=call.root_execution_id,
-                    execution_id=call.execution_id,
-                    workflow=call.workflow,
-                    caller=call.caller,
-                    model=call.model,
-                    input_tokens=0,
-                    output_tokens=0,
-                    cost=0.0,
-                    pause_key=call.pause_key,
-                    in_execution_spend=False,
-                    at=call.at,
-                )
-            )
-            spends = [await _spend(connection, scope) for scope in scopes]
-            admit(spends)
+        """Count ``call`` and check it: ``admit`` raising rolls the call back out of the ledger
+        (it runs inside the transaction: a plain function, no I/O)."""
+        values = {
+            "tenant_id": call.tenant_id,
+            "root_execution_id": call.root_execution_id,
+            "execution_id": call.execution_id,
+            "workflow": call.workflow,
+            "caller": call.caller,
+            "model": call.model,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cost": 0.0,
+            "pause_key": call.pause_key,
+            "in_execution_spend": False,
+            "at": call.at,
+        }
+
+        def body(connection: Connection) -> int:
+            result = connection.execute(insert(model_calls).values(**values))
+            admit([_spend(connection, scope) for scope in scopes])
             key = result.inserted_primary_key
             return int(key[0]) if key is not None else 0
+
+        return await self._tx.write(body)
 
     async def settle_call(
         self, call_id: int, *, input_tokens: int, output_tokens: int, cost: float
     ) -> None:
         """The tokens and the cost of a call, once the model answered."""
-        async with self._engine.begin() as connection:
-            await connection.execute(
-                update(model_calls)
-                .where(model_calls.c.id == call_id)
-                .values(input_tokens=input_tokens, output_tokens=output_tokens, cost=cost)
-            )
+        statement = (
+            update(model_calls)
+            .where(model_calls.c.id == call_id)
+            .values(input_tokens=input_tokens, output_tokens=output_tokens, cost=cost)
+        )
+        await self._tx.apply(lambda connection: connection.execute(statement))
 
     async def count_in_execution_spend(self, call_id: int) -> bool:
         """Add a call to its execution's spend; False if it was already counted there."""
-        async with self._engine.begin() as connection:
-            result = await connection.execute(
-                update(model_calls)
-                .where(
-                    and_(model_calls.c.id == call_id, model_calls.c.in_execution_spend.is_(false()))
-                )
-                .values(in_execution_spend=True)
-            )
-            return result.rowcount == 1
+        statement = (
+            update(model_calls)
+            .where(and_(model_calls.c.id == call_id, model_calls.c.in_execution_spend.is_(false())))
+            .values(in_execution_spend=True)
+        )
+        return await self._tx.apply(lambda connection: connection.execute(statement).rowcount == 1)
 
     async def spend(self, scope: SpendScope) -> Spend:
-        async with self._engine.connect() as connection:
-            return await _spend(connection, scope)
+        return await self._tx.read(lambda connection: _spend(connection, scope))
 
     async def execution_spend(self, tenant_id: str, root_execution_id: str) -> Spend:
         """What the tree's steps took: the calls whose answers were taken, each once."""
@@ -134,16 +135,12 @@ class SqlLedger:
 
     async def calls(self, tenant_id: str, root_execution_id: str) -> list[ModelCallRow]:
         """Every call traced under an execution tree, oldest first."""
-        async with self._engine.connect() as connection:
-            rows = (
-                await connection.execute(
-                    select(model_calls)
-                    .where(
-                        _where(SpendScope(tenant_id=tenant_id, root_execution_id=root_execution_id))
-                    )
-                    .order_by(model_calls.c.id)
-                )
-            ).all()
+        statement = (
+            select(model_calls)
+            .where(_where(SpendScope(tenant_id=tenant_id, root_execution_id=root_execution_id)))
+            .order_by(model_calls.c.id)
+        )
+        rows = await self._tx.read(lambda connection: connection.execute(statement).all())
         return [_call_row(row._mapping) for row in rows]
 
 
@@ -165,16 +162,14 @@ def _call_row(m: Any) -> ModelCallRow:
     )
 
 
-async def _spend(connection: AsyncConnection, scope: SpendScope) -> Spend:
-    row = (
-        await connection.execute(
-            select(
-                func.count(model_calls.c.id),
-                func.coalesce(func.sum(model_calls.c.input_tokens), 0),
-                func.coalesce(func.sum(model_calls.c.output_tokens), 0),
-                func.coalesce(func.sum(model_calls.c.cost), 0.0),
-            ).where(_where(scope))
-        )
+def _spend(connection: Connection, scope: SpendScope) -> Spend:
+    row = connection.execute(
+        select(
+            func.count(model_calls.c.id),
+            func.coalesce(func.sum(model_calls.c.input_tokens), 0),
+            func.coalesce(func.sum(model_calls.c.output_tokens), 0),
+            func.coalesce(func.sum(model_calls.c.cost), 0.0),
+        ).where(_where(scope))
     ).one()
     return Spend(
         calls=int(row[0]),

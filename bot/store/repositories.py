@@ -1,4 +1,5 @@
-"""The stores as Protocols; ``bot.store.sql`` has the one SQLAlchemy implementation.
+"""The stores as Protocols: ``bot.store.sql`` implements them on a database, ``bot.store.memory``
+in memory, and one contract suite (``tests/store``) runs on both.
 
 Every status change is one atomic conditional update (``... WHERE status = 'PENDING'``): the
 boolean it returns says whether this caller made the change.
@@ -10,7 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
+from bot.store.closings import Closing
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
@@ -18,7 +20,6 @@ from bot.store.records import (
     NewExecution,
     NewPause,
     OpenTree,
-    PauseAnswer,
     PauseRecord,
     TreePauses,
 )
@@ -51,17 +52,13 @@ class PausedExecutionRepository(Protocol):
         """Set ``is_sent`` unless the pause was closed meanwhile (its step tells the channel)."""
         ...
 
-    async def resolve(
-        self,
-        tenant_id: str,
-        pause_id: str,
-        answer: PauseAnswer,
-        resolved_at: datetime,
-        *,
-        audit_decision: dict[str, Any] | None = None,
+    async def close(
+        self, pause_id: str, closing: Closing, *, at: datetime, tenant_id: str | None = None
     ) -> PauseRecord | None:
-        """PENDING → RESOLVED with the answer, and its audit entry, atomically: the pause as it
-        now is, or None if it did not wait."""
+        """PENDING → what ``closing`` makes of it (``bot.store.closings.closed_as``) and its
+        audit entry, atomically (``tenant_id``: only a pause of that tenant). The pause as it
+        now is — ``is_sent`` as of its closing: tell its channel if set — or None if it did not
+        wait (or an answer came after its deadline)."""
         ...
 
     async def receive_reply(
@@ -81,27 +78,6 @@ class PausedExecutionRepository(Protocol):
     async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
         """RESOLVED → TAKEN: the step takes the decision (and its audit entry says what the
         approved call runs with)."""
-        ...
-
-    async def decide_at_once(
-        self,
-        pause_id: str,
-        answer: PauseAnswer,
-        resolved_at: datetime,
-        *,
-        audit_decision: dict[str, Any] | None = None,
-        ran_with: dict[str, Any] | None = None,
-    ) -> bool:
-        """PENDING → TAKEN with resolution DECIDED (the channel decided), and its audit entry."""
-        ...
-
-    async def cancel(
-        self, tenant_id: str, pause_id: str, resolution: PauseResolution, resolved_at: datetime
-    ) -> PauseRecord | None:
-        """PENDING → CANCELLED (WITHDRAWN or CANCELLED) and its audit entry, atomically.
-
-        Returns the closed record (tell its channel if ``is_sent``), None if it was not PENDING.
-        """
         ...
 
     async def save_tool_result(self, pause_id: str, result: str) -> None: ...
@@ -194,4 +170,29 @@ class ExecutionRecordRepository(Protocol):
 
     async def find_pause_answers(self, tenant_id: str, root_execution_id: str) -> list[AuditRow]:
         """The tree's audit trail, in the order the pauses were asked."""
+        ...
+
+
+class PauseStore(PausedExecutionRepository, ExecutionRecordRepository, Protocol):
+    """Both repositories: what the runtime is given (``bot.store.sql.SqlStore`` on a database,
+    ``bot.store.memory.MemoryStore`` in memory)."""
+
+
+class Leases(Protocol):
+    """Tree leases taken alone, without a pass's first or last write (``bot.store.leases``)."""
+
+    async def try_take(self, claim: LeaseClaim) -> bool:
+        """Take the lease if it is free, expired or already the claim's owner's."""
+        ...
+
+    async def renew(self, claim: LeaseClaim) -> bool:
+        """Push the expiry to ``claim.now + ttl``; False if the lease is not the owner's."""
+        ...
+
+    async def release(self, claim: LeaseClaim) -> None:
+        """Give the lease up if it is still the claim's owner's."""
+        ...
+
+    async def live_roots(self, now: datetime) -> set[str]:
+        """Roots whose lease has not expired at ``now``."""
         ...

@@ -12,12 +12,13 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Row, and_, delete, insert, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.results import StepRecord
+from bot.store.closings import Cancelled, Closing, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
+from bot.store.database import Database
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
@@ -29,12 +30,9 @@ from bot.store.records import (
     PauseRecord,
     TreePauses,
 )
-from bot.store.repositories import ExecutionRecordRepository, PausedExecutionRepository
 from bot.store.statements import (
-    ANSWER_PENDING_PAUSE,
     ASK_ORDER,
     CLOSE_PENDING_PAUSE,
-    CLOSE_PENDING_PAUSE_OF_TENANT,
     CLOSE_PENDING_PAUSES_OF_TREE,
     CLOSE_RESOLVED_PAUSES_OF_TREE,
     EXECUTION,
@@ -53,34 +51,18 @@ from bot.store.statements import (
     WAITING_IN_TREE,
 )
 from bot.store.tables import executions, launches, pause_answers, pauses
-from bot.store.transactions import AsyncEngineTransactions, Transactions
+from bot.store.transactions import Transactions
 
 R = TypeVar("R")
 
 
 class SqlStore:
-    """Implements ``PausedExecutionRepository`` and ``ExecutionRecordRepository``."""
+    """``PauseStore`` on a database (``App.create`` gives it to the runtime as one)."""
 
-    def __init__(
-        self,
-        engine: AsyncEngine,
-        codec: PayloadCodec | None = None,
-        *,
-        transactions: Transactions | None = None,
-    ) -> None:
-        """``transactions``: where the queries run (``database.open_transactions``); through
-        the async engine by default."""
-        self._engine = engine
-        self._tx: Transactions = transactions or AsyncEngineTransactions(engine)
+    def __init__(self, database: Database, codec: PayloadCodec | None = None) -> None:
+        """Its queries run on ``database.transactions``; payloads are written with ``codec``."""
+        self._tx: Transactions = database.transactions
         self._codec: PayloadCodec = codec or JsonCodec()
-
-    @property
-    def engine(self) -> AsyncEngine:
-        return self._engine
-
-    @property
-    def transactions(self) -> Transactions:
-        return self._tx
 
     # ---------------------------------------------------------------- pause records
 
@@ -136,62 +118,49 @@ class SqlStore:
 
         return await self._tx.apply(body)
 
-    async def resolve(
-        self,
-        tenant_id: str,
-        pause_id: str,
-        answer: PauseAnswer,
-        resolved_at: datetime,
-        *,
-        audit_decision: dict[str, Any] | None = None,
+    async def close(
+        self, pause_id: str, closing: Closing, *, at: datetime, tenant_id: str | None = None
     ) -> PauseRecord | None:
-        """PENDING → RESOLVED with the answer, and its audit entry: the pause as it now is, or
-        None if it did not wait (or its deadline had passed)."""
-        return await self._close(
-            ANSWER_PENDING_PAUSE,
-            {"b_pause_id": pause_id, "b_tenant": tenant_id, "b_now": resolved_at},
-            to=PauseStatus.RESOLVED,
-            resolution=PauseResolution.REPLIED,
-            answer=answer,
-            resolved_at=resolved_at,
-            audit_decision=audit_decision,
-        )
+        """PENDING → what ``closing`` makes of it (``closed_as``), and its audit entry, in one
+        transaction; ``tenant_id``: only a pause of that tenant.
 
-    async def decide_at_once(
-        self,
-        pause_id: str,
-        answer: PauseAnswer,
-        resolved_at: datetime,
-        *,
-        audit_decision: dict[str, Any] | None = None,
-        ran_with: dict[str, Any] | None = None,
-    ) -> bool:
-        """PENDING → TAKEN by the channel's own decision; ``ran_with`` (masked) is what the
-        approved tool is about to run with, for the audit entry."""
-        closed = await self._close(
-            CLOSE_PENDING_PAUSE,
-            {"b_pause_id": pause_id},
-            to=PauseStatus.TAKEN,
-            resolution=PauseResolution.DECIDED,
-            answer=answer,
-            resolved_at=resolved_at,
-            audit_decision=audit_decision,
-            ran_with=ran_with,
-        )
-        return closed is not None
+        Returns the record as the change left it (its ``is_sent`` as of the change, so exactly
+        one closer knows it must tell the channel), or None if the pause did not wait (or an
+        answer came after its deadline).
+        """
+        terms = closed_as(closing)
+        statement = CLOSE_PENDING_PAUSE[(tenant_id is not None, terms.before_deadline)]
+        values: dict[str, Any] = {
+            "b_pause_id": pause_id,
+            "status": terms.status.value,
+            "resolution": terms.resolution.value,
+            **_NOTHING_UNREAD,  # a reply kept to read is moot once the pause closed
+            "resolved_at": at,
+        }
+        if tenant_id is not None:
+            values["b_tenant"] = tenant_id
+        if terms.before_deadline:
+            values["b_now"] = at
+        answer = terms.answer
+        if answer is not None:
+            values["answer"] = self._codec.encode(
+                {"decision": answer.decision, "responder": answer.responder, "reply": answer.reply}
+            )
+            values["responder"] = answer.responder
+        decision = terms.audit_decision
+        sealed_decision = None if decision is None else self._codec.encode(decision)
+        sealed_ran_with = None if terms.ran_with is None else self._codec.encode(terms.ran_with)
 
-    async def cancel(
-        self, tenant_id: str, pause_id: str, resolution: PauseResolution, resolved_at: datetime
-    ) -> PauseRecord | None:
-        return await self._close(
-            CLOSE_PENDING_PAUSE_OF_TENANT,
-            {"b_pause_id": pause_id, "b_tenant": tenant_id},
-            to=PauseStatus.CANCELLED,
-            resolution=resolution,
-            answer=None,
-            resolved_at=resolved_at,
-            audit_decision=None,
-        )
+        def body(connection: Connection) -> PauseRecord | None:
+            row = connection.execute(statement, values).one_or_none()
+            if row is None:
+                return None
+            record = self._pause(row)
+            entry = self._audit_entry(record, answer, sealed_decision)
+            connection.execute(INSERT_AUDIT_ENTRY, {**entry, "ran_with": sealed_ran_with})
+            return record
+
+        return await self._tx.write(body)
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
@@ -489,14 +458,15 @@ class SqlStore:
         status, and with ``release`` the lease given up, in one transaction. Returns the closed
         pauses, each ``is_sent`` as of its closing (tell the channel of those sent)."""
         values = self._status_values(status, at, output=output, error=error)
+        terms = closed_as(Cancelled())
 
         def body(connection: Connection) -> list[PauseRecord]:
             rows = connection.execute(
                 CLOSE_PENDING_PAUSES_OF_TREE,
                 {
                     "b_root": root_execution_id,
-                    "status": PauseStatus.CANCELLED.value,
-                    "resolution": PauseResolution.CANCELLED.value,
+                    "status": terms.status.value,
+                    "resolution": terms.resolution.value,
                     "resolved_at": at,
                 },
             ).all()
@@ -604,49 +574,6 @@ class SqlStore:
             "created_at": new.created_at,
             "updated_at": new.created_at,
         }
-
-    async def _close(
-        self,
-        statement: Any,
-        where: dict[str, Any],
-        *,
-        to: PauseStatus,
-        resolution: PauseResolution,
-        answer: PauseAnswer | None,
-        resolved_at: datetime,
-        audit_decision: dict[str, Any] | None,
-        ran_with: dict[str, Any] | None = None,
-    ) -> PauseRecord | None:
-        """PENDING → ``to`` and the audit entry, in one transaction.
-
-        Returns the record as the change left it (its ``is_sent`` as of the change, so exactly
-        one closer knows it must tell the channel), or None if the pause was not PENDING.
-        """
-        values: dict[str, Any] = {
-            **where,
-            "status": to.value,
-            "resolution": resolution.value,
-            **_NOTHING_UNREAD,  # a reply kept to read is moot once the pause closed
-            "resolved_at": resolved_at,
-        }
-        if answer is not None:
-            values["answer"] = self._codec.encode(
-                {"decision": answer.decision, "responder": answer.responder, "reply": answer.reply}
-            )
-            values["responder"] = answer.responder
-        sealed_decision = None if audit_decision is None else self._codec.encode(audit_decision)
-        sealed_ran_with = None if ran_with is None else self._codec.encode(ran_with)
-
-        def body(connection: Connection) -> PauseRecord | None:
-            row = connection.execute(statement, values).one_or_none()
-            if row is None:
-                return None
-            record = self._pause(row)
-            entry = self._audit_entry(record, answer, sealed_decision)
-            connection.execute(INSERT_AUDIT_ENTRY, {**entry, "ran_with": sealed_ran_with})
-            return record
-
-        return await self._tx.write(body)
 
     def _audit_entry(
         self, record: PauseRecord, answer: PauseAnswer | None, sealed_decision: str | None
@@ -801,8 +728,3 @@ def _running(execution_id: str, at: datetime) -> dict[str, Any]:
         "status": ExecutionStatus.RUNNING.value,
         "updated_at": at,
     }
-
-
-def _conforms(store: SqlStore) -> tuple[PausedExecutionRepository, ExecutionRecordRepository]:
-    """Type-checked only: the one implementation satisfies both repository Protocols."""
-    return store, store

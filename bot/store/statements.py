@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import Table, TextClause, and_, bindparam, delete, insert, or_, select, text, update
+from sqlalchemy.sql.dml import Update
 from sqlalchemy.sql.selectable import TextualSelect
 
 from bot.core.enums import PauseStatus
@@ -86,35 +87,28 @@ MARK_SENT = (
     .returning(pauses.c.status)
 )
 SET_INTERRUPT_ID = update(pauses).where(pauses.c.idempotency_key == bindparam("b_key"))
-CLOSE_PENDING_PAUSE = (
-    update(pauses)
-    .where(and_(pauses.c.pause_id == bindparam("b_pause_id"), pauses.c.status == PENDING))
-    .returning(pauses)
-)
-CLOSE_PENDING_PAUSE_OF_TENANT = (
-    update(pauses)
-    .where(
-        and_(
-            pauses.c.pause_id == bindparam("b_pause_id"),
-            pauses.c.tenant_id == bindparam("b_tenant"),
-            pauses.c.status == PENDING,
+
+
+def _close_pending_pause(*, of_tenant: bool, before_deadline: bool) -> Update:
+    conditions = [pauses.c.pause_id == bindparam("b_pause_id"), pauses.c.status == PENDING]
+    if of_tenant:
+        conditions.append(pauses.c.tenant_id == bindparam("b_tenant"))
+    if before_deadline:
+        conditions.append(
+            or_(pauses.c.closes_at.is_(None), pauses.c.closes_at > bindparam("b_now"))
         )
+    return update(pauses).where(and_(*conditions)).returning(pauses)
+
+
+CLOSE_PENDING_PAUSE = {
+    (of_tenant, before_deadline): _close_pending_pause(
+        of_tenant=of_tenant, before_deadline=before_deadline
     )
-    .returning(pauses)
-)
-ANSWER_PENDING_PAUSE = (
-    update(pauses)
-    .where(
-        and_(
-            pauses.c.pause_id == bindparam("b_pause_id"),
-            pauses.c.tenant_id == bindparam("b_tenant"),
-            pauses.c.status == PENDING,
-            or_(pauses.c.closes_at.is_(None), pauses.c.closes_at > bindparam("b_now")),
-        )
-    )
-    .returning(pauses)
-)
-"""An answer closes a pause only while it waits and its deadline (if any) has not passed."""
+    for of_tenant in (False, True)
+    for before_deadline in (False, True)
+}
+"""PENDING → closed, by (of a tenant given, only before the pause's deadline): an answer closes
+a pause only while it waits and its deadline (if any) has not passed."""
 KEEP_UNREAD_REPLY = update(pauses).where(
     and_(
         pauses.c.pause_id == bindparam("b_pause_id"),

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection, Engine, event
+from sqlalchemy import URL, Connection, Engine, event
 from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -111,14 +111,15 @@ class ThreadedSqliteTransactions:
     @classmethod
     def open(
         cls,
-        async_engine: AsyncEngine,
+        url: URL,
         *,
         busy_timeout_s: float,
         on_connect: Callable[[Any, Any], None],
     ) -> ThreadedSqliteTransactions:
-        """A synchronous engine on the same file as ``async_engine``, with the same pragmas."""
+        """A synchronous engine on the SQLite file of ``url``, with the pragmas ``on_connect``
+        sets."""
         engine = create_sync_engine(
-            async_engine.url.set(drivername="sqlite+pysqlite"),
+            url.set(drivername="sqlite+pysqlite"),
             pool_size=SQLITE_WORKERS,
             max_overflow=0,
             connect_args={

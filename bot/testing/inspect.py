@@ -45,8 +45,10 @@ class AppInspector:
 
     @property
     def store(self) -> SqlStore:
-        """The pause and execution store the App's runtime writes to."""
-        return self._runtime.store
+        """The pause and execution store the App's runtime writes to (an App's is SQL)."""
+        store = self._runtime.store
+        assert isinstance(store, SqlStore)
+        return store
 
     @property
     def ledger(self) -> SqlLedger:

@@ -9,7 +9,7 @@ from bot.app import App
 from bot.core.clock import Clock
 from bot.security.keys import generate_key
 from bot.settings import Settings
-from bot.store.database import is_sqlite
+from bot.store.database import DatabaseUrl
 
 
 @asynccontextmanager
@@ -50,7 +50,9 @@ async def test_with(
 def _with_a_shared_key(settings: Settings, database_url: str) -> Settings:
     """``settings`` with one random key when none is set and the database keeps no key file
     (PostgreSQL): the instances must read what each other wrote."""
-    if (settings.countersign_encryption_keys or "").strip() or is_sqlite(database_url):
+    if (settings.countersign_encryption_keys or "").strip() or DatabaseUrl.parse(
+        database_url
+    ).is_sqlite:
         return settings
     key = generate_key("test-with")
     return settings.model_copy(update={"countersign_encryption_keys": key.entry()})

@@ -43,7 +43,7 @@ from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
 from channels.slack.catalog import Catalog
 from channels.slack.conversations import Conversations
-from channels.slack.database import SlackDatabase, engine_of
+from channels.slack.database import SlackDatabase
 from channels.slack.edge import RequestSignatures
 from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
@@ -97,12 +97,12 @@ class SlackBot:
         self._session = aiohttp.ClientSession()
         self.client = client or web_client(settings, self._session)
         self.tasks = BackgroundTasks()
-        self._database = SlackDatabase.open(engine_of(app), app.clock)
+        self._database = SlackDatabase.open(app.database, app.clock)
         self.messages = SlackMessageStore(self._database)
         self.seen_events = SeenEvents(self._database)
         catalog = Catalog(app)
         directory = ApproverDirectory(self.client, app.clock)
-        self.notes = RequesterNotes(self._database, app.clock)
+        self.notes = RequesterNotes(self._database)
         self.gateway = SlackGateway(
             app=app, client=self.client, messages=self.messages, notes=self.notes, catalog=catalog
         )

@@ -1,23 +1,18 @@
 """Where the bot's Slack state lives, and how its statements reach it.
 
-Slack state (``cs_slack_messages``, ``cs_slack_events``) shares the App's database so that
-several instances on PostgreSQL, or restarts on a SQLite file, see the same references. Its
-statements run as the runtime's store runs its own (``bot.store.transactions``):
+Slack state (message references, seen events, requester notes) lives in the App's one
+``Database`` so that several instances on PostgreSQL, or restarts on a SQLite file, see the same
+state. Its statements run on the App's transactions (``bot.store.transactions``): on a SQLite
+file in worker threads, never through aiosqlite. Through aiosqlite, under Slack's retries, the
+event-dedup insert waited on a write lock held by a transaction that needed the blocked event
+loop to commit (issue 13): all froze until the 30 s busy timeout, then answered 500 "database is
+locked" (``tests/benchmarks/slack_events_retries.py``). In a worker thread a wait on the file
+blocks that thread only.
 
-- **A SQLite file**: on SQLite's own driver in worker threads, never through aiosqlite.
-  Through aiosqlite, under Slack's retries, the event-dedup insert waited on a write lock held
-  by a transaction that needed the blocked event loop to commit (issue 13: a leftover sqlite3
-  cursor freed by the garbage collector on the loop): all froze until the 30 s busy timeout,
-  then answered 500 "database is locked" (``tests/benchmarks/slack_events_retries.py``: 237 of
-  400 requests, ``/healthz`` stuck 30 s). In a worker thread a wait on the file blocks that
-  thread only.
-- **PostgreSQL**: through the App's async engine (asyncpg needs no thread).
-- **In-memory SQLite**: the runtime's store takes turns on its one connection, so the bot keeps
-  an in-memory database of its own (the tables are independent), migrated before its first use.
-
-Two sets of transactions: ``state`` for the message references (the App's busy timeout) and
-``dedup`` for the Events API ids, whose busy timeout is short: Slack gives up on a request after
-3 s, so a busy database is answered quickly with a status Slack retries (see ``SeenEvents``).
+Two sets of transactions: ``state`` (the App's own) and ``dedup`` for the Events API ids, whose
+busy timeout on a SQLite file is short: Slack gives up on a request after 3 s, so a busy
+database is answered quickly with a status Slack retries (see ``SeenEvents``). The Slack tables
+(``channels.slack.schema``) are migrated before the first statement of either.
 """
 
 from __future__ import annotations
@@ -25,30 +20,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Final, TypeVar
+from typing import Final, TypeVar
 
 from sqlalchemy import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.app import App
 from bot.core.clock import Clock
-from bot.store.database import (
-    SQLITE_BUSY_TIMEOUT_MS,
-    create_engine,
-    is_sqlite,
-    migrate,
-    sqlite_path,
-)
-from bot.store.transactions import (
-    AsyncEngineTransactions,
-    ThreadedSqliteTransactions,
-    Transactions,
-)
+from bot.store.database import Database
+from bot.store.transactions import Transactions
+from channels.slack.schema import migrate_slack
 
 R = TypeVar("R")
 
-PRIVATE_URL: Final = "sqlite+aiosqlite:///:memory:"
-STATE_BUSY_TIMEOUT: Final = timedelta(milliseconds=SQLITE_BUSY_TIMEOUT_MS)
 DEDUP_BUSY_TIMEOUT: Final = timedelta(seconds=2)
 """How long the dedup insert waits for SQLite's write lock before the event is answered 503."""
 
@@ -56,86 +38,66 @@ DEDUP_BUSY_TIMEOUT: Final = timedelta(seconds=2)
 class SlackDatabase:
     """The Slack state's transactions; ``close`` releases what the bot opened (not the App's)."""
 
-    def __init__(self, *, state: Transactions, dedup: Transactions) -> None:
+    def __init__(
+        self, *, state: Transactions, dedup: Transactions, own: Transactions | None
+    ) -> None:
         self.state = state
         self.dedup = dedup
+        self._own = own
 
     @classmethod
-    def open(cls, app_engine: AsyncEngine, clock: Clock) -> SlackDatabase:
-        url = app_engine.url.render_as_string(hide_password=False)
-        if not is_sqlite(url):
-            shared = AsyncEngineTransactions(app_engine)
-            return cls(state=shared, dedup=shared)
-        if sqlite_path(url) is None:
-            private = _MigratedFirst(create_engine(PRIVATE_URL), clock)
-            return cls(state=private, dedup=private)
+    def open(cls, database: Database, clock: Clock) -> SlackDatabase:
+        ready = _Migration(clock)
+        own = database.threaded(DEDUP_BUSY_TIMEOUT)  # a SQLite file: a short busy timeout
         return cls(
-            state=_threaded(app_engine, STATE_BUSY_TIMEOUT),
-            dedup=_threaded(app_engine, DEDUP_BUSY_TIMEOUT),
+            state=_MigratedFirst(database.transactions, ready),
+            dedup=_MigratedFirst(own or database.transactions, ready),
+            own=own,
         )
 
     async def close(self) -> None:
-        await self.state.close()
-        if self.dedup is not self.state:
-            await self.dedup.close()
+        if self._own is not None:
+            await self._own.close()
 
 
-def engine_of(app: App) -> AsyncEngine:
-    """The App's database engine, so Slack state lives in the App's database."""
-    return app.sql_engine
+class _Migration:
+    """The Slack tables' migrations, run once before the first statement."""
 
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._lock = asyncio.Lock()
+        self.done = False
 
-def _threaded(app_engine: AsyncEngine, busy_timeout: timedelta) -> ThreadedSqliteTransactions:
-    """Worker threads on the App's SQLite file, with the App's pragmas and ``busy_timeout``."""
-    return ThreadedSqliteTransactions.open(
-        app_engine,
-        busy_timeout_s=busy_timeout.total_seconds(),
-        on_connect=_pragmas(busy_timeout),
-    )
-
-
-def _pragmas(busy_timeout: timedelta) -> Callable[[Any, Any], None]:
-    milliseconds = int(busy_timeout.total_seconds() * 1000)
-
-    def on_connect(dbapi_connection: Any, _record: Any) -> None:
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={milliseconds}")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.close()
-
-    return on_connect
+    async def run(self, transactions: Transactions) -> None:
+        async with self._lock:
+            if not self.done:
+                now = self._clock.now()
+                await transactions.write(lambda connection: migrate_slack(connection, now))
+                self.done = True
 
 
 class _MigratedFirst:
-    """The bot's own in-memory database: one connection taking turns, migrated on first use."""
+    """Transactions that bring the Slack tables up to date before their first statement."""
 
-    def __init__(self, engine: AsyncEngine, clock: Clock) -> None:
-        self._engine = engine
-        self._clock = clock
-        self._inner = AsyncEngineTransactions(engine, one_connection=True)
-        self._migration = asyncio.Lock()
-        self._migrated = False
+    def __init__(self, inner: Transactions, migration: _Migration) -> None:
+        self._inner = inner
+        self._migration = migration
 
     async def write(self, body: Callable[[Connection], R]) -> R:
-        await self._migrate_once()
+        await self._ready()
         return await self._inner.write(body)
 
     async def apply(self, body: Callable[[Connection], R]) -> R:
-        await self._migrate_once()
+        await self._ready()
         return await self._inner.apply(body)
 
     async def read(self, body: Callable[[Connection], R]) -> R:
-        await self._migrate_once()
+        await self._ready()
         return await self._inner.read(body)
 
-    async def _migrate_once(self) -> None:
-        if self._migrated:
-            return
-        async with self._migration:
-            if not self._migrated:
-                await migrate(self._engine, self._clock.now())
-                self._migrated = True
+    async def _ready(self) -> None:
+        if not self._migration.done:
+            await self._migration.run(self._inner)
 
     async def close(self) -> None:
-        await self._engine.dispose()
+        """The inner transactions belong to the App or to ``SlackDatabase``."""

@@ -3,21 +3,19 @@
 A request asked in a conversation (a CHANNEL role) is out of the requester's sight: the note,
 posted in the thread where they started the work, tells them it waits and where, and is updated
 with the outcome when the approval message is. One note per pause, kept in ``cs_slack_notes``
-(``channels.slack.schema``), whose migrations run on the first use.
+(``channels.slack.schema``).
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 
-from bot.core.clock import Clock
 from channels.slack.database import SlackDatabase
-from channels.slack.schema import migrate_slack, requester_notes
+from channels.slack.schema import requester_notes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,15 +31,11 @@ class RequesterNotes:
     """The notes' references (one short transaction per call, on the Slack state's
     transactions: on a SQLite file in a worker thread)."""
 
-    def __init__(self, db: SlackDatabase, clock: Clock) -> None:
+    def __init__(self, db: SlackDatabase) -> None:
         self._tx = db.state
-        self._clock = clock
-        self._migrated = False
-        self._migrating = asyncio.Lock()
 
     async def add(self, pause_id: str, note: NoteRef, at: datetime) -> bool:
         """Store ``note``; ``False`` when the pause already has one (kept as it was)."""
-        await self._ready()
         values = {
             "pause_id": pause_id,
             "channel_id": note.channel_id,
@@ -58,19 +52,9 @@ class RequesterNotes:
         return True
 
     async def get(self, pause_id: str) -> NoteRef | None:
-        await self._ready()
         statement = select(requester_notes).where(requester_notes.c.pause_id == pause_id)
         row = await self._tx.read(lambda connection: connection.execute(statement).first())
         if row is None:
             return None
         m = row._mapping
         return NoteRef(channel_id=m["channel_id"], ts=m["ts"], thread_ts=m["thread_ts"])
-
-    async def _ready(self) -> None:
-        if self._migrated:
-            return
-        async with self._migrating:
-            if not self._migrated:
-                now = self._clock.now()
-                await self._tx.write(lambda connection: migrate_slack(connection, now))
-                self._migrated = True

@@ -87,5 +87,13 @@ def verdict(outcome: Outcome) -> str:
 
 
 def closed_resolution(resolution: PauseResolution) -> Outcome:
-    """What a withdrawal shows."""
-    return Withdrawn() if resolution is PauseResolution.WITHDRAWN else Cancelled()
+    """What a withdrawal shows; a resolution that answers the pause is no withdrawal."""
+    match resolution:
+        case PauseResolution.WITHDRAWN:
+            return Withdrawn()
+        case PauseResolution.CANCELLED:
+            return Cancelled()
+        case PauseResolution.REPLIED | PauseResolution.DECIDED:
+            raise ValueError(f"a pause closed {resolution} was answered, not withdrawn")
+        case _:
+            assert_never(resolution)

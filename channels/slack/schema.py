@@ -17,7 +17,7 @@ from typing import Final
 
 from sqlalchemy import Column, Connection, Integer, MetaData, String, Table
 
-from bot.store.database import apply_migrations
+from bot.store.migrations import apply_migrations
 from bot.store.tables import UtcDateTime
 
 _ADVISORY_LOCK: Final = 727002  # the App's migrations take 727001

@@ -24,7 +24,7 @@ import asyncpg
 from sqlalchemy import insert
 
 from bot.core.enums import PauseAnswerer, PauseStatus
-from bot.store.database import create_engine, migrate, open_transactions
+from bot.store.database import Database
 from bot.store.sql import SqlStore
 from bot.store.tables import pauses
 
@@ -62,15 +62,15 @@ def rows(size: int) -> list[dict[str, Any]]:
 
 
 async def measure(url: str, size: int) -> float:
-    engine = create_engine(url)
-    transactions = open_transactions(engine)  # as the App runs its queries
+    database = Database.open(url)  # as the App runs its queries
+    engine = database.engine
     try:
-        await migrate(engine, NOW)
+        await database.migrate(NOW)
         all_rows = rows(size)
         async with engine.begin() as connection:
             for start in range(0, size, 5000):
                 await connection.execute(insert(pauses), all_rows[start : start + 5000])
-        store = SqlStore(engine, transactions=transactions)
+        store = SqlStore(database)
         for _ in range(20):
             await store.list_pending(
                 "acme", answered_by=PauseAnswerer.CHANNEL, roles=[ROLES[0]], limit=10
@@ -85,8 +85,7 @@ async def measure(url: str, size: int) -> float:
         assert len(page) == 10
         return statistics.median(timings) * 1000
     finally:
-        await transactions.close()
-        await engine.dispose()
+        await database.close()
 
 
 async def postgres_database(admin_url: str) -> tuple[str, str]:

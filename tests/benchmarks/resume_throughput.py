@@ -52,7 +52,8 @@ from bot import (
     tool,
     workflow,
 )
-from bot.runtime.checkpoints import psycopg_conninfo
+from bot.runtime.checkpoints import PSYCOPG_OPTIONS
+from bot.store.database import DatabaseUrl
 from bot.testing import FakeClock
 from tests.apps import OfficeFinish, OfficeStart
 from tests.databases import TEST_ENCRYPTION_KEYS, postgres_database
@@ -218,11 +219,15 @@ async def sqlite_saver(folder: Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
 @contextlib.asynccontextmanager
 async def postgres_saver(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        psycopg_conninfo(url),
+        "",
         min_size=1,
         max_size=10,
         open=False,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        kwargs={
+            **DatabaseUrl.parse(url).libpq_parameters(),
+            **PSYCOPG_OPTIONS,
+            "row_factory": dict_row,
+        },
     )
     await pool.open(wait=True)
     try:

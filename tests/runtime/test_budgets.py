@@ -26,7 +26,7 @@ from bot.components.specs import ApplicationSpec, WorkflowSpec
 from bot.core.enums import ExecutionStatus as Status
 from bot.runtime.assembly import Assembly
 from bot.runtime.budgets import budget_checks, lineage
-from bot.store.database import create_engine, migrate
+from bot.store.database import Database
 from bot.store.ledger import NewModelCall, SpendScope, SqlLedger
 from bot.store.records import ExecutionRow
 from bot.testing import FakeClock, inspect_app, mock_llm, reply_with
@@ -327,13 +327,9 @@ def test_the_tree_budgets_of_a_call_in_a_child_execution() -> None:
 
 @pytest.fixture(params=BACKENDS)
 async def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    async with database(request.param, tmp_path) as url:
-        engine = create_engine(url)
-        try:
-            await migrate(engine, NOW)
-            yield SqlLedger(engine)
-        finally:
-            await engine.dispose()
+    async with database(request.param, tmp_path) as url, Database.open(url) as opened:
+        await opened.migrate(NOW)
+        yield SqlLedger(opened)
 
 
 def _call(

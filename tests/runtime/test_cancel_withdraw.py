@@ -15,6 +15,7 @@ from bot import (
     PauseResolution,
     UnknownThreadError,
 )
+from bot.store.closings import Cancelled
 from bot.testing import inspect_app, mock_of
 from tests.conftest import MakeOffice
 from tests.office import RecordingRefundChannel
@@ -164,8 +165,8 @@ async def test_a_pause_cancelled_while_its_send_returns_is_told_by_its_own_step(
         # the thread is cancelled while the question is being posted
         record = await store.find("acme", ask.pause_id)
         assert record is not None
-        closed = await store.cancel(
-            "acme", ask.pause_id, PauseResolution.CANCELLED, office.clock.now()
+        closed = await store.close(
+            ask.pause_id, Cancelled(), at=office.clock.now(), tenant_id="acme"
         )
         assert closed is not None and not closed.is_sent  # the closer cannot tell the channel
         cancelled.set()

@@ -63,7 +63,7 @@ async def test_a_waiting_resume_takes_over_an_expired_lease(make_office: MakeOff
     office = await make_office()
     paused = await run(office)
     pause_id = office.inbox.last("refund-card-tool").pause_id
-    leases = SqlLeases(inspect_app(office.app).store.transactions)
+    leases = SqlLeases(office.app.database)
     # another instance holds the tree and dies: its lease stays until it expires
     assert await leases.try_take(
         LeaseClaim(paused.execution_id, "dead-instance", office.clock.now(), timedelta(seconds=60))

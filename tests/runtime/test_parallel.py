@@ -16,6 +16,7 @@ from bot import (
     PauseResolution,
     WorkflowStartText,
 )
+from bot.store.closings import Answered
 from bot.testing import inspect_app
 from tests.conftest import MakeOffice, Office
 from tests.office import ASKED
@@ -101,11 +102,11 @@ async def test_both_answered_before_one_pass_continue_together(make_office: Make
 
     first, second = _refund_ids(office)
     for pause_id in (first, second):  # phase 1 only, as two webhooks on another instance would
-        assert await store.resolve(
-            "acme",
+        assert await store.close(
             pause_id,
-            PauseAnswer(decision={"approved": True}, responder="m"),
-            office.clock.now(),
+            Answered(answer=PauseAnswer(decision={"approved": True}, responder="m")),
+            at=office.clock.now(),
+            tenant_id="acme",
         )
     root = await store.get(result.execution_id)
     assert root is not None

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from bot import NotPausedError, PauseResolution, PauseStatus, UnknownPauseError
+from bot.store.closings import Answered, Cancelled
 from bot.testing import inspect_app
 from tests.conftest import MakeOffice, Office
 from tests.runtime.helpers import run, script_refund, script_refund_and_expense
@@ -68,7 +69,9 @@ async def test_retention_never_removes_a_pending_pause_and_recovery_takes_a_reso
     from bot.store.records import PauseAnswer
 
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    assert await store.resolve("acme", refund.pause_id, answer, office.clock.now())
+    assert await store.close(
+        refund.pause_id, Answered(answer=answer), at=office.clock.now(), tenant_id="acme"
+    )
     await office.clock.advance(timedelta(days=30))
     expense = office.inbox.last("book-expense-tool")
     pending = await store.find("acme", expense.pause_id)
@@ -147,6 +150,6 @@ async def test_sweep_deletes_in_batches(make_office: MakeOffice) -> None:
                 asked_at=now,
             )
         )
-        await store.cancel("acme", record.pause_id, PauseResolution.CANCELLED, now)
+        await store.close(record.pause_id, Cancelled(), at=now, tenant_id="acme")
     assert await store.delete_resolved_before(now + timedelta(seconds=1), batch_size=3) == 7
     assert await store.delete_resolved_before(now + timedelta(seconds=1), batch_size=3) == 0

@@ -14,7 +14,7 @@ import asyncpg
 
 from bot import App, ExecutionResult, ExecutionStatus, Settings, WorkflowStartText
 from bot.security import generate_key
-from bot.store.database import checkpoint_path, is_sqlite, sqlite_path
+from bot.store.database import DatabaseUrl, checkpoint_path
 from bot.testing import FakeClock, call_tool, mock_llm
 from tests.office import (
     BookExpenseTool,
@@ -115,7 +115,7 @@ def check_finished(done: ExecutionResult, ledger: Ledger) -> None:
 
 def sqlite_files(url: str) -> list[Path]:
     """The database, its checkpoint file, and their WAL / shared-memory files that exist."""
-    database = sqlite_path(url)
+    database = DatabaseUrl.parse(url).sqlite_path
     assert database is not None
     files = []
     for main in (database, checkpoint_path(database)):
@@ -137,7 +137,7 @@ def _as_bytes(value: object) -> bytes:
 async def raw_values(url: str) -> list[bytes]:
     """What an attacker with the database reads: the SQLite files' bytes, or every value of
     every column of every PostgreSQL table."""
-    if is_sqlite(url):
+    if DatabaseUrl.parse(url).is_sqlite:
         return [f.read_bytes() for f in sqlite_files(url)]
     return [value for _, value in await stored_values(url)]
 
@@ -151,8 +151,8 @@ _PLAIN_TYPE = re.compile(rb"^(msgpack|json|bytes|bytearray|null|pickle)$")
 
 async def stored_values(url: str) -> list[tuple[str, bytes]]:
     """(table, value) of every non-null column value of both stores, read with plain SQL."""
-    if is_sqlite(url):
-        database = sqlite_path(url)
+    if DatabaseUrl.parse(url).is_sqlite:
+        database = DatabaseUrl.parse(url).sqlite_path
         assert database is not None
         return [
             row for path in (database, checkpoint_path(database)) for row in _sqlite_values(path)

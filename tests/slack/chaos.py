@@ -19,7 +19,7 @@ import aiohttp
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.security.codec import EncryptingCodec
 from bot.security.keys import parse_key_ring
-from bot.store.database import create_engine, open_transactions
+from bot.store.database import Database
 from bot.store.sql import SqlStore
 from channels.slack.middlewares import EVENT_CLAIM_TTL
 from tests.cli.processes import free_port
@@ -133,11 +133,8 @@ async def two_instances_one_killed(
 
 async def _until_every_run_ended(url: str, pause_ids: list[str], report: ChaosReport) -> None:
     """Read the database until every run ended (or 90 s), and what its records say."""
-    engine = create_engine(url)
-    transactions = open_transactions(engine)
-    store = SqlStore(
-        engine, EncryptingCodec(parse_key_ring(TEST_ENCRYPTION_KEYS)), transactions=transactions
-    )
+    database = Database.open(url)
+    store = SqlStore(database, EncryptingCodec(parse_key_ring(TEST_ENCRYPTION_KEYS)))
     try:
         for _ in range(900):
             records = [await store.find(TEAM, pause_id) for pause_id in pause_ids]
@@ -154,16 +151,12 @@ async def _until_every_run_ended(url: str, pause_ids: list[str], report: ChaosRe
                 report.audit_entries[entry.resolution] += 1
                 report.ran += entry.ran_with is not None
     finally:
-        await transactions.close()
-        await engine.dispose()
+        await database.close()
 
 
 async def _until_every_question_is_sent(url: str, pause_ids: list[str]) -> None:
-    engine = create_engine(url)
-    transactions = open_transactions(engine)
-    store = SqlStore(
-        engine, EncryptingCodec(parse_key_ring(TEST_ENCRYPTION_KEYS)), transactions=transactions
-    )
+    database = Database.open(url)
+    store = SqlStore(database, EncryptingCodec(parse_key_ring(TEST_ENCRYPTION_KEYS)))
     try:
         for _ in range(300):
             records = [await store.find(TEAM, pause_id) for pause_id in pause_ids]
@@ -172,5 +165,4 @@ async def _until_every_question_is_sent(url: str, pause_ids: list[str]) -> None:
             await asyncio.sleep(0.1)
         raise AssertionError("the questions were posted but not all recorded as sent")
     finally:
-        await transactions.close()
-        await engine.dispose()
+        await database.close()

@@ -20,6 +20,7 @@ from bot import (
     PauseView,
     Tenant,
 )
+from bot.store.closings import Withdrawn
 from bot.testing import call_tool, inspect_app
 from channels.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
 from channels.slack.render_message import REPLY_HINT
@@ -121,8 +122,8 @@ async def test_a_withdrawn_question_says_it_is_no_longer_needed(world: SlackWorl
     assert pause is not None
     ask, context = channel_of(pause)
     # as a parallel launch does when a sibling failed: close the pause, then withdraw it
-    await inspect_app(world.app).store.cancel(
-        TEAM, pause_id, PauseResolution.WITHDRAWN, world.clock.now()
+    await inspect_app(world.app).store.close(
+        pause_id, Withdrawn(), at=world.clock.now(), tenant_id=TEAM
     )
 
     await SlackRefundChannel(world.bot.gateway, context).withdraw(

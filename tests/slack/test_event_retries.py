@@ -41,7 +41,7 @@ async def test_an_event_and_its_retries_sent_at_once_are_handled_once(world: Sla
 @contextmanager
 def write_lock_held(world: SlackWorld) -> Iterator[None]:
     """Another writer holds the SQLite file's write lock (as a long transaction would)."""
-    database = world.app.sql_engine.url.database
+    database = world.app.database.sqlite_path
     assert database is not None
     other = sqlite3.connect(database, isolation_level=None)
     try:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from bot import ChannelWithdrawal, ExecutionStatus, PauseResolution, Settings
+from bot.store.closings import Withdrawn
 from bot.testing import call_tool, inspect_app
 from channels.slack.notes import NoteRef
 from channels.slack.render import APPROVE_ACTION
@@ -114,8 +115,8 @@ async def test_a_withdrawal_updates_the_note(world: SlackWorld) -> None:
     pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
     assert pause is not None
     ask, context = channel_of(pause)
-    await inspect_app(world.app).store.cancel(
-        TEAM, pause_id, PauseResolution.WITHDRAWN, world.clock.now()
+    await inspect_app(world.app).store.close(
+        pause_id, Withdrawn(), at=world.clock.now(), tenant_id=TEAM
     )
 
     await SlackRefundChannel(world.bot.gateway, context).withdraw(

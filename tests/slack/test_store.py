@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store.database import create_engine, migrate
+from bot.store.database import Database
 from bot.testing import FakeClock
 from channels.slack.database import SlackDatabase
 from channels.slack.store import MessageRef, SeenEvents, SlackMessageStore
@@ -37,16 +37,13 @@ async def slack_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
 
 
 async def _opened(url: str, clock: FakeClock) -> AsyncIterator[SlackDatabase]:
-    engine = create_engine(url)
-    try:
-        await migrate(engine, clock.now())
-        database = SlackDatabase.open(engine, clock)
+    async with Database.open(url) as app_database:
+        await app_database.migrate(clock.now())
+        database = SlackDatabase.open(app_database, clock)
         try:
             yield database
         finally:
             await database.close()
-    finally:
-        await engine.dispose()
 
 
 def ref(pause_id: str, ts: str, *, thread_ts: str | None = None) -> MessageRef:

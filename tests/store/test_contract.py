@@ -1,4 +1,4 @@
-"""The store's contract, run on SQLite and PostgreSQL alike."""
+"""The store's contract, run on SQLite, PostgreSQL and in memory alike."""
 
 from __future__ import annotations
 
@@ -12,26 +12,30 @@ import pytest
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
-from bot.store.database import MIGRATIONS, create_engine, migrate, open_transactions
+from bot.store.closings import Answered, Cancelled, Closing, DecidedAtOnce, Withdrawn
+from bot.store.database import Database
+from bot.store.memory import MemoryStore
+from bot.store.migrations import MIGRATIONS
 from bot.store.records import NewExecution, NewPause, PauseAnswer
+from bot.store.repositories import PauseStore
 from bot.store.sql import SqlStore
-from tests.databases import BACKENDS, database
+from tests.databases import STORE_BACKENDS, database
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=BACKENDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SqlStore]:
-    async with database(request.param, tmp_path) as url:
-        engine = create_engine(url)
-        transactions = open_transactions(engine)  # as the App runs them
-        try:
-            assert await migrate(engine, NOW) == len(MIGRATIONS)
-            assert await migrate(engine, NOW) == len(MIGRATIONS)  # idempotent
-            yield SqlStore(engine, transactions=transactions)
-        finally:
-            await transactions.close()
-            await engine.dispose()
+@pytest.fixture(params=STORE_BACKENDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[PauseStore]:
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    async with (
+        database(request.param, tmp_path) as url,
+        Database.open(url) as opened,
+    ):  # as the App runs it
+        assert await opened.migrate(NOW) == len(MIGRATIONS)
+        assert await opened.migrate(NOW) == len(MIGRATIONS)  # idempotent
+        yield SqlStore(opened)
 
 
 def new_pause(
@@ -65,7 +69,7 @@ def new_pause(
     )
 
 
-async def test_get_or_create_keeps_the_first_pause_id(store: SqlStore) -> None:
+async def test_get_or_create_keeps_the_first_pause_id(store: PauseStore) -> None:
     first = await store.get_or_create(new_pause("k1"))
     again = await store.get_or_create(replace(new_pause("k1"), pause_id="f" * 32))
     assert again.pause_id == first.pause_id
@@ -73,25 +77,33 @@ async def test_get_or_create_keeps_the_first_pause_id(store: SqlStore) -> None:
     assert first.asked_at == NOW
 
 
-async def test_concurrent_creates_of_one_key_give_one_record(store: SqlStore) -> None:
+async def test_concurrent_creates_of_one_key_give_one_record(store: PauseStore) -> None:
     made = await asyncio.gather(
         *(store.get_or_create(replace(new_pause("race"), pause_id=f"{i:032x}")) for i in range(10))
     )
     assert len({m.pause_id for m in made}) == 1
 
 
-async def test_resolve_is_atomic_and_writes_the_audit_once(store: SqlStore) -> None:
+async def test_resolve_is_atomic_and_writes_the_audit_once(store: PauseStore) -> None:
     record = await store.get_or_create(new_pause("k2"))
     answer = PauseAnswer(decision={"approved": True}, responder="m1")
     results = await asyncio.gather(
         *(
-            store.resolve("acme", record.pause_id, answer, NOW, audit_decision={"approved": True})
+            store.close(
+                record.pause_id,
+                Answered(answer=answer, audit_decision={"approved": True}),
+                at=NOW,
+                tenant_id="acme",
+            )
             for _ in range(10)
         )
     )
     [resolved] = [r for r in results if r is not None]
     assert resolved.status is PauseStatus.RESOLVED and resolved.answer == answer
-    assert await store.resolve("other", record.pause_id, answer, NOW) is None
+    assert (
+        await store.close(record.pause_id, Answered(answer=answer), at=NOW, tenant_id="other")
+        is None
+    )
     audit = await store.find_pause_answers("acme", "root-1")
     assert len(audit) == 1
     assert audit[0].pause_id is None  # a CHANNEL pause's id is not in the audit trail
@@ -101,11 +113,11 @@ async def test_resolve_is_atomic_and_writes_the_audit_once(store: SqlStore) -> N
     assert not await store.take(record)
 
 
-async def test_cancel_returns_the_closed_record_once(store: SqlStore) -> None:
+async def test_cancel_returns_the_closed_record_once(store: PauseStore) -> None:
     record = await store.get_or_create(new_pause("k3"))
     assert await store.mark_sent(record.pause_id) is PauseStatus.PENDING
     closed = await asyncio.gather(
-        *(store.cancel("acme", record.pause_id, PauseResolution.WITHDRAWN, NOW) for _ in range(5))
+        *(store.close(record.pause_id, Withdrawn(), at=NOW, tenant_id="acme") for _ in range(5))
     )
     winners = [c for c in closed if c is not None]
     assert len(winners) == 1 and winners[0].is_sent
@@ -113,7 +125,55 @@ async def test_cancel_returns_the_closed_record_once(store: SqlStore) -> None:
     assert await store.mark_sent(record.pause_id) is None
 
 
-async def test_list_pending_newest_first_and_filtered(store: SqlStore) -> None:
+async def test_each_closing_makes_its_status_resolution_and_audit_entry(store: PauseStore) -> None:
+    answer = PauseAnswer(decision={"approved": True}, responder=None)
+    closings: list[tuple[str, Closing, PauseStatus, PauseResolution]] = [
+        ("answered", Answered(answer=answer), PauseStatus.RESOLVED, PauseResolution.REPLIED),
+        (
+            "decided",
+            DecidedAtOnce(answer=answer, audit_decision={"approved": True}, ran_with={"a": 1}),
+            PauseStatus.TAKEN,
+            PauseResolution.DECIDED,
+        ),
+        ("withdrawn", Withdrawn(), PauseStatus.CANCELLED, PauseResolution.WITHDRAWN),
+        ("cancelled", Cancelled(), PauseStatus.CANCELLED, PauseResolution.CANCELLED),
+    ]
+    for i, (key, closing, status, resolution) in enumerate(closings):
+        record = await store.get_or_create(new_pause(key, at=NOW + timedelta(seconds=i)))
+        closed = await store.close(record.pause_id, closing, at=NOW + timedelta(minutes=1))
+        assert closed is not None
+        assert (closed.status, closed.resolution) == (status, resolution)
+        assert closed.resolved_at == NOW + timedelta(minutes=1)
+        assert closed.answer == (answer if key in ("answered", "decided") else None)
+        assert await store.close(record.pause_id, Cancelled(), at=NOW) is None  # closed once
+    audit = await store.find_pause_answers("acme", "root-1")
+    assert [a.resolution for a in audit] == [c[3] for c in closings]
+    assert audit[1].decision == {"approved": True} and audit[1].ran_with == {"a": 1}
+    assert [a.ran_with for a in (audit[0], audit[2], audit[3])] == [None, None, None]
+
+
+async def test_an_answer_after_the_deadline_closes_nothing(store: PauseStore) -> None:
+    record = await store.get_or_create(replace(new_pause("quorum"), closes_at=NOW))
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    assert await store.close(record.pause_id, Answered(answer=answer), at=NOW) is None
+    still = await store.find("acme", record.pause_id)
+    assert still is not None and still.status is PauseStatus.PENDING
+    early = await store.get_or_create(
+        replace(new_pause("early"), closes_at=NOW + timedelta(seconds=1))
+    )
+    assert await store.close(early.pause_id, Answered(answer=answer), at=NOW) is not None
+    # a withdrawal is not an answer: the deadline does not hold it back
+    withdrawn = await store.close(record.pause_id, Withdrawn(), at=NOW + timedelta(hours=1))
+    assert withdrawn is not None and withdrawn.resolution is PauseResolution.WITHDRAWN
+
+
+async def test_a_closing_of_another_tenant_closes_nothing(store: PauseStore) -> None:
+    record = await store.get_or_create(new_pause("k4"))
+    assert await store.close(record.pause_id, Withdrawn(), at=NOW, tenant_id="other") is None
+    assert await store.close(record.pause_id, Withdrawn(), at=NOW, tenant_id="acme") is not None
+
+
+async def test_list_pending_newest_first_and_filtered(store: PauseStore) -> None:
     for i in range(5):
         await store.get_or_create(new_pause(f"p{i}", at=NOW + timedelta(minutes=i)))
     await store.get_or_create(
@@ -136,16 +196,16 @@ async def test_list_pending_newest_first_and_filtered(store: SqlStore) -> None:
     assert [r.idempotency_key for r in owned] == ["owned"]
 
 
-async def test_delete_resolved_before_keeps_pending_and_resolved(store: SqlStore) -> None:
+async def test_delete_resolved_before_keeps_pending_and_resolved(store: PauseStore) -> None:
     pending = await store.get_or_create(new_pause("a"))
     resolved = await store.get_or_create(new_pause("b"))
     taken = await store.get_or_create(new_pause("c"))
     cancelled = await store.get_or_create(new_pause("d"))
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.resolve("acme", resolved.pause_id, answer, NOW)
-    await store.resolve("acme", taken.pause_id, answer, NOW)
+    await store.close(resolved.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
+    await store.close(taken.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
     await store.take(taken)
-    await store.cancel("acme", cancelled.pause_id, PauseResolution.CANCELLED, NOW)
+    await store.close(cancelled.pause_id, Cancelled(), at=NOW, tenant_id="acme")
     assert await store.delete_resolved_before(NOW + timedelta(days=1), batch_size=1) == 2
     assert await store.find("acme", pending.pause_id) is not None
     assert await store.find("acme", resolved.pause_id) is not None
@@ -153,7 +213,7 @@ async def test_delete_resolved_before_keeps_pending_and_resolved(store: SqlStore
     assert len(await store.find_pause_answers("acme", "root-1")) == 3  # the audit trail stays
 
 
-async def test_execution_records(store: SqlStore) -> None:
+async def test_execution_records(store: PauseStore) -> None:
     await store.ensure_execution(
         NewExecution(
             execution_id="e1",
@@ -173,3 +233,85 @@ async def test_execution_records(store: SqlStore) -> None:
     assert row.output == {"text": "bye"} and row.input == {"text": "hi"}
     assert [r.execution_id for r in await store.list_executions_by_thread("acme", "t1")] == ["e1"]
     assert await store.list_executions_by_thread("other", "t1") == []
+
+
+def new_root(execution_id: str, *, at: datetime = NOW, parent: str | None = None) -> NewExecution:
+    return NewExecution(
+        execution_id=execution_id,
+        root_execution_id=parent or execution_id,
+        parent_execution_id=parent,
+        thread_id="t1",
+        tenant_id="acme",
+        owner_id="U1",
+        workflow="w",
+        input={"text": "hi"},
+        created_at=at,
+    )
+
+
+async def test_a_reply_is_kept_unread_until_read_or_closed(store: PauseStore) -> None:
+    record = await store.get_or_create(new_pause("r1"))
+    assert not await store.receive_reply("other", record.pause_id, "yes", "U2", NOW)
+    assert await store.receive_reply("acme", record.pause_id, "yes", "U2", NOW)
+    [kept] = await store.unread_replies(NOW + timedelta(seconds=1))
+    assert (kept.unread_reply, kept.unread_by) == ("yes", "U2")
+    assert await store.unread_replies(NOW) == []  # kept at NOW: not before it
+    await store.forget_reply(record.pause_id)
+    assert await store.unread_replies(NOW + timedelta(seconds=1)) == []
+    assert await store.receive_reply("acme", record.pause_id, "no", "U3", NOW)
+    await store.close(record.pause_id, Withdrawn(), at=NOW)
+    closed = await store.find("acme", record.pause_id)
+    assert closed is not None and closed.unread_reply is None  # moot once closed
+    assert not await store.receive_reply("acme", record.pause_id, "late", "U2", NOW)
+
+
+async def test_taking_with_what_the_tool_ran_with_and_its_result(store: PauseStore) -> None:
+    record = await store.get_or_create(
+        new_pause("owned", answered_by=PauseAnswerer.THREAD_OWNER, owner="U7")
+    )
+    answer = PauseAnswer(decision={"approved": True}, responder="U7")
+    resolved = await store.close(record.pause_id, Answered(answer=answer), at=NOW)
+    assert resolved is not None
+    assert await store.take(resolved, ran_with={"amount": 3.5})
+    await store.save_tool_result(record.pause_id, "refunded")
+    taken = await store.find("acme", record.pause_id)
+    assert taken is not None and taken.status is PauseStatus.TAKEN
+    assert taken.tool_result == "refunded"
+    [entry] = await store.find_pause_answers("acme", "root-1")
+    assert entry.pause_id == record.pause_id  # a THREAD_OWNER pause's id is in the trail
+    assert entry.ran_with == {"amount": 3.5} and entry.responder == "U7"
+    assert [r.pause_id for r in await store.list_by_root("root-1", [PauseStatus.TAKEN])] == [
+        record.pause_id
+    ]
+
+
+async def test_pending_under_a_branch_and_due_deadlines(store: PauseStore) -> None:
+    inside = await store.get_or_create(replace(new_pause("b1/x"), closes_at=NOW))
+    await store.get_or_create(new_pause("b2/x", at=NOW + timedelta(seconds=1)))
+    await store.get_or_create(replace(new_pause("b1_y", root="root-2"), closes_at=NOW))
+    under = await store.list_pending_under("root-1", "b1/")
+    assert [r.pause_id for r in under] == [inside.pause_id]
+    assert await store.roots_with_due_pauses(NOW - timedelta(seconds=1)) == []
+    assert sorted(await store.roots_with_due_pauses(NOW)) == ["root-1", "root-2"]
+
+
+async def test_recovery_finds_answers_nobody_took_and_stale_running_roots(
+    store: PauseStore,
+) -> None:
+    await store.ensure_execution(new_root("answered"))
+    await store.ensure_execution(new_root("child", parent="answered"))
+    await store.ensure_execution(new_root("stale", at=NOW + timedelta(seconds=1)))
+    await store.ensure_execution(new_root("fresh", at=NOW + timedelta(seconds=2)))
+    await store.set_status("answered", ExecutionStatus.PAUSED, NOW)
+    await store.set_status("fresh", ExecutionStatus.RUNNING, NOW + timedelta(minutes=5))
+    record = await store.get_or_create(new_pause("a1", root="answered"))
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    await store.close(record.pause_id, Answered(answer=answer), at=NOW)
+    later = NOW + timedelta(minutes=1)
+    assert [r.execution_id for r in await store.roots_needing_recovery(later)] == [
+        "answered",
+        "stale",
+    ]
+    assert await store.roots_needing_recovery(NOW) == []
+    assert await store.launch_started_at("launch", "answered", NOW) == NOW
+    assert await store.launch_started_at("launch", "answered", later) == NOW

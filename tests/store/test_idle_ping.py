@@ -11,7 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import bot.store.database as database_module
-from bot.store.database import create_engine
+from bot.store.database import DatabaseUrl, create_engine
 from tests.databases import postgres_database
 
 pytestmark = pytest.mark.postgres
@@ -25,7 +25,7 @@ async def _backend_pid(engine: AsyncEngine) -> int:
 async def test_a_connection_killed_while_idle_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(database_module, "IDLE_PING_SECONDS", 0.05)
     async with postgres_database() as url:
-        engine = create_engine(url)
+        engine = create_engine(DatabaseUrl.parse(url))
         try:
             pid = await _backend_pid(engine)
             admin = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
@@ -42,7 +42,7 @@ async def test_a_connection_killed_while_idle_is_replaced(monkeypatch: pytest.Mo
 async def test_a_busy_connection_is_not_pinged(monkeypatch: pytest.MonkeyPatch) -> None:
     pings: list[object] = []
     async with postgres_database() as url:
-        engine = create_engine(url)
+        engine = create_engine(DatabaseUrl.parse(url))
         try:
             original = engine.dialect.do_ping
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection, insert, select
 
-from bot.store.database import create_engine, migrate, open_transactions
+from bot.store.database import Database
 from bot.store.tables import leases
 from bot.store.transactions import (
     AsyncEngineTransactions,
@@ -32,14 +32,9 @@ async def transactions(
         if request.param == "file"
         else "sqlite+aiosqlite:///:memory:"
     )
-    engine = create_engine(url)
-    await migrate(engine, NOW)
-    opened = open_transactions(engine)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-        await engine.dispose()
+    async with Database.open(url) as database:
+        await database.migrate(NOW)
+        yield database.transactions
 
 
 def _lease(root: str) -> dict[str, object]:
@@ -51,20 +46,16 @@ def _roots(connection: Connection) -> list[str]:
 
 
 async def test_a_sqlite_file_runs_bodies_in_worker_threads(tmp_path: Path) -> None:
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
-    opened = open_transactions(engine)
-    try:
+    async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as database:
+        opened = database.transactions
         assert isinstance(opened, ThreadedSqliteTransactions)
         seen = await opened.read(lambda _: threading.current_thread())
         assert seen is not threading.current_thread()
-    finally:
-        await opened.close()
-        await engine.dispose()
 
 
 def test_postgresql_and_in_memory_sqlite_run_on_the_async_engine() -> None:
     for url in ("sqlite+aiosqlite:///:memory:", "postgresql+asyncpg://u@127.0.0.1/none"):
-        assert isinstance(open_transactions(create_engine(url)), AsyncEngineTransactions)
+        assert isinstance(Database.open(url).transactions, AsyncEngineTransactions)
 
 
 async def test_a_write_commits_and_a_failed_one_leaves_nothing(transactions: Transactions) -> None:

@@ -1,4 +1,5 @@
-"""A pass's lease shares a transaction with its first and last write: SQLite file and PostgreSQL."""
+"""A pass's lease shares a transaction with its first and last write: SQLite file, PostgreSQL and
+the in-memory store."""
 
 from __future__ import annotations
 
@@ -10,30 +11,31 @@ from pathlib import Path
 import pytest
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
-from bot.store.database import create_engine, migrate, open_transactions
+from bot.store.closings import Answered
+from bot.store.database import Database
 from bot.store.leases import LeaseClaim, SqlLeases
+from bot.store.memory import MemoryStore
 from bot.store.records import NewExecution, PauseAnswer
+from bot.store.repositories import Leases, PauseStore
 from bot.store.sql import SqlStore
-from tests.databases import BACKENDS, database
+from tests.databases import STORE_BACKENDS, database
 from tests.store.test_contract import new_pause
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TTL = timedelta(seconds=60)
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=STORE_BACKENDS)
 async def stores(
     request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[tuple[SqlStore, SqlLeases]]:
-    async with database(request.param, tmp_path) as url:
-        engine = create_engine(url)
-        transactions = open_transactions(engine)
-        try:
-            await migrate(engine, NOW)
-            yield SqlStore(engine, transactions=transactions), SqlLeases(transactions)
-        finally:
-            await transactions.close()
-            await engine.dispose()
+) -> AsyncIterator[tuple[PauseStore, Leases]]:
+    if request.param == "memory":
+        memory = MemoryStore()
+        yield memory, memory.leases
+        return
+    async with database(request.param, tmp_path) as url, Database.open(url) as opened:
+        await opened.migrate(NOW)
+        yield SqlStore(opened), SqlLeases(opened)
 
 
 def claim(owner: str, *, root: str = "root-1", at: datetime = NOW) -> LeaseClaim:
@@ -55,7 +57,7 @@ def new_root(execution_id: str = "root-1") -> NewExecution:
 
 
 async def test_start_tree_records_the_root_and_takes_its_lease(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     assert await store.start_tree(new_root(), claim("a"))
@@ -66,7 +68,7 @@ async def test_start_tree_records_the_root_and_takes_its_lease(
 
 
 async def test_start_tree_writes_nothing_while_another_holds_the_lease(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     assert await leases.try_take(claim("b"))
@@ -76,7 +78,7 @@ async def test_start_tree_writes_nothing_while_another_holds_the_lease(
 
 
 async def test_open_tree_waits_for_a_live_lease_and_takes_an_expired_one(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, _ = stores
     await store.start_tree(new_root(), claim("dead"))
@@ -88,7 +90,7 @@ async def test_open_tree_waits_for_a_live_lease_and_takes_an_expired_one(
 
 
 async def test_open_tree_reads_the_resolved_and_pending_pauses(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, _ = stores
     await store.start_tree(new_root(), claim("a"))
@@ -98,8 +100,8 @@ async def test_open_tree_reads_the_resolved_and_pending_pauses(
     resting = await store.rest("root-1", {"k1": "i-1", "k2": "i-2"}, NOW, release=claim("a"))
     assert resting.released  # nothing was answered yet
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.resolve("acme", resolved.pause_id, answer, NOW)
-    await store.resolve("acme", taken.pause_id, answer, NOW)
+    await store.close(resolved.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
+    await store.close(taken.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
     assert await store.take(taken)
     later = NOW + timedelta(seconds=5)
     opened = await store.open_tree(claim("b", at=later))
@@ -116,7 +118,7 @@ async def test_open_tree_reads_the_resolved_and_pending_pauses(
 
 
 async def test_open_tree_with_nothing_to_continue_leaves_the_status(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, _ = stores
     await store.start_tree(new_root(), claim("a"))
@@ -129,7 +131,7 @@ async def test_open_tree_with_nothing_to_continue_leaves_the_status(
 
 
 async def test_open_tree_of_an_ended_or_unknown_tree_gives_the_lease_back(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     unknown = await store.open_tree(claim("a", root="nobody"))
@@ -143,7 +145,7 @@ async def test_open_tree_of_an_ended_or_unknown_tree_gives_the_lease_back(
 
 
 async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     await store.start_tree(new_root(), claim("a"))
@@ -151,7 +153,7 @@ async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
     second = await store.get_or_create(new_pause("k2", at=NOW + timedelta(seconds=1)))
     # an answer recorded while the pass ran: the pass goes on with it, the lease stays
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.resolve("acme", first.pause_id, answer, NOW)
+    await store.close(first.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
     kept = await store.rest("root-1", {"k1": "i-1", "k2": "i-2"}, NOW, release=claim("a"))
     assert not kept.released
     assert [(p.interrupt_id, p.status) for p in kept.pauses] == [
@@ -170,7 +172,7 @@ async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
     assert row is not None and row.status is ExecutionStatus.PAUSED
 
 
-async def test_rest_keeps_the_lease_without_a_claim(stores: tuple[SqlStore, SqlLeases]) -> None:
+async def test_rest_keeps_the_lease_without_a_claim(stores: tuple[PauseStore, Leases]) -> None:
     store, leases = stores
     await store.start_tree(new_root(), claim("a"))
     await store.get_or_create(new_pause("k1"))
@@ -179,7 +181,7 @@ async def test_rest_keeps_the_lease_without_a_claim(stores: tuple[SqlStore, SqlL
 
 
 async def test_end_tree_closes_what_waits_records_the_end_and_gives_the_lease_up(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     store, leases = stores
     await store.start_tree(new_root(), claim("a"))
@@ -188,7 +190,7 @@ async def test_end_tree_closes_what_waits_records_the_end_and_gives_the_lease_up
     resolved = await store.get_or_create(new_pause("k3", at=NOW + timedelta(seconds=2)))
     await store.mark_sent(sent.pause_id)
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.resolve("acme", resolved.pause_id, answer, NOW)
+    await store.close(resolved.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
     closed = await store.end_tree(
         "root-1", ExecutionStatus.FAILED, NOW, error="boom", release=claim("a")
     )
@@ -210,7 +212,7 @@ async def test_end_tree_closes_what_waits_records_the_end_and_gives_the_lease_up
 
 
 async def test_one_of_many_concurrent_takers_gets_the_lease(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     _, leases = stores
     taken = await asyncio.gather(*(leases.try_take(claim(f"owner-{i}")) for i in range(20)))
@@ -218,7 +220,7 @@ async def test_one_of_many_concurrent_takers_gets_the_lease(
 
 
 async def test_a_lease_is_renewed_and_released_only_by_its_owner(
-    stores: tuple[SqlStore, SqlLeases],
+    stores: tuple[PauseStore, Leases],
 ) -> None:
     _, leases = stores
     assert await leases.try_take(claim("a"))

@@ -1,0 +1,87 @@
+"""How a waiting pause closes: a closed union, one verb (``close``) for all of them.
+
+Each closing says what the pause becomes (``closed_as``: its status and resolution), in one
+exhaustive ``match``: a new way to close (a deadline that expires) is one more class here and one
+more arm there, and the type checker points at every other ``match`` that must learn it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+from bot.core.enums import PauseResolution, PauseStatus
+from bot.store.records import PauseAnswer
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answered:
+    """Someone answered: PENDING → RESOLVED (REPLIED), for a pass to take — only while the
+    deadline the pause waits under (``closes_at``) has not passed."""
+
+    answer: PauseAnswer
+    audit_decision: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecidedAtOnce:
+    """The channel decided as it was asked: PENDING → TAKEN (DECIDED); ``ran_with`` (masked) is
+    what the approved tool is about to run with, for the audit entry."""
+
+    answer: PauseAnswer
+    audit_decision: dict[str, Any] | None = None
+    ran_with: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Withdrawn:
+    """The question no longer needs an answer (its branch stopped, its quorum was reached or its
+    deadline passed): PENDING → CANCELLED (WITHDRAWN)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cancelled:
+    """The execution was cancelled or ended: PENDING → CANCELLED (CANCELLED)."""
+
+
+Closing = Answered | DecidedAtOnce | Withdrawn | Cancelled
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClosedAs:
+    """What a closing makes of a pause, and what its audit entry records."""
+
+    status: PauseStatus
+    resolution: PauseResolution
+    answer: PauseAnswer | None = None
+    audit_decision: dict[str, Any] | None = None
+    ran_with: dict[str, Any] | None = None
+    before_deadline: bool = False
+    """Only while the pause's own deadline (``closes_at``) has not passed."""
+
+
+def closed_as(closing: Closing) -> ClosedAs:
+    """The one place a closing becomes a (status, resolution) pair."""
+    match closing:
+        case Answered(answer=answer, audit_decision=audit_decision):
+            return ClosedAs(
+                status=PauseStatus.RESOLVED,
+                resolution=PauseResolution.REPLIED,
+                answer=answer,
+                audit_decision=audit_decision,
+                before_deadline=True,
+            )
+        case DecidedAtOnce(answer=answer, audit_decision=audit_decision, ran_with=ran_with):
+            return ClosedAs(
+                status=PauseStatus.TAKEN,
+                resolution=PauseResolution.DECIDED,
+                answer=answer,
+                audit_decision=audit_decision,
+                ran_with=ran_with,
+            )
+        case Withdrawn():
+            return ClosedAs(status=PauseStatus.CANCELLED, resolution=PauseResolution.WITHDRAWN)
+        case Cancelled():
+            return ClosedAs(status=PauseStatus.CANCELLED, resolution=PauseResolution.CANCELLED)
+        case _:
+            assert_never(closing)

@@ -1,0 +1,123 @@
+"""The schema's ordered, versioned migrations (``cs_schema_version``), idempotent.
+
+On PostgreSQL one instance migrates at a time (``SCHEMA_LOCK``); the others then find nothing to
+do. Version N is ``MIGRATIONS[N - 1]``; one that has shipped is never edited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+
+from sqlalchemy import Connection, Index, Table, func, insert, inspect, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.store.tables import metadata, pause_answers, pauses, schema_version
+
+Migration = Callable[[Connection], None]
+
+SCHEMA_LOCK = 727001
+"""The PostgreSQL advisory lock every schema step takes, ours and LangGraph's saver's
+(``bot.security.postgres_saver``): instances starting at once on a new database take turns.
+
+It is *tried* (``pg_try_advisory_*``) until it is had, never waited for: LangGraph's setup runs
+``CREATE INDEX CONCURRENTLY``, which waits for every open transaction to end, and a session
+blocked on the lock is one (it would wait for the holder, the holder for it: a deadlock
+PostgreSQL does not detect). Between two tries a waiting instance has no transaction open."""
+SCHEMA_LOCK_RETRY_SECONDS = 0.05
+
+
+def _v1_initial(connection: Connection) -> None:
+    metadata.create_all(connection, checkfirst=True)
+
+
+def _add_missing_columns(
+    connection: Connection, table: Table, names: Sequence[str], indexes: Sequence[Index] = ()
+) -> None:
+    """Add ``table``'s columns ``names`` where they are missing (a database made by v1 before
+    they existed; one made since has them from ``create_all``), and the indexes."""
+    present = {column["name"] for column in inspect(connection).get_columns(table.name)}
+    for name in names:
+        if name in present:
+            continue
+        column = table.c[name]
+        kind = column.type.compile(dialect=connection.dialect)
+        connection.execute(text(f"ALTER TABLE {table.name} ADD COLUMN {name} {kind}"))
+    for index in indexes:
+        index.create(connection, checkfirst=True)
+
+
+def _v2_ask_order_and_deadlines(connection: Connection) -> None:
+    """The order of a model turn's calls, what an approved tool ran with, quorum deadlines."""
+    _add_missing_columns(
+        connection,
+        pauses,
+        ["ask_position", "closes_at"],
+        [i for i in pauses.indexes if i.name == "ix_cs_pauses_status_closes"],
+    )
+    _add_missing_columns(connection, pause_answers, ["ask_position", "ran_with"])
+
+
+def _v3_unread_replies(connection: Connection) -> None:
+    """Replies received before the ack and read after it."""
+    _add_missing_columns(
+        connection,
+        pauses,
+        ["unread_reply", "unread_by", "unread_at"],
+        [i for i in pauses.indexes if i.name == "ix_cs_pauses_status_unread"],
+    )
+
+
+MIGRATIONS: Sequence[Migration] = (_v1_initial, _v2_ask_order_and_deadlines, _v3_unread_replies)
+"""Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
+
+
+def apply_migrations(
+    connection: Connection, versions: Table, migrations: Sequence[Migration], now: datetime
+) -> int:
+    """Apply the ``migrations`` newer than the version ``versions`` records (version N is
+    ``migrations[N - 1]``), each recorded as applied; returns the newest version."""
+    versions.create(connection, checkfirst=True)
+    current = connection.execute(select(func.max(versions.c.version))).scalar() or 0
+    for version, migrate in enumerate(migrations, start=1):
+        if version > current:
+            migrate(connection)
+            connection.execute(insert(versions).values(version=version, applied_at=now))
+    return len(migrations)
+
+
+def _apply_migrations(connection: Connection, now: datetime) -> int:
+    return apply_migrations(connection, schema_version, MIGRATIONS, now)
+
+
+async def until_taken(try_lock: Callable[[], Awaitable[bool]]) -> None:
+    """Try ``try_lock`` until it says the lock is had (see ``SCHEMA_LOCK``: never wait on it)."""
+    while True:
+        if await try_lock():
+            return
+        await asyncio.sleep(SCHEMA_LOCK_RETRY_SECONDS)
+
+
+async def migrate(engine: AsyncEngine, now: datetime) -> int:
+    """Bring the schema to the newest version; idempotent. Returns the version.
+
+    On PostgreSQL one instance migrates at a time (``SCHEMA_LOCK``); the others find nothing to
+    do once it is their turn.
+    """
+    if engine.dialect.name != "postgresql":
+        async with engine.begin() as connection:
+            return await connection.run_sync(_apply_migrations, now)
+    version = 0
+
+    async def try_to_migrate() -> bool:
+        nonlocal version
+        async with engine.begin() as connection:
+            lock = f"SELECT pg_try_advisory_xact_lock({SCHEMA_LOCK})"
+            if not (await connection.exec_driver_sql(lock)).scalar():
+                return False  # the transaction ends here: nothing open while it waits
+            version = await connection.run_sync(_apply_migrations, now)
+            return True
+
+    await until_taken(try_to_migrate)
+    return version
