@@ -10,7 +10,6 @@ import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
-from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
@@ -21,7 +20,7 @@ from bot.components.specs import WorkflowSpec
 from bot.core.answers import Answered, AnswerOutcome
 from bot.core.clock import Clock, TimerHandle
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
 from bot.core.errors import (
     AppClosedError,
     CountersignError,
@@ -49,21 +48,11 @@ from bot.runtime.answers import (
 from bot.runtime.assembly import Assembly
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
-from bot.runtime.services import log
+from bot.runtime.sweeps import SWEEP_INTERVAL, Sweeps
 from bot.settings import Settings
 from bot.store.database import Database
-from bot.store.records import ExecutionRow, NewExecution
+from bot.store.records import NewExecution
 from bot.wiring import Wiring, wire
-
-SWEEP_INTERVAL = timedelta(seconds=3)
-"""The recovery and deadline sweeps' interval: with the lease's 8 s, a tree whose instance died
-is continued within about 11 s (``python -m tests.benchmarks.recovery_time``)."""
-UNREAD_GRACE = timedelta(seconds=60)
-"""A reply kept unread this long was left by a process that died before reading it (reading
-with a model takes seconds, not a minute): the sweep reads it."""
-RETENTION_INTERVAL = timedelta(seconds=30)
-"""The retention sweep runs with the tick that comes this long after its last run. (One timer:
-a test clock that jumps days runs one tick, not one per interval of each of two timers.)"""
 
 PauseHandler = Callable[[ExecutionPauseEvent], Awaitable[None] | None]
 ResumeHandler = Callable[[ExecutionResumeEvent], Awaitable[None] | None]
@@ -86,8 +75,14 @@ class App:
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
+        self._sweeps = Sweeps(
+            wiring.runtime,
+            wiring.engine,
+            wiring.views,
+            emit_resume=self._emit_resume,
+            read_kept=self.read_kept,
+        )
         self._sweep_timer: TimerHandle | None = None
-        self._retained_at: datetime | None = None  # the retention sweep's last run
         self._state = _State.OPEN
 
     # ---------------------------------------------------------------- lifecycle
@@ -114,7 +109,7 @@ class App:
                 services=services,
             )
             app = cls(wiring, stack.pop_all())
-        app._sweep_timer = app.clock.call_every(SWEEP_INTERVAL, app._sweep_tick)
+        app._sweep_timer = app.clock.call_every(SWEEP_INTERVAL, app._sweeps.tick)
         return app
 
     async def close(self) -> None:
@@ -396,33 +391,7 @@ class App:
     async def read_unread(self) -> int:
         """Read the replies kept more than ``UNREAD_GRACE`` ago and never read (their process
         died), and move their trees on (runs with the sweep); how many were read."""
-        if self._state is _State.CLOSED:
-            return 0
-        store = self._runtime.store
-        read = 0
-        for record in await store.unread_replies(self._runtime.clock.now() - UNREAD_GRACE):
-            assert record.unread_reply is not None and record.unread_by is not None
-            owners = record.answered_by is PauseAnswerer.THREAD_OWNER
-            received = ReceivedReply(
-                pause_id=record.pause_id,
-                tenant_id=record.tenant_id,
-                reply=record.unread_reply,
-                owner_id=record.unread_by if owners else None,
-                answered_by=None if owners else record.unread_by,
-            )
-            try:
-                recorded = await self.read_reply(received)
-            except CountersignError as error:
-                log.warning(
-                    "recovery: a kept reply was not taken: %s (execution_id=%s tenant_id=%s)",
-                    error.code,
-                    record.execution_id,
-                    record.tenant_id,
-                )
-                continue
-            await self.continue_answer(recorded)
-            read += 1
-        return read
+        return 0 if self._state is _State.CLOSED else await self._sweeps.read_unread()
 
     async def continue_answer(
         self, recorded: RecordedAnswer | Answered, *, record: bool = False
@@ -519,80 +488,19 @@ class App:
         """Continue the trees whose holder died (runs with the sweep); how many were continued.
 
         Each continued tree is told like any resume (``on_execution_resume``, ``by_sweep``,
-        with the answers it took), so a channel brings its messages up to date after a crash."""
-        if self._state is _State.CLOSED:
-            return 0
-        recovered = await self._engine.recover()
-        for root, report in recovered:
-            await self._tell_moved(root, PauseResolution.REPLIED, report, every_answer=True)
-        return len(recovered)
+        with its answers), so a channel brings its messages up to date after a crash."""
+        return 0 if self._state is _State.CLOSED else await self._sweeps.recover()
 
     async def close_due(self) -> int:
         """Close the questions whose quorum deadline passed (runs with the sweep); how many
         trees were moved."""
-        if self._state is _State.CLOSED:
-            return 0
-        moved = await self._engine.close_due()
-        for root in moved:
-            await self._tell_moved(root, PauseResolution.WITHDRAWN, PassReport(ran=True))
-        return len(moved)
+        return 0 if self._state is _State.CLOSED else await self._sweeps.close_due()
 
     async def sweep(self) -> int:
         """The retention sweep: remove resolved pause records older than the window."""
-        if self._state is _State.CLOSED:
-            return 0
-        retention = self._runtime.assembly.application.pause_record_retention
-        cutoff = self._runtime.clock.now() - retention
-        removed = await self._runtime.store.delete_resolved_before(cutoff)
-        if removed:
-            log.info("retention sweep removed %d resolved pause records", removed)
-        return removed
+        return 0 if self._state is _State.CLOSED else await self._sweeps.retention()
 
     # ---------------------------------------------------------------- internals
-
-    async def _tell_moved(
-        self,
-        root: ExecutionRow,
-        resolution: PauseResolution,
-        report: PassReport,
-        *,
-        every_answer: bool = False,
-    ) -> None:
-        """A tree moved by a sweep, not by a caller: its resume event, so channels catch up.
-
-        ``every_answer``: after a crash the dead holder may have taken answers it never told,
-        so the event carries every answer of the tree (a channel shows each outcome once)."""
-        answered = report.taken
-        if every_answer:
-            answered = tuple(
-                r
-                for r in await self._runtime.store.list_by_root(
-                    root.execution_id, [PauseStatus.RESOLVED, PauseStatus.TAKEN]
-                )
-                if r.answer is not None and r.answer.responder is not None
-            )
-        await self._emit_resume(
-            ExecutionResumeEvent(
-                tenant_id=root.tenant_id,
-                thread_id=root.thread_id,
-                execution_id=root.execution_id,
-                answered_by="",
-                resolution=resolution,
-                by_sweep=True,
-                answered=tuple(self._views.pause(r) for r in answered),
-                result=await self._views.result(root.execution_id, record=False),
-                error=report.error,
-            )
-        )
-
-    async def _sweep_tick(self) -> None:
-        await _sweep("unread replies", self.read_unread)
-        await _sweep("recovery", self.recover)
-        await _sweep("deadline", self.close_due)
-        now = self._runtime.clock.now()
-        if self._retained_at is None or now - self._retained_at >= RETENTION_INTERVAL:
-            self._retained_at = now
-            await _sweep("retention", self.sweep)
 
     def _workflow_input(
         self, workflow: type, input: BaseModel | Mapping[str, Any]
@@ -650,10 +558,3 @@ class App:
             outcome = handler(event)
             if inspect.isawaitable(outcome):
                 await outcome
-
-
-async def _sweep(name: str, sweep: Callable[[], Awaitable[int]]) -> None:
-    try:
-        await sweep()
-    except Exception as error:  # a sweep that fails is retried at the next tick
-        log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)

@@ -150,10 +150,6 @@ SET_RAN_WITH = update(pause_answers).where(pause_answers.c.idempotency_key == bi
 # ---------------------------------------------------------------- executions
 
 EXECUTION = select(executions).where(executions.c.execution_id == bindparam("b_execution_id"))
-EXECUTION_ID = select(executions.c.execution_id).where(
-    executions.c.execution_id == bindparam("b_execution_id")
-)
-INSERT_EXECUTION = insert(executions)
 NEW_EXECUTION_COLUMNS = (
     "execution_id",
     "root_execution_id",

@@ -125,18 +125,6 @@ class Answering:
             return None
         return pause
 
-    async def decide(
-        self, pause_id: str, who: Answerer, decision: ToolCallApprovalDecision
-    ) -> None:
-        """Check, record and continue ``decision`` (a click or a modal submission) at once."""
-        after = await self.record_decision(pause_id, who, decision)
-        await after()
-
-    async def reply(self, pause_id: str, who: Answerer, text: str, place: ReplyPlace) -> None:
-        """Check, read, record and continue a free-text ``text`` at once."""
-        after = await self.record_reply(pause_id, who, text, place)
-        await after()
-
     async def record_decision(
         self, pause_id: str, who: Answerer, decision: ToolCallApprovalDecision
     ) -> AfterAck:

@@ -1,0 +1,155 @@
+"""The App's sweeps, on one timer: unread replies, recovery, quorum deadlines, retention.
+
+Each moves what no caller is there to move (a process died, a deadline passed), and tells the
+channels through the App's resume event like any answer (``by_sweep``), so a channel brings its
+messages up to date after a crash too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Final
+
+from bot.core.answers import Answered, AnswerOutcome
+from bot.core.enums import PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.results import ExecutionResumeEvent, ReceivedReply
+from bot.runtime.engine import Engine, PassReport
+from bot.runtime.services import Runtime, log
+from bot.runtime.views import Views
+from bot.store.records import ExecutionRow
+
+SWEEP_INTERVAL: Final = timedelta(seconds=3)
+"""The recovery and deadline sweeps' interval: with the lease's 8 s, a tree whose instance died
+is continued within about 11 s (``python -m tests.benchmarks.recovery_time``)."""
+UNREAD_GRACE: Final = timedelta(seconds=60)
+"""A reply kept unread this long was left by a process that died before reading it (reading
+with a model takes seconds, not a minute): the sweep reads it."""
+RETENTION_INTERVAL: Final = timedelta(seconds=30)
+"""The retention sweep runs with the tick that comes this long after its last run. (One timer:
+a test clock that jumps days runs one tick, not one per interval of each of two timers.)"""
+
+EmitResume = Callable[[ExecutionResumeEvent], Awaitable[None]]
+ReadKept = Callable[[ReceivedReply], Awaitable[AnswerOutcome]]
+
+
+class Sweeps:
+    """What the App's timer runs; each sweep returns how much it did."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        engine: Engine,
+        views: Views,
+        *,
+        emit_resume: EmitResume,
+        read_kept: ReadKept,
+    ) -> None:
+        self._runtime = runtime
+        self._engine = engine
+        self._views = views
+        self._emit_resume = emit_resume
+        self._read_kept = read_kept
+        self._retained_at: datetime | None = None  # the retention sweep's last run
+
+    async def tick(self) -> None:
+        await _sweep("unread replies", self.read_unread)
+        await _sweep("recovery", self.recover)
+        await _sweep("deadline", self.close_due)
+        now = self._runtime.clock.now()
+        if self._retained_at is None or now - self._retained_at >= RETENTION_INTERVAL:
+            self._retained_at = now
+            await _sweep("retention", self.retention)
+
+    async def read_unread(self) -> int:
+        """Read the replies kept more than ``UNREAD_GRACE`` ago and never read (their process
+        died), and move their trees on; how many were read."""
+        read = 0
+        store = self._runtime.store
+        for record in await store.unread_replies(self._runtime.clock.now() - UNREAD_GRACE):
+            assert record.unread_reply is not None and record.unread_by is not None
+            owners = record.answered_by is PauseAnswerer.THREAD_OWNER
+            outcome = await self._read_kept(
+                ReceivedReply(
+                    pause_id=record.pause_id,
+                    tenant_id=record.tenant_id,
+                    reply=record.unread_reply,
+                    owner_id=record.unread_by if owners else None,
+                    answered_by=None if owners else record.unread_by,
+                )
+            )
+            if isinstance(outcome, Answered):
+                read += 1
+                continue
+            log.warning(
+                "recovery: a kept reply was not taken: %s (execution_id=%s tenant_id=%s)",
+                type(outcome).__name__,
+                record.execution_id,
+                record.tenant_id,
+            )
+        return read
+
+    async def recover(self) -> int:
+        """Continue the trees whose holder died; how many were continued."""
+        recovered = await self._engine.recover()
+        for root, report in recovered:
+            await self._tell_moved(root, PauseResolution.REPLIED, report, every_answer=True)
+        return len(recovered)
+
+    async def close_due(self) -> int:
+        """Close the questions whose quorum deadline passed; how many trees were moved."""
+        moved = await self._engine.close_due()
+        for root in moved:
+            await self._tell_moved(root, PauseResolution.WITHDRAWN, PassReport(ran=True))
+        return len(moved)
+
+    async def retention(self) -> int:
+        """Remove resolved pause records older than the application's retention window."""
+        retention = self._runtime.assembly.application.pause_record_retention
+        cutoff = self._runtime.clock.now() - retention
+        removed = await self._runtime.store.delete_resolved_before(cutoff)
+        if removed:
+            log.info("retention sweep removed %d resolved pause records", removed)
+        return removed
+
+    async def _tell_moved(
+        self,
+        root: ExecutionRow,
+        resolution: PauseResolution,
+        report: PassReport,
+        *,
+        every_answer: bool = False,
+    ) -> None:
+        """A tree moved by a sweep, not by a caller: its resume event, so channels catch up.
+
+        ``every_answer``: after a crash the dead holder may have taken answers it never told,
+        so the event carries every answer of the tree (a channel shows each outcome once)."""
+        answered = report.taken
+        if every_answer:
+            answered = tuple(
+                r
+                for r in await self._runtime.store.list_by_root(
+                    root.execution_id, [PauseStatus.RESOLVED, PauseStatus.TAKEN]
+                )
+                if r.answer is not None and r.answer.responder is not None
+            )
+        await self._emit_resume(
+            ExecutionResumeEvent(
+                tenant_id=root.tenant_id,
+                thread_id=root.thread_id,
+                execution_id=root.execution_id,
+                answered_by="",
+                resolution=resolution,
+                by_sweep=True,
+                answered=tuple(self._views.pause(r) for r in answered),
+                result=await self._views.result(root.execution_id, record=False),
+                error=report.error,
+            )
+        )
+
+
+async def _sweep(name: str, sweep: Callable[[], Awaitable[int]]) -> None:
+    try:
+        await sweep()
+    except Exception as error:  # a sweep that fails is retried at the next tick
+        log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)
