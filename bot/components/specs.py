@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
@@ -18,7 +18,6 @@ from bot.core.enums import DecidedBy, PauseAnswerer
 if TYPE_CHECKING:  # type-only: LangChain loads only when models are needed
     from langchain_core.language_models import BaseChatModel
 
-    from bot.components.flow import FlowBuilder
     from bot.components.joins import JoinErrorHandler, JoinPolicy
     from bot.core.budget import Budget
     from bot.core.pii import PiiPolicy
@@ -110,10 +109,16 @@ class Flow:
     finish: type | None
 
 
+class BuildsFlow(Protocol):
+    """What ``@workflow(flow=[...])`` takes: a flow builder (``start(...)...``)."""
+
+    def build(self) -> Flow: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkflowSpec(ComponentSpec):
     version: str
-    flows: tuple[FlowBuilder, ...]  # exactly one, checked at assembly
+    flows: tuple[BuildsFlow, ...]  # exactly one, checked at assembly
     budget: Budget | None = None
     pii_policies: tuple[PiiPolicy, ...] = ()
     kind: str = "workflow"
