@@ -79,19 +79,7 @@ class SlackGateway:
         if existing is not None:
             return existing
         channel, thread_ts = _destination(ask, config)
-        view = ApprovalView(
-            pause_id=ask.pause_id,
-            tool=ask.value.tool,
-            tool_description=self._catalog.tool_description(ask.value.tool),
-            arguments=ask.value.arguments,
-            input_model=self._catalog.tool_input(ask.value.tool),
-            agent=ask.agent,
-            owner_id=ask.owner_id,
-            role=ask.role,
-            role_description=self._catalog.role_description(ask.role),
-            reads_replies=self._catalog.role_reads_replies(ask.role),
-            separates_duties=self._catalog.role_separates_duties(ask.role),
-        )
+        view = self._question_view(ask)
         rendered = approval_message(view)
         response = await self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=rendered.text, blocks=rendered.blocks
@@ -165,19 +153,7 @@ class SlackGateway:
         """Update the message of a question that closed without an answer, from what the
         withdrawal carries (no read back)."""
         outcome = closed_resolution(withdrawal.resolution)
-        view = ApprovalView(
-            pause_id=withdrawal.pause_id,
-            tool=withdrawal.value.tool,
-            tool_description=self._catalog.tool_description(withdrawal.value.tool),
-            arguments=withdrawal.value.arguments,
-            input_model=self._catalog.tool_input(withdrawal.value.tool),
-            agent=withdrawal.agent,
-            owner_id=withdrawal.owner_id,
-            role=withdrawal.role,
-            role_description=self._catalog.role_description(withdrawal.role),
-            reads_replies=self._catalog.role_reads_replies(withdrawal.role),
-            separates_duties=self._catalog.role_separates_duties(withdrawal.role),
-        )
+        view = self._question_view(withdrawal)
         closed = ClosedQuestion(
             tenant_id=withdrawal.tenant_id,
             answered_by=answered_by,
@@ -201,6 +177,23 @@ class SlackGateway:
             listener(closed)
         await self._settle_note(pause_id, view, outcome)
         return True
+
+    def _question_view(self, question: ChannelAsk | ChannelWithdrawal) -> ApprovalView:
+        """The question as it was asked (its real arguments: every renderer masks them)."""
+        tool, role = question.value.tool, question.role
+        return ApprovalView(
+            pause_id=question.pause_id,
+            tool=tool,
+            tool_description=self._catalog.tool_description(tool),
+            arguments=question.value.arguments,
+            input_model=self._catalog.tool_input(tool),
+            agent=question.agent,
+            owner_id=question.owner_id,
+            role=role,
+            role_description=self._catalog.role_description(role),
+            reads_replies=self._catalog.role_reads_replies(role),
+            separates_duties=self._catalog.role_separates_duties(role),
+        )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
         """What the message of ``pause`` shows (its real arguments: every renderer masks them)."""
