@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         ExecutionFailedError,
         NotPausedError,
         PauseAnswererError,
+        PauseExpiredError,
         PiiRefusedError,
         ReplyInterpreterMissingError,
         SelfApprovalError,
@@ -121,10 +122,14 @@ if TYPE_CHECKING:
         StepRecord,
     )
     from bot.core.sensitive import Sensitive
+    from bot.core.timing import OnExpiry, PauseTiming
     from bot.runtime.auto_channels import AutoApproveChannel, AutoRejectChannel
     from bot.settings import Settings, load_settings
 
 _EXPORTED_FROM: dict[str, str] = {
+    "PauseTiming": "bot.core.timing",
+    "OnExpiry": "bot.core.timing",
+    "PauseExpiredError": "bot.core.errors",
     "AlreadyClosed": "bot.core.answers",
     "Answered": "bot.core.answers",
     "AnswerOutcome": "bot.core.answers",
@@ -264,11 +269,14 @@ __all__ = [
     "ModelPrice",
     "NotPausedError",
     "NotUnderstood",
+    "OnExpiry",
     "PauseAnswerer",
     "PauseAnswererError",
     "PauseAuditEntry",
+    "PauseExpiredError",
     "PauseResolution",
     "PauseStatus",
+    "PauseTiming",
     "PauseView",
     "PendingPause",
     "PhoneDetector",

@@ -61,6 +61,7 @@ ROWS = (
     Row("bot", "AgentFailedError", "agent.failed", ExecutionFailedError),
     Row("bot", "BudgetExceededError", "budget.exceeded", ExecutionFailedError),
     Row("bot", "PiiRefusedError", "pii.refused", ExecutionFailedError),
+    Row("bot", "PauseExpiredError", "pause.expired", ExecutionFailedError),
     Row("bot", "ToolError", "tool.error", ExecutionFailedError),
     Row("bot.models", "DecisionModelError", "model.undecided", ExecutionFailedError),
     # storage: an operator's remedy or a retry

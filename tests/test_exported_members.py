@@ -31,6 +31,8 @@ AS_BUILT = {
     # channels and answers
     "AwaitReply", "Decided", "ToolCallApprovalAsk", "ReceivedReply", "RecordedAnswer",
     "AnswerOutcome", "Answered", "ReplyKept", "NotUnderstood", "AlreadyClosed", "Refused",
+    # time on a question
+    "PauseTiming", "OnExpiry", "PauseExpiredError",
     # context, results and records
     "StepContext", "Tenant", "ExecutionResult", "ExecutionRecord", "ChildExecutionRecord",
     "StepRecord", "PauseAuditEntry", "PauseView", "PendingPause", "ExecutionPauseEvent",

@@ -22,6 +22,7 @@ from bot.components.specs import (
     WorkflowStartSpec,
 )
 from bot.core.enums import DecidedBy, PauseAnswerer
+from bot.core.timing import PauseTiming
 
 if TYPE_CHECKING:  # type-only: `python -m bot --help` does not wait for LangChain
     from langchain_core.language_models import BaseChatModel
@@ -54,8 +55,10 @@ def tool(
     channel: type | None = None,
     deps: Sequence[type] = (),
     timeout: timedelta = DEFAULT_TOOL_TIMEOUT,
+    timing: PauseTiming | None = None,
 ) -> Callable[[C], C]:
-    """A tool an agent may call; with ``channel`` every call asks that channel first."""
+    """A tool an agent may call; with ``channel`` every call asks that channel first.
+    ``timing`` overrides the role's ``PauseTiming`` for this tool's questions."""
     return _attach(
         lambda cls: ToolSpec(
             name=name,
@@ -66,6 +69,7 @@ def tool(
             output=output,
             channel=channel,
             timeout=timeout,
+            timing=timing,
         )
     )
 
@@ -136,8 +140,12 @@ def channel_role(
     answered_by: PauseAnswerer,
     reply_interpreter: type | None = None,
     separation_of_duties: bool = False,
+    timing: PauseTiming | None = None,
 ) -> Callable[[C], C]:
     """A role: what is asked (``approves``) and who may answer (required, no default).
+
+    ``timing``: when its questions expire (``PauseResolution.EXPIRED``: never a rejection;
+    ``on_expiry`` says what the waiting step gets), remind and escalate.
 
     ``separation_of_duties=True``: the execution's owner (who asked for the work) may not
     answer its pauses, as approval policies often require; their answer is refused with
@@ -153,6 +161,7 @@ def channel_role(
             answered_by=answered_by,
             reply_interpreter=reply_interpreter,
             separation_of_duties=separation_of_duties,
+            timing=timing,
         )
     )
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel
 
 from bot.core.enums import DecidedBy, PauseAnswerer
+from bot.core.timing import PauseTiming
 
 if TYPE_CHECKING:  # type-only: LangChain loads only when models are needed
     from langchain_core.language_models import BaseChatModel
@@ -46,6 +47,8 @@ class ToolSpec(ComponentSpec):
     output: type[BaseModel] | None
     channel: type | None
     timeout: timedelta
+    timing: PauseTiming | None = None
+    """Overrides the role's timing for this tool's questions."""
     kind: str = "tool"
     suffix: str = "-tool"
 
@@ -132,6 +135,8 @@ class ChannelRoleSpec(ComponentSpec):
     reply_interpreter: type | None
     separation_of_duties: bool = False
     """The execution's owner may not answer (``SelfApprovalError``)."""
+    timing: PauseTiming | None = None
+    """Reminders, escalation and expiry of the role's questions."""
     kind: str = "channel-role"
     suffix: str = "-channel"
 

@@ -31,6 +31,8 @@ class PauseResolution(StrEnum):
     REPLIED = "REPLIED"
     WITHDRAWN = "WITHDRAWN"
     CANCELLED = "CANCELLED"
+    EXPIRED = "EXPIRED"
+    """Nobody answered before the role's (or tool's) ``expire_after``: never a rejection."""
 
 
 class ExecutionStatus(StrEnum):

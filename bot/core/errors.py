@@ -18,7 +18,8 @@ error (pydantic-ai's split of ``UserError`` from ``AgentRunError``, one step fin
   not validate is the commonest refused answer (``execute`` refuses an input that does not
   validate with it too: a value from outside, refused before anything is recorded).
 - ``ExecutionFailedError``: an execution's work failed at run time and the execution records
-  it. ``StepFailedError`` (and ``AgentFailedError`` under it), ``BudgetExceededError``,
+  it. ``StepFailedError`` (and ``AgentFailedError`` and ``PauseExpiredError`` under it),
+  ``BudgetExceededError``,
   ``PiiRefusedError``, ``ToolError`` (a tool's failure for the model to read). Elsewhere:
   ``bot.models.DecisionModelError`` (a decision model's response is neither yes nor no).
 - ``StorageError``: what the database holds cannot be read, or it cannot record now; neither
@@ -210,6 +211,13 @@ class BudgetExceededError(ExecutionFailedError):
     """A budget is exhausted; the model was not called."""
 
     code = "budget.exceeded"
+
+
+class PauseExpiredError(StepFailedError):
+    """A question expired before anyone answered it, and its timing says the step fails
+    (``PauseTiming(on_expiry=OnExpiry.FAIL)``); nobody answering is not a rejection."""
+
+    code = "pause.expired"
 
 
 class PiiRefusedError(ExecutionFailedError):

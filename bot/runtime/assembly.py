@@ -35,6 +35,7 @@ from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.errors import AssemblyError, AssemblyViolation
 from bot.core.pii import PiiPolicy
+from bot.core.timing import PauseTiming
 from bot.runtime.decision_models import answer_dto_of, is_decision_model
 from bot.runtime.model_overrides import override_for
 
@@ -56,6 +57,13 @@ class ToolBinding:
         if self.role is None:
             return PauseAnswerer.THREAD_OWNER
         return PauseAnswerer(self.role.answered_by)
+
+    @property
+    def timing(self) -> PauseTiming | None:
+        """The tool's own timing, else its role's."""
+        if self.spec.timing is not None:
+            return self.spec.timing
+        return None if self.role is None else self.role.timing
 
     @property
     def role_name(self) -> str:
@@ -225,9 +233,21 @@ def _check_role(checker: _Checker, role_cls: type) -> ChannelRoleSpec | None:
             "separation_of_duties refuses the thread's owner, and only the thread's owner may "
             "answer a THREAD_OWNER role: nobody could answer it (use PauseAnswerer.CHANNEL)",
         )
+    _check_timing(checker, role.name, role.timing)
     checker.assembly.roles[role_cls] = role
     checker.assembly.roles_by_name[role.name] = role
     return role
+
+
+def _check_timing(checker: _Checker, name: str, timing: object) -> None:
+    """``[timing.*]``: a ``PauseTiming`` whose times make sense together."""
+    if timing is None:
+        return
+    if not isinstance(timing, PauseTiming):
+        checker.fail("timing.type", name, "timing must be a bot.PauseTiming")
+        return
+    for rule, problem in timing.problems():
+        checker.fail(rule, name, problem)
 
 
 def _check_workflow(checker: _Checker, workflow: type) -> None:
@@ -307,6 +327,9 @@ def _check_tool(checker: _Checker, tool_cls: type, where: str) -> None:
         checker.fail("tool.input", spec.name, "input must be a pydantic model")
     if not callable(getattr(tool_cls, "run", None)):
         checker.fail("tool.no-run-method", spec.name, "implement run(self, input)")
+    _check_timing(checker, spec.name, spec.timing)
+    if spec.timing is not None and spec.channel is None:
+        checker.fail("timing.no-channel", spec.name, "timing needs channel=...: nothing is asked")
     role: ChannelRoleSpec | None = None
     channel: ChannelSpec | None = None
     if spec.channel is not None:

@@ -29,7 +29,7 @@ from bot.runtime.decisions import invalid_decision, validate_decision
 from bot.runtime.frame import ClosedByDeadline, RunFrame
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
-from bot.store.closings import DecidedAtOnce
+from bot.store.closings import DecidedAtOnce, Expired
 from bot.store.records import NewPause, PauseAnswer, PauseRecord
 
 
@@ -45,9 +45,11 @@ class Taken:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Closed:
-    """The pause closed without an answer (withdrawn or cancelled)."""
+    """The pause closed without an answer (withdrawn, cancelled or expired)."""
 
     resolution: PauseResolution
+    at: datetime | None = None
+    """When it expired (an EXPIRED pause)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +84,7 @@ async def ask_channel(
     answered = frame.answered.get(key)
     if answered is None and frame.closes_at is not None:
         await _check_deadline(runtime, frame.closes_at, key)
+    asked_at = place.asked_at or runtime.clock.now()
     record = answered or await runtime.store.get_or_create(
         NewPause(
             pause_id=secrets.token_hex(16),
@@ -100,9 +103,9 @@ async def ask_channel(
             item_index=place.item_index,
             child_execution_id=place.child_execution_id,
             tool_loop_iteration=place.tool_loop_iteration,
-            asked_at=place.asked_at or runtime.clock.now(),
+            asked_at=asked_at,
             ask_position=place.position,
-            closes_at=frame.closes_at,
+            closes_at=_closes_at(frame.closes_at, _expires_at(binding, asked_at)),
         )
     )
     if record.status is PauseStatus.PENDING and not record.is_sent:
@@ -113,6 +116,9 @@ async def ask_channel(
     settled = await _settle(runtime, binding, record, frame)
     if settled is not None:
         return settled
+    expired = await _expire_if_due(runtime, binding, record, frame)
+    if expired is not None:
+        return expired
     interrupt({"pause_key": key})
     # resumed: the answer was recorded by app.resume before this pass began
     settled = await _settle(runtime, binding, await _reload(runtime, key), frame)
@@ -129,6 +135,39 @@ async def _check_deadline(runtime: Runtime, closes_at: datetime, key: str) -> No
     record = await runtime.store.find_by_key(key)
     if record is None or record.status in (PauseStatus.PENDING, PauseStatus.CANCELLED):
         raise ClosedByDeadline(closes_at)
+
+
+def _expires_at(binding: ToolBinding, asked_at: datetime) -> datetime | None:
+    timing = binding.timing
+    if timing is None or timing.expire_after is None:
+        return None
+    return asked_at + timing.expire_after
+
+
+def _closes_at(deadline: datetime | None, expires_at: datetime | None) -> datetime | None:
+    """When the question stops taking answers: its launch's deadline or its own expiry,
+    whichever comes first (the store refuses an answer after it; the sweep moves the tree)."""
+    if deadline is None or expires_at is None:
+        return deadline or expires_at
+    return min(deadline, expires_at)
+
+
+async def _expire_if_due(
+    runtime: Runtime, binding: ToolBinding, record: PauseRecord, frame: RunFrame
+) -> Taken | Closed | None:
+    """A question still waiting at its expiry closes as EXPIRED (its channel told once, by
+    the one closer that closed it); ``None`` while it has time left."""
+    expires_at = _expires_at(binding, record.asked_at)
+    if expires_at is None or runtime.clock.now() < expires_at:
+        return None
+    closed = await runtime.store.close(record.pause_id, Expired(), at=runtime.clock.now())
+    if closed is None:  # answered or closed meanwhile: settle it as it is now
+        return await _settle(
+            runtime, binding, await _reload(runtime, record.idempotency_key), frame
+        )
+    if closed.is_sent:
+        await withdraw(runtime, closed, PauseResolution.EXPIRED)
+    return Closed(resolution=PauseResolution.EXPIRED, at=expires_at)
 
 
 async def _reload(runtime: Runtime, key: str) -> PauseRecord:

@@ -15,7 +15,8 @@ from bot.core.clock import wait_with_timeout
 from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import PauseResolution
-from bot.core.errors import AgentFailedError, ToolError
+from bot.core.errors import AgentFailedError, PauseExpiredError, ToolError
+from bot.core.timing import OnExpiry
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.frame import RunFrame
 from bot.runtime.seam import Closed, PausePlace, Taken, ask_channel
@@ -73,9 +74,26 @@ async def call_tool(
     )
     outcome = await ask_channel(runtime, binding, frame, ask, place)
     if isinstance(outcome, Closed):
-        what = "withdrawn" if outcome.resolution is PauseResolution.WITHDRAWN else "cancelled"
-        return tool_error(call, name, f"the call was {what} before it was answered")
+        return _closed(binding, frame, call, outcome)
     return await _take(runtime, binding, frame, step, value, call, outcome, place.agent)
+
+
+def _closed(binding: ToolBinding, frame: RunFrame, call: ToolCall, closed: Closed) -> ToolMessage:
+    """What the model reads of a question that closed without an answer; an expired one fails
+    the step instead when its timing says so."""
+    name = binding.spec.name
+    match closed.resolution:
+        case PauseResolution.EXPIRED:
+            when = "" if closed.at is None else f" (it expired at {closed.at.isoformat()})"
+            said = f"nobody approved the call to {name} in time{when}; it did not run"
+            timing = binding.timing
+            if timing is not None and timing.on_expiry is OnExpiry.FAIL:
+                raise PauseExpiredError(said, execution_id=frame.execution_id)
+            return tool_error(call, name, said)
+        case PauseResolution.WITHDRAWN:
+            return tool_error(call, name, "the call was withdrawn before it was answered")
+        case _:
+            return tool_error(call, name, "the call was cancelled before it was answered")
 
 
 async def _take(

@@ -44,7 +44,12 @@ class Cancelled:
     """The execution was cancelled or ended: PENDING → CANCELLED (CANCELLED)."""
 
 
-Closing = Answered | DecidedAtOnce | Withdrawn | Cancelled
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expired:
+    """Nobody answered before the question's expiry: PENDING → CANCELLED (EXPIRED)."""
+
+
+Closing = Answered | DecidedAtOnce | Withdrawn | Cancelled | Expired
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,5 +88,7 @@ def closed_as(closing: Closing) -> ClosedAs:
             return ClosedAs(status=PauseStatus.CANCELLED, resolution=PauseResolution.WITHDRAWN)
         case Cancelled():
             return ClosedAs(status=PauseStatus.CANCELLED, resolution=PauseResolution.CANCELLED)
+        case Expired():
+            return ClosedAs(status=PauseStatus.CANCELLED, resolution=PauseResolution.EXPIRED)
         case _:
             assert_never(closing)

@@ -11,6 +11,7 @@ from channels.slack.render_message import (
     Approved,
     Cancelled,
     DecidedAtOnce,
+    Expired,
     Outcome,
     Rejected,
     Withdrawn,
@@ -49,9 +50,7 @@ def outcome_of(pause: PauseView, *, read_as: str | None = None) -> Outcome | Non
         case PauseStatus.PENDING:
             return None
         case PauseStatus.CANCELLED:
-            if pause.resolution is PauseResolution.WITHDRAWN:
-                return Withdrawn()
-            return Cancelled()
+            return closed_resolution(pause.resolution or PauseResolution.CANCELLED)
         case PauseStatus.RESOLVED | PauseStatus.TAKEN:
             return _answered(pause, read_as)
         case _:
@@ -80,7 +79,7 @@ def verdict(outcome: Outcome) -> str:
             return "reject"
         case DecidedAtOnce(approved=approved):
             return "approve" if approved else "reject"
-        case Withdrawn() | Cancelled():
+        case Withdrawn() | Cancelled() | Expired():
             return "no answer"
         case _:
             assert_never(outcome)
@@ -93,6 +92,8 @@ def closed_resolution(resolution: PauseResolution) -> Outcome:
             return Withdrawn()
         case PauseResolution.CANCELLED:
             return Cancelled()
+        case PauseResolution.EXPIRED:
+            return Expired()
         case PauseResolution.REPLIED | PauseResolution.DECIDED:
             raise ValueError(f"a pause closed {resolution} was answered, not withdrawn")
         case _:

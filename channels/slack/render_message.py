@@ -74,7 +74,12 @@ class Cancelled:
     """The run was cancelled."""
 
 
-Outcome: TypeAlias = Approved | Rejected | DecidedAtOnce | Withdrawn | Cancelled
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expired:
+    """Nobody answered before the question's expiry (not a rejection)."""
+
+
+Outcome: TypeAlias = Approved | Rejected | DecidedAtOnce | Withdrawn | Cancelled | Expired
 
 
 # --------------------------------------------------------------------------------------------
@@ -193,6 +198,11 @@ def _describe(view: ApprovalView, outcome: Outcome) -> _Description:
             )
         case Cancelled():
             return _Description(headline=":no_entry_sign: *Cancelled*", summary="cancelled")
+        case Expired():
+            return _Description(
+                headline=":hourglass: *Expired*: nobody answered in time",
+                summary="expired: nobody answered in time",
+            )
         case _:
             assert_never(outcome)
 

@@ -24,6 +24,7 @@ from channels.slack.render_message import (
     Approved,
     Cancelled,
     DecidedAtOnce,
+    Expired,
     Outcome,
     Rejected,
     Withdrawn,
@@ -78,6 +79,8 @@ def _said(outcome: Outcome) -> tuple[str, str]:
             return ":heavy_minus_sign:", "was withdrawn: it is no longer needed."
         case Cancelled():
             return ":no_entry_sign:", "was cancelled."
+        case Expired():
+            return ":hourglass:", "expired: nobody answered in time."
         case _:
             assert_never(outcome)
 
