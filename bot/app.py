@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -13,7 +14,10 @@ from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, Self
 
+from langchain_core.tools import BaseTool
+from langgraph.pregel import Pregel
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import WorkflowSpec
@@ -37,6 +41,7 @@ from bot.core.results import (
     ReceivedReply,
     RecordedAnswer,
 )
+from bot.langgraph import LangGraphAgent
 from bot.runtime.answers import (
     AnswerCheck,
     AnswerRequest,
@@ -46,6 +51,7 @@ from bot.runtime.answers import (
     record_answer,
 )
 from bot.runtime.assembly import Assembly
+from bot.runtime.attached_graphs import attach_graph
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
 from bot.runtime.sweeps import SWEEP_INTERVAL, Sweeps
@@ -188,16 +194,66 @@ class App:
         spec, start_input = self._workflow_input(workflow, input)
         if not tenant_id or not owner_id:
             raise DtoValidationError("tenant_id and owner_id must be non-empty")
+        payload = start_input.model_dump(mode="json")
+        frame = self._new_root(spec.name, tenant_id, owner_id, thread_id or uuid.uuid4().hex)
+        return await self._first_pass(frame, payload, {"input": payload}, record=record)
+
+    def langgraph(
+        self,
+        name: str,
+        graph: Pregel[Any, Any, Any, Any],
+        *,
+        role: type,
+        tools: Sequence[BaseTool] = (),
+    ) -> LangGraphAgent:
+        """Attach a compiled LangGraph graph of your own (``create_agent(...)`` or a
+        ``StateGraph`` compiled with a checkpointer): its human-in-the-loop interrupts become
+        pauses sent to ``role``'s channel (``bot.langgraph``). ``tools``: tools whose argument
+        schemas validate edits, beside those found in the graph's tool nodes. Attach again
+        after a restart, before answers come: until then its trees wait."""
+        self._check_open()
+        trees = attach_graph(self._runtime, name, graph, role, tools)
+        self._engine.attach(trees.workflow, trees)
+        return LangGraphAgent(name, functools.partial(self._invoke_attached, trees.workflow))
+
+    async def _invoke_attached(
+        self,
+        workflow: str,
+        input: Any,
+        *,
+        thread_id: str,
+        tenant_id: str,
+        owner_id: str,
+        record: bool,
+    ) -> ExecutionResult:
+        self._check_open()
+        if not tenant_id or not owner_id or not thread_id:
+            raise DtoValidationError("thread_id, tenant_id and owner_id must be non-empty")
+        rows = await self._runtime.store.list_executions_by_thread(tenant_id, thread_id)
+        for row in rows:  # one execution of a thread at a time: invoking again posts nothing
+            if row.workflow == workflow and not row.status.ended:
+                result = await self._views.result(row.execution_id, record=record)
+                return dataclasses.replace(result, moved=False)
+        frame = self._new_root(workflow, tenant_id, owner_id, thread_id)
+        payload = {"input": to_jsonable_python(input, fallback=repr)}
+        return await self._first_pass(frame, payload, input, record=record)
+
+    def _new_root(self, workflow: str, tenant_id: str, owner_id: str, thread_id: str) -> RunFrame:
         execution_id = uuid.uuid4().hex
-        frame = RunFrame(
+        return RunFrame(
             tenant_id=tenant_id,
             owner_id=owner_id,
             execution_id=execution_id,
             root_execution_id=execution_id,
-            thread_id=thread_id or uuid.uuid4().hex,
-            workflow=spec.name,
+            thread_id=thread_id,
+            workflow=workflow,
         )
-        payload = start_input.model_dump(mode="json")
+
+    async def _first_pass(
+        self, frame: RunFrame, payload: dict[str, Any], graph_input: Any, *, record: bool
+    ) -> ExecutionResult:
+        """Record a new root execution, run it until it ends or rests, tell what it did."""
+        execution_id, tenant_id = frame.execution_id, frame.tenant_id
         report = await self._engine.first_pass(
             frame,
             NewExecution(
@@ -206,12 +262,12 @@ class App:
                 parent_execution_id=None,
                 thread_id=frame.thread_id,
                 tenant_id=tenant_id,
-                owner_id=owner_id,
-                workflow=spec.name,
+                owner_id=frame.owner_id,
+                workflow=frame.workflow,
                 input=payload,
                 created_at=self._runtime.clock.now(),
             ),
-            {"input": payload},
+            graph_input,
         )
         result = await self._result_of(execution_id, report, record=record, frame=frame)
         if report.taken:  # answers given while the first pass ran: their channels are told

@@ -25,7 +25,7 @@ from bot.runtime.agent_graph import AgentLoop, build_agent_graph
 from bot.runtime.assembly import Assembly, assemble
 from bot.runtime.checkpoints import OpenCheckpointer, open_checkpointer
 from bot.runtime.container import Container
-from bot.runtime.engine import Engine
+from bot.runtime.engine import Engine, WorkflowTrees
 from bot.runtime.interpreting import ReplyModels
 from bot.runtime.launch import GraphLookup
 from bot.runtime.model_overrides import override_for
@@ -99,7 +99,9 @@ async def wire(
     return Wiring(
         runtime=runtime,
         engine=Engine(
-            runtime, _build_graphs(runtime, assembly, checkpointer, chat_model_for), guard
+            runtime,
+            WorkflowTrees(_build_graphs(runtime, assembly, checkpointer, chat_model_for)),
+            guard,
         ),
         reply_models=reply_models,
         views=Views(runtime, reply_models.ledger),

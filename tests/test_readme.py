@@ -37,3 +37,4 @@ def test_every_python_block_of_the_readme_runs(tmp_path: Path) -> None:
     assert "not understood: 'approve if under 10', the question still waits" in ran.stdout
     assert "answered by manager-17 -> COMPLETED" in ran.stdout
     assert "AlreadyClosed" in ran.stdout
+    assert "refunded 25.00 on order 9" in ran.stdout  # an attached agent, edited

@@ -31,6 +31,17 @@ class ToolCallApprovalAsk(BaseModel):
     tool: str
     arguments: dict[str, Any]
     call_id: str
+    description: str | None = None
+    """What the asker says about the call (an attached graph's human-in-the-loop request)."""
+    allowed_decisions: tuple[str, ...] | None = None
+    """The kinds of answer the asker takes, of ``approve``, ``edit``, ``reject``; None: all."""
+
+    def allows(self, decision: ToolCallApprovalDecision) -> bool:
+        """Whether the asker takes ``decision``: an approval with changed arguments is an
+        ``edit``."""
+        if self.allowed_decisions is None:
+            return True
+        return decision_kind(decision) in self.allowed_decisions
 
 
 class ToolCallApprovalDecision(BaseModel):
@@ -51,3 +62,10 @@ class ToolCallApprovalDecision(BaseModel):
         if self.override_arguments is not None and not self.approved:
             raise ValueError("override_arguments is allowed only with approved=true")
         return self
+
+
+def decision_kind(decision: ToolCallApprovalDecision) -> str:
+    """``approve``, ``edit`` (approved with changed arguments) or ``reject``."""
+    if not decision.approved:
+        return "reject"
+    return "approve" if decision.override_arguments is None else "edit"

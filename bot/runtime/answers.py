@@ -23,7 +23,7 @@ from bot.core.answers import (
     Refused,
     ReplyKept,
 )
-from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.dtos import ToolCallApprovalDecision, decision_kind
 from bot.core.enums import DecidedBy, PauseAnswerer, PauseStatus
 from bot.core.errors import (
     CountersignError,
@@ -282,6 +282,11 @@ async def _record(
     else:
         decision = validate_decision(
             request.decision, tool_input=tool_input, arguments=record.ask.arguments
+        )
+    if not record.ask.allows(decision):
+        allowed = ", ".join(record.ask.allowed_decisions or ())
+        raise DtoValidationError(
+            f"this question takes only {allowed}, not {decision_kind(decision)} (it still waits)"
         )
     given = PauseAnswer(
         decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply

@@ -85,13 +85,15 @@ class Assembly:
     starts: dict[type, WorkflowStartSpec] = field(default_factory=dict)
     finishes: dict[type, WorkflowFinishSpec] = field(default_factory=dict)
     roles_by_name: dict[str, ChannelRoleSpec] = field(default_factory=dict)
+    attached_tools: dict[str, ToolBinding] = field(default_factory=dict)
+    """The tools of the graphs attached to the App (``App.langgraph``), by name."""
 
     def tool_named(self, name: str) -> ToolBinding | None:
         """The tool a pause asked about, by its name (pause records keep names, not classes)."""
         for binding in self.tools.values():
             if binding.spec.name == name:
                 return binding
-        return None
+        return self.attached_tools.get(name)
 
 
 class _Checker:

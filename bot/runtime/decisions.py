@@ -37,7 +37,8 @@ def validate_decision(
         raise DtoValidationError(decision)
     if decision.override_arguments is None or tool_input is None:
         return decision
-    unknown = unknown_fields(tool_input, decision.override_arguments)
+    takes_any = tool_input.model_config.get("extra") == "allow"  # a schema-less tool's input
+    unknown = [] if takes_any else unknown_fields(tool_input, decision.override_arguments)
     if unknown:
         known = ", ".join(sorted(tool_input.model_fields)) or "none"
         raise DtoValidationError(

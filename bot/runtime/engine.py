@@ -8,8 +8,9 @@ the tree rests, takes the pauses resolved meanwhile (the drain).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from langgraph.errors import GraphInterrupt
 from langgraph.graph.state import CompiledStateGraph
@@ -22,7 +23,92 @@ from bot.runtime.services import Runtime, log
 from bot.runtime.tree_guard import Held, TreeGuard
 from bot.runtime.withdrawals import withdraw
 from bot.store.leases import LeaseClaim
-from bot.store.records import ExecutionRow, NewExecution, OpenTree, PauseRecord
+from bot.store.records import (
+    ExecutionRow,
+    NewExecution,
+    OpenTree,
+    PauseRecord,
+    interrupts_to_resume,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rested:
+    """A pass stopped with questions waiting: each pause's interrupt id, by its key."""
+
+    by_key: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ended:
+    """A pass ran the graph to its end: what the execution outputs."""
+
+    output: Any | None
+
+
+class TreeKind(Protocol):
+    """What runs the passes of a kind of tree: our compiled workflows, or a LangGraph graph
+    attached to the App (``bot.runtime.attached_graphs``). The engine keeps the rest — the
+    lease, the records, the drain — the same for both."""
+
+    async def run(self, frame: RunFrame, graph_input: Any) -> Rested | Ended:
+        """One LangGraph pass (failures raise)."""
+        ...
+
+    async def resume_input(
+        self, frame: RunFrame, to_resume: Mapping[str, tuple[PauseRecord, ...]]
+    ) -> tuple[RunFrame, Any]:
+        """The frame and input of a pass that resumes ``to_resume`` (answered pauses by the
+        interrupt they resume)."""
+        ...
+
+    async def restart_input(self, frame: RunFrame, row: ExecutionRow) -> Any:
+        """The input of a pass that continues a tree cut off midway."""
+        ...
+
+
+class WorkflowTrees:
+    """Our compiled workflows: each step takes its own answer (``bot.runtime.seam``), so a
+    resume names the pause's key and the step reads the decision from its record."""
+
+    def __init__(self, graphs: Mapping[str, CompiledStateGraph[Any, Any, Any, Any]]) -> None:
+        self._graphs = graphs
+
+    async def run(self, frame: RunFrame, graph_input: Any) -> Rested | Ended:
+        graph = self._graphs[frame.workflow]
+        output = await graph.ainvoke(
+            graph_input, frame.graph_config(), durability="sync", version="v2"
+        )
+        interrupts = list(output.interrupts)
+        if interrupts:
+            return Rested(
+                by_key={
+                    i.value["pause_key"]: i.id
+                    for i in interrupts
+                    if isinstance(i.value, dict) and "pause_key" in i.value
+                }
+            )
+        value = output.value if isinstance(output.value, dict) else {}
+        return Ended(output=value.get("output"))
+
+    async def resume_input(
+        self, frame: RunFrame, to_resume: Mapping[str, tuple[PauseRecord, ...]]
+    ) -> tuple[RunFrame, Any]:
+        answered = [r for records in to_resume.values() for r in records]
+        resume = {i: {"pause_key": records[0].idempotency_key} for i, records in to_resume.items()}
+        return frame.answering(answered), Command(resume=resume)
+
+    async def restart_input(self, frame: RunFrame, row: ExecutionRow) -> Any:
+        """``None`` continues from the last checkpoint; the input if none was written."""
+        graph = self._graphs[frame.workflow]
+        state = await graph.aget_state(frame.graph_config())
+        if not state.values and not state.next:
+            return {"input": row.input}
+        return None
+
+
+ATTACHED_PREFIX = "langgraph:"
+"""The workflow name of an attached graph's executions: ``langgraph:<graph name>``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,15 +159,23 @@ def _report(outcome: _Outcome, frame: RunFrame) -> PassReport:
 
 
 class Engine:
-    def __init__(
-        self,
-        runtime: Runtime,
-        graphs: dict[str, CompiledStateGraph[Any, Any, Any, Any]],
-        guard: TreeGuard,
-    ) -> None:
+    def __init__(self, runtime: Runtime, workflows: TreeKind, guard: TreeGuard) -> None:
         self._runtime = runtime
-        self._graphs = graphs
+        self._workflows = workflows
+        self._kinds: dict[str, TreeKind] = {}
         self._guard = guard
+
+    def attach(self, workflow: str, kind: TreeKind) -> None:
+        """Run the trees whose root execution names ``workflow`` with ``kind``."""
+        self._kinds[workflow] = kind
+
+    def runs(self, workflow: str) -> bool:
+        """Whether this engine can run a tree of ``workflow`` (an attached graph's trees wait
+        for the graph to be attached again after a restart)."""
+        return workflow in self._kinds or not workflow.startswith(ATTACHED_PREFIX)
+
+    def _kind(self, workflow: str) -> TreeKind:
+        return self._kinds.get(workflow, self._workflows)
 
     async def first_pass(
         self, frame: RunFrame, new: NewExecution, graph_input: dict[str, Any]
@@ -111,6 +205,8 @@ class Engine:
         for root in await runtime.store.roots_needing_recovery(now - self._guard.ttl):
             if root.execution_id in live or self._guard.is_busy_here(root.execution_id):
                 continue
+            if not self.runs(root.workflow):
+                continue  # an attached graph not attached (yet) in this process
             log.warning(
                 "recovery: continuing execution %s (tenant_id=%s)",
                 root.execution_id,
@@ -160,21 +256,14 @@ class Engine:
             frame = _frame(current)
             outcome = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
             if current.status is ExecutionStatus.RUNNING:
-                outcome = await self._run(frame, await self._restart_input(frame, current), held)
+                restart = await self._kind(frame.workflow).restart_input(frame, current)
+                outcome = await self._run(frame, restart, held)
             if outcome.rests:
                 outcome = await self._drain(frame, outcome, held)
             return PassReport(ran=True, error=outcome.error, taken=tuple(frame.took))
 
     async def _open(self, claim: LeaseClaim) -> OpenTree | None:
         return await self._runtime.store.open_tree(claim)
-
-    async def _restart_input(self, frame: RunFrame, row: ExecutionRow) -> Any:
-        """``None`` continues from the last checkpoint; the input if none was written."""
-        graph = self._graphs[frame.workflow]
-        state = await graph.aget_state(frame.graph_config())
-        if not state.values and not state.next:
-            return {"input": row.input}
-        return None
 
     async def continue_tree(self, root_execution_id: str) -> PassReport:
         """Continue every resolved pause of the tree; waits for a pass already running.
@@ -184,7 +273,7 @@ class Engine:
         """
         async with self._guard.hold(root_execution_id, self._open) as held:
             current = _open_tree(held)
-            if current is None:
+            if current is None or not self.runs(current.workflow):
                 return PassReport(ran=False)
             resting = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
             frame = _frame(current)
@@ -200,26 +289,23 @@ class Engine:
         resolved, the pending ones are where the tree rests (and that write gave up the lease).
         """
         while True:
-            answered = {i: r for r in last.pauses if (i := r.interrupt_to_resume) is not None}
-            if not answered:
+            to_resume = interrupts_to_resume(last.pauses)
+            if not to_resume:
                 if any(r.status is PauseStatus.RESOLVED for r in last.pauses):
                     return dataclasses.replace(last, waiting=None)  # taken by its own step soon
                 return dataclasses.replace(
                     last, waiting=tuple(r for r in last.pauses if r.status is PauseStatus.PENDING)
                 )
-            resume = {i: {"pause_key": r.idempotency_key} for i, r in answered.items()}
-            last = await self._run(frame.answering(answered.values()), Command(resume=resume), held)
+            resuming, graph_input = await self._kind(frame.workflow).resume_input(frame, to_resume)
+            last = await self._run(resuming, graph_input, held)
             if not last.rests:
                 return last
 
     async def _run(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
         """One LangGraph pass; records where the tree now stands."""
         runtime = self._runtime
-        graph = self._graphs[frame.workflow]
         try:
-            output = await graph.ainvoke(
-                graph_input, frame.graph_config(), durability="sync", version="v2"
-            )
+            ran = await self._kind(frame.workflow).run(frame, graph_input)
         except GraphInterrupt:  # pragma: no cover - ainvoke reports interrupts in its output
             raise
         except CountersignError as error:
@@ -233,23 +319,14 @@ class Engine:
             failure.__cause__ = error
             await self._end(frame, held, ExecutionStatus.FAILED, error=failure)
             return _Outcome(error=failure, ended=True)
-        interrupts = list(output.interrupts)
-        if interrupts:
+        if isinstance(ran, Rested):
             resting = await runtime.store.rest(
-                frame.root_execution_id,
-                {
-                    i.value["pause_key"]: i.id
-                    for i in interrupts
-                    if isinstance(i.value, dict) and "pause_key" in i.value
-                },
-                runtime.clock.now(),
-                release=held.claim,
+                frame.root_execution_id, ran.by_key, runtime.clock.now(), release=held.claim
             )
             held.released = resting.released
             return _Outcome(error=None, ended=False, pauses=resting.pauses)
-        value = output.value if isinstance(output.value, dict) else {}
-        await self._end(frame, held, ExecutionStatus.COMPLETED, output=value.get("output"))
-        return _Outcome(error=None, ended=True, output=value.get("output"))
+        await self._end(frame, held, ExecutionStatus.COMPLETED, output=ran.output)
+        return _Outcome(error=None, ended=True, output=ran.output)
 
     async def _end(
         self,

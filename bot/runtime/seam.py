@@ -108,11 +108,10 @@ async def ask_channel(
             closes_at=_closes_at(frame.closes_at, _expires_at(binding, asked_at)),
         )
     )
-    if record.status is PauseStatus.PENDING and not record.is_sent:
-        sent = await _send(runtime, binding, frame, record, place)
-        if isinstance(sent, Taken):  # decided at once: this step took it, the tool runs now
-            return sent
-        record = sent
+    sent = await ask_once(runtime, binding, frame, record, place)
+    if isinstance(sent, Taken):  # decided at once: this step took it, the tool runs now
+        return sent
+    record = sent
     settled = await _settle(runtime, binding, record, frame)
     if settled is not None:
         return settled
@@ -125,6 +124,20 @@ async def ask_channel(
     if settled is None:
         raise RuntimeError(f"execution {frame.execution_id} was resumed without an answer")
     return settled
+
+
+async def ask_once(
+    runtime: Runtime,
+    binding: ToolBinding,
+    frame: RunFrame,
+    record: PauseRecord,
+    place: PausePlace,
+) -> PauseRecord | Taken:
+    """Send a waiting question its channel was never sent; the record as it then is, or the
+    decision taken when the channel decided at once."""
+    if record.status is PauseStatus.PENDING and not record.is_sent:
+        return await _send(runtime, binding, frame, record, place)
+    return record
 
 
 async def _check_deadline(runtime: Runtime, closes_at: datetime, key: str) -> None:
@@ -192,7 +205,7 @@ async def _settle(
                 return _taken(record, first_take=False)
             case PauseStatus.RESOLVED:
                 if await runtime.store.take(
-                    record, ran_with=await _ran_with(runtime, binding, record)
+                    record, ran_with=await ran_with(runtime, binding, record)
                 ):
                     frame.took.append(record)
                     return _taken(
@@ -203,10 +216,11 @@ async def _settle(
                 assert_never(record.status)
 
 
-async def _ran_with(
+async def ran_with(
     runtime: Runtime, binding: ToolBinding, record: PauseRecord
 ) -> dict[str, Any] | None:
-    """What the approved call of ``record`` runs with, masked for the audit trail."""
+    """What the approved call of ``record`` runs with, masked for the audit trail (None for
+    a rejection)."""
     answer = record.answer
     if answer is None or answer.decision is None or not answer.decision.get("approved"):
         return None

@@ -30,6 +30,7 @@ from bot.store.records import (
     OpenTree,
     PauseRecord,
     TreePauses,
+    interrupts_to_resume,
 )
 from bot.store.repositories import Leases, PauseStore
 
@@ -400,12 +401,18 @@ class MemoryStore(PauseStore):
         )
 
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
+        asked_too = {  # a pause of the same interrupt still waits: it is not resumed yet
+            (r.root_execution_id, r.interrupt_id)
+            for r in self._pauses.values()
+            if r.status is PauseStatus.PENDING and r.interrupt_id is not None
+        }
         with_resolved = {
             r.root_execution_id
             for r in self._pauses.values()
             if r.status is PauseStatus.RESOLVED
             and r.resolved_at is not None
             and r.resolved_at < stale_before
+            and (r.root_execution_id, r.interrupt_id) not in asked_too
         }
         moving = (ExecutionStatus.PAUSED, ExecutionStatus.RUNNING)
         return _by_creation(
@@ -515,7 +522,7 @@ def _ask_order(record: PauseRecord) -> tuple[datetime, int, int]:
 
 
 def _to_continue(waiting: Sequence[PauseRecord]) -> bool:
-    return any(r.interrupt_to_resume is not None for r in waiting)
+    return bool(interrupts_to_resume(waiting))
 
 
 def _by_creation(rows: Iterable[ExecutionRow]) -> list[ExecutionRow]:

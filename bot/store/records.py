@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -99,6 +100,23 @@ class PauseRecord:
             item_index=self.item_index,
             tool_loop_iteration=self.tool_loop_iteration,
         )
+
+
+def interrupts_to_resume(records: Iterable[PauseRecord]) -> dict[str, tuple[PauseRecord, ...]]:
+    """The interrupts a pass resumes, each with its answered pauses in the order asked: an
+    interrupt is resumed once every pause it asked is answered. A native step asks one pause
+    per interrupt; an attached graph's interrupt may ask several (LangChain's batched
+    human-in-the-loop request: one pause per action, one resume for all of them)."""
+    answered: dict[str, list[PauseRecord]] = {}
+    waiting: set[str] = set()
+    for record in records:
+        if record.interrupt_id is None:
+            continue
+        if record.status is PauseStatus.PENDING:
+            waiting.add(record.interrupt_id)
+        elif record.status is PauseStatus.RESOLVED:
+            answered.setdefault(record.interrupt_id, []).append(record)
+    return {i: tuple(rs) for i, rs in answered.items() if i not in waiting}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

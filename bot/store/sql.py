@@ -29,6 +29,7 @@ from bot.store.records import (
     PauseAnswer,
     PauseRecord,
     TreePauses,
+    interrupts_to_resume,
 )
 from bot.store.statements import (
     ASK_ORDER,
@@ -252,12 +253,25 @@ class SqlStore:
         """Root executions with pauses resolved before ``stale_before`` that nobody took, or
         RUNNING since then. (An answer just recorded is being continued by the instance that
         recorded it: recovery leaves it that long.)"""
+        sibling = pauses.alias("sibling")
+        asked_too = (  # a pause of the same interrupt still waits: its interrupt is not resumed
+            select(sibling.c.id)
+            .where(
+                and_(
+                    sibling.c.root_execution_id == pauses.c.root_execution_id,
+                    sibling.c.interrupt_id == pauses.c.interrupt_id,
+                    sibling.c.status == PauseStatus.PENDING.value,
+                )
+            )
+            .exists()
+        )
         with_resolved = (
             select(pauses.c.root_execution_id)
             .where(
                 and_(
                     pauses.c.status == PauseStatus.RESOLVED.value,
                     pauses.c.resolved_at < stale_before,
+                    ~asked_too,
                 )
             )
             .distinct()
@@ -719,7 +733,7 @@ def _ask_order(record: PauseRecord) -> tuple[datetime, int, int]:
 def _to_continue(waiting: Sequence[PauseRecord]) -> bool:
     """Whether some pause waits to be continued by a pass (the drain's rule: it goes on while
     one does)."""
-    return any(r.interrupt_to_resume is not None for r in waiting)
+    return bool(interrupts_to_resume(waiting))
 
 
 def _running(execution_id: str, at: datetime) -> dict[str, Any]:

@@ -1,0 +1,447 @@
+"""A LangGraph graph of the user's own, attached to an App: its interrupts become pauses.
+
+The graph keeps its own checkpointer; our records sit in our store. A pass runs the graph;
+each interrupt it stops on is read as approval questions — LangChain's
+``HumanInTheLoopMiddleware`` (a batched request: one pause per action; a per-call request:
+one pause) or ``bot.langgraph.request_approval`` — and each question is recorded and sent
+once, keyed by (graph, thread, interrupt id, action index), so passing the same interrupt
+again never posts twice. An interrupt is resumed once every question it asked is answered,
+with the answers in the asker's format (``{"decisions": [...]}`` in action order for a batch):
+the engine's drain does it, under the tree's lease, exactly as for our own workflows.
+
+Unlike our own steps (which take their answer inside the graph), the graph here cannot read
+our records: a pass takes the answers (RESOLVED → TAKEN) before it resumes with them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt import ToolNode
+from langgraph.types import Command, Interrupt
+from pydantic import BaseModel, ConfigDict
+from pydantic_core import to_jsonable_python
+
+from bot.components.decorators import DEFAULT_TOOL_TIMEOUT
+from bot.components.specs import ChannelRoleSpec, ChannelSpec, ToolSpec, spec_of
+from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
+from bot.core.enums import PauseStatus
+from bot.core.errors import AssemblyError, AssemblyViolation, StepFailedError
+from bot.runtime.assembly import ToolBinding
+from bot.runtime.engine import ATTACHED_PREFIX, Ended, Rested
+from bot.runtime.frame import RunFrame
+from bot.runtime.seam import PausePlace, Taken, ask_once, ran_with
+from bot.runtime.services import Runtime
+from bot.store.records import ExecutionRow, NewPause, PauseRecord
+
+APPROVAL_MARK = "countersign.request_approval"
+"""The key that marks an interrupt value made by ``request_approval``."""
+
+DECISION_KINDS = ("approve", "edit", "reject")
+
+Shape = Literal["batched", "per_call", "approval"]
+
+
+class AnyArguments(BaseModel):
+    """The arguments of a tool whose schema is unknown: any object."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class _NotRunHere:
+    """The tool of an attached graph runs in the graph, never through Countersign."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Action:
+    """One question an interrupt asks."""
+
+    tool: str
+    args: dict[str, Any]
+    call_id: str
+    description: str | None
+    allowed: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    """How an interrupt asks (its ``shape``) and what."""
+
+    shape: Shape
+    actions: tuple[Action, ...]
+
+
+def read_interrupt(interrupt: Interrupt) -> Request | None:
+    """The questions of an interrupt, or None for a value Countersign cannot read."""
+    value = interrupt.value
+    if not isinstance(value, Mapping):
+        return None
+    if value.get(APPROVAL_MARK) is True:
+        return Request(shape="approval", actions=(_approval_action(value),))
+    if value.get("type") == "tool_approval":
+        return Request(shape="per_call", actions=(_per_call_action(value, interrupt),))
+    requests = value.get("action_requests")
+    if isinstance(requests, list):
+        configs = value.get("review_configs") or []
+        return Request(
+            shape="batched",
+            actions=tuple(
+                _batched_action(request, configs[i] if i < len(configs) else {}, i)
+                for i, request in enumerate(requests)
+            ),
+        )
+    return None
+
+
+def _allowed(kinds: object) -> tuple[str, ...] | None:
+    if not isinstance(kinds, list | tuple):
+        return None
+    return tuple(k for k in DECISION_KINDS if k in kinds)
+
+
+def _approval_action(value: Mapping[str, Any]) -> Action:
+    return Action(
+        tool=str(value["tool"]),
+        args=dict(value.get("args") or {}),
+        call_id=str(value.get("call_id") or ""),
+        description=value.get("description"),
+        allowed=_allowed(value.get("allowed_decisions")),
+    )
+
+
+def _per_call_action(value: Mapping[str, Any], interrupt: Interrupt) -> Action:
+    return Action(
+        tool=str(value["name"]),
+        args=dict(value.get("args") or {}),
+        call_id=str(value.get("tool_call_id") or ""),
+        description=value.get("description") or None,
+        allowed=_allowed(sorted(_decision_types(interrupt.response_schema))),
+    )
+
+
+def _batched_action(request: Mapping[str, Any], config: Mapping[str, Any], index: int) -> Action:
+    return Action(
+        tool=str(request["name"]),
+        args=dict(request.get("args") or {}),
+        call_id=f"action-{index}",
+        description=request.get("description") or None,
+        allowed=_allowed(config.get("allowed_decisions")),
+    )
+
+
+def _decision_types(schema: object, defs: Mapping[str, Any] | None = None) -> set[str]:
+    """The ``type`` values a per-call request's JSON schema allows (its decision kinds)."""
+    if not isinstance(schema, Mapping):
+        return set()
+    defs = {**(defs or {}), **schema.get("$defs", {})}
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _decision_types(defs.get(ref.rsplit("/", 1)[-1]), defs)
+    found: set[str] = set()
+    for key in ("oneOf", "anyOf", "allOf"):
+        for member in schema.get(key, ()):
+            found |= _decision_types(member, defs)
+    kind = schema.get("properties", {}).get("type", {})
+    if isinstance(kind, Mapping):
+        if isinstance(kind.get("const"), str):
+            found.add(kind["const"])
+        found |= {k for k in kind.get("enum", ()) if isinstance(k, str)}
+    return found
+
+
+def answer_value(shape: Shape, records: tuple[PauseRecord, ...]) -> Any:
+    """The resume value of an interrupt from its taken answers (in action order)."""
+    decisions = [_decision_of(r) for r in records]
+    if shape == "approval":
+        return decisions[0].model_dump(mode="json")
+    formatted = [_hitl_decision(d, r) for d, r in zip(decisions, records, strict=True)]
+    return formatted[0] if shape == "per_call" else {"decisions": formatted}
+
+
+def _decision_of(record: PauseRecord) -> ToolCallApprovalDecision:
+    if record.answer is None or record.answer.decision is None:
+        raise RuntimeError("a taken pause has no decision")
+    return ToolCallApprovalDecision.model_validate(record.answer.decision)
+
+
+def _hitl_decision(decision: ToolCallApprovalDecision, record: PauseRecord) -> dict[str, Any]:
+    """A decision as LangChain's middleware takes it."""
+    if not decision.approved:
+        reject: dict[str, Any] = {"type": "reject"}
+        if decision.reason:
+            reject["message"] = decision.reason
+        return reject
+    if decision.override_arguments is None:
+        return {"type": "approve"}
+    args = {**record.ask.arguments, **decision.override_arguments}
+    return {"type": "edit", "edited_action": {"name": record.ask.tool, "args": args}}
+
+
+def tool_binding(
+    name: str,
+    description: str,
+    schema: type[BaseModel],
+    role: type,
+    role_spec: ChannelRoleSpec,
+    channel: ChannelSpec,
+) -> ToolBinding:
+    """What answering needs of an attached graph's tool: its arguments' schema (an edit is
+    validated against it), its role and the role's channel."""
+    spec = ToolSpec(
+        name=name,
+        description=description,
+        cls=_NotRunHere,
+        input=schema,
+        output=None,
+        channel=role,
+        timeout=DEFAULT_TOOL_TIMEOUT,
+    )
+    return ToolBinding(spec=spec, role=role_spec, channel=channel)
+
+
+def schema_of(tool: BaseTool) -> type[BaseModel]:
+    """The arguments the model gives ``tool`` (LangChain's ``tool_call_schema``)."""
+    schema = tool.tool_call_schema
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema
+    return AnyArguments
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttachedGraph:
+    """A compiled graph attached under ``name``; its questions go to ``role``."""
+
+    name: str
+    graph: Any  # a compiled LangGraph graph (Pregel): ainvoke, aget_state
+    role: type
+    role_spec: ChannelRoleSpec
+    channel: ChannelSpec
+
+    @property
+    def workflow(self) -> str:
+        """The workflow name its executions are recorded under."""
+        return f"{ATTACHED_PREFIX}{self.name}"
+
+
+class AttachedTrees:
+    """The passes of an attached graph's trees (a ``TreeKind`` for the engine)."""
+
+    def __init__(self, runtime: Runtime, attached: AttachedGraph) -> None:
+        self._runtime = runtime
+        self._attached = attached
+
+    @property
+    def workflow(self) -> str:
+        return self._attached.workflow
+
+    @staticmethod
+    def config(frame: RunFrame) -> dict[str, Any]:
+        """The graph's own thread is the caller's ``thread_id``."""
+        return {"configurable": {"thread_id": frame.thread_id}, "recursion_limit": 1000}
+
+    async def run(self, frame: RunFrame, graph_input: Any) -> Rested | Ended:
+        """Run the graph to its end or its questions; an interrupt whose every question a
+        channel decided at once is resumed in the same pass."""
+        graph = self._attached.graph
+        while True:
+            output = await graph.ainvoke(
+                graph_input, self.config(frame), durability="sync", version="v2"
+            )
+            if not output.interrupts:
+                return Ended(output=to_jsonable_python(output.value, fallback=repr))
+            by_key: dict[str, str] = {}
+            decided: dict[str, Any] = {}
+            for interrupt in output.interrupts:
+                request = read_interrupt(interrupt)
+                if request is None:
+                    raise StepFailedError(
+                        f"the graph {self._attached.name} stopped on an interrupt Countersign "
+                        f"cannot ask ({type(interrupt.value).__name__}): use LangChain's "
+                        "HumanInTheLoopMiddleware or bot.langgraph.request_approval",
+                        execution_id=frame.execution_id,
+                    )
+                records = await self._ask(frame, interrupt.id, request)
+                by_key.update({r.idempotency_key: interrupt.id for r in records})
+                if all(r.status is PauseStatus.TAKEN for r in records):
+                    decided[interrupt.id] = answer_value(request.shape, records)
+            if not decided:
+                return Rested(by_key=by_key)
+            graph_input = Command(resume=decided)
+
+    async def _ask(
+        self, frame: RunFrame, interrupt_id: str, request: Request
+    ) -> tuple[PauseRecord, ...]:
+        """Record and send the questions of one interrupt, once each."""
+        now = self._runtime.clock.now()
+        records = []
+        for index, action in enumerate(request.actions):
+            place = PausePlace(
+                agent=self._attached.name,
+                checkpoint_ns=f"{request.shape}:{interrupt_id}",
+                index=index,
+                asked_at=now,
+                position=index,
+            )
+            records.append(await self._ask_one(frame, place, action))
+        return tuple(records)
+
+    async def _ask_one(self, frame: RunFrame, place: PausePlace, action: Action) -> PauseRecord:
+        binding = self.binding(action.tool)
+        key = pause_key(frame, self._attached.name, place)
+        record = await self._runtime.store.get_or_create(
+            NewPause(
+                pause_id=secrets.token_hex(16),
+                tenant_id=frame.tenant_id,
+                idempotency_key=key,
+                root_execution_id=frame.root_execution_id,
+                execution_id=frame.execution_id,
+                thread_id=frame.thread_id,
+                owner_id=frame.owner_id,
+                answered_by=binding.answered_by,
+                role=binding.role_name,
+                channel=self._attached.channel.name,
+                agent=place.agent,
+                ask=ToolCallApprovalAsk(
+                    tool=action.tool,
+                    arguments=action.args,
+                    call_id=action.call_id,
+                    description=action.description,
+                    allowed_decisions=action.allowed,
+                ),
+                node_id=place.checkpoint_ns,
+                item_index=None,
+                child_execution_id=None,
+                tool_loop_iteration=None,
+                asked_at=place.asked_at or self._runtime.clock.now(),
+                ask_position=place.position,
+            )
+        )
+        sent = await ask_once(self._runtime, binding, frame, record, place)
+        return sent.record if isinstance(sent, Taken) else sent
+
+    def binding(self, tool: str) -> ToolBinding:
+        """The tool's binding (registered on attach), or one taking any arguments."""
+        known = self._runtime.assembly.tool_named(tool)
+        if known is not None:
+            return known
+        attached = self._attached
+        binding = tool_binding(
+            tool, "", AnyArguments, attached.role, attached.role_spec, attached.channel
+        )
+        self._runtime.assembly.attached_tools.setdefault(tool, binding)
+        return binding
+
+    async def resume_input(
+        self, frame: RunFrame, to_resume: Mapping[str, tuple[PauseRecord, ...]]
+    ) -> tuple[RunFrame, Any]:
+        """Take every answer (RESOLVED → TAKEN, persisted before the graph reads it), then
+        resume each interrupt with its answers in the asker's format."""
+        resume: dict[str, Any] = {}
+        for interrupt_id, records in to_resume.items():
+            in_order = sorted(records, key=lambda r: r.ask_position or 0)  # action order
+            taken = tuple([await self._take(frame, r) for r in in_order])
+            if all(r.status is PauseStatus.TAKEN for r in taken):
+                shape: Shape = _shape_of(taken[0])
+                resume[interrupt_id] = answer_value(shape, taken)
+        return frame, Command(resume=resume)
+
+    async def _take(self, frame: RunFrame, record: PauseRecord) -> PauseRecord:
+        store = self._runtime.store
+        binding = self.binding(record.ask.tool)
+        if await store.take(record, ran_with=await ran_with(self._runtime, binding, record)):
+            taken = dataclasses.replace(record, status=PauseStatus.TAKEN)
+            frame.took.append(taken)
+            return taken
+        current = await store.find_by_key(record.idempotency_key)
+        return current or record
+
+    async def restart_input(self, frame: RunFrame, row: ExecutionRow) -> Any:
+        """``None`` continues from the graph's last checkpoint; the input if none was written."""
+        state = await self._attached.graph.aget_state(self.config(frame))
+        if not state.values and not state.next:
+            return row.input.get("input")
+        return None
+
+
+def _shape_of(record: PauseRecord) -> Shape:
+    shape = record.node_id.split(":", 1)[0]
+    if shape == "approval":
+        return "approval"
+    return "per_call" if shape == "per_call" else "batched"
+
+
+def pause_key(frame: RunFrame, graph: str, place: PausePlace) -> str:
+    """(graph, thread, interrupt id, action index) within the tree."""
+    return f"{frame.root_execution_id}|{ATTACHED_PREFIX}{graph}|{frame.thread_id}|" + (
+        f"{place.checkpoint_ns}#{place.index}"
+    )
+
+
+def attach_graph(
+    runtime: Runtime, name: str, graph: Any, role: type, tools: Sequence[BaseTool] = ()
+) -> AttachedTrees:
+    """Check what is attached and register its tools (their schemas validate edits)."""
+    problems: list[AssemblyViolation] = []
+    role_spec = spec_of(role)
+    channel = None
+    if not isinstance(role_spec, ChannelRoleSpec) or role not in runtime.assembly.roles:
+        problems.append(
+            AssemblyViolation(
+                rule="langgraph.role",
+                component=name,
+                message=f"role={getattr(role, '__name__', role)!s} must be a @channel_role "
+                "implemented by a channel of the application (channels=[...])",
+            )
+        )
+    else:
+        channel = _channel_of(runtime, role)
+    if not name or not callable(getattr(graph, "ainvoke", None)):
+        problems.append(
+            AssemblyViolation(
+                rule="langgraph.graph",
+                component=name or "(no name)",
+                message="give a name and a compiled graph (create_agent(...), or a "
+                "StateGraph compiled with a checkpointer)",
+            )
+        )
+    elif getattr(graph, "checkpointer", None) is None:
+        problems.append(
+            AssemblyViolation(
+                rule="langgraph.checkpointer",
+                component=name,
+                message="the graph needs a checkpointer to pause: compile it with one",
+            )
+        )
+    if problems or channel is None:
+        raise AssemblyError(problems)
+    assert isinstance(role_spec, ChannelRoleSpec)
+    attached = AttachedGraph(
+        name=name, graph=graph, role=role, role_spec=role_spec, channel=channel
+    )
+    for tool in [*tools_of(graph), *tools]:
+        runtime.assembly.attached_tools[tool.name] = tool_binding(
+            tool.name, tool.description, schema_of(tool), role, role_spec, channel
+        )
+    return AttachedTrees(runtime, attached)
+
+
+def _channel_of(runtime: Runtime, role: type) -> ChannelSpec | None:
+    for implementation, spec in runtime.assembly.channels.items():
+        if isinstance(implementation, type) and issubclass(implementation, role):
+            return spec
+    return None
+
+
+def tools_of(graph: Any) -> list[BaseTool]:
+    """The tools of the graph's tool nodes (``create_agent``'s ``tools`` node)."""
+    found: list[BaseTool] = []
+    for node in getattr(graph, "nodes", {}).values():
+        bound = getattr(node, "bound", None)
+        if isinstance(bound, ToolNode):
+            found.extend(bound.tools_by_name.values())
+    return found

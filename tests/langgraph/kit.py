@@ -1,0 +1,146 @@
+"""A Countersign application with one approval role, and LangChain agents to attach to it.
+
+The agents are LangChain's own ``create_agent`` with ``HumanInTheLoopMiddleware`` over a tool
+that counts its runs, driven by a scripted chat model (no network).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.middleware.human_in_the_loop import DecisionType, InterruptOnConfig
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import BaseModel
+
+from bot import (
+    AwaitReply,
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    Decided,
+    DecidedBy,
+    PauseAnswerer,
+    channel,
+    channel_role,
+    reply_interpreter,
+)
+from bot.testing.llm import ScriptedChatModel
+from interpreters import KeywordReplyInterpreter
+from tests.apps import sample_agent, sample_application
+
+
+class Outbox:
+    """Where the channel posts: the questions asked, in order."""
+
+    def __init__(self) -> None:
+        self.asks: list[ChannelAsk] = []
+
+    @property
+    def pause_ids(self) -> list[str]:
+        return [a.pause_id for a in self.asks]
+
+
+class AnyCall(BaseModel):
+    """The role approves any call (the attached graph's tools bring their own schemas)."""
+
+
+@reply_interpreter(
+    name="refund-approval-reply-interpreter", description="keywords", decided_by=DecidedBy.CODE
+)
+class RefundReplies(KeywordReplyInterpreter): ...
+
+
+@channel_role(
+    name="refund-approval-channel",
+    description="A manager approves refunds",
+    approves=AnyCall,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=RefundReplies,
+)
+class RefundApproval(ChannelOf): ...
+
+
+@channel(name="outbox-refund-approval-channel", description="Keeps the question", deps=[Outbox])
+class OutboxRefundApproval(RefundApproval):
+    def __init__(self, outbox: Outbox) -> None:
+        self.outbox = outbox
+
+    async def send(self, ask: ChannelAsk) -> AwaitReply | Decided:
+        self.outbox.asks.append(ask)
+        return ChannelOutcome.await_reply()
+
+
+OFFICE = sample_application(
+    "langgraph-office",
+    agent=sample_agent(
+        "idle", tools=[], description="Not used here", model=ScriptedChatModel(component="idle")
+    ),
+    channels=[OutboxRefundApproval],
+)
+
+
+@dataclass
+class Refunds:
+    """The tool's side: every run, with its arguments."""
+
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def tool(self) -> BaseTool:
+        @tool
+        def refund(order_id: str, amount: float) -> str:
+            """Refund an order's card payment."""
+            self.runs.append({"order_id": order_id, "amount": amount})
+            return f"refunded {amount:.2f} on order {order_id}"
+
+        return refund
+
+
+def tool_calls(*calls: tuple[str, dict[str, Any]]) -> AIMessage:
+    """A model turn asking for ``calls`` (name, args), ids ``call-0``, ``call-1``, ..."""
+    return AIMessage(
+        content="",
+        tool_calls=[
+            {"name": name, "args": args, "id": f"call-{i}", "type": "tool_call"}
+            for i, (name, args) in enumerate(calls)
+        ],
+    )
+
+
+def refund_agent(
+    model: ScriptedChatModel,
+    refunds: Refunds,
+    *,
+    mode: Literal["batched", "per_call"] = "batched",
+    allowed: Sequence[str] = ("approve", "edit", "reject"),
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> Any:
+    """LangChain's agent over the refund tool, every refund asked for approval."""
+    config: InterruptOnConfig = {
+        "allowed_decisions": [cast(DecisionType, kind) for kind in allowed],
+        "description": "Refund?",
+    }
+    middleware: HumanInTheLoopMiddleware[Any, Any, Any] = HumanInTheLoopMiddleware(
+        interrupt_on={"refund": config}, interrupt_mode=mode
+    )
+    return create_agent(
+        model,
+        tools=[refunds.tool()],
+        middleware=[middleware],
+        checkpointer=checkpointer or InMemorySaver(),
+    )
+
+
+def tool_messages(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    return [m for m in messages if isinstance(m, ToolMessage)]
+
+
+def contents_of_tool_messages(model: ScriptedChatModel) -> list[str]:
+    """What the model read back from the tools, on its last call."""
+    return [str(m.content) for m in tool_messages(model.calls[-1].messages)]
