@@ -58,6 +58,7 @@ from bot.runtime.sweeps import SWEEP_INTERVAL, Sweeps
 from bot.settings import Settings
 from bot.store.database import Database
 from bot.store.records import NewExecution
+from bot.store.repositories import MessageRefs
 from bot.wiring import Wiring, wire
 
 PauseHandler = Callable[[ExecutionPauseEvent], Awaitable[None] | None]
@@ -78,6 +79,7 @@ class App:
         self._reply_models = wiring.reply_models
         self._views = wiring.views
         self._database = wiring.database
+        self._message_refs = wiring.message_refs
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -154,6 +156,11 @@ class App:
     def database(self) -> Database:
         """The App's database, for channel state that must live beside it (Slack's)."""
         return self._database
+
+    @property
+    def message_refs(self) -> MessageRefs:
+        """Where the channels' approval messages are (one per pause, in the App's store)."""
+        return self._message_refs
 
     @property
     def sql_engine(self) -> AsyncEngine:

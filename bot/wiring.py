@@ -40,6 +40,8 @@ from bot.settings import Settings, load_settings
 from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
 from bot.store.leases import SqlLeases
 from bot.store.ledger import SqlLedger
+from bot.store.message_refs import SqlMessageRefs
+from bot.store.repositories import MessageRefs
 from bot.store.sql import SqlStore
 
 
@@ -52,6 +54,7 @@ class Wiring:
     reply_models: ReplyModels
     views: Views
     database: Database
+    message_refs: MessageRefs
 
 
 async def wire(
@@ -106,6 +109,7 @@ async def wire(
         reply_models=reply_models,
         views=Views(runtime, reply_models.ledger),
         database=database,
+        message_refs=SqlMessageRefs(database),
     )
 
 

@@ -1,4 +1,5 @@
-"""The store in memory: ``PauseStore`` and ``Leases`` without a database, for tests.
+"""The store in memory: ``PauseStore``, ``Leases`` and ``MessageRefs`` without a database, for
+tests.
 
 Like LangGraph's ``InMemorySaver``: the same contract as ``bot.store.sql`` (``tests/store`` runs
 one suite on both), nothing kept after the process. Each call runs to its end without awaiting,
@@ -25,6 +26,7 @@ from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
     ExecutionRow,
+    MessageRefRecord,
     NewExecution,
     NewPause,
     OpenTree,
@@ -32,7 +34,7 @@ from bot.store.records import (
     TreePauses,
     interrupts_to_resume,
 )
-from bot.store.repositories import Leases, PauseStore
+from bot.store.repositories import Leases, MessageRefs, PauseStore
 
 
 def _copied(value: Any) -> Any:
@@ -514,6 +516,37 @@ class MemoryStore(PauseStore):
                 row=row,
             )
         )
+
+
+class MemoryMessageRefs(MessageRefs):
+    """``MessageRefs`` in memory."""
+
+    def __init__(self) -> None:
+        self._refs: dict[str, MessageRefRecord] = {}
+
+    async def add(self, ref: MessageRefRecord) -> bool:
+        if ref.pause_id in self._refs:
+            return False
+        self._refs[ref.pause_id] = dataclasses.replace(ref, reference=_copied(ref.reference))
+        return True
+
+    async def get(self, pause_id: str) -> MessageRefRecord | None:
+        return self._refs.get(pause_id)
+
+    async def close(self, pause_id: str, at: datetime) -> bool:
+        ref = self._refs.get(pause_id)
+        if ref is None or ref.closed:
+            return False
+        self._refs[pause_id] = dataclasses.replace(ref, closed_at=at)
+        return True
+
+    async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
+        found = (
+            ref
+            for ref in self._refs.values()
+            if ref.conversation == conversation and ref.thread == thread and not ref.closed
+        )
+        return sorted(found, key=lambda ref: (ref.created_at, ref.pause_id))
 
 
 def _ask_order(record: PauseRecord) -> tuple[datetime, int, int]:

@@ -9,11 +9,33 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Connection, Index, Table, func, insert, inspect, select, text
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    Index,
+    MetaData,
+    RowMapping,
+    String,
+    Table,
+    func,
+    insert,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.store.tables import metadata, pause_answers, pauses, schema_version
+from bot.store.tables import (
+    UtcDateTime,
+    message_refs,
+    metadata,
+    pause_answers,
+    pauses,
+    schema_version,
+)
 
 Migration = Callable[[Connection], None]
 
@@ -69,7 +91,87 @@ def _v3_unread_replies(connection: Connection) -> None:
     )
 
 
-MIGRATIONS: Sequence[Migration] = (_v1_initial, _v2_ask_order_and_deadlines, _v3_unread_replies)
+_legacy_slack_messages = Table(
+    "cs_slack_messages",
+    MetaData(),
+    Column("pause_id", String(64), primary_key=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("channel_id", String(64), nullable=False),
+    Column("ts", String(64), nullable=False),
+    Column("thread_ts", String(64)),
+    Column("role", String(255), nullable=False),
+    Column("implementation", String(255), nullable=False),
+    Column("closed", Boolean, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+"""Where v1 to v3 kept Slack's message references (as they made it); v4 moves them."""
+
+_COPY_BATCH = 500
+
+
+def _v4_message_refs(connection: Connection) -> None:
+    """Message references in one channel-neutral table owned by the store (``cs_message_refs``).
+
+    A database made before has Slack's in ``cs_slack_messages``: they are copied (every one:
+    a closed message is found by its pause too, so that a retried send never posts it again),
+    then that table is dropped in the same transaction, so that no stale copy is left for any
+    code to read. Rows already there are skipped: on SQLite the driver may run the DDL before
+    its transaction begins, so a run cut short may have left some."""
+    message_refs.create(connection, checkfirst=True)
+    legacy = _legacy_slack_messages
+    if not inspect(connection).has_table(legacy.name):
+        return
+    after = ""
+    while True:
+        page = (
+            connection.execute(
+                select(legacy)
+                .where(legacy.c.pause_id > after)
+                .order_by(legacy.c.pause_id)
+                .limit(_COPY_BATCH)
+            )
+            .mappings()
+            .all()
+        )
+        if not page:
+            break
+        after = page[-1]["pause_id"]
+        copied = set(
+            connection.execute(
+                select(message_refs.c.pause_id).where(
+                    message_refs.c.pause_id.in_([row["pause_id"] for row in page])
+                )
+            ).scalars()
+        )
+        rows = [_neutral_slack_ref(row) for row in page if row["pause_id"] not in copied]
+        if rows:
+            connection.execute(insert(message_refs), rows)
+    legacy.drop(connection)
+
+
+def _neutral_slack_ref(row: RowMapping) -> dict[str, Any]:
+    """A ``cs_slack_messages`` row as a ``cs_message_refs`` row: the conversation is the Slack
+    channel, the thread the one the message was posted in, else the one it starts (its ts)."""
+    return {
+        "pause_id": row["pause_id"],
+        "tenant_id": row["tenant_id"],
+        "channel": row["implementation"],
+        "conversation": row["channel_id"],
+        "thread": row["thread_ts"] or row["ts"],
+        "role": row["role"],
+        "reference": {"ts": row["ts"], "thread_ts": row["thread_ts"]},
+        "created_at": row["created_at"],
+        "closed_at": row["updated_at"] if row["closed"] else None,
+    }
+
+
+MIGRATIONS: Sequence[Migration] = (
+    _v1_initial,
+    _v2_ask_order_and_deadlines,
+    _v3_unread_replies,
+    _v4_message_refs,
+)
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -182,3 +182,38 @@ class OpenTree:
     execution: ExecutionRow | None
     pauses: tuple[PauseRecord, ...]
     released: bool
+
+
+ReferenceValue = str | int | float | bool | None
+"""A value of a channel's own reference to its message (a flat JSON object)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageRefRecord:
+    """Where a channel asked a pause: its approval message, one per pause.
+
+    ``channel`` is the channel implementation's name; ``conversation`` and ``thread`` are what
+    the channel finds the message by when a reply comes in (Slack: the conversation id, and the
+    thread the message starts or was posted in); ``reference`` is the channel's own (Slack: the
+    message's ``ts`` and ``thread_ts``). ``closed_at``: since when it shows an outcome.
+    """
+
+    pause_id: str
+    tenant_id: str
+    channel: str
+    conversation: str
+    thread: str
+    role: str
+    reference: Mapping[str, ReferenceValue]
+    created_at: datetime
+    closed_at: datetime | None = None
+
+    def __repr__(self) -> str:  # never print the pause id
+        return (
+            f"MessageRefRecord(channel={self.channel!r}, conversation={self.conversation!r}, "
+            f"thread={self.thread!r}, closed={self.closed})"
+        )
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_at is not None

@@ -1,5 +1,5 @@
-"""The stores as Protocols: ``bot.store.sql`` implements them on a database, ``bot.store.memory``
-in memory, and one contract suite (``tests/store``) runs on both.
+"""The stores as Protocols: ``bot.store.sql`` (and ``bot.store.message_refs``) implements them on
+a database, ``bot.store.memory`` in memory, and one contract suite (``tests/store``) runs on both.
 
 Every status change is one atomic conditional update (``... WHERE status = 'PENDING'``): the
 boolean it returns says whether this caller made the change.
@@ -17,6 +17,7 @@ from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
     ExecutionRow,
+    MessageRefRecord,
     NewExecution,
     NewPause,
     OpenTree,
@@ -195,4 +196,25 @@ class Leases(Protocol):
 
     async def live_roots(self, now: datetime) -> set[str]:
         """Roots whose lease has not expired at ``now``."""
+        ...
+
+
+class MessageRefs(Protocol):
+    """Where each channel asked each pause (``cs_message_refs``): one reference per pause, written
+    before the channel's ``send`` returns (a retried send finds it and posts nothing), found by
+    the conversation and thread a reply comes in, closed once the message shows an outcome."""
+
+    async def add(self, ref: MessageRefRecord) -> bool:
+        """Store ``ref``; False when the pause already has one (that one is kept as it was)."""
+        ...
+
+    async def get(self, pause_id: str) -> MessageRefRecord | None: ...
+
+    async def close(self, pause_id: str, at: datetime) -> bool:
+        """Mark the message as showing its outcome; True only for the call that closed it
+        (False if it already was, or is unknown)."""
+        ...
+
+    async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
+        """The open references in ``thread`` of ``conversation``, oldest first."""
         ...

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     BigInteger,
     Boolean,
     Column,
@@ -158,29 +159,22 @@ leases = Table(
     Index("ix_cs_leases_expires", "expires_at"),
 )
 
-slack_messages = Table(
-    "cs_slack_messages",
+message_refs = Table(
+    "cs_message_refs",
     metadata,
+    # where a channel's approval message is (one per pause): the channel finds it by pause, or
+    # by the conversation and thread a reply comes in; ``reference`` is the channel's own
+    # (Slack: ts, thread_ts); ``closed_at`` once the message shows an outcome
     Column("pause_id", String(64), primary_key=True),
     Column("tenant_id", String(255), nullable=False),
-    Column("channel_id", String(64), nullable=False),
-    Column("ts", String(64), nullable=False),
-    Column("thread_ts", String(64)),
+    Column("channel", String(255), nullable=False),
+    Column("conversation", String(255), nullable=False),
+    Column("thread", String(255), nullable=False),
     Column("role", String(255), nullable=False),
-    Column("implementation", String(255), nullable=False),
-    Column("closed", Boolean, nullable=False, default=False),
+    Column("reference", JSON, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
-    Column("updated_at", UtcDateTime, nullable=False),
-    Index("ux_cs_slack_messages_channel_ts", "channel_id", "ts", unique=True),
-    Index("ix_cs_slack_messages_tenant_open", "tenant_id", "closed"),
-)
-
-slack_events = Table(
-    "cs_slack_events",
-    metadata,
-    Column("event_id", String(255), primary_key=True),
-    Column("seen_at", UtcDateTime, nullable=False),
-    Index("ix_cs_slack_events_seen", "seen_at"),
+    Column("closed_at", UtcDateTime),
+    Index("ix_cs_message_refs_thread", "conversation", "thread", "closed_at"),
 )
 
 model_calls = Table(

@@ -98,7 +98,7 @@ class SlackBot:
         self.client = client or web_client(settings, self._session)
         self.tasks = BackgroundTasks()
         self._database = SlackDatabase.open(app.database, app.clock)
-        self.messages = SlackMessageStore(self._database)
+        self.messages = SlackMessageStore(app.message_refs)
         self.seen_events = SeenEvents(self._database)
         catalog = Catalog(app)
         directory = ApproverDirectory(self.client, app.clock)

@@ -1,9 +1,10 @@
 """Where the bot's Slack state lives, and how its statements reach it.
 
-Slack state (message references, seen events, requester notes) lives in the App's one
-``Database`` so that several instances on PostgreSQL, or restarts on a SQLite file, see the same
-state. Its statements run on the App's transactions (``bot.store.transactions``): on a SQLite
-file in worker threads, never through aiosqlite. Through aiosqlite, under Slack's retries, the
+Slack's own state (seen events, requester notes; its message references are the App store's,
+``App.message_refs``) lives in the App's one ``Database`` so that several instances on
+PostgreSQL, or restarts on a SQLite file, see the same state. Its statements run on the App's
+transactions (``bot.store.transactions``): on a SQLite file in worker threads, never through
+aiosqlite. Through aiosqlite, under Slack's retries, the
 event-dedup insert waited on a write lock held by a transaction that needed the blocked event
 loop to commit (issue 13): all froze until the 30 s busy timeout, then answered 500 "database is
 locked" (``tests/benchmarks/slack_events_retries.py``). In a worker thread a wait on the file

@@ -1,12 +1,16 @@
 """The Slack side's own tables, beside the App's, with their own ordered migrations.
 
-The App's schema (``bot.store.tables``, ``bot.store.database.MIGRATIONS``) keeps
-``cs_slack_messages`` and ``cs_slack_events``. Tables added for Slack since live here so that the
-App's migrations and these never have to be ordered against each other; their version is kept in
-``cs_slack_schema_version``, like the App's in ``cs_schema_version``.
+Slack's approval messages are kept by the App's store, like every channel's
+(``cs_message_refs``, ``bot.store.tables``); what only Slack needs lives here, so that the App's
+migrations (``bot.store.migrations``) and these never have to be ordered against each other.
+Their version is kept in ``cs_slack_schema_version``, like the App's in ``cs_schema_version``.
 
 ``cs_slack_notes`` (v1): pause id → the note in the requester's own thread that says where the
 request waits ("Waiting for approval in #approvals"), updated with the outcome.
+
+``cs_slack_events`` (v2): the Events API ids already handled; a retry of one is dropped. The
+App's schema made it up to its v3 (a database made then has it already: v2 creates it only where
+it is missing).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Final
 
-from sqlalchemy import Column, Connection, Integer, MetaData, String, Table
+from sqlalchemy import Column, Connection, Index, Integer, MetaData, String, Table
 
 from bot.store.migrations import apply_migrations
 from bot.store.tables import UtcDateTime
@@ -41,6 +45,14 @@ requester_notes = Table(
     Column("created_at", UtcDateTime, nullable=False),
 )
 
+seen_events = Table(
+    "cs_slack_events",
+    slack_metadata,
+    Column("event_id", String(255), primary_key=True),
+    Column("seen_at", UtcDateTime, nullable=False),
+    Index("ix_cs_slack_events_seen", "seen_at"),
+)
+
 SlackMigration = Callable[[Connection], None]
 
 
@@ -48,7 +60,11 @@ def _v1_requester_notes(connection: Connection) -> None:
     requester_notes.create(connection, checkfirst=True)
 
 
-SLACK_MIGRATIONS: Sequence[SlackMigration] = (_v1_requester_notes,)
+def _v2_seen_events(connection: Connection) -> None:
+    seen_events.create(connection, checkfirst=True)
+
+
+SLACK_MIGRATIONS: Sequence[SlackMigration] = (_v1_requester_notes, _v2_seen_events)
 """Applied in order; version N is ``SLACK_MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 
 

@@ -1,12 +1,14 @@
 """Where the bot keeps its Slack state: approval message references and the events it has seen.
 
-``cs_slack_messages``: pause id → the message that asks it (channel, ts, thread). Written
-before ``send`` returns, so a retried send finds it and never posts twice; looked up by
-(channel, thread) for thread replies; closed once the message shows an outcome.
-``cs_slack_events``: the Events API ids already handled; a retry of one is dropped.
+The message references are kept by the App's store, channel-neutral (``App.message_refs``):
+pause id → the message that asks it. Written before ``send`` returns, so a retried send finds it
+and never posts twice; looked up by (channel, thread) for thread replies; closed once the
+message shows an outcome. ``SlackMessageStore`` gives them to the bot as ``MessageRef``.
 
-Each call is one synchronous body run by the database's transactions (``channels.slack.database``):
-on a SQLite file in a worker thread, so no wait on the file ever blocks the event loop.
+``cs_seen_events`` (``channels.slack.schema``): the Events API ids already handled; a retry of
+one is dropped. Each call is one synchronous body run by the database's transactions
+(``channels.slack.database``): on a SQLite file in a worker thread, so no wait on the file ever
+blocks the event loop.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ import contextlib
 import functools
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, delete, insert, or_, select, update
+from sqlalchemy import Connection, and_, delete, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from bot.core.errors import StorageError
-from bot.store.tables import slack_events, slack_messages
+from bot.store.records import MessageRefRecord
+from bot.store.repositories import MessageRefs
 from channels.slack.database import SlackDatabase
+from channels.slack.schema import seen_events
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,6 +44,11 @@ class MessageRef:
     def __repr__(self) -> str:  # never print the pause id
         return f"MessageRef(channel_id={self.channel_id!r}, ts={self.ts!r}, closed={self.closed})"
 
+    @property
+    def thread(self) -> str:
+        """The thread the message is in: the one it was posted in, else the one it starts."""
+        return self.thread_ts or self.ts
+
 
 class SeenEventsBusyError(StorageError):
     """The event could not be recorded as seen (the database was busy or unreachable).
@@ -53,25 +61,24 @@ class SeenEventsBusyError(StorageError):
 
 
 class SlackMessageStore:
-    """The message references (one short transaction per call)."""
+    """The Slack messages among the store's message references (``MessageRef`` ⇄ the
+    channel-neutral ``MessageRefRecord``: the conversation is the Slack channel, the thread the
+    one the message is in; ``ts`` and ``thread_ts`` are Slack's own reference)."""
 
-    def __init__(self, db: SlackDatabase) -> None:
-        self._db = db.state
+    def __init__(self, refs: MessageRefs) -> None:
+        self._refs = refs
 
     async def get(self, pause_id: str) -> MessageRef | None:
-        return await self._db.read(functools.partial(_get, pause_id))
+        record = await self._refs.get(pause_id)
+        return None if record is None else _slack_ref(record)
 
     async def add(self, ref: MessageRef, at: datetime) -> bool:
         """Store ``ref``; ``False`` when the pause already has one (it is kept as it was)."""
-        try:
-            await self._db.apply(functools.partial(_add, ref, at))
-        except IntegrityError:
-            return False
-        return True
+        return await self._refs.add(_record(ref, at))
 
     async def close(self, pause_id: str, at: datetime) -> bool:
         """Mark the message as showing its outcome; ``False`` if it already was (or is unknown)."""
-        return await self._db.apply(functools.partial(_close, pause_id, at))
+        return await self._refs.close(pause_id, at)
 
     async def open_in_thread(self, channel_id: str, thread_ts: str) -> list[MessageRef]:
         """The open approval messages a reply in thread ``thread_ts`` may be about.
@@ -79,16 +86,7 @@ class SlackMessageStore:
         A message is in that thread when it starts it (its ``ts``) or was posted in it
         (a THREAD_OWNER question posted in the owner's thread).
         """
-        where = and_(
-            slack_messages.c.channel_id == channel_id,
-            or_(slack_messages.c.ts == thread_ts, slack_messages.c.thread_ts == thread_ts),
-            ~slack_messages.c.closed,
-        )
-        return await self._db.read(functools.partial(_many, where))
-
-    async def open_of_tenant(self, tenant_id: str) -> list[MessageRef]:
-        where = and_(slack_messages.c.tenant_id == tenant_id, ~slack_messages.c.closed)
-        return await self._db.read(functools.partial(_many, where))
+        return [_slack_ref(r) for r in await self._refs.open_in_thread(channel_id, thread_ts)]
 
 
 class SeenEvents:
@@ -139,46 +137,8 @@ class SeenEvents:
 # ----------------------------------------------------------------- bodies (in the transaction)
 
 
-def _get(pause_id: str, connection: Connection) -> MessageRef | None:
-    row = connection.execute(
-        select(slack_messages).where(slack_messages.c.pause_id == pause_id)
-    ).first()
-    return None if row is None else _ref(row._mapping)
-
-
-def _add(ref: MessageRef, at: datetime, connection: Connection) -> None:
-    connection.execute(
-        insert(slack_messages).values(
-            pause_id=ref.pause_id,
-            tenant_id=ref.tenant_id,
-            channel_id=ref.channel_id,
-            ts=ref.ts,
-            thread_ts=ref.thread_ts,
-            role=ref.role,
-            implementation=ref.implementation,
-            closed=ref.closed,
-            created_at=at,
-            updated_at=at,
-        )
-    )
-
-
-def _close(pause_id: str, at: datetime, connection: Connection) -> bool:
-    result = connection.execute(
-        update(slack_messages)
-        .where(and_(slack_messages.c.pause_id == pause_id, ~slack_messages.c.closed))
-        .values(closed=True, updated_at=at)
-    )
-    return result.rowcount == 1
-
-
-def _many(where: ColumnElement[bool], connection: Connection) -> list[MessageRef]:
-    statement = select(slack_messages).where(where).order_by(slack_messages.c.created_at)
-    return [_ref(row._mapping) for row in connection.execute(statement).all()]
-
-
 def _see(event_id: str, at: datetime, connection: Connection) -> None:
-    connection.execute(insert(slack_events).values(event_id=event_id, seen_at=at))
+    connection.execute(insert(seen_events).values(event_id=event_id, seen_at=at))
 
 
 def _handled(event_id: str) -> str:
@@ -187,31 +147,51 @@ def _handled(event_id: str) -> str:
 
 def _take_over(event_id: str, at: datetime, stale_before: datetime, connection: Connection) -> bool:
     done = connection.execute(
-        select(slack_events.c.event_id).where(slack_events.c.event_id == _handled(event_id))
+        select(seen_events.c.event_id).where(seen_events.c.event_id == _handled(event_id))
     ).first()
     if done is not None:
         return False
     claimed = connection.execute(
-        update(slack_events)
-        .where(and_(slack_events.c.event_id == event_id, slack_events.c.seen_at < stale_before))
+        update(seen_events)
+        .where(and_(seen_events.c.event_id == event_id, seen_events.c.seen_at < stale_before))
         .values(seen_at=at)
     )
     return claimed.rowcount == 1
 
 
 def _prune(before: datetime, connection: Connection) -> int:
-    result = connection.execute(delete(slack_events).where(slack_events.c.seen_at < before))
+    result = connection.execute(delete(seen_events).where(seen_events.c.seen_at < before))
     return int(result.rowcount or 0)
 
 
-def _ref(m: Any) -> MessageRef:
+def _record(ref: MessageRef, at: datetime) -> MessageRefRecord:
+    return MessageRefRecord(
+        pause_id=ref.pause_id,
+        tenant_id=ref.tenant_id,
+        channel=ref.implementation,
+        conversation=ref.channel_id,
+        thread=ref.thread,
+        role=ref.role,
+        reference={"ts": ref.ts, "thread_ts": ref.thread_ts},
+        created_at=at,
+        closed_at=at if ref.closed else None,
+    )
+
+
+def _slack_ref(record: MessageRefRecord) -> MessageRef:
+    ts, thread_ts = record.reference.get("ts"), record.reference.get("thread_ts")
+    if not isinstance(ts, str) or not isinstance(thread_ts, str | None):
+        raise StorageError(
+            f"the message reference of {record.channel!r} is no Slack message's "
+            "(its ts and thread_ts are not text)"
+        )
     return MessageRef(
-        pause_id=m["pause_id"],
-        tenant_id=m["tenant_id"],
-        channel_id=m["channel_id"],
-        ts=m["ts"],
-        thread_ts=m["thread_ts"],
-        role=m["role"],
-        implementation=m["implementation"],
-        closed=bool(m["closed"]),
+        pause_id=record.pause_id,
+        tenant_id=record.tenant_id,
+        channel_id=record.conversation,
+        ts=ts,
+        thread_ts=thread_ts,
+        role=record.role,
+        implementation=record.channel,
+        closed=record.closed,
     )

@@ -1,20 +1,29 @@
 """The Slack state's stores, the same on each backend: a SQLite file (worker threads), in-memory
-SQLite (the bot's own database) and PostgreSQL (the App's async engine)."""
+SQLite (the bot's own database) and PostgreSQL (the App's async engine); Slack's messages on the
+store's message references (SQLite, PostgreSQL, in memory)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Connection, func, insert, select
 
 from bot.store.database import Database
+from bot.store.memory import MemoryMessageRefs
+from bot.store.message_refs import SqlMessageRefs
+from bot.store.migrations import apply_migrations
 from bot.testing import FakeClock
 from channels.slack.database import SlackDatabase
+from channels.slack.schema import SLACK_MIGRATIONS, seen_events, slack_schema_version
 from channels.slack.store import MessageRef, SeenEvents, SlackMessageStore
-from tests.databases import postgres_database
+from tests.databases import BACKENDS as DATABASES
+from tests.databases import STORE_BACKENDS, database, postgres_database
+from tests.store.test_migrations import make_v3, slack_row
 
 BACKENDS = [
     pytest.param("file", id="sqlite-file"),
@@ -58,20 +67,69 @@ def ref(pause_id: str, ts: str, *, thread_ts: str | None = None) -> MessageRef:
     )
 
 
-async def test_message_references(slack_db: SlackDatabase) -> None:
-    messages, at = SlackMessageStore(slack_db), FakeClock().now()
+@pytest.fixture(params=STORE_BACKENDS)
+async def messages(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[SlackMessageStore]:
+    """Slack's messages on each of the store's message references."""
+    if request.param == "memory":
+        yield SlackMessageStore(MemoryMessageRefs())
+        return
+    async with database(request.param, tmp_path) as url, Database.open(url) as opened:
+        await opened.migrate(FakeClock().now())
+        yield SlackMessageStore(SqlMessageRefs(opened))
+
+
+async def test_message_references(messages: SlackMessageStore) -> None:
+    at = FakeClock().now()
 
     assert await messages.add(ref("a" * 32, "1.1"), at)
     assert not await messages.add(ref("a" * 32, "9.9"), at)  # kept as it was
     assert await messages.add(ref("b" * 32, "2.2", thread_ts="1.1"), at)
 
-    found = await messages.get("a" * 32)
-    assert found is not None and found.ts == "1.1"
+    assert await messages.get("a" * 32) == ref("a" * 32, "1.1")
+    assert await messages.get("b" * 32) == ref("b" * 32, "2.2", thread_ts="1.1")
     assert await messages.get("c" * 32) is None
     assert {r.ts for r in await messages.open_in_thread("C0APPROVALS", "1.1")} == {"1.1", "2.2"}
+    assert await messages.open_in_thread("C0APPROVALS", "2.2") == []  # no thread starts there
     assert await messages.close("a" * 32, at)
     assert not await messages.close("a" * 32, at)
-    assert [r.ts for r in await messages.open_of_tenant("T0TEAM")] == ["2.2"]
+    assert await messages.get("a" * 32) == replace(ref("a" * 32, "1.1"), closed=True)
+    assert [r.ts for r in await messages.open_in_thread("C0APPROVALS", "1.1")] == ["2.2"]
+
+
+async def test_slack_s_references_of_an_earlier_version_are_found_as_they_were(
+    tmp_path: Path,
+) -> None:
+    """A database made by v3 (Slack's references in ``cs_slack_messages``), migrated."""
+    rows = [
+        slack_row("a", "1.1"),
+        slack_row("b", "1.2", thread_ts="1.1"),
+        slack_row("c", "2.1", closed=True),
+    ]
+    async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'v3.db'}") as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(make_v3, rows)
+        await opened.migrate(FakeClock().now())
+        messages = SlackMessageStore(SqlMessageRefs(opened))
+
+        for row in rows:
+            found = await messages.get(row["pause_id"])
+            assert found == MessageRef(**{k: row[k] for k in MESSAGE_REF_FIELDS})
+        in_thread = await messages.open_in_thread("C0APPROVALS", "1.1")
+    assert [r.ts for r in in_thread] == ["1.1", "1.2"]
+
+
+MESSAGE_REF_FIELDS = (
+    "pause_id",
+    "tenant_id",
+    "channel_id",
+    "ts",
+    "thread_ts",
+    "role",
+    "implementation",
+    "closed",
+)
 
 
 async def test_an_event_is_seen_first_exactly_once_even_when_its_deliveries_race(
@@ -95,3 +153,31 @@ async def test_seen_events_older_than_the_cut_are_pruned(slack_db: SlackDatabase
 
     assert await seen.first_time("Ev0OLD", clock.now())
     assert not await seen.first_time("Ev0NEW", clock.now())
+
+
+@pytest.mark.parametrize("kind", DATABASES)
+async def test_seen_events_of_an_earlier_version_are_kept(kind: str, tmp_path: Path) -> None:
+    """Up to the App's schema v3 ``cs_slack_events`` was the App's: Slack's v2 keeps it."""
+    clock = FakeClock()
+
+    def made_by_v3(connection: Connection) -> None:
+        apply_migrations(connection, slack_schema_version, SLACK_MIGRATIONS[:1], clock.now())
+        seen_events.create(connection)
+        connection.execute(insert(seen_events).values(event_id="Ev0SEEN", seen_at=clock.now()))
+
+    async with database(kind, tmp_path) as url, Database.open(url) as opened:
+        await opened.migrate(clock.now())
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(made_by_v3)
+        slack = SlackDatabase.open(opened, clock)
+        try:
+            seen = SeenEvents(slack)
+            assert not await seen.first_time("Ev0SEEN", clock.now())
+            assert await seen.first_time("Ev0NEW", clock.now())
+        finally:
+            await slack.close()
+        async with opened.engine.connect() as connection:
+            version = await connection.run_sync(
+                lambda c: c.execute(select(func.max(slack_schema_version.c.version))).scalar()
+            )
+    assert version == len(SLACK_MIGRATIONS) == 2

@@ -1,0 +1,109 @@
+"""``MessageRefs`` on a database: the ``cs_message_refs`` table, one short statement per call.
+
+Each call is a synchronous body run by the database's transactions (``bot.store.transactions``):
+on a SQLite file in a worker thread, so no wait on the file blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, RowMapping, and_, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from bot.store.database import Database
+from bot.store.records import MessageRefRecord
+from bot.store.tables import message_refs
+from bot.store.transactions import Transactions
+
+
+class SqlMessageRefs:
+    """``MessageRefs`` on ``database`` (the App gives it to its channels as ``message_refs``)."""
+
+    def __init__(self, database: Database) -> None:
+        self._tx: Transactions = database.transactions
+
+    async def add(self, ref: MessageRefRecord) -> bool:
+        try:
+            await self._tx.apply(functools.partial(_add, ref))
+        except IntegrityError:
+            return False
+        return True
+
+    async def get(self, pause_id: str) -> MessageRefRecord | None:
+        return await self._tx.read(functools.partial(_get, pause_id))
+
+    async def close(self, pause_id: str, at: datetime) -> bool:
+        return await self._tx.apply(functools.partial(_close, pause_id, at))
+
+    async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
+        return await self._tx.read(functools.partial(_open_in_thread, conversation, thread))
+
+
+# ----------------------------------------------------------------- bodies (in the transaction)
+
+
+def _add(ref: MessageRefRecord, connection: Connection) -> None:
+    connection.execute(insert(message_refs).values(_row(ref)))
+
+
+def _get(pause_id: str, connection: Connection) -> MessageRefRecord | None:
+    statement = select(message_refs).where(message_refs.c.pause_id == pause_id)
+    row = connection.execute(statement).first()
+    return None if row is None else _record(row._mapping)
+
+
+def _close(pause_id: str, at: datetime, connection: Connection) -> bool:
+    closing = (
+        update(message_refs)
+        .where(and_(message_refs.c.pause_id == pause_id, message_refs.c.closed_at.is_(None)))
+        .values(closed_at=at)
+    )
+    return connection.execute(closing).rowcount == 1
+
+
+def _open_in_thread(
+    conversation: str, thread: str, connection: Connection
+) -> list[MessageRefRecord]:
+    statement = (
+        select(message_refs)
+        .where(
+            and_(
+                message_refs.c.conversation == conversation,
+                message_refs.c.thread == thread,
+                message_refs.c.closed_at.is_(None),
+            )
+        )
+        .order_by(message_refs.c.created_at, message_refs.c.pause_id)
+    )
+    return [_record(row._mapping) for row in connection.execute(statement).all()]
+
+
+def _row(ref: MessageRefRecord) -> dict[str, Any]:
+    return {
+        "pause_id": ref.pause_id,
+        "tenant_id": ref.tenant_id,
+        "channel": ref.channel,
+        "conversation": ref.conversation,
+        "thread": ref.thread,
+        "role": ref.role,
+        "reference": dict(ref.reference),
+        "created_at": ref.created_at,
+        "closed_at": ref.closed_at,
+    }
+
+
+def _record(m: RowMapping) -> MessageRefRecord:
+    return MessageRefRecord(
+        pause_id=m["pause_id"],
+        tenant_id=m["tenant_id"],
+        channel=m["channel"],
+        conversation=m["conversation"],
+        thread=m["thread"],
+        role=m["role"],
+        reference=m["reference"],
+        created_at=m["created_at"],
+        closed_at=m["closed_at"],
+    )

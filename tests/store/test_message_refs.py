@@ -1,0 +1,103 @@
+"""The message references' contract (``MessageRefs``), run on SQLite, PostgreSQL and in memory."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.store.database import Database
+from bot.store.memory import MemoryMessageRefs
+from bot.store.message_refs import SqlMessageRefs
+from bot.store.records import MessageRefRecord
+from bot.store.repositories import MessageRefs
+from tests.databases import STORE_BACKENDS, database
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=STORE_BACKENDS)
+async def refs(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[MessageRefs]:
+    if request.param == "memory":
+        yield MemoryMessageRefs()
+        return
+    async with database(request.param, tmp_path) as url, Database.open(url) as opened:
+        await opened.migrate(NOW)
+        yield SqlMessageRefs(opened)
+
+
+def ref(
+    pause: str,
+    *,
+    conversation: str = "C0APPROVALS",
+    thread: str = "1.1",
+    at: datetime = NOW,
+    closed_at: datetime | None = None,
+) -> MessageRefRecord:
+    return MessageRefRecord(
+        pause_id=pause * 32,
+        tenant_id="T0TEAM",
+        channel="slack-refunds",
+        conversation=conversation,
+        thread=thread,
+        role="approvers",
+        reference={"ts": "1.1", "thread_ts": None, "n": 3, "edited": True},
+        created_at=at,
+        closed_at=closed_at,
+    )
+
+
+async def test_a_reference_is_read_back_as_it_was_added(refs: MessageRefs) -> None:
+    assert await refs.add(ref("a"))
+    assert await refs.get("a" * 32) == ref("a")
+    assert await refs.get("b" * 32) is None
+
+
+async def test_a_second_reference_of_a_pause_is_refused_and_the_first_kept(
+    refs: MessageRefs,
+) -> None:
+    assert await refs.add(ref("a"))
+    assert not await refs.add(ref("a", conversation="C0OTHER"))
+    found = await refs.get("a" * 32)
+    assert found is not None and found.conversation == "C0APPROVALS"
+
+
+async def test_racing_adds_of_one_pause_store_one(refs: MessageRefs) -> None:
+    added = await asyncio.gather(*(refs.add(ref("a", thread=f"{n}.0")) for n in range(6)))
+    assert sorted(added) == [False] * 5 + [True]
+
+
+async def test_only_the_call_that_closes_a_reference_is_told_it_did(refs: MessageRefs) -> None:
+    await refs.add(ref("a"))
+    later = NOW + timedelta(minutes=5)
+
+    closed = await asyncio.gather(*(refs.close("a" * 32, later) for _ in range(4)))
+
+    assert sorted(closed) == [False, False, False, True]
+    found = await refs.get("a" * 32)
+    assert found is not None and found.closed and found.closed_at == later
+    assert not await refs.close("b" * 32, later)  # unknown
+
+
+async def test_open_references_are_found_by_conversation_and_thread_oldest_first(
+    refs: MessageRefs,
+) -> None:
+    await refs.add(ref("b", at=NOW + timedelta(seconds=2)))
+    await refs.add(ref("a", at=NOW + timedelta(seconds=1)))
+    await refs.add(ref("c", thread="2.2"))  # another thread
+    await refs.add(ref("d", conversation="C0OTHER"))  # the same thread id elsewhere
+    await refs.add(ref("e", closed_at=NOW))  # closed when added
+    await refs.add(ref("f"))
+    await refs.close("f" * 32, NOW)
+
+    found = await refs.open_in_thread("C0APPROVALS", "1.1")
+
+    assert [r.pause_id for r in found] == ["a" * 32, "b" * 32]
+    assert await refs.open_in_thread("C0APPROVALS", "9.9") == []
+
+
+def test_a_reference_never_shows_its_pause_id() -> None:
+    assert "a" * 32 not in repr(ref("a"))

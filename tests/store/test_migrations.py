@@ -1,0 +1,162 @@
+"""Migrations from a database an earlier version made: v3 → v4 moves Slack's message references
+into ``cs_message_refs``, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    Index,
+    MetaData,
+    String,
+    Table,
+    insert,
+    inspect,
+    select,
+)
+
+from bot.store.database import Database
+from bot.store.message_refs import SqlMessageRefs
+from bot.store.migrations import MIGRATIONS, apply_migrations
+from bot.store.records import MessageRefRecord
+from bot.store.tables import UtcDateTime, schema_version
+from tests.databases import BACKENDS, database
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+LATER = NOW + timedelta(minutes=7)
+
+v3_slack_messages = Table(
+    "cs_slack_messages",
+    MetaData(),
+    Column("pause_id", String(64), primary_key=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("channel_id", String(64), nullable=False),
+    Column("ts", String(64), nullable=False),
+    Column("thread_ts", String(64)),
+    Column("role", String(255), nullable=False),
+    Column("implementation", String(255), nullable=False),
+    Column("closed", Boolean, nullable=False, default=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ux_cs_slack_messages_channel_ts", "channel_id", "ts", unique=True),
+    Index("ix_cs_slack_messages_tenant_open", "tenant_id", "closed"),
+)
+"""``cs_slack_messages`` as v1 to v3 made it."""
+
+
+def pause_id(seed: str) -> str:
+    return (seed * 32)[:32]
+
+
+def slack_row(seed: str, ts: str, **values: Any) -> dict[str, Any]:
+    return {
+        "pause_id": pause_id(seed),
+        "tenant_id": "T0TEAM",
+        "channel_id": "C0APPROVALS",
+        "ts": ts,
+        "thread_ts": None,
+        "role": "approvers",
+        "implementation": "slack-refunds",
+        "closed": False,
+        "created_at": NOW,
+        "updated_at": NOW,
+        **values,
+    }
+
+
+V3_SLACK_ROWS = [
+    slack_row("a", "1.1"),  # starts its thread
+    slack_row("b", "1.2", thread_ts="1.1", created_at=LATER, updated_at=LATER),  # posted in it
+    slack_row("c", "2.1", closed=True, updated_at=LATER),  # shows its outcome
+]
+
+
+def make_v3(connection: Connection, rows: list[dict[str, Any]]) -> None:
+    """The schema as v3 left it (our tables, and Slack's message references) holding ``rows``."""
+    apply_migrations(connection, schema_version, MIGRATIONS[:3], NOW)
+    v3_slack_messages.create(connection)
+    if rows:
+        connection.execute(insert(v3_slack_messages), rows)
+
+
+@pytest.fixture(params=BACKENDS)
+async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Database]:
+    """A database at v3 holding ``V3_SLACK_ROWS``."""
+    async with database(request.param, tmp_path) as url, Database.open(url) as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(make_v3, V3_SLACK_ROWS)
+        yield opened
+
+
+async def test_v4_moves_slack_s_message_references_into_message_refs(
+    v3_database: Database,
+) -> None:
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 4
+    refs = SqlMessageRefs(v3_database)
+
+    assert await refs.get("a" * 32) == MessageRefRecord(
+        pause_id="a" * 32,
+        tenant_id="T0TEAM",
+        channel="slack-refunds",
+        conversation="C0APPROVALS",
+        thread="1.1",
+        role="approvers",
+        reference={"ts": "1.1", "thread_ts": None},
+        created_at=NOW,
+    )
+    in_thread = await refs.get("b" * 32)
+    assert in_thread is not None and in_thread.reference == {"ts": "1.2", "thread_ts": "1.1"}
+    closed = await refs.get("c" * 32)
+    assert closed is not None and closed.closed_at == LATER and closed.thread == "2.1"
+    found = await refs.open_in_thread("C0APPROVALS", "1.1")
+    assert [r.pause_id for r in found] == ["a" * 32, "b" * 32]
+    assert await refs.open_in_thread("C0APPROVALS", "2.1") == []
+
+
+async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
+    v3_database: Database,
+) -> None:
+    await v3_database.migrate(LATER)
+    assert await v3_database.migrate(LATER) == 4
+
+    async with v3_database.engine.connect() as connection:
+        tables = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
+        versions = await connection.run_sync(
+            lambda c: list(c.execute(select(schema_version.c.version)).scalars())
+        )
+    assert "cs_message_refs" in tables and "cs_slack_messages" not in tables
+    assert sorted(versions) == [1, 2, 3, 4]
+    assert len(await SqlMessageRefs(v3_database).open_in_thread("C0APPROVALS", "1.1")) == 2
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_v4_copies_every_row_of_a_table_larger_than_a_batch(
+    kind: str, tmp_path: Path
+) -> None:
+    rows = [slack_row(f"{n:04d}", f"{n}.0") for n in range(1203)]
+    async with database(kind, tmp_path) as url, Database.open(url) as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(make_v3, rows)
+
+        await opened.migrate(LATER)
+
+        refs = SqlMessageRefs(opened)
+        for n in (0, 499, 500, 1000, 1202):
+            found = await refs.get(pause_id(f"{n:04d}"))
+            assert found is not None and found.thread == f"{n}.0"
+
+
+async def test_a_new_database_has_message_refs_and_no_slack_table(tmp_path: Path) -> None:
+    async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'new.db'}") as opened:
+        await opened.migrate(NOW)
+        async with opened.engine.connect() as connection:
+            tables = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
+    assert "cs_message_refs" in tables
+    assert not {t for t in tables if t.startswith("cs_slack_")}
