@@ -49,6 +49,7 @@ from bot.runtime.assembly import Assembly
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
 from bot.runtime.sweeps import SWEEP_INTERVAL, Sweeps
+from bot.security.derived import DerivedKeys
 from bot.settings import Settings
 from bot.store.database import Database
 from bot.store.records import NewExecution
@@ -72,6 +73,7 @@ class App:
         self._reply_models = wiring.reply_models
         self._views = wiring.views
         self._database = wiring.database
+        self._derived_keys = wiring.derived_keys
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -148,6 +150,12 @@ class App:
     def database(self) -> Database:
         """The App's database, for channel state that must live beside it (Slack's)."""
         return self._database
+
+    @property
+    def derived_keys(self) -> DerivedKeys:
+        """Keys derived from the App's encryption key ring, one per purpose, for what a channel
+        signs (the web channel's links); they rotate with the ring."""
+        return self._derived_keys
 
     @property
     def sql_engine(self) -> AsyncEngine:

@@ -35,6 +35,7 @@ from bot.runtime.views import Views
 from bot.runtime.workflow_graph import build_workflow_graph
 from bot.security.checkpoint_serde import encrypted_checkpoint_serde
 from bot.security.codec import EncryptingCodec
+from bot.security.derived import DerivedKeys
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
@@ -52,6 +53,7 @@ class Wiring:
     reply_models: ReplyModels
     views: Views
     database: Database
+    derived_keys: DerivedKeys
 
 
 async def wire(
@@ -104,6 +106,7 @@ async def wire(
         reply_models=reply_models,
         views=Views(runtime, reply_models.ledger),
         database=database,
+        derived_keys=DerivedKeys(ring),
     )
 
 
