@@ -58,7 +58,7 @@ def page(title: str, body: str, *, home: str = "") -> str:
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="referrer" content="no-referrer">'
+        '<meta name="referrer" content="same-origin">'
         f"<title>{escape(title)} · Countersign</title>"
         f'<link rel="stylesheet" href="{STYLESHEET_PATH}"></head>'
         f"<body><header>{brand}</header><main>{body}</main></body></html>\n"

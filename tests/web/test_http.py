@@ -64,7 +64,7 @@ async def test_the_question_page_shows_the_request_masked_with_its_forms(
 
     assert response.status == 200
     assert response.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
-    assert response.headers["Referrer-Policy"] == "no-referrer"
+    assert response.headers["Referrer-Policy"] == "same-origin"
     assert response.headers["Cache-Control"] == "no-store"
     assert "Refunds a card" in page
     assert "A manager approves card refunds" in page
