@@ -55,6 +55,7 @@ from bot.runtime.attached_graphs import attach_graph
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
 from bot.runtime.sweeps import SWEEP_INTERVAL, Sweeps
+from bot.security.derived import DerivedKeys
 from bot.settings import Settings
 from bot.store.database import Database
 from bot.store.records import NewExecution
@@ -80,6 +81,7 @@ class App:
         self._views = wiring.views
         self._database = wiring.database
         self._message_refs = wiring.message_refs
+        self._derived_keys = wiring.derived_keys
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -161,6 +163,12 @@ class App:
     def message_refs(self) -> MessageRefs:
         """Where the channels' approval messages are (one per pause, in the App's store)."""
         return self._message_refs
+
+    @property
+    def derived_keys(self) -> DerivedKeys:
+        """Keys derived from the App's encryption key ring, one per purpose, for what a channel
+        signs (the web channel's links); they rotate with the ring."""
+        return self._derived_keys
 
     @property
     def sql_engine(self) -> AsyncEngine:

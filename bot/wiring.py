@@ -35,6 +35,7 @@ from bot.runtime.views import Views
 from bot.runtime.workflow_graph import build_workflow_graph
 from bot.security.checkpoint_serde import encrypted_checkpoint_serde
 from bot.security.codec import EncryptingCodec
+from bot.security.derived import DerivedKeys
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
@@ -55,6 +56,7 @@ class Wiring:
     views: Views
     database: Database
     message_refs: MessageRefs
+    derived_keys: DerivedKeys
 
 
 async def wire(
@@ -110,6 +112,7 @@ async def wire(
         views=Views(runtime, reply_models.ledger),
         database=database,
         message_refs=SqlMessageRefs(database),
+        derived_keys=DerivedKeys(ring),
     )
 
 

@@ -6,7 +6,8 @@ line on standard error and exit code 2, whatever the command.
 
 - ``serve``: the Slack bot (``bot.cli.serve``); a missing Slack setting is exit code 2.
 - no command: ``serve`` when the Slack settings are there, else it names the missing ones and
-  runs the terminal demo (the first run of a fresh clone).
+  serves the office desk on the web, on 127.0.0.1 (``bot.cli.web``: the first run of a fresh
+  clone; it prints the inbox link).
 - ``demo``: the office desk in the terminal (``bot.cli.terminal``).
 - ``keygen`` / ``reencrypt``: encryption keys (``bot.cli.keys``).
 """
@@ -46,9 +47,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m bot",
         description="Countersign: people approve, in Slack, what AI agents are about to do.",
         epilog="With no command: 'serve' when the Slack settings are set, else the settings it "
-        "misses and the terminal demo. Try: python -m bot demo",
+        "misses and the office desk on the web (http://127.0.0.1:PORT/, the inbox link printed). "
+        "The terminal demo: python -m bot demo",
     )
-    parser.set_defaults(handler=_serve_or_demo)
+    parser.set_defaults(handler=_serve_slack_or_web)
     commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
     serve = commands.add_parser(
         "serve",
@@ -136,15 +138,21 @@ def _serve(args: argparse.Namespace) -> int:
     return _serve_slack()
 
 
-def _serve_or_demo(args: argparse.Namespace) -> int:
-    """No command: serve when Slack is set up; else say what is missing and run the demo."""
+def _serve_slack_or_web(args: argparse.Namespace) -> int:
+    """No command: serve Slack when it is set up; else say what is missing and serve the desk
+    on the web."""
     missing = missing_settings(SLACK_SETTINGS)
     if not missing:
         return _serve_slack()
     for setting in missing:
         print(f"{setting.name} is missing: {setting.how_to_get}", file=sys.stderr)
-    print("Running the terminal demo instead (python -m bot demo).\n", flush=True)
-    return run_demo()
+    print(
+        "Serving the office desk on the web instead (the terminal demo: python -m bot demo).",
+        flush=True,
+    )
+    from bot.cli.web import serve_web_desk
+
+    return serve_web_desk()
 
 
 def _serve_slack() -> int:

@@ -1,9 +1,9 @@
-"""``python -m bot``: the sub-commands, ``--help``, and ``serve`` until the Slack bot lands."""
+"""``python -m bot``: the sub-commands, ``--help``, the web desk without Slack, ``serve``."""
 
 from __future__ import annotations
 
-import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +12,8 @@ import pytest
 
 import bot.__main__
 from bot.cli.main import main
+from tests.cli.processes import free_port, person_env
+from tests.cli.web_desk import Browser, start_python_m_bot
 
 ANSWERS = "approve\nreject: too expensive\n"
 MISSING_TOKEN = (
@@ -97,15 +99,52 @@ def test_a_malformed_database_url_is_a_usage_error(capsys: pytest.CaptureFixture
     assert "argument --database-url: not a database URL" in capsys.readouterr().err
 
 
-def test_no_command_without_slack_settings_names_them_and_runs_the_demo(tmp_path: Path) -> None:
-    done = python_m_bot(cwd=tmp_path, stdin=ANSWERS)
+def test_no_command_without_slack_settings_serves_the_desk_on_the_web(tmp_path: Path) -> None:
+    """The first run of a fresh clone: the missing settings named, the desk served on
+    127.0.0.1, its inbox link printed; a person asks the desk for something and answers there."""
+    port = free_port()
+    served = start_python_m_bot(tmp_path, person_env(PORT=str(port)))
+    try:
+        assert served.printed == [
+            "Serving the office desk on the web instead (the terminal demo: python -m bot demo).",
+            f"Countersign serves the office desk on http://127.0.0.1:{port}/",
+            served.printed[-1],
+        ]
+        assert served.inbox_link.startswith(f"http://127.0.0.1:{port}/i/")
+        browser = Browser(origin=served.origin)
+        status, url, page = browser.get(served.inbox_link)
+        assert (status, url) == (200, f"{served.origin}/inbox")
+        assert "Nothing waits for you." in page
 
-    assert done.returncode == 0, done.stderr
-    lines = done.stderr.splitlines()
-    assert len(lines) == 3
+        status, _, page = browser.submit("/", {"text": "refund A-1001, book the lunch"})
+        assert status == 200
+        links = re.findall(r'href="(http://[^"]+/q/[^"]+)"', page)
+        assert len(links) == 2  # the refund and the expense
+        refund = next(link for link in links if "card" in browser.get(link)[2])
+        expense = next(link for link in links if link != refund)
+
+        status, _, page = browser.submit(refund, {"action": "approve"})
+        assert status == 200 and "Approved by you." in page
+        status, _, page = browser.submit(expense, {"action": "reply", "reply": "reject: too much"})
+        assert status == 200 and "Rejected by you: too much" in page
+        _, _, page = browser.get("/inbox")
+        assert "Nothing waits for you." in page
+    finally:
+        code, out, err = served.stop()
+    assert code == 0, err
+    assert out.strip() == "Stopping."
+    lines = err.splitlines()
     assert lines[0].startswith(MISSING_TOKEN)
     assert lines[1].startswith(MISSING_SECRET)
-    assert lines[2].startswith("generated a new encryption key in")  # the demo's new database
+    assert lines[2].startswith("generated a new encryption key in")
+    assert len(lines) == 3
+    assert (tmp_path / "countersign.db").is_file()
+
+
+def test_the_terminal_demo_stays_python_m_bot_demo(tmp_path: Path) -> None:
+    done = python_m_bot("demo", cwd=tmp_path, stdin=ANSWERS)
+
+    assert done.returncode == 0, done.stderr
     assert "model: offline demo model (scripted, no network)" in done.stdout
     assert "the expense was rejected: too expensive" in done.stdout
     assert (tmp_path / "countersign-demo.db").is_file()
@@ -125,23 +164,30 @@ def test_serve_without_slack_settings_is_one_line_and_exit_2(tmp_path: Path) -> 
     assert list(tmp_path.iterdir()) == []  # no database either
 
 
-def test_no_command_names_only_what_is_missing(
-    no_slack_env: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
-    monkeypatch.setenv("SLACK_SIGNING_SECRET", "   ")  # blank is missing
-    monkeypatch.setattr(sys, "stdin", io.StringIO(ANSWERS))
+def test_no_command_names_only_what_is_missing(tmp_path: Path) -> None:
+    served = start_python_m_bot(
+        tmp_path,
+        person_env(
+            PORT=str(free_port()), SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="   "
+        ),  # blank is missing
+    )
+    code, _, err = served.stop()
 
-    assert main([]) == 0
-
-    captured = capsys.readouterr()
-    assert captured.err.splitlines() == [
+    assert code == 0
+    assert err.splitlines()[0] == (
         "SLACK_SIGNING_SECRET is missing: copy the Signing Secret from the Slack app's "
         "Basic Information page into .env"
-    ]
-    assert "answer: Here is what happened" in captured.out
+    )
+    assert not any("SLACK_BOT_TOKEN" in line for line in err.splitlines())
+
+
+def test_a_malformed_port_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = python_m_bot(cwd=tmp_path, env={**without_slack(), "PORT": "eighty"})
+
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "PORT is malformed: a port number (1 to 65535), not 'eighty'"
+    )
 
 
 def test_serve_with_slack_settings_serves_the_desk_which_names_its_channel(

@@ -1,0 +1,139 @@
+"""Answering a question from its page: one call into the runtime, and what the page says then.
+
+Approve, Reject, Edit & approve and a free-text answer all end in ``App.answer`` as the link's
+approver, with the web's rule of who may answer (its approvers; a THREAD_OWNER question: its
+owner) asked after the role's own (its owner, separation of duties). Nothing here renders:
+``Said`` is what the page tells, and its HTTP status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, assert_never
+
+from bot.app import App
+from bot.core.answers import (
+    AlreadyClosed,
+    Answered,
+    AnswerOutcome,
+    NotUnderstood,
+    Refused,
+    ReplyKept,
+)
+from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.enums import PauseResolution, PauseStatus
+from bot.core.errors import (
+    CountersignError,
+    DtoValidationError,
+    ReplyInterpreterMissingError,
+    SelfApprovalError,
+    UnknownPauseError,
+)
+from bot.core.results import PauseView
+from channels.web.catalog import WebCatalog
+from channels.web.links import Link
+from channels.web.notify import log
+
+NO_LONGER_AVAILABLE: Final = "This request is no longer available."
+SELF_APPROVAL: Final = (
+    "You asked for this, so you cannot approve it: someone else must answer "
+    "(this approval separates duties)."
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Said:
+    """What became of an answer, for the page: ``status`` 303 means "taken: show the
+    question as it now is"; else the page shows ``text`` with the forms (the question still
+    waits) or without them (``closed``)."""
+
+    status: int
+    text: str = ""
+    closed: bool = False
+    field_error: str = ""  # a refused edit: shown on the edit form
+
+
+class WebAnswering:
+    def __init__(self, app: App, catalog: WebCatalog) -> None:
+        self._app = app
+        self._catalog = catalog
+
+    async def answer(
+        self,
+        link: Link,
+        *,
+        decision: ToolCallApprovalDecision | None = None,
+        reply: str | None = None,
+    ) -> Said:
+        async def may_answer(pause: PauseView) -> str | None:
+            return self._catalog.refusal(pause, link.approver)
+
+        outcome = await self._app.answer(
+            link.pause_id,
+            tenant_id=link.tenant_id,
+            by=link.approver,
+            decision=decision,
+            reply=reply,
+            may_answer=may_answer,
+            continue_run=False,
+            keep_model_replies=True,
+        )
+        return await self._said(outcome)
+
+    async def _said(self, outcome: AnswerOutcome) -> Said:
+        match outcome:
+            case Answered():
+                try:
+                    await self._app.continue_answer(outcome)
+                except CountersignError as error:  # recorded; the run's failure is its own
+                    log.warning("web: the run failed after an answer: %s", error.code)
+                return Said(status=303)
+            case ReplyKept(received=received):
+                return await self._said(await self._app.read_kept(received, continue_run=False))
+            case NotUnderstood(reason=reason, error=error):
+                if isinstance(error, ReplyInterpreterMissingError):
+                    text = "This request cannot be answered in words: use the buttons."
+                else:
+                    text = f"Not understood: {reason} The request still waits for your answer."
+                return Said(status=422, text=text)
+            case AlreadyClosed(pause=pause):
+                return Said(status=409, text=closed_text(pause, None), closed=True)
+            case Refused(error=error):
+                return _refused(error)
+            case _:
+                assert_never(outcome)
+
+
+def _refused(error: CountersignError) -> Said:
+    match error:
+        case UnknownPauseError():
+            return Said(status=404, text=NO_LONGER_AVAILABLE, closed=True)
+        case SelfApprovalError():
+            return Said(status=403, text=SELF_APPROVAL)
+        case DtoValidationError():
+            return Said(status=422, text=error.message, field_error=error.message)
+        case _:
+            return Said(status=403, text=error.message)
+
+
+def closed_text(pause: PauseView, viewer: str | None) -> str:
+    """What a question that no longer waits says about how it closed."""
+    if pause.status is PauseStatus.CANCELLED or pause.resolution in (
+        PauseResolution.WITHDRAWN,
+        PauseResolution.CANCELLED,
+    ):
+        if pause.resolution is PauseResolution.CANCELLED:
+            return "This request was cancelled: no answer is needed any more."
+        return "This request was withdrawn: no answer is needed any more."
+    decision = pause.decision
+    who = "you" if viewer is not None and pause.responder == viewer else (pause.responder or "")
+    by = f" by {who}" if who else ""
+    if decision is None:
+        return f"This request was answered{by}."
+    if pause.resolution is PauseResolution.DECIDED and not pause.responder:
+        by = " at once"
+    if decision.approved:
+        changed = " with changes" if decision.override_arguments else ""
+        return f"Approved{changed}{by}."
+    reason = f": {decision.reason}" if decision.reason else "."
+    return f"Rejected{by}{reason}"

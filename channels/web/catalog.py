@@ -1,0 +1,92 @@
+"""What the application declares, as the web side needs it: its web channels and their approvers.
+
+Read from the App's assembly once. A class made by ``web_channel`` carries its configuration
+in its own ``__dict__`` (not inherited), as the Slack channel's do, so a class that combines
+channels names each configuration it takes on purpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from bot.app import App
+from bot.components.specs import ChannelRoleSpec, ChannelSpec
+from bot.core.enums import PauseAnswerer
+from bot.core.results import PauseView
+
+CONFIG_ATTRIBUTE: Final = "__countersign_web__"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WebChannelConfig:
+    """Put on a class by ``channels.web.web_channel``: who may answer, for which role."""
+
+    approvers: tuple[str, ...]
+    answered_by: PauseAnswerer
+    role: str
+    role_description: str
+
+
+def web_config_of(cls: type) -> WebChannelConfig | None:
+    config = cls.__dict__.get(CONFIG_ATTRIBUTE)
+    return config if isinstance(config, WebChannelConfig) else None
+
+
+class WebCatalog:
+    """The application's web channels by implementation name, and its roles by name."""
+
+    def __init__(self, app: App) -> None:
+        assembly = app.assembly
+        self._channels: dict[str, WebChannelConfig] = {}
+        for cls, spec in assembly.channels.items():
+            config = web_config_of(cls)
+            if config is not None and isinstance(spec, ChannelSpec):
+                self._channels[spec.name] = config
+        self._roles: dict[str, ChannelRoleSpec] = {
+            spec.name: spec for spec in assembly.roles.values()
+        }
+
+    def channel(self, implementation: str) -> WebChannelConfig | None:
+        """The web channel named ``implementation`` (a pause's ``channel``), if it is one."""
+        return self._channels.get(implementation)
+
+    def roles_answered_by(self, approver: str) -> Sequence[str]:
+        """The CHANNEL roles whose web channel lists ``approver``."""
+        return sorted(
+            c.role
+            for c in self._channels.values()
+            if c.answered_by is PauseAnswerer.CHANNEL and approver in c.approvers
+        )
+
+    def owner_roles(self) -> Sequence[str]:
+        """The THREAD_OWNER roles asked on the web: their owner answers."""
+        return sorted(
+            c.role for c in self._channels.values() if c.answered_by is PauseAnswerer.THREAD_OWNER
+        )
+
+    def role_description(self, role: str) -> str:
+        spec = self._roles.get(role)
+        return spec.description if spec is not None else ""
+
+    def reads_replies(self, role: str) -> bool:
+        spec = self._roles.get(role)
+        return spec is not None and spec.reply_interpreter is not None
+
+    def refusal(self, pause: PauseView, approver: str) -> str | None:
+        """Why ``approver`` may not answer ``pause`` on the web (``None``: they may). The role's
+        own rules (its owner, separation of duties) are the runtime's, checked by
+        ``App.answer`` after this one."""
+        match pause.answered_by:
+            case PauseAnswerer.THREAD_OWNER:
+                return None if approver == pause.owner_id else NOT_THE_OWNER
+            case PauseAnswerer.CHANNEL:
+                config = self._channels.get(pause.channel)
+                if config is not None and approver in config.approvers:
+                    return None
+                return NOT_AN_APPROVER
+
+
+NOT_AN_APPROVER: Final = "You are not one of the approvers of this request."
+NOT_THE_OWNER: Final = "Only the person who asked for this work can answer this request."

@@ -1,0 +1,437 @@
+"""``WebServer``: the question pages and the inbox, on aiohttp, on top of a Countersign ``App``.
+
+```python
+app = await App.create(OfficeApplication, database_url=...)
+server = WebServer(app, base_url="https://approvals.example.com", notifier=mail_it)
+runner = web.AppRunner(server.web_app(), access_log=None)   # the access log would hold links
+```
+
+Build it before the first question is asked: it provides the ``WebOutbox`` web channels send
+through. Routes (``add_routes`` puts them on an aiohttp app of yours, beside Slack's):
+
+- ``GET /q/{token}``: a question; ``POST /q/{token}``: its answer (``action`` = approve,
+  reject, edit or reply), then 303 back to the question, which now says how it closed.
+- ``GET /i/{token}``: an inbox link: signs its approver in (a cookie) and goes to ``/inbox``.
+- ``GET /inbox``: what waits for the signed-in approver (the same content as Slack's /pending).
+- ``GET /static/countersign.css``.
+
+A forged, tampered or malformed token is 404, an expired one 410: nothing is read or answered.
+Every form carries a CSRF token bound to a cookie and to the page's path; a post from another
+origin is refused. Every page is sent with a strict Content-Security-Policy (no script, no
+inline style, forms only to this origin), no referrer to other sites, and no caching.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Final
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from bot.app import App
+from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.enums import PauseAnswerer, PauseStatus
+from bot.core.results import PauseView, PendingPause
+from bot.core.sensitive import mask_arguments
+from channels.web.answering import NO_LONGER_AVAILABLE, Said, WebAnswering, closed_text
+from channels.web.catalog import WebCatalog
+from channels.web.channel import INBOX_PATH, QUESTION_PATH, WebOutbox
+from channels.web.form import Submission, form_fields, read_form
+from channels.web.links import Link, LinkError, LinkKind, LinkProblem, LinkSigner
+from channels.web.notify import Notifier, log, log_notifier
+from channels.web.render import (
+    ACTION_FIELD,
+    CSRF_FIELD,
+    STYLESHEET,
+    STYLESHEET_PATH,
+    Forms,
+    InboxEntry,
+    Notice,
+    Question,
+    inbox_page,
+    message_page,
+    question_page,
+)
+
+INBOX: Final = "/inbox"
+SESSION_COOKIE: Final = "countersign_session"
+CSRF_COOKIE: Final = "countersign_csrf"
+CSRF_PURPOSE: Final = "web-csrf/v1"
+CONTENT_SECURITY_POLICY: Final = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS: Final = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",  # the link never leaves the site; Origin stays sent
+    "Cache-Control": "no-store",
+}
+_MAX_FORM: Final = 64 * 1024
+
+
+class WebServer:
+    """Serves an App's web channels: the question pages and the inbox."""
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        base_url: str,
+        notifier: Notifier = log_notifier,
+        link_lifetime: timedelta = timedelta(days=7),
+        session_lifetime: timedelta = timedelta(hours=12),
+        inbox_note: str = "",
+    ) -> None:
+        """``inbox_note``: HTML shown above the inbox's list (the application's own links)."""
+        self._app = app
+        self._inbox_note = inbox_note
+        self._signer = LinkSigner(app.derived_keys, app.clock)
+        self._catalog = WebCatalog(app)
+        self._answering = WebAnswering(app, self._catalog)
+        self._session_lifetime = session_lifetime
+        self._origin = _origin(base_url)
+        self._secure = base_url.startswith("https://")
+        self.outbox = WebOutbox(
+            signer=self._signer,
+            base_url=base_url,
+            notifier=notifier,
+            link_lifetime=link_lifetime,
+            tool_descriptions={
+                b.spec.name: b.spec.description for b in app.assembly.tools.values()
+            },
+        )
+        app.provide(WebOutbox, self.outbox)
+
+    def inbox_url(self, approver: str, *, tenant_id: str) -> str:
+        """A signed link that signs ``approver`` in to their inbox (print it, send it)."""
+        return self.outbox.inbox_url(approver=approver, tenant_id=tenant_id)
+
+    def web_app(self) -> web.Application:
+        application = web.Application(client_max_size=_MAX_FORM)
+        self.add_routes(application)
+        return application
+
+    def add_routes(self, application: web.Application) -> None:
+        application.router.add_get(QUESTION_PATH + "{token}", self._question)
+        application.router.add_post(QUESTION_PATH + "{token}", self._answer)
+        application.router.add_get(INBOX_PATH + "{token}", self._sign_in)
+        application.router.add_get(INBOX, self._inbox)
+        application.router.add_get(STYLESHEET_PATH, _stylesheet)
+
+    def session(self, request: web.Request) -> Link | None:
+        """Who is signed in on ``request`` (their session cookie), if anybody."""
+        token = request.cookies.get(SESSION_COOKIE)
+        if token is None:
+            return None
+        try:
+            return self._signer.open(LinkKind.SESSION, token)
+        except LinkError:
+            return None
+
+    def sign_in(self, response: web.StreamResponse, *, approver: str, tenant_id: str) -> None:
+        """Set the session cookie of ``approver`` on ``response``."""
+        token = self._signer.token(
+            LinkKind.SESSION,
+            approver=approver,
+            tenant_id=tenant_id,
+            valid_for=self._session_lifetime,
+        )
+        self._cookie(response, SESSION_COOKIE, token)
+
+    def form_token(self, request: web.Request, response: web.StreamResponse, path: str) -> str:
+        """The CSRF token for a form of the application's own that posts to ``path`` (its
+        cookie is set on ``response``); check the post with ``check_form``."""
+        cookie = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        self._cookie(response, CSRF_COOKIE, cookie)
+        return self._csrf_token(cookie, path)
+
+    def check_form(self, request: web.Request, fields: Mapping[str, str]) -> None:
+        """Refuse (403) a post from another origin or without its form's CSRF token."""
+        self._check_csrf(request, fields)
+
+    # ---------------------------------------------------------------- routes
+
+    async def _question(self, request: web.Request) -> web.StreamResponse:
+        link = self._link(request, LinkKind.QUESTION)
+        pause = await self._app.find_pause(link.pause_id, tenant_id=link.tenant_id)
+        csrf = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        if pause is None:
+            response = html(message_page("Not available", NO_LONGER_AVAILABLE), status=404)
+        else:
+            response = self._question_response(request, link, pause, csrf=csrf, said=None)
+        self.sign_in(response, approver=link.approver, tenant_id=link.tenant_id)
+        self._cookie(response, CSRF_COOKIE, csrf)
+        return response
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        link = self._link(request, LinkKind.QUESTION)
+        form = await request.post()
+        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        csrf = self._check_csrf(request, fields)
+        action = fields.get(ACTION_FIELD, "")
+        if action == "edit":
+            return await self._edit(request, link, fields, csrf)
+        said: Said
+        match action:
+            case "approve":
+                said = await self._answering.answer(
+                    link, decision=ToolCallApprovalDecision(approved=True)
+                )
+            case "reject":
+                reason = fields.get("reason", "").strip()[:3000]
+                if not reason:
+                    said = Said(status=422, text="Say why you reject it.")
+                else:
+                    said = await self._answering.answer(
+                        link, decision=ToolCallApprovalDecision(approved=False, reason=reason)
+                    )
+            case "reply":
+                text = fields.get("reply", "").strip()[:3000]
+                said = (
+                    Said(status=422, text="Write your answer first.")
+                    if not text
+                    else await self._answering.answer(link, reply=text)
+                )
+            case _:
+                raise web.HTTPBadRequest(text="unknown action")
+        return await self._after(request, link, said, csrf, fields)
+
+    async def _edit(
+        self, request: web.Request, link: Link, fields: Mapping[str, str], csrf: str
+    ) -> web.StreamResponse:
+        pause = await self._app.find_pause(link.pause_id, tenant_id=link.tenant_id)
+        if pause is None:
+            return html(message_page("Not available", NO_LONGER_AVAILABLE), status=404)
+        if pause.status is not PauseStatus.PENDING or pause.tool_input is None:
+            return self._question_response(request, link, pause, csrf=csrf, said=None)
+        submission = read_form(pause.tool_input, pause.ask.arguments, fields)
+        if submission.overrides is None:
+            said = Said(status=422, text="Some values need a change: see below.")
+            return self._question_response(
+                request, link, pause, csrf=csrf, said=said, submission=submission
+            )
+        decision = ToolCallApprovalDecision(approved=True, override_arguments=submission.overrides)
+        said = await self._answering.answer(link, decision=decision)
+        if said.field_error:
+            submission = Submission(
+                typed=submission.typed, overrides=None, errors={"": said.field_error}
+            )
+        return await self._after(request, link, said, csrf, fields, submission=submission)
+
+    async def _after(
+        self,
+        request: web.Request,
+        link: Link,
+        said: Said,
+        csrf: str,
+        fields: Mapping[str, str],
+        *,
+        submission: Submission | None = None,
+    ) -> web.StreamResponse:
+        if said.status == 303:
+            raise web.HTTPSeeOther(location=request.path)
+        pause = await self._app.find_pause(link.pause_id, tenant_id=link.tenant_id)
+        if pause is None:
+            return html(message_page("Not available", NO_LONGER_AVAILABLE), status=404)
+        return self._question_response(
+            request,
+            link,
+            pause,
+            csrf=csrf,
+            said=said,
+            submission=submission,
+            reply=fields.get("reply", "") if fields.get(ACTION_FIELD) == "reply" else "",
+        )
+
+    async def _sign_in(self, request: web.Request) -> web.StreamResponse:
+        link = self._link(request, LinkKind.INBOX)
+        response = web.HTTPSeeOther(location=INBOX)
+        self.sign_in(response, approver=link.approver, tenant_id=link.tenant_id)
+        _secure(response)
+        raise response
+
+    async def _inbox(self, request: web.Request) -> web.StreamResponse:
+        session = self.session(request)
+        if session is None:
+            return html(
+                message_page(
+                    "Sign in with your link",
+                    "Open the link you were sent (it signs you in), or ask for a new one.",
+                ),
+                status=401,
+            )
+        entries = [
+            self._entry(p, session) for p in await self._pending(session) if p.pause_id is not None
+        ]
+        return html(inbox_page(session.approver, entries, extra=self._inbox_note))
+
+    # ---------------------------------------------------------------- helpers
+
+    async def _pending(self, session: Link) -> list[PendingPause]:
+        found: list[PendingPause] = []
+        roles = self._catalog.roles_answered_by(session.approver)
+        if roles:
+            found += await self._app.list_pending(
+                tenant_id=session.tenant_id,
+                answered_by=PauseAnswerer.CHANNEL,
+                roles=roles,
+                include_channel_pause_ids=True,
+            )
+        owner_roles = self._catalog.owner_roles()
+        if owner_roles:
+            found += await self._app.list_pending(
+                tenant_id=session.tenant_id,
+                answered_by=PauseAnswerer.THREAD_OWNER,
+                owner_id=session.approver,
+                roles=owner_roles,
+            )
+        return sorted(found, key=lambda p: p.asked_at, reverse=True)
+
+    def _entry(self, pending: PendingPause, session: Link) -> InboxEntry:
+        assert pending.pause_id is not None
+        return InboxEntry(
+            url=self.outbox.question_url(
+                pending.pause_id, approver=session.approver, tenant_id=session.tenant_id
+            ),
+            tool=pending.ask.tool,
+            tool_description=self.outbox.tool_description(pending.ask.tool),
+            arguments=pending.ask.arguments,  # masked by list_pending
+            asked_at=pending.asked_at[:16].replace("T", " "),
+        )
+
+    def _question_response(
+        self,
+        request: web.Request,
+        link: Link,
+        pause: PauseView,
+        *,
+        csrf: str,
+        said: Said | None,
+        submission: Submission | None = None,
+        reply: str = "",
+    ) -> web.Response:
+        question = _question(pause, link, self._catalog.role_description(pause.role))
+        inbox = INBOX
+        if pause.status is not PauseStatus.PENDING:
+            text = closed_text(pause, link.approver)
+            tone = "done"
+            if said is not None and said.status == 409:
+                text = f"Your answer was not taken. {text}"
+                tone = "bad"
+            status = said.status if said is not None else 200
+            page = question_page(
+                question, forms=None, notice=Notice(text=text, tone=tone), inbox=inbox
+            )
+            return html(page, status=status)
+        refusal = self._catalog.refusal(pause, link.approver)
+        if refusal is not None:
+            page = question_page(question, forms=None, notice=Notice(text=refusal, tone="bad"))
+            return html(page, status=403)
+        forms = Forms(
+            csrf=self._csrf_token(csrf, request.path),
+            fields=form_fields(pause.tool_input) if pause.tool_input is not None else (),
+            real_arguments=pause.ask.arguments,
+            reads_replies=self._catalog.reads_replies(pause.role),
+            submission=submission,
+            reply=reply,
+        )
+        notice = None if said is None else Notice(text=said.text, tone="bad")
+        status = 200 if said is None else said.status
+        return html(question_page(question, forms=forms, notice=notice, inbox=inbox), status=status)
+
+    def _link(self, request: web.Request, kind: LinkKind) -> Link:
+        try:
+            return self._signer.open(kind, request.match_info["token"])
+        except LinkError as error:
+            log.warning("web: refused a %s link: %s", kind.value, error.problem.value)
+            if error.problem is LinkProblem.EXPIRED:
+                raise _page_error(
+                    web.HTTPGone, "Link expired", "This link has expired: ask for a new one."
+                ) from None
+            raise _page_error(
+                web.HTTPNotFound,
+                "Not found",
+                "This link is not valid: check that it was copied whole.",
+            ) from None
+
+    def _check_csrf(self, request: web.Request, fields: Mapping[str, str]) -> str:
+        origin = request.headers.get("Origin")
+        if origin is not None and origin != self._origin:
+            log.warning("web: refused a form posted from another origin")
+            raise _page_error(web.HTTPForbidden, "Refused", "This form came from another site.")
+        cookie = request.cookies.get(CSRF_COOKIE, "")
+        given = fields.get(CSRF_FIELD, "")
+        if not cookie or not hmac.compare_digest(given, self._csrf_token(cookie, request.path)):
+            log.warning("web: refused a form without a valid CSRF token")
+            raise _page_error(
+                web.HTTPForbidden,
+                "Refused",
+                "This form is out of date or did not come from this page: open the link again.",
+            )
+        return cookie
+
+    def _csrf_token(self, cookie: str, path: str) -> str:
+        _, key = self._app.derived_keys.current(CSRF_PURPOSE)
+        return hmac.new(key, f"{cookie}|{path}".encode(), hashlib.sha256).hexdigest()
+
+    def _cookie(self, response: web.StreamResponse, name: str, value: str) -> None:
+        response.set_cookie(
+            name, value, httponly=True, samesite="Strict", secure=self._secure, path="/"
+        )
+
+
+def _question(pause: PauseView, link: Link, role_description: str) -> Question:
+    masked = mask_arguments(pause.tool_input, pause.ask.arguments)
+    titles = {}
+    if pause.tool_input is not None:
+        titles = {f.key: f.title for f in form_fields(pause.tool_input)}
+    return Question(
+        tool=pause.ask.tool,
+        tool_description=pause.tool_description,
+        role_description=role_description,
+        arguments={titles.get(k, k): v for k, v in masked.items()},
+        asked_by=pause.owner_id,
+        asked_at=pause.asked_at[:16].replace("T", " "),
+        answering_as=link.approver,
+    )
+
+
+def html(body: str, *, status: int = 200) -> web.Response:
+    """An HTML page with the security headers."""
+    return web.Response(
+        text=body,
+        status=status,
+        content_type="text/html",
+        charset="utf-8",
+        headers=SECURITY_HEADERS,
+    )
+
+
+def _secure(response: web.StreamResponse) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers[name] = value
+
+
+def _page_error(kind: type[web.HTTPException], title: str, text: str) -> web.HTTPException:
+    error = kind(text=message_page(title, text), content_type="text/html", headers=SECURITY_HEADERS)
+    return error
+
+
+async def _stylesheet(_: web.Request) -> web.Response:
+    return web.Response(
+        text=STYLESHEET,
+        content_type="text/css",
+        headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+def _origin(base_url: str) -> str:
+    parts = urlsplit(base_url)
+    return f"{parts.scheme}://{parts.netloc}"

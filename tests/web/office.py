@@ -1,0 +1,160 @@
+"""An office application asking on the web: the roles are implemented with ``web_channel``.
+
+* refunds: a CHANNEL role answered by ``ALICE`` or ``BOB``; replies read by the keyword
+  interpreter; the customer's e-mail is sensitive;
+* expenses: a THREAD_OWNER role: the requester (``OWNER``) answers;
+* wires: a CHANNEL role answered by ``ALICE`` or ``OWNER``, with separation of duties and no
+  reply interpreter (only the buttons answer it).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from bot import DecidedBy, PauseAnswerer, Sensitive, channel_role, reply_interpreter, tool
+from bot.core.channel import ChannelOf
+from channels.web import web_channel
+from interpreters import KeywordReplyInterpreter
+from tests.apps import sample_agent, sample_application
+from tests.office import Done, ExpenseInput, Ledger
+
+ALICE = "alice@example.com"
+BOB = "bob"
+OWNER = "olga"
+STRANGER = "mallory"
+SECRET_EMAIL = "carol.secret@example.com"
+TENANT = "acme"
+
+
+class RefundCardInput(BaseModel):
+    order_id: str = Field(title="Order ID")
+    amount: float = Field(gt=0, description="How much to refund")
+    email: Annotated[str, Sensitive()] = SECRET_EMAIL
+
+
+class WireInput(BaseModel):
+    iban: str
+    amount: float
+
+
+@reply_interpreter(
+    name="web-refund-reply-interpreter",
+    description="Reads approve / reject in an answer to a refund",
+    decided_by=DecidedBy.CODE,
+)
+class RefundReplyInterpreter(KeywordReplyInterpreter): ...
+
+
+@reply_interpreter(
+    name="web-expense-reply-interpreter",
+    description="Reads approve / reject in an answer to an expense",
+    decided_by=DecidedBy.CODE,
+)
+class ExpenseReplyInterpreter(KeywordReplyInterpreter): ...
+
+
+@channel_role(
+    name="refund-approval-channel",
+    description="A manager approves card refunds",
+    approves=RefundCardInput,
+    answered_by=PauseAnswerer.CHANNEL,
+    reply_interpreter=RefundReplyInterpreter,
+)
+class RefundApprovalChannel(ChannelOf): ...
+
+
+@channel_role(
+    name="expense-approval-channel",
+    description="The requester confirms an expense",
+    approves=ExpenseInput,
+    answered_by=PauseAnswerer.THREAD_OWNER,
+    reply_interpreter=ExpenseReplyInterpreter,
+)
+class ExpenseApprovalChannel(ChannelOf): ...
+
+
+@channel_role(
+    name="wire-approval-channel",
+    description="A manager approves wires, with the buttons only",
+    approves=WireInput,
+    answered_by=PauseAnswerer.CHANNEL,
+    separation_of_duties=True,
+)
+class WireApprovalChannel(ChannelOf): ...
+
+
+WebRefundChannel = web_channel(
+    RefundApprovalChannel, name="web-refund-approval-channel", approvers=[ALICE, BOB]
+)
+WebExpenseChannel = web_channel(ExpenseApprovalChannel, name="web-expense-approval-channel")
+WebWireChannel = web_channel(
+    WireApprovalChannel, name="web-wire-approval-channel", approvers=[ALICE, OWNER]
+)
+
+
+@tool(
+    name="refund-card-tool",
+    description="Refunds a card",
+    input=RefundCardInput,
+    output=Done,
+    channel=RefundApprovalChannel,
+    deps=[Ledger],
+)
+class RefundCardTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: RefundCardInput) -> Done:
+        self.ledger.runs.append(("refund", input.model_dump()))
+        return Done(status=f"refunded {input.amount} on order {input.order_id}")
+
+
+@tool(
+    name="book-expense-tool",
+    description="Books an expense",
+    input=ExpenseInput,
+    output=Done,
+    channel=ExpenseApprovalChannel,
+    deps=[Ledger],
+)
+class BookExpenseTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: ExpenseInput) -> Done:
+        self.ledger.runs.append(("expense", input.model_dump()))
+        return Done(status=f"booked {input.purpose}")
+
+
+@tool(
+    name="wire-money-tool",
+    description="Wires money",
+    input=WireInput,
+    output=Done,
+    channel=WireApprovalChannel,
+    deps=[Ledger],
+)
+class WireMoneyTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: WireInput) -> Done:
+        self.ledger.runs.append(("wire", input.model_dump()))
+        return Done(status=f"wired {input.amount}")
+
+
+WebOfficeAgent = sample_agent(
+    "web-office",
+    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool],
+    description="Refunds, books expenses, wires money",
+)
+WEB_OFFICE = sample_application(
+    "web-office",
+    agent=WebOfficeAgent,
+    channels=[WebRefundChannel, WebExpenseChannel, WebWireChannel],
+    entry_workflow=True,
+)
+WebOfficeWorkflow = WEB_OFFICE.workflow
+WebOfficeApplication = WEB_OFFICE.application
