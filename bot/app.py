@@ -54,6 +54,7 @@ from bot.runtime.assembly import Assembly
 from bot.runtime.attached_graphs import attach_graph
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
+from bot.runtime.services import log
 from bot.runtime.sweeps import SWEEP_INTERVAL, Sweeps
 from bot.security.derived import DerivedKeys
 from bot.settings import Settings
@@ -296,6 +297,8 @@ class App:
                     answered=tuple(self._views.pause(r) for r in report.taken),
                 )  # no result: the caller of execute says how the run went
             )
+        if result.status.ended:  # its caller tells the end (it has the result in hand)
+            await self._runtime.store.mark_told(execution_id, self.clock.now())
         return await self._finish(result, report)
 
     async def answer(
@@ -507,6 +510,7 @@ class App:
         results = []
         for root in roots:
             await self._engine.cancel_tree(root)
+            await self._runtime.store.mark_told(root.execution_id, self.clock.now())
             results.append(await self._views.result(root.execution_id, record=False))
         return results
 
@@ -625,7 +629,24 @@ class App:
                 await outcome
 
     async def _emit_resume(self, event: ExecutionResumeEvent) -> None:
+        """Tell the resume handlers; when the move ended the run and every handler returned,
+        record that its end was told (else the sweep tells it again: ``Sweeps.tell_untold``).
+        A handler that raises is logged and never fails the answer that moved the tree."""
+        told = True
         for handler in self._resume_handlers:
-            outcome = handler(event)
-            if inspect.isawaitable(outcome):
-                await outcome
+            try:
+                outcome = handler(event)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception as error:  # a channel's failure must not undo a recorded answer
+                told = False
+                log.warning(
+                    "a resume handler failed: %s: %s (execution_id=%s tenant_id=%s)",
+                    type(error).__name__,
+                    error,
+                    event.execution_id,
+                    event.tenant_id,
+                )
+        result = event.result
+        if told and result is not None and result.status.ended:
+            await self._runtime.store.mark_told(result.execution_id, self.clock.now())

@@ -25,6 +25,9 @@ is continued within about 11 s (``python -m tests.benchmarks.recovery_time``).""
 UNREAD_GRACE: Final = timedelta(seconds=60)
 """A reply kept unread this long was left by a process that died before reading it (reading
 with a model takes seconds, not a minute): the sweep reads it."""
+TELL_GRACE: Final = timedelta(seconds=30)
+"""A run's end not told this long after it ended was left by a process that died between the
+end and the telling (telling takes a few Slack calls, not half a minute): the sweep tells it."""
 RETENTION_INTERVAL: Final = timedelta(seconds=30)
 """The retention sweep runs with the tick that comes this long after its last run. (One timer:
 a test clock that jumps days runs one tick, not one per interval of each of two timers.)"""
@@ -56,6 +59,7 @@ class Sweeps:
         await _sweep("unread replies", self.read_unread)
         await _sweep("recovery", self.recover)
         await _sweep("deadline", self.close_due)
+        await _sweep("untold ends", self.tell_untold)
         now = self._runtime.clock.now()
         if self._retained_at is None or now - self._retained_at >= RETENTION_INTERVAL:
             self._retained_at = now
@@ -102,6 +106,25 @@ class Sweeps:
         for root in moved:
             await self._tell_moved(root, PauseResolution.WITHDRAWN, PassReport(ran=True))
         return len(moved)
+
+    async def tell_untold(self) -> int:
+        """Tell the channels the ends nobody told (the outbox of a run's end): each is claimed
+        once (``mark_told``) and told with every answer of its tree; how many were told."""
+        store = self._runtime.store
+        told = 0
+        for root in await store.untold_roots(self._runtime.clock.now() - TELL_GRACE):
+            if not await store.mark_told(root.execution_id, self._runtime.clock.now()):
+                continue  # another instance claimed it
+            log.warning(
+                "recovery: telling the end of execution %s (tenant_id=%s)",
+                root.execution_id,
+                root.tenant_id,
+            )
+            await self._tell_moved(
+                root, PauseResolution.REPLIED, PassReport(ran=True), every_answer=True
+            )
+            told += 1
+        return told
 
     async def retention(self) -> int:
         """Remove resolved pause records older than the application's retention window."""

@@ -104,6 +104,7 @@ class MemoryStore(PauseStore):
         self._by_key: dict[str, str] = {}
         self._unread_at: dict[str, datetime] = {}
         self._executions: dict[str, ExecutionRow] = {}
+        self._told: dict[str, datetime] = {}
         self._audit: list[_Entry] = []
         self._launches: dict[str, datetime] = {}
         self._seq = 0
@@ -401,6 +402,25 @@ class MemoryStore(PauseStore):
             created_at=new.created_at,
             updated_at=new.created_at,
         )
+
+    async def untold_roots(self, ended_before: datetime) -> list[ExecutionRow]:
+        return sorted(
+            (
+                e
+                for e in self._executions.values()
+                if e.parent_execution_id is None
+                and e.status.ended
+                and e.updated_at < ended_before
+                and e.execution_id not in self._told
+            ),
+            key=lambda e: e.created_at,
+        )
+
+    async def mark_told(self, root_execution_id: str, at: datetime) -> bool:
+        if root_execution_id not in self._executions or root_execution_id in self._told:
+            return False
+        self._told[root_execution_id] = at
+        return True
 
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         asked_too = {  # a pause of the same interrupt still waits: it is not resumed yet

@@ -25,11 +25,13 @@ from sqlalchemy import (
     inspect,
     select,
     text,
+    update,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.tables import (
     UtcDateTime,
+    executions,
     message_refs,
     metadata,
     pause_answers,
@@ -166,11 +168,25 @@ def _neutral_slack_ref(row: RowMapping) -> dict[str, Any]:
     }
 
 
+def _v5_told_ends(connection: Connection) -> None:
+    """The outbox of a run's end: ``told_at`` is set once its channels were told. Runs that had
+    ended before this version count as told (nobody is waiting to hear of them now)."""
+    told = executions.c.told_at
+    index = next(i for i in executions.indexes if i.name == "ix_cs_executions_told")
+    _add_missing_columns(connection, executions, ["told_at"], [index])
+    connection.execute(
+        update(executions)
+        .where(told.is_(None), executions.c.status.in_(["COMPLETED", "FAILED", "CANCELLED"]))
+        .values(told_at=executions.c.updated_at)
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
     _v3_unread_replies,
     _v4_message_refs,
+    _v5_told_ends,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -155,6 +155,15 @@ class ExecutionRecordRepository(Protocol):
         """Create the record unless it exists (a child execution re-entered on a later pass)."""
         ...
 
+    async def untold_roots(self, ended_before: datetime) -> list[ExecutionRow]:
+        """Roots that ended before ``ended_before`` and whose end was never told (the process
+        that ended them died first): the outbox the sweep empties."""
+        ...
+
+    async def mark_told(self, root_execution_id: str, at: datetime) -> bool:
+        """Record that a root's end was told; False if it already was (or is unknown)."""
+        ...
+
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         """Roots with pauses resolved before ``stale_before`` nobody took, or RUNNING since then."""
         ...

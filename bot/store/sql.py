@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, and_, delete, insert, or_, select
+from sqlalchemy import Connection, Row, and_, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from bot.core.dtos import ToolCallApprovalAsk
@@ -248,6 +248,29 @@ class SqlStore:
             ),
             newest_first=False,
         )
+
+    async def untold_roots(self, ended_before: datetime) -> list[ExecutionRow]:
+        ended = [s.value for s in ExecutionStatus if s.ended]
+        return await self._executions(
+            and_(
+                executions.c.told_at.is_(None),
+                executions.c.updated_at < ended_before,
+                executions.c.parent_execution_id.is_(None),
+                executions.c.status.in_(ended),
+            )
+        )
+
+    async def mark_told(self, root_execution_id: str, at: datetime) -> bool:
+        statement = (
+            update(executions)
+            .where(executions.c.execution_id == root_execution_id, executions.c.told_at.is_(None))
+            .values(told_at=at)
+        )
+
+        def body(connection: Connection) -> bool:
+            return connection.execute(statement).rowcount == 1
+
+        return await self._tx.write(body)
 
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         """Root executions with pauses resolved before ``stale_before`` that nobody took, or

@@ -120,8 +120,10 @@ executions = Table(
     Column("error", Text),
     Column("created_at", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
+    Column("told_at", UtcDateTime),  # a root's end, once told to its channels (v5)
     Index("ix_cs_executions_tenant_thread", "tenant_id", "thread_id"),
     Index("ix_cs_executions_root", "root_execution_id"),
+    Index("ix_cs_executions_told", "told_at", "updated_at"),
 )
 
 pause_answers = Table(

@@ -192,18 +192,19 @@ class Answering:
         return functools.partial(self._feedback.tell, who.audience, text)
 
     async def _continue(self, answered: Answered, reply: tuple[str, ReplyPlace] | None) -> None:
-        """After the ack: move the run on (phase 2); say how a reply was read. The message and
-        the run's end are told from the resume event, also when the run failed."""
-        try:
-            await self._app.continue_answer(answered)
-        except CountersignError:
-            return  # the run failed after the answer was recorded: its resume event told it
+        """After the ack: say how a reply was read (it is recorded), then move the run on
+        (phase 2). The message and the run's end are told from the resume event, also when the
+        run failed."""
         if reply is not None:
             text, place = reply
             outcome = outcome_of(answered.pause, read_as=text)
             if outcome is not None:
                 said = f'Read "{quote(text)}" as {verdict(outcome)}.'
                 await self._gateway.say_in_thread(place.channel, place.thread_ts, said)
+        try:
+            await self._app.continue_answer(answered)
+        except CountersignError:
+            return  # the run failed after the answer was recorded: its resume event told it
 
     async def _read_then_continue(
         self, kept: ReplyKept, who: Answerer, reply: tuple[str, ReplyPlace]

@@ -239,12 +239,15 @@ class SlackBot:
             ],
         )
 
-    def _on_resume(self, event: ExecutionResumeEvent) -> None:
+    async def _on_resume(self, event: ExecutionResumeEvent) -> None:
         """A tree moved (a click here, an API call, a sweep after a crash): update the messages
-        of the answers it took and say the run's end in its thread, from the event alone."""
+        of the answers it took and say the run's end in its thread, from the event alone.
+
+        Awaited, not spawned: the App records a run's end as told once this returns (a process
+        that dies first leaves the end to the sweep, which tells it again)."""
         if self.tasks.closed or (not event.answered and event.result is None):
             return
-        self.tasks.spawn(self._tell_resumed(event), name="slack resume")
+        await self._tell_resumed(event)
 
     async def _tell_resumed(self, event: ExecutionResumeEvent) -> None:
         for pause in event.answered:

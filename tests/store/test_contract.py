@@ -315,3 +315,22 @@ async def test_recovery_finds_answers_nobody_took_and_stale_running_roots(
     assert await store.roots_needing_recovery(NOW) == []
     assert await store.launch_started_at("launch", "answered", NOW) == NOW
     assert await store.launch_started_at("launch", "answered", later) == NOW
+
+
+async def test_a_roots_end_is_untold_until_marked_told_once(store: PauseStore) -> None:
+    """The outbox of a run's end: an ended root is listed until it is told, and only one
+    caller is told it marked it (two instances never tell one end twice)."""
+    for execution_id in ("ended", "running", "child"):
+        await store.ensure_execution(
+            new_root(execution_id, parent="ended" if execution_id == "child" else None)
+        )
+    await store.set_status("ended", ExecutionStatus.COMPLETED, NOW)
+    await store.set_status("child", ExecutionStatus.COMPLETED, NOW)
+    later = NOW + timedelta(seconds=1)
+
+    assert [r.execution_id for r in await store.untold_roots(later)] == ["ended"]
+    assert await store.untold_roots(NOW) == []  # ended at NOW: not before it
+    assert await store.mark_told("ended", later)
+    assert not await store.mark_told("ended", later)
+    assert not await store.mark_told("unknown", later)
+    assert await store.untold_roots(later) == []

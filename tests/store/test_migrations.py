@@ -26,7 +26,7 @@ from bot.store.database import Database
 from bot.store.message_refs import SqlMessageRefs
 from bot.store.migrations import MIGRATIONS, apply_migrations
 from bot.store.records import MessageRefRecord
-from bot.store.tables import UtcDateTime, schema_version
+from bot.store.tables import UtcDateTime, executions, schema_version
 from tests.databases import BACKENDS, database
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -98,7 +98,7 @@ async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_v4_moves_slack_s_message_references_into_message_refs(
     v3_database: Database,
 ) -> None:
-    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 4
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 5
     refs = SqlMessageRefs(v3_database)
 
     assert await refs.get("a" * 32) == MessageRefRecord(
@@ -124,7 +124,7 @@ async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
     v3_database: Database,
 ) -> None:
     await v3_database.migrate(LATER)
-    assert await v3_database.migrate(LATER) == 4
+    assert await v3_database.migrate(LATER) == 5
 
     async with v3_database.engine.connect() as connection:
         tables = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
@@ -132,7 +132,7 @@ async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
             lambda c: list(c.execute(select(schema_version.c.version)).scalars())
         )
     assert "cs_message_refs" in tables and "cs_slack_messages" not in tables
-    assert sorted(versions) == [1, 2, 3, 4]
+    assert sorted(versions) == [1, 2, 3, 4, 5]
     assert len(await SqlMessageRefs(v3_database).open_in_thread("C0APPROVALS", "1.1")) == 2
 
 
@@ -160,3 +160,38 @@ async def test_a_new_database_has_message_refs_and_no_slack_table(tmp_path: Path
             tables = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
     assert "cs_message_refs" in tables
     assert not {t for t in tables if t.startswith("cs_slack_")}
+
+
+async def test_v5_counts_the_ends_before_it_as_told(tmp_path: Path) -> None:
+    """An execution that ended before v5 is not told again; one still running will be."""
+    async with database("sqlite", tmp_path) as url, Database.open(url) as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(make_v3, [])
+            await connection.run_sync(_v4_only)
+            for execution_id, status in (("done", "COMPLETED"), ("busy", "RUNNING")):
+                await connection.execute(
+                    insert(executions).values(
+                        execution_id=execution_id,
+                        root_execution_id=execution_id,
+                        thread_id="t",
+                        tenant_id="acme",
+                        owner_id="U1",
+                        workflow="w",
+                        status=status,
+                        input="{}",
+                        created_at=NOW,
+                        updated_at=NOW,
+                    )
+                )
+        assert await opened.migrate(LATER) == 5
+        async with opened.engine.connect() as connection:
+            told = dict(
+                (await connection.execute(select(executions.c.execution_id, executions.c.told_at)))
+                .tuples()
+                .all()
+            )
+    assert told == {"done": NOW, "busy": None}
+
+
+def _v4_only(connection: Connection) -> None:
+    apply_migrations(connection, schema_version, MIGRATIONS[:4], NOW)
