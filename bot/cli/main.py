@@ -93,8 +93,8 @@ def _database_url(text: str) -> str:
     try:
         DatabaseUrl.parse(text)
     except DatabaseUrlError:
-        raise argparse.ArgumentTypeError(
-            f"not a database URL: {text!r} (e.g. sqlite+aiosqlite:///demo.db)"
+        raise argparse.ArgumentTypeError(  # the text is not repeated: it may hold a password
+            "not a database URL (e.g. sqlite+aiosqlite:///demo.db)"
         ) from None
     return text
 

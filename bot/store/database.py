@@ -60,7 +60,7 @@ class DatabaseUrl:
         """The one place a database URL is parsed; ``DatabaseUrlError`` if it is none."""
         try:
             return cls(make_url(text))
-        except ArgumentError:
+        except (ArgumentError, ValueError):  # ValueError: a port that is not a number
             raise DatabaseUrlError(f"not a database URL: {SUPPORTED_DATABASES}") from None
 
     @classmethod

@@ -99,6 +99,14 @@ def test_a_malformed_database_url_is_a_usage_error(capsys: pytest.CaptureFixture
     assert "argument --database-url: not a database URL" in capsys.readouterr().err
 
 
+def test_a_malformed_database_url_is_not_repeated(capsys: pytest.CaptureFixture[str]) -> None:
+    """It may hold a password: the error names the argument, never its text."""
+    with pytest.raises(SystemExit):
+        main(["demo", "--database-url", "postgresql+asyncpg://u:s3cr3t@db:notaport/x"])
+
+    assert "s3cr3t" not in capsys.readouterr().err
+
+
 def test_no_command_without_slack_settings_serves_the_desk_on_the_web(tmp_path: Path) -> None:
     """The first run of a fresh clone: the missing settings named, the desk served on
     127.0.0.1, its inbox link printed; a person asks the desk for something and answers there."""
