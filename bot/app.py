@@ -94,6 +94,7 @@ class App:
             read_kept=self.read_kept,
         )
         self._sweep_timer: TimerHandle | None = None
+        self._engine.ends_are_told = lambda: bool(self._resume_handlers)
         self._state = _State.OPEN
 
     # ---------------------------------------------------------------- lifecycle
@@ -298,7 +299,7 @@ class App:
                 )  # no result: the caller of execute says how the run went
             )
         if result.status.ended:  # its caller tells the end (it has the result in hand)
-            await self._runtime.store.mark_told(execution_id, self.clock.now())
+            await self._mark_told(execution_id)
         return await self._finish(result, report)
 
     async def answer(
@@ -510,7 +511,7 @@ class App:
         results = []
         for root in roots:
             await self._engine.cancel_tree(root)
-            await self._runtime.store.mark_told(root.execution_id, self.clock.now())
+            await self._mark_told(root.execution_id)
             results.append(await self._views.result(root.execution_id, record=False))
         return results
 
@@ -628,6 +629,11 @@ class App:
             if inspect.isawaitable(outcome):
                 await outcome
 
+    async def _mark_told(self, root_execution_id: str) -> None:
+        """A run's end was told. (With nobody listening, its end was recorded told already.)"""
+        if self._resume_handlers:
+            await self._runtime.store.mark_told(root_execution_id, self.clock.now())
+
     async def _emit_resume(self, event: ExecutionResumeEvent) -> None:
         """Tell the resume handlers; when the move ended the run and every handler returned,
         record that its end was told (else the sweep tells it again: ``Sweeps.tell_untold``).
@@ -649,4 +655,4 @@ class App:
                 )
         result = event.result
         if told and result is not None and result.status.ended:
-            await self._runtime.store.mark_told(result.execution_id, self.clock.now())
+            await self._mark_told(result.execution_id)

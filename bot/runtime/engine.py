@@ -8,7 +8,7 @@ the tree rests, takes the pauses resolved meanwhile (the drain).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -164,6 +164,9 @@ class Engine:
         self._workflows = workflows
         self._kinds: dict[str, TreeKind] = {}
         self._guard = guard
+        self.ends_are_told: Callable[[], bool] = lambda: True
+        """Whether a tree's end is to be told (someone listens to resume events): if not, the
+        end is recorded as told in the same transaction, and stays out of the outbox."""
 
     def attach(self, workflow: str, kind: TreeKind) -> None:
         """Run the trees whose root execution names ``workflow`` with ``kind``."""
@@ -347,6 +350,7 @@ class Engine:
             output=output,
             error=None if error is None else str(error),
             release=held.claim,
+            told=not self.ends_are_told(),
         )
         held.released = True
         for record in closed:

@@ -336,6 +336,7 @@ class MemoryStore(PauseStore):
         output: Any | None = None,
         error: str | None = None,
         release: LeaseClaim | None = None,
+        told: bool = False,
     ) -> list[PauseRecord]:
         terms = closed_as(Cancelled())
         in_tree = self._asked(
@@ -352,6 +353,8 @@ class MemoryStore(PauseStore):
             elif record.status is PauseStatus.RESOLVED:
                 self._put(dataclasses.replace(record, status=PauseStatus.CANCELLED))
         self._set(root_execution_id, status, at, output=output, error=error)
+        if told:
+            self._told[root_execution_id] = at
         if release is not None:
             self.leases.give_up(release)
         return closed

@@ -129,8 +129,11 @@ class ExecutionRecordRepository(Protocol):
         output: Any | None = None,
         error: str | None = None,
         release: LeaseClaim | None = None,
+        told: bool = False,
     ) -> list[PauseRecord]:
-        """Close the tree's PENDING pauses (CANCELLED), record its end, give the lease up."""
+        """Close the tree's PENDING pauses (CANCELLED), record its end, give the lease up;
+        ``told``: nobody is to be told of the end (no channel listens), so it is not left in
+        the outbox (``untold_roots``)."""
         ...
 
     async def get(self, execution_id: str) -> ExecutionRow | None: ...

@@ -490,11 +490,14 @@ class SqlStore:
         output: Any | None = None,
         error: str | None = None,
         release: LeaseClaim | None = None,
+        told: bool = False,
     ) -> list[PauseRecord]:
         """The tree ended: every PENDING pause closed CANCELLED with its audit entry, the root's
         status, and with ``release`` the lease given up, in one transaction. Returns the closed
         pauses, each ``is_sent`` as of its closing (tell the channel of those sent)."""
         values = self._status_values(status, at, output=output, error=error)
+        if told:
+            values["told_at"] = at
         terms = closed_as(Cancelled())
 
         def body(connection: Connection) -> list[PauseRecord]:

@@ -62,3 +62,23 @@ async def test_an_end_told_at_once_is_not_told_again(make_office: MakeOffice) ->
     await office.clock.advance(timedelta(minutes=5))
 
     assert len(told) == 1 and not told[0].by_sweep
+
+
+async def test_an_end_nobody_listens_to_is_recorded_told_with_it(make_office: MakeOffice) -> None:
+    """No resume handler: nothing to tell, so the end never waits in the outbox (and costs no
+    second write)."""
+    script_refund()
+    office = await make_office()
+    await run(office)
+    await office.app.resume(
+        office.inbox.last("refund-card-tool").pause_id,
+        decision={"approved": True},
+        tenant_id="acme",
+        answered_by="m",
+    )
+    told: list[ExecutionResumeEvent] = []
+    office.app.on_execution_resume(told.append)  # a listener that comes later
+
+    await office.clock.advance(timedelta(minutes=5))
+
+    assert told == []
