@@ -106,6 +106,9 @@ async def ask_channel(
             asked_at=asked_at,
             ask_position=place.position,
             closes_at=_closes_at(frame.closes_at, _expires_at(binding, asked_at)),
+            nudge_at=None
+            if binding.timing is None
+            else binding.timing.next_nudge_at(asked_at, after=None, escalated=False),
         )
     )
     sent = await ask_once(runtime, binding, frame, record, place)
