@@ -27,6 +27,8 @@ class ChannelAsk:
     agent: str = ""
     thread_id: str = ""
     execution_id: str = ""
+    expires_at: datetime | None = None
+    """When the question expires unanswered (``PauseTiming.expire_after``); None if never."""
 
     def __repr__(self) -> str:  # never print the pause id
         return (

@@ -269,6 +269,7 @@ async def _send(
         agent=record.agent,
         thread_id=record.thread_id,
         execution_id=record.execution_id,
+        expires_at=_expires_at(binding, record.asked_at),
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.

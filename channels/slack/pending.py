@@ -6,6 +6,7 @@ A user may answer the pauses of CHANNEL roles whose Slack channel names them as 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Final
 
 from bot.app import App
@@ -13,7 +14,7 @@ from bot.core.enums import PauseAnswerer
 from bot.core.results import PendingPause
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
-from channels.slack.render_pending import PendingItemView
+from channels.slack.render_pending import PendingItemView, listed_order
 
 MAX_LISTED: Final = 500
 
@@ -25,7 +26,7 @@ class PendingLists:
         self._directory = directory
 
     async def for_user(self, *, tenant_id: str, user: str) -> list[PendingItemView]:
-        """The pauses ``user`` may answer, newest first."""
+        """The pauses ``user`` may answer: what expires first at the top, then newest first."""
         roles = [
             impl.config.role
             for impl in self._catalog.answered_by_channel()
@@ -46,11 +47,12 @@ class PendingLists:
             owner_id=user,
             limit=MAX_LISTED,
         )
-        items = [self._item(p) for p in pending if p.pause_id is not None]
-        return sorted(items, key=lambda item: item.asked_at, reverse=True)
+        now = self._app.clock.now()
+        return listed_order([self._item(p, now) for p in pending if p.pause_id is not None])
 
-    def _item(self, pending: PendingPause) -> PendingItemView:
+    def _item(self, pending: PendingPause, now: datetime) -> PendingItemView:
         assert pending.pause_id is not None
+        expires = None if pending.expires_at is None else datetime.fromisoformat(pending.expires_at)
         return PendingItemView(
             pause_id=pending.pause_id,
             tool=pending.ask.tool,
@@ -62,4 +64,6 @@ class PendingLists:
             role=pending.channel,
             tool_description=self._catalog.tool_description(pending.ask.tool),
             role_description=self._catalog.role_description(pending.channel),  # the role's name
+            expires_at=pending.expires_at,
+            time_left=None if expires is None else expires - now,
         )
