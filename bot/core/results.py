@@ -29,6 +29,8 @@ class PendingPause:
     owner_id: str | None = None
     expires_at: str | None = None
     """When it expires unanswered (``PauseTiming.expire_after``), ISO 8601; None if never."""
+    escalated: bool = False
+    """Whether it was escalated: its channel's escalation approvers may answer it too."""
 
     def __repr__(self) -> str:
         shown = "<hidden>" if self.pause_id is None else "<owner's>"

@@ -81,6 +81,7 @@ class Views:
             child_execution_id=record.child_execution_id,
             owner_id=record.owner_id,
             expires_at=self._expires_at(record),
+            escalated=record.escalated_at is not None,
         )
 
     def _expires_at(self, record: PauseRecord) -> str | None:

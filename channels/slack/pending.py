@@ -1,7 +1,8 @@
 """What waits for one Slack user: ``/pending`` and the App Home show the same list.
 
 A user may answer the pauses of CHANNEL roles whose Slack channel names them as an approver
-(directly or through a user group), and the THREAD_OWNER pauses of threads they own.
+(directly or through a user group), once escalated those whose ``escalate_to`` names them, and
+the THREAD_OWNER pauses of threads they own.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class PendingLists:
                 include_channel_pause_ids=True,
                 limit=MAX_LISTED,
             )
+        pending += await self._escalated_to(tenant_id, user, exclude=set(roles))
         pending += await self._app.list_pending(
             tenant_id=tenant_id,
             answered_by=PauseAnswerer.THREAD_OWNER,
@@ -49,6 +51,28 @@ class PendingLists:
         )
         now = self._app.clock.now()
         return listed_order([self._item(p, now) for p in pending if p.pause_id is not None])
+
+    async def _escalated_to(
+        self, tenant_id: str, user: str, *, exclude: set[str]
+    ) -> list[PendingPause]:
+        """The escalated pauses of the roles whose ``escalate_to`` names ``user`` (and whose
+        approvers do not: those are listed already)."""
+        roles = {
+            impl.config.role
+            for impl in self._catalog.answered_by_channel()
+            if impl.config.role not in exclude
+            and await self._directory.may_answer(user, impl.config.escalate_to)
+        }
+        if not roles:
+            return []
+        waiting = await self._app.list_pending(
+            tenant_id=tenant_id,
+            answered_by=PauseAnswerer.CHANNEL,
+            roles=sorted(roles),
+            include_channel_pause_ids=True,
+            limit=MAX_LISTED,
+        )
+        return [p for p in waiting if p.escalated]
 
     def _item(self, pending: PendingPause, now: datetime) -> PendingItemView:
         assert pending.pause_id is not None

@@ -11,7 +11,8 @@ import pytest
 
 from bot import ExecutionStatus, NotPausedError, PauseResolution, PauseTiming, WorkflowStartText
 from bot.core.timing import Nudge
-from bot.testing import FakeClock, mock_llm, test_with
+from bot.runtime.nudges import NUDGE_CLAIM
+from bot.testing import FakeClock, inspect_app, mock_llm, test_with
 from tests.conftest import NO_SETTINGS
 from tests.databases import BACKENDS, database
 from tests.runtime.test_expiry import Desk, Sent, open_desk, payout_application, payout_call
@@ -145,3 +146,28 @@ async def test_two_instances_send_each_reminder_once(backend: str, tmp_path: Pat
         assert [r.reminded for r in sent.reminders] == [0, 1, 2]
         assert len(sent.escalations) == 1
         assert two is not one
+
+
+async def test_a_claim_whose_instance_died_is_sent_after_it_lapses(tmp_path: Any) -> None:
+    """An instance claimed the first reminder and died before telling the channel: the claim
+    lapses (``NUDGE_CLAIM``) and the sweep sends that reminder then, once."""
+    sample = payout_application("crashed-claim", role_timing=TIMING)
+    async with open_desk(sample, tmp_path) as desk:
+        payout_call(desk)
+        pause_id = await desk.ask()
+        store = inspect_app(desk.app).store
+        record = await store.find("t", pause_id)
+        assert record is not None and record.nudge_at == record.asked_at + HOUR
+        claim = record.nudge_at + NUDGE_CLAIM
+        assert await store.claim_nudge(pause_id, seen=record.nudge_at, until=claim)  # dies
+
+        await desk.clock.advance(HOUR + SWEPT)
+        assert desk.sent.reminders == []  # claimed by the dead instance
+        await desk.clock.advance(NUDGE_CLAIM)
+
+        assert [r.reminded for r in desk.sent.reminders] == [0]
+        await desk.clock.advance(HOUR)
+        assert [r.reminded for r in desk.sent.reminders] == [0]  # the next is at 3 h
+        after = await store.find("t", pause_id)
+        assert after is not None and after.reminders_sent == 1
+        assert after.nudge_at == record.asked_at + 3 * HOUR

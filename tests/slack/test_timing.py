@@ -129,6 +129,17 @@ async def test_pending_shows_the_time_left_and_what_expires_first_on_top(
     assert ":hourglass: 21 h 59 min left" in all_text(sent["blocks"])
 
 
+async def test_the_on_call_sees_a_wire_in_pending_once_it_is_escalated(
+    world: SlackWorld,
+) -> None:
+    wire = await _ask_a_wire(world)
+    assert approve_values((await pending_of(world, ONCALL))["blocks"]) == []
+
+    await _hours(world, 4)
+
+    assert approve_values((await pending_of(world, ONCALL))["blocks"]) == [wire]
+
+
 def test_escalate_to_is_checked_like_approvers() -> None:
     with pytest.raises(SetupError, match="one conversation id"):
         slack_channel(
