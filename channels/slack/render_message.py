@@ -125,11 +125,12 @@ def reminder_text(
 def escalation_text(view: ApprovalView, approvers: Sequence[str], *, where: str | None) -> str:
     """An escalation: in the question's thread (``where`` None) or naming the copy's place."""
     who = " ".join(approver_mention(a) for a in approvers)
-    asked = f"asked again in {channel_mention(where)}" if where else "you may answer it too"
-    return (
-        f":rotating_light: {who} escalated: nobody answered {escape(view.title, 300)} in time; "
-        f"{asked}."
-    )
+    lead = f"{who} escalated" if who else "Escalated"
+    if where:
+        asked = f"asked again in {channel_mention(where)}"
+    else:
+        asked = "you may answer it too" if who else "it still waits for an answer"
+    return f":rotating_light: {lead}: nobody answered {escape(view.title, 300)} in time; {asked}."
 
 
 def _not_by_the_requester(view: ApprovalView) -> str:
