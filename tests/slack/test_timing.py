@@ -27,7 +27,7 @@ from tests.slack.office import (
 )
 from tests.slack.stub import TEAM
 from tests.slack.test_clicks import ask_refund
-from tests.slack.test_lists import approve_values, pending_of
+from tests.slack.test_lists import approve_values, home_opened, pending_of
 
 HOUR = timedelta(hours=1)
 
@@ -112,6 +112,7 @@ async def test_an_expired_question_loses_its_buttons_everywhere(world: SlackWorl
     updates = world.stub.of("chat.update")
     assert {u.payload["channel"] for u in updates} == {APPROVALS, ESCALATIONS}
     assert all(buttons(u.blocks()) == [] for u in updates)
+    assert all("nobody answered in time" in all_text(u.blocks()) for u in updates)
     assert len(world.stub.of("chat.postMessage")) == 2 + 12 + 1  # + reminders, escalation note
     assert_sent_valid(world.stub.calls, {pause_id})
 
@@ -127,6 +128,11 @@ async def test_pending_shows_the_time_left_and_what_expires_first_on_top(
 
     assert approve_values(sent["blocks"]) == [wire, refund]
     assert ":hourglass: 21 h 59 min left" in all_text(sent["blocks"])
+
+    await home_opened(world, MANAGER)
+    home = world.stub.of("views.publish")[-1].view()["blocks"]
+    assert approve_values(home) == [wire, refund]
+    assert ":hourglass: 21 h 59 min left" in all_text(home)
 
 
 async def test_the_on_call_sees_a_wire_in_pending_once_it_is_escalated(
