@@ -10,7 +10,14 @@ import sys
 from typing import TextIO
 
 from bot.components.decorators import channel
-from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, ChannelOutcome, ChannelWithdrawal
+from bot.core.channel import (
+    AwaitReply,
+    ChannelAsk,
+    ChannelOf,
+    ChannelOutcome,
+    ChannelReminder,
+    ChannelWithdrawal,
+)
 
 
 class TerminalOutput:
@@ -40,3 +47,11 @@ class TerminalUserChannel(ChannelOf):
 
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
         self._output.write(f"- {withdrawal.value.tool}: no longer needed ({withdrawal.resolution})")
+
+    async def remind(self, reminder: ChannelReminder) -> None:
+        expiry = reminder.expires_at
+        until = "" if expiry is None else f", expires {expiry:%Y-%m-%d %H:%M %Z}"
+        self._output.write(
+            f"! {reminder.value.tool} still waits for your answer "
+            f"(reminder {reminder.reminded + 1}{until})"
+        )

@@ -20,6 +20,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, PrivateAttr
 
 from bot import (
+    OnExpiry,
+    PauseTiming,
     StepFailedError,
     WorkflowStartText,
     agent,
@@ -395,3 +397,86 @@ class StepFailedHandlerWorkflow: ...
     channels=[RecordingRefundChannel, RecordingExpenseChannel],
 )
 class JoinsApplication: ...
+
+
+# ------------------------------------------------------------------------- time on a question
+
+
+def _timed_refund_tool(name: str, timing: PauseTiming) -> type:
+    """A refund tool whose questions expire (``timing``), asked through the refunds role."""
+
+    @tool(
+        name=name,
+        description="Refunds a card, if approved in time",
+        input=RefundCardInput,
+        channel=RefundApprovalChannel,
+        timing=timing,
+    )
+    class TimedRefundTool:
+        async def run(self, input: RefundCardInput) -> str:
+            return f"refunded {input.amount}"
+
+    return TimedRefundTool
+
+
+def _asks_with(tool_name: str) -> Rule:
+    def rule(messages: list[BaseMessage]) -> AIMessage:
+        results = _tool_results(messages)
+        if not results:
+            return _call(tool_name, {"order_id": _request(messages)[:20], "amount": 5.0})
+        return AIMessage(content=f"{tool_name}: {results[-1]}")
+
+    return rule
+
+
+EXPIRY = timedelta(hours=1)
+FailingOnExpiryTool = _timed_refund_tool(
+    "failing-on-expiry-refund-tool", PauseTiming(expire_after=EXPIRY, on_expiry=OnExpiry.FAIL)
+)
+ReadingExpiryTool = _timed_refund_tool(
+    "reading-expiry-refund-tool", PauseTiming(expire_after=EXPIRY)
+)
+
+
+@agent(
+    name="failing-on-expiry-agent",
+    description="Asks a refund that fails its step when nobody answers in time",
+    prompt="p",
+    model=RuleModel(_asks_with("failing-on-expiry-refund-tool"), "failing-on-expiry"),
+    tools=[FailingOnExpiryTool],
+)
+class FailingOnExpiryAgent: ...
+
+
+@agent(
+    name="reading-expiry-agent",
+    description="Asks a refund and reads that nobody answered in time",
+    prompt="p",
+    model=RuleModel(_asks_with("reading-expiry-refund-tool"), "reading-expiry"),
+    tools=[ReadingExpiryTool],
+)
+class ReadingExpiryAgent: ...
+
+
+@_wf(
+    "expiring-fail-fast-workflow",
+    _start().to_parallel([FailingOnExpiryAgent, AskerAgent]).to_finish(OfficeFinish),
+)
+class ExpiringFailFastWorkflow: ...
+
+
+@_wf(
+    "expiring-quorum-workflow",
+    _start()
+    .to_parallel([ReadingExpiryAgent, QuickAgent, AskerAgent], join=join_quorum(max=2))
+    .to_finish(OfficeFinish),
+)
+class ExpiringQuorumWorkflow: ...
+
+
+@application(
+    name="expiring",
+    workflows=[ExpiringFailFastWorkflow, ExpiringQuorumWorkflow],
+    channels=[RecordingRefundChannel, RecordingExpenseChannel],
+)
+class ExpiringApplication: ...

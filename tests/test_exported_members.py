@@ -32,7 +32,7 @@ AS_BUILT = {
     "AwaitReply", "Decided", "ToolCallApprovalAsk", "ReceivedReply", "RecordedAnswer",
     "AnswerOutcome", "Answered", "ReplyKept", "NotUnderstood", "AlreadyClosed", "Refused",
     # time on a question
-    "PauseTiming", "OnExpiry", "PauseExpiredError",
+    "PauseTiming", "OnExpiry", "PauseExpiredError", "ChannelReminder", "ChannelEscalation",
     # context, results and records
     "StepContext", "Tenant", "ExecutionResult", "ExecutionRecord", "ChildExecutionRecord",
     "StepRecord", "PauseAuditEntry", "PauseView", "PendingPause", "ExecutionPauseEvent",

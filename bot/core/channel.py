@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar
 
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
@@ -26,6 +27,8 @@ class ChannelAsk:
     agent: str = ""
     thread_id: str = ""
     execution_id: str = ""
+    expires_at: datetime | None = None
+    """When the question expires unanswered (``PauseTiming.expire_after``); None if never."""
 
     def __repr__(self) -> str:  # never print the pause id
         return (
@@ -52,6 +55,49 @@ class ChannelWithdrawal:
 
     def __repr__(self) -> str:
         return f"ChannelWithdrawal(role={self.role!r}, resolution={self.resolution!s})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelReminder:
+    """A question still waiting when a reminder is due (``PauseTiming.remind_after`` and
+    ``remind_every``). The rest is what the question was asked with (as in its ``ChannelAsk``)."""
+
+    pause_id: str
+    value: ToolCallApprovalAsk
+    role: str
+    reminded: int
+    """How many reminders were sent before this one (0 for the first)."""
+    asked_at: datetime
+    expires_at: datetime | None = None
+    """When the question expires (``PauseTiming.expire_after``); None if it does not."""
+    tenant_id: str = ""
+    owner_id: str = ""
+    agent: str = ""
+    thread_id: str = ""
+    execution_id: str = ""
+
+    def __repr__(self) -> str:
+        return f"ChannelReminder(role={self.role!r}, reminded={self.reminded})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelEscalation:
+    """A question still waiting at ``PauseTiming.escalate_after``: the channel asks it where it
+    escalates to as well (its escalation approvers may answer it from then on)."""
+
+    pause_id: str
+    value: ToolCallApprovalAsk
+    role: str
+    asked_at: datetime
+    expires_at: datetime | None = None
+    tenant_id: str = ""
+    owner_id: str = ""
+    agent: str = ""
+    thread_id: str = ""
+    execution_id: str = ""
+
+    def __repr__(self) -> str:
+        return f"ChannelEscalation(role={self.role!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +131,8 @@ class ChannelOf:
     """Base class of channel roles and their implementations.
 
     A role (``@channel_role``) subclasses it; an implementation (``@channel``) subclasses the role
-    and overrides ``send`` (and ``withdraw`` if it can take a question back).
+    and overrides ``send`` (and ``withdraw`` if it can take a question back, ``remind`` and
+    ``escalate`` if it acts on ``PauseTiming``).
     """
 
     __countersign_abstract__: ClassVar[bool] = True
@@ -98,4 +145,12 @@ class ChannelOf:
 
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
         """Take a question back; a no-op unless the implementation overrides it."""
+        return None
+
+    async def remind(self, reminder: ChannelReminder) -> None:
+        """Remind the approvers of a question still waiting; a no-op unless overridden."""
+        return None
+
+    async def escalate(self, escalation: ChannelEscalation) -> None:
+        """Ask a question still waiting where it escalates to; a no-op unless overridden."""
         return None

@@ -27,6 +27,10 @@ class PendingPause:
     item_index: int | None = None
     child_execution_id: str | None = None
     owner_id: str | None = None
+    expires_at: str | None = None
+    """When it expires unanswered (``PauseTiming.expire_after``), ISO 8601; None if never."""
+    escalated: bool = False
+    """Whether it was escalated: its channel's escalation approvers may answer it too."""
 
     def __repr__(self) -> str:
         shown = "<hidden>" if self.pause_id is None else "<owner's>"
@@ -163,6 +167,11 @@ class PauseView:
     asked_at: str
     reply: str | None = None
     """The free-text reply the answer was read from, when it came from one."""
+    expires_at: str | None = None
+    """When it expires unanswered (``PauseTiming.expire_after``), ISO 8601; None if never."""
+    escalated: bool = False
+    """Whether it was escalated (``PauseTiming.escalate_after``): its channel's escalation
+    approvers may answer it too."""
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 
 class OnExpiry(enum.Enum):
@@ -20,6 +20,13 @@ class OnExpiry(enum.Enum):
     """The model reads a tool error saying nobody approved the call in time (and when)."""
     FAIL = "fail"
     """The step fails with ``PauseExpiredError``."""
+
+
+class Nudge(enum.Enum):
+    """What the sweep sends a question still waiting: a reminder or its escalation."""
+
+    REMIND = "remind"
+    ESCALATE = "escalate"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,3 +65,43 @@ class PauseTiming:
                         )
                     )
         return found
+
+    def expires_at(self, asked_at: datetime) -> datetime | None:
+        return None if self.expire_after is None else asked_at + self.expire_after
+
+    def next_nudge_at(
+        self, asked_at: datetime, *, after: datetime | None, escalated: bool
+    ) -> datetime | None:
+        """When the next reminder or escalation is due: the first reminder slot strictly after
+        ``after`` (None: the first slot), the escalation if not sent yet; None if neither comes
+        before the expiry. Slots missed while nobody swept (a clock that jumps) are one
+        reminder, not a burst."""
+        moments = [self._next_reminder_at(asked_at, after)]
+        if not escalated and self.escalate_after is not None:
+            moments.append(asked_at + self.escalate_after)
+        expires_at = self.expires_at(asked_at)
+        due = [m for m in moments if m is not None and (expires_at is None or m < expires_at)]
+        return min(due, default=None)
+
+    def due_nudge(self, asked_at: datetime, *, now: datetime, escalated: bool) -> Nudge | None:
+        """What is due at ``now``: the escalation first (it asks again anyway), else a
+        reminder; nothing at or after the expiry."""
+        expires_at = self.expires_at(asked_at)
+        if expires_at is not None and now >= expires_at:
+            return None
+        escalate_after = self.escalate_after
+        if not escalated and escalate_after is not None and asked_at + escalate_after <= now:
+            return Nudge.ESCALATE
+        if self.remind_after is not None and asked_at + self.remind_after <= now:
+            return Nudge.REMIND
+        return None
+
+    def _next_reminder_at(self, asked_at: datetime, after: datetime | None) -> datetime | None:
+        if self.remind_after is None:
+            return None
+        first = asked_at + self.remind_after
+        if after is None or first > after:
+            return first
+        if self.remind_every is None:
+            return None
+        return first + ((after - first) // self.remind_every + 1) * self.remind_every

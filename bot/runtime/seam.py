@@ -106,6 +106,9 @@ async def ask_channel(
             asked_at=asked_at,
             ask_position=place.position,
             closes_at=_closes_at(frame.closes_at, _expires_at(binding, asked_at)),
+            nudge_at=None
+            if binding.timing is None
+            else binding.timing.next_nudge_at(asked_at, after=None, escalated=False),
         )
     )
     sent = await ask_once(runtime, binding, frame, record, place)
@@ -266,6 +269,7 @@ async def _send(
         agent=record.agent,
         thread_id=record.thread_id,
         execution_id=record.execution_id,
+        expires_at=_expires_at(binding, record.asked_at),
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.

@@ -1,4 +1,5 @@
-"""The App's sweeps, on one timer: unread replies, recovery, quorum deadlines, retention.
+"""The App's sweeps, on one timer: unread replies, recovery, quorum deadlines and expiries,
+reminders and escalations, retention.
 
 Each moves what no caller is there to move (a process died, a deadline passed), and tells the
 channels through the App's resume event like any answer (``by_sweep``), so a channel brings its
@@ -15,6 +16,7 @@ from bot.core.answers import Answered, AnswerOutcome
 from bot.core.enums import PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.results import ExecutionResumeEvent, ReceivedReply
 from bot.runtime.engine import Engine, PassReport
+from bot.runtime.nudges import send_due_nudges
 from bot.runtime.services import Runtime, log
 from bot.runtime.views import Views
 from bot.store.records import ExecutionRow
@@ -59,6 +61,7 @@ class Sweeps:
         await _sweep("unread replies", self.read_unread)
         await _sweep("recovery", self.recover)
         await _sweep("deadline", self.close_due)
+        await _sweep("reminders", self.nudge)
         await _sweep("untold ends", self.tell_untold)
         now = self._runtime.clock.now()
         if self._retained_at is None or now - self._retained_at >= RETENTION_INTERVAL:
@@ -106,6 +109,10 @@ class Sweeps:
         for root in moved:
             await self._tell_moved(root, PauseResolution.WITHDRAWN, PassReport(ran=True))
         return len(moved)
+
+    async def nudge(self) -> int:
+        """Send the reminders and escalations due (``bot.runtime.nudges``); how many."""
+        return await send_due_nudges(self._runtime)
 
     async def tell_untold(self) -> int:
         """Tell the channels the ends nobody told (the outbox of a run's end): each is claimed

@@ -55,6 +55,8 @@ class Views:
             decision=_decision(answer.decision) if answer else None,
             asked_at=record.asked_at.isoformat(),
             reply=answer.reply if answer else None,
+            expires_at=self._expires_at(record),
+            escalated=record.escalated_at is not None,
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
@@ -78,7 +80,15 @@ class Views:
             item_index=record.item_index,
             child_execution_id=record.child_execution_id,
             owner_id=record.owner_id,
+            expires_at=self._expires_at(record),
+            escalated=record.escalated_at is not None,
         )
+
+    def _expires_at(self, record: PauseRecord) -> str | None:
+        binding = self._runtime.assembly.tool_named(record.ask.tool)
+        timing = None if binding is None else binding.timing
+        expires_at = None if timing is None else timing.expires_at(record.asked_at)
+        return None if expires_at is None else expires_at.isoformat()
 
     def known_result(self, frame: RunFrame, report: PassReport) -> ExecutionResult | None:
         """The result as the passes left it, when they know all of it (no read back)."""

@@ -1,8 +1,10 @@
-"""Telling a channel that its question closed without an answer: once, best-effort."""
+"""Telling a channel about its question outside ``send``: that it closed without an answer
+(``withdraw``), a reminder, an escalation; once, best-effort."""
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from datetime import timedelta
 
 from bot.components.decorators import DEFAULT_TOOL_TIMEOUT
@@ -44,13 +46,6 @@ async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResol
 
     A failure or a timeout is one warning (``channel.withdraw-failed``) and nothing else.
     """
-    cls = _channel_class(runtime, record)
-    if cls is None:
-        return
-    step = StepContext(
-        node_id=record.node_id, call_id=record.ask.call_id, idempotency_key=record.idempotency_key
-    )
-    context = frame_of_pause(record).context(step)
     withdrawal = ChannelWithdrawal(
         pause_id=record.pause_id,
         value=record.ask,
@@ -62,16 +57,40 @@ async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResol
         thread_id=record.thread_id,
         execution_id=record.execution_id,
     )
+    await tell_channel(runtime, record, "withdraw", lambda channel: channel.withdraw(withdrawal))
+
+
+async def tell_channel(
+    runtime: Runtime,
+    record: PauseRecord,
+    verb: str,
+    call: Callable[[ChannelOf], object],
+) -> bool:
+    """Call one of the channel's optional methods (``withdraw``, ``remind``, ``escalate``) in
+    the pause's execution frame, under the tool's timeout; whether it returned.
+
+    A failure or a timeout is one warning (``channel.<verb>-failed``) and nothing else.
+    """
+    cls = _channel_class(runtime, record)
+    if cls is None:
+        return False
+    step = StepContext(
+        node_id=record.node_id, call_id=record.ask.call_id, idempotency_key=record.idempotency_key
+    )
+    context = frame_of_pause(record).context(step)
     try:
         channel: ChannelOf = runtime.container.create(cls, context)
-        result = channel.withdraw(withdrawal)
+        result = call(channel)
         if inspect.isawaitable(result):
             await wait_with_timeout(runtime.clock, result, _timeout_of(runtime, record))
     except Exception as error:  # best-effort by contract: log and go on
         log.warning(
-            "channel.withdraw-failed: %s (execution_id=%s tenant_id=%s channel=%s)",
+            "channel.%s-failed: %s (execution_id=%s tenant_id=%s channel=%s)",
+            verb,
             type(error).__name__,
             record.execution_id,
             record.tenant_id,
             record.channel,
         )
+        return False
+    return True

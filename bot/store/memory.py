@@ -144,6 +144,7 @@ class MemoryStore(PauseStore):
             resolved_at=None,
             ask_position=new.ask_position,
             closes_at=new.closes_at,
+            nudge_at=new.nudge_at,
         )
         self._pauses[record.pause_id] = record
         self._by_key[record.idempotency_key] = record.pause_id
@@ -216,6 +217,45 @@ class MemoryStore(PauseStore):
             and (at := self._unread_at.get(r.pause_id)) is not None
             and at < received_before
         )
+
+    async def due_nudges(self, now: datetime) -> list[PauseRecord]:
+        return self._asked(
+            r
+            for r in self._pauses.values()
+            if r.status is PauseStatus.PENDING
+            and r.is_sent
+            and r.nudge_at is not None
+            and r.nudge_at <= now
+        )
+
+    async def claim_nudge(self, pause_id: str, *, seen: datetime, until: datetime | None) -> bool:
+        record = self._pauses.get(pause_id)
+        if record is None or record.status is not PauseStatus.PENDING or record.nudge_at != seen:
+            return False
+        self._put(dataclasses.replace(record, nudge_at=until))
+        return True
+
+    async def record_nudge(
+        self,
+        pause_id: str,
+        *,
+        claimed: datetime,
+        reminders_sent: int,
+        escalated_at: datetime | None,
+        next_at: datetime | None,
+    ) -> bool:
+        record = self._pauses.get(pause_id)
+        if record is None or record.nudge_at != claimed:
+            return False
+        self._put(
+            dataclasses.replace(
+                record,
+                nudge_at=next_at,
+                reminders_sent=reminders_sent,
+                escalated_at=escalated_at,
+            )
+        )
+        return True
 
     async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
         current = self._pauses.get(record.pause_id)

@@ -181,12 +181,24 @@ def _v5_told_ends(connection: Connection) -> None:
     )
 
 
+def _v6_nudges(connection: Connection) -> None:
+    """Reminders and escalation: when the next is due, how many reminders, when escalated.
+    Pauses asked before this version have none due (``nudge_at`` stays NULL)."""
+    _add_missing_columns(
+        connection,
+        pauses,
+        ["nudge_at", "reminders_sent", "escalated_at"],
+        [i for i in pauses.indexes if i.name == "ix_cs_pauses_status_nudge"],
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
     _v3_unread_replies,
     _v4_message_refs,
     _v5_told_ends,
+    _v6_nudges,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

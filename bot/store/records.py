@@ -44,6 +44,8 @@ class NewPause:
     asked_at: datetime
     ask_position: int | None = None
     closes_at: datetime | None = None
+    nudge_at: datetime | None = None
+    """When its first reminder or escalation is due (``PauseTiming.next_nudge_at``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +79,10 @@ class PauseRecord:
     closes_at: datetime | None = None
     unread_reply: str | None = None
     unread_by: str | None = None
+    nudge_at: datetime | None = None
+    """When its next reminder or escalation is due, or a claimed one is retried."""
+    reminders_sent: int = 0
+    escalated_at: datetime | None = None
 
     def __repr__(self) -> str:  # never print the pause id
         return (

@@ -76,6 +76,30 @@ class PausedExecutionRepository(Protocol):
         """PENDING pauses with a reply kept before ``received_before`` and never read."""
         ...
 
+    async def due_nudges(self, now: datetime) -> list[PauseRecord]:
+        """PENDING pauses that were sent and whose next reminder or escalation (or a claimed
+        one to retry) is due at ``now`` (``nudge_at``), oldest first."""
+        ...
+
+    async def claim_nudge(self, pause_id: str, *, seen: datetime, until: datetime | None) -> bool:
+        """Move ``nudge_at`` from ``seen`` to ``until`` while the pause waits: True only for
+        the caller that moved it (a claim: the sweep that sends the nudge; others see it
+        moved). ``until`` None: nothing more is due."""
+        ...
+
+    async def record_nudge(
+        self,
+        pause_id: str,
+        *,
+        claimed: datetime,
+        reminders_sent: int,
+        escalated_at: datetime | None,
+        next_at: datetime | None,
+    ) -> bool:
+        """A claimed nudge was sent: its counts and the next one's time, if ``nudge_at`` is
+        still the claim's ``claimed`` (False: the claim lapsed and was retried elsewhere)."""
+        ...
+
     async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
         """RESOLVED → TAKEN: the step takes the decision (and its audit entry says what the
         approved call runs with)."""

@@ -92,6 +92,8 @@ class SqlStore:
             "asked_at": new.asked_at,
             "ask_position": new.ask_position,
             "closes_at": new.closes_at,
+            "nudge_at": new.nudge_at,
+            "reminders_sent": 0,
         }
         by_key = {"b_key": new.idempotency_key}
 
@@ -198,6 +200,44 @@ class SqlStore:
             ),
             newest_first=False,
         )
+
+    async def due_nudges(self, now: datetime) -> list[PauseRecord]:
+        return await self._many(
+            and_(
+                pauses.c.status == PauseStatus.PENDING.value,
+                pauses.c.is_sent.is_(True),
+                pauses.c.nudge_at <= now,
+            ),
+            newest_first=False,
+        )
+
+    async def claim_nudge(self, pause_id: str, *, seen: datetime, until: datetime | None) -> bool:
+        statement = (
+            update(pauses)
+            .where(
+                pauses.c.pause_id == pause_id,
+                pauses.c.status == PauseStatus.PENDING.value,
+                pauses.c.nudge_at == seen,
+            )
+            .values(nudge_at=until)
+        )
+        return await self._tx.apply(lambda connection: connection.execute(statement).rowcount == 1)
+
+    async def record_nudge(
+        self,
+        pause_id: str,
+        *,
+        claimed: datetime,
+        reminders_sent: int,
+        escalated_at: datetime | None,
+        next_at: datetime | None,
+    ) -> bool:
+        statement = (
+            update(pauses)
+            .where(pauses.c.pause_id == pause_id, pauses.c.nudge_at == claimed)
+            .values(nudge_at=next_at, reminders_sent=reminders_sent, escalated_at=escalated_at)
+        )
+        return await self._tx.apply(lambda connection: connection.execute(statement).rowcount == 1)
 
     async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
         """RESOLVED → TAKEN (False if another run took it); with ``ran_with`` (masked: what the
@@ -710,6 +750,9 @@ class SqlStore:
             if m["unread_reply"] is None
             else self._codec.decode(m["unread_reply"]),
             unread_by=m["unread_by"],
+            nudge_at=m["nudge_at"],
+            reminders_sent=m["reminders_sent"] or 0,
+            escalated_at=m["escalated_at"],
         )
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:

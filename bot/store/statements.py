@@ -72,6 +72,8 @@ NEW_PAUSE_COLUMNS = (
     "asked_at",
     "ask_position",
     "closes_at",
+    "nudge_at",
+    "reminders_sent",
 )
 INSERT_PAUSE_UNLESS_PRESENT = insert_unless_present(
     pauses, "idempotency_key", NEW_PAUSE_COLUMNS, returning=True

@@ -96,12 +96,18 @@ pauses = Table(
     Column("unread_reply", Text),
     Column("unread_by", String(255)),
     Column("unread_at", UtcDateTime),
+    # reminders and escalation (v6): when the next one is due (or a claimed one is retried),
+    # how many reminders were sent, when it was escalated
+    Column("nudge_at", UtcDateTime),
+    Column("reminders_sent", Integer),
+    Column("escalated_at", UtcDateTime),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),
     Index("ix_cs_pauses_tenant_thread", "tenant_id", "thread_id"),
     Index("ix_cs_pauses_status_closes", "status", "closes_at"),
     Index("ix_cs_pauses_status_unread", "status", "unread_at"),
+    Index("ix_cs_pauses_status_nudge", "status", "nudge_at"),
 )
 
 executions = Table(

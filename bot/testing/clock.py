@@ -71,8 +71,13 @@ class FakeClock:
                 await asyncio.sleep(0)
             elif due.timer is not None and not due.timer.cancelled:
                 # a periodic timer that fell due many times runs once, at its last due time
-                # before the next other event (a sweep after a long advance, not thousands)
-                limit = min(target, self._queue[0].at) if self._queue else target
+                # before the next sleeper wakes (a sweep after a long advance, not thousands;
+                # other timers do not hold it back: two Apps on one clock tick once each)
+                limit = min(
+                    (d.at for d in self._queue if d.sleeper is not None and not d.sleeper.done()),
+                    default=target,
+                )
+                limit = min(limit, target)
                 due.at += max((limit - due.at) // due.timer.interval, 0) * due.timer.interval
                 self._now = due.at
                 await due.timer.callback()

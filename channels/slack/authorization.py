@@ -1,6 +1,7 @@
 """Who may answer a pause from Slack, checked after the ack, before anything is resumed.
 
-A CHANNEL pause: the approvers of its Slack channel (users, or members of user groups). A
+A CHANNEL pause: the approvers of its Slack channel (users, or members of user groups), and
+once it is escalated its ``escalate_to`` approvers too (the first answer from either wins). A
 THREAD_OWNER pause: the thread's owner (the runtime checks it again: ``ThreadOwnerError``).
 Anybody else is refused; the refusal is logged with the Slack user and team, never the pause.
 """
@@ -63,9 +64,12 @@ class Authorizer:
                 return None if user == pause.owner_id else Refusal(text=NOT_THE_OWNER)
             case PauseAnswerer.CHANNEL:
                 channel = self._catalog.slack_channel(pause.channel)
-                if channel is not None and await self._directory.may_answer(
-                    user, channel.config.approvers
-                ):
+                if channel is None:
+                    return Refusal(text=NOT_AN_APPROVER)
+                approvers = channel.config.approvers
+                if pause.escalated:  # its escalation approvers may answer too
+                    approvers = approvers + channel.config.escalate_to
+                if await self._directory.may_answer(user, approvers):
                     return None
                 return Refusal(text=NOT_AN_APPROVER)
             case _:

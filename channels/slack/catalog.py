@@ -27,6 +27,11 @@ class SlackChannelConfig:
     approvers: tuple[str, ...]
     answered_by: PauseAnswerer
     role: str
+    escalate_to: tuple[str, ...] = ()
+    """User and user-group ids that may answer too once a question is escalated."""
+    escalation_conversation: str | None = None
+    """Where an escalated question is asked again (a copy with the same buttons); None: in
+    the question's own thread, mentioning ``escalate_to``."""
 
 
 def slack_config_of(cls: type) -> SlackChannelConfig | None:

@@ -22,7 +22,15 @@ from typing import ClassVar, Final
 
 from bot.components.decorators import channel
 from bot.components.specs import ChannelRoleSpec, spec_of
-from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, ChannelOutcome, ChannelWithdrawal
+from bot.core.channel import (
+    AwaitReply,
+    ChannelAsk,
+    ChannelEscalation,
+    ChannelOf,
+    ChannelOutcome,
+    ChannelReminder,
+    ChannelWithdrawal,
+)
 from bot.core.context import ExecutionContext
 from bot.core.enums import PauseAnswerer
 from bot.core.errors import SetupError
@@ -31,6 +39,7 @@ from channels.slack.catalog import CONFIG_ATTRIBUTE, SlackChannelConfig
 from channels.slack.gateway import SlackGateway
 
 _CONVERSATION: Final = re.compile(r"[CDG][A-Z0-9]{2,40}")
+_ESCALATION_CONVERSATION: Final = re.compile(r"[CG][A-Z0-9]{2,40}")
 
 __all__ = ["SlackChannel", "slack_channel"]
 
@@ -59,6 +68,14 @@ class SlackChannel(ChannelOf):
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
         await self._gateway.show_withdrawn(withdrawal, answered_by=self.slack.answered_by)
 
+    async def remind(self, reminder: ChannelReminder) -> None:
+        await self._gateway.remind(reminder, config=self.slack)
+
+    async def escalate(self, escalation: ChannelEscalation) -> None:
+        await self._gateway.escalate(
+            escalation, implementation=self.implementation_name, config=self.slack
+        )
+
 
 def slack_channel(
     role: type,
@@ -66,13 +83,19 @@ def slack_channel(
     name: str,
     conversation: str,
     approvers: Sequence[str] = (),
+    escalate_to: Sequence[str] = (),
     description: str | None = None,
 ) -> type[SlackChannel]:
     """A new class implementing ``role`` in Slack (decorated with ``@channel``).
 
     ``conversation`` is a Slack conversation id (``C…``, ``G…``, ``D…``). ``approvers`` are
     Slack user ids (``U…``, ``W…``) and user-group ids (``S…``): required for a CHANNEL role,
-    none for a THREAD_OWNER role (its owner answers). Misuse raises ``SetupError`` at once.
+    none for a THREAD_OWNER role (its owner answers). ``escalate_to`` (a CHANNEL role whose
+    timing has ``escalate_after``) names who may answer too once the question is escalated:
+    user ids and user-group ids, validated like ``approvers``, and at most one conversation id
+    (``C…``, ``G…``) where the escalated question is asked again, with the same buttons; without
+    one the escalation is a reply in the question's thread mentioning them. Misuse raises
+    ``SetupError`` at once.
     """
     spec = spec_of(role)
     if not isinstance(spec, ChannelRoleSpec):
@@ -80,11 +103,14 @@ def slack_channel(
             f"slack_channel: {getattr(role, '__name__', role)!s} is not a @channel_role"
         )
     answered_by = _answered_by(spec)
+    escalation_approvers, escalation_conversation = _escalate_to(escalate_to, answered_by, name)
     config = SlackChannelConfig(
         conversation=_conversation(conversation, name),
         approvers=_approvers(approvers, answered_by, name),
         answered_by=answered_by,
         role=spec.name,
+        escalate_to=escalation_approvers,
+        escalation_conversation=escalation_conversation,
     )
     namespace = {
         CONFIG_ATTRIBUTE: config,
@@ -137,3 +163,30 @@ def _approvers(approvers: Sequence[str], answered_by: PauseAnswerer, name: str) 
             "would be ignored, leave them out"
         )
     return tuple(dict.fromkeys(approvers))
+
+
+def _escalate_to(
+    escalate_to: Sequence[str], answered_by: PauseAnswerer, name: str
+) -> tuple[tuple[str, ...], str | None]:
+    """``escalate_to`` as (its user and user-group ids, its conversation id or None)."""
+    if isinstance(escalate_to, str):
+        raise SetupError(f"slack_channel {name}: escalate_to is a list of ids, not one string")
+    if escalate_to and answered_by is not PauseAnswerer.CHANNEL:
+        raise SetupError(
+            f"slack_channel {name}: its role is answered by the thread's owner: nobody else "
+            "may answer it, leave escalate_to out"
+        )
+    conversations = [c for c in escalate_to if _ESCALATION_CONVERSATION.fullmatch(c)]
+    wrong = [a for a in escalate_to if a not in conversations and not is_approver_id(a)]
+    if wrong:
+        raise SetupError(
+            f"slack_channel {name}: escalate_to must be Slack user ids (U…, W…), user-group "
+            f"ids (S…) or one conversation id (C…, G…), got {wrong!r}"
+        )
+    if len(conversations) > 1:
+        raise SetupError(
+            f"slack_channel {name}: escalate_to names one conversation at most, got "
+            f"{conversations!r}"
+        )
+    approvers = tuple(dict.fromkeys(a for a in escalate_to if a not in conversations))
+    return approvers, conversations[0] if conversations else None

@@ -16,7 +16,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import App
-from bot.core.channel import ChannelAsk, ChannelWithdrawal
+from bot.core.channel import ChannelAsk, ChannelEscalation, ChannelReminder, ChannelWithdrawal
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
 from channels.slack.catalog import Catalog, SlackChannelConfig
@@ -24,7 +24,13 @@ from channels.slack.notes import NoteRef, RequesterNotes
 from channels.slack.outcomes import approval_view, closed_resolution, outcome_of
 from channels.slack.redaction import log, redact
 from channels.slack.render import ApprovalView, escape
-from channels.slack.render_message import Outcome, approval_message, outcome_message
+from channels.slack.render_message import (
+    Outcome,
+    approval_message,
+    escalation_text,
+    outcome_message,
+    reminder_text,
+)
 from channels.slack.render_note import settled_note, waiting_note
 from channels.slack.store import MessageRef, SlackMessageStore
 from channels.slack.threads import SlackThread
@@ -44,6 +50,7 @@ class ClosedQuestion:
 
 
 ChangeListener = Callable[[ClosedQuestion], None]
+Question = ChannelAsk | ChannelWithdrawal | ChannelReminder | ChannelEscalation
 
 
 class SlackGateway:
@@ -165,20 +172,69 @@ class SlackGateway:
     async def _show(
         self, pause_id: str, view: ApprovalView, outcome: Outcome, closed: ClosedQuestion
     ) -> bool:
-        ref = await self.messages.get(pause_id)
-        if ref is None or ref.closed:
+        refs = [ref for ref in await self.messages.copies(pause_id) if not ref.closed]
+        if not any(not ref.escalated_copy for ref in refs):
             return False
         rendered = outcome_message(view, outcome)
-        await self.client.chat_update(
-            channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
-        )
+        for ref in refs:  # the question, and its escalated copy
+            await self.client.chat_update(
+                channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
+            )
         await self.messages.close(pause_id, self._app.clock.now())
         for listener in self._listeners:
             listener(closed)
         await self._settle_note(pause_id, view, outcome)
         return True
 
-    def _question_view(self, question: ChannelAsk | ChannelWithdrawal) -> ApprovalView:
+    # ---------------------------------------------------------------- time on the question
+
+    async def remind(self, reminder: ChannelReminder, *, config: SlackChannelConfig) -> None:
+        """A reply in the question's thread mentioning who may answer; nothing once the
+        message shows an outcome."""
+        ref = await self.messages.get(reminder.pause_id)
+        if ref is None or ref.closed:
+            return
+        approvers = config.approvers or (reminder.owner_id,)
+        text = reminder_text(
+            self._question_view(reminder),
+            approvers,
+            reminded=reminder.reminded,
+            expires_at=reminder.expires_at,
+        )
+        await self.say_in_thread(ref.channel_id, ref.thread, text)
+
+    async def escalate(
+        self, escalation: ChannelEscalation, *, implementation: str, config: SlackChannelConfig
+    ) -> None:
+        """Ask the question again where it escalates to (the same buttons, the same pause),
+        once; without an escalation conversation, a reply in its thread mentioning them."""
+        ref = await self.messages.get(escalation.pause_id)
+        if ref is None or ref.closed:
+            return
+        view = self._question_view(escalation)
+        where = config.escalation_conversation
+        text = escalation_text(view, config.escalate_to, where=where)
+        await self.say_in_thread(ref.channel_id, ref.thread, text)
+        if where is None or any(r.escalated_copy for r in await self.messages.copies(ref.pause_id)):
+            return
+        rendered = approval_message(view)
+        response = await self.client.chat_postMessage(
+            channel=where, text=rendered.text, blocks=rendered.blocks
+        )
+        copy = MessageRef(
+            pause_id=escalation.pause_id,
+            tenant_id=escalation.tenant_id,
+            channel_id=str(response.get("channel") or where),
+            ts=str(response["ts"]),
+            thread_ts=None,
+            role=escalation.role,
+            implementation=implementation,
+            escalated_copy=True,
+        )
+        if not await self.messages.add(copy, self._app.clock.now()):
+            await self._delete_quietly(copy)
+
+    def _question_view(self, question: Question) -> ApprovalView:
         """The question as it was asked (its real arguments: every renderer masks them)."""
         tool, role = question.value.tool, question.role
         return ApprovalView(
@@ -193,6 +249,7 @@ class SlackGateway:
             role_description=self._catalog.role_description(role),
             reads_replies=self._catalog.role_reads_replies(role),
             separates_duties=self._catalog.role_separates_duties(role),
+            expires_at=None if isinstance(question, ChannelWithdrawal) else question.expires_at,
         )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel
@@ -114,6 +115,7 @@ class ApprovalView:
     role_description: str = ""
     reads_replies: bool = True
     separates_duties: bool = False  # the requester may not approve
+    expires_at: datetime | None = None  # when nobody answering ends it
 
     @property
     def title(self) -> str:
@@ -184,6 +186,19 @@ def mention(user_id: str) -> str:
     if _USER_ID.fullmatch(user_id):
         return f"<@{user_id}>"
     return escape(user_id, 60)
+
+
+def approver_mention(approver: str) -> str:
+    """A mention of an approver: a user (``<@U…>``) or a user group (``<!subteam^S…>``)."""
+    if approver.startswith("S") and approver[1:].isalnum():
+        return f"<!subteam^{approver}>"
+    return mention(approver)
+
+
+def slack_date(moment: datetime) -> str:
+    """``moment`` as Slack shows a date in each reader's time zone, with a UTC fallback."""
+    fallback = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} at {{time}}|{fallback}>"
 
 
 def channel_mention(conversation: str) -> str:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final, TypeAlias, assert_never
 
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
@@ -14,12 +15,15 @@ from channels.slack.render import (
     ApprovalView,
     RenderedMessage,
     approval_buttons,
+    approver_mention,
     argument_fields,
+    channel_mention,
     escape,
     field_sections,
     finish_message,
     mention,
     mrkdwn,
+    slack_date,
     truncate,
 )
 
@@ -97,8 +101,36 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
         blocks.append(ContextBlock(elements=[mrkdwn(REPLY_HINT)]))
     if view.separates_duties:
         blocks.append(ContextBlock(elements=[mrkdwn(_not_by_the_requester(view))]))
+    if view.expires_at is not None:
+        blocks.append(ContextBlock(elements=[mrkdwn(expiry_line(view.expires_at))]))
     text = f"Approval needed: {escape(view.title, 300)}"
     return finish_message(text=text, blocks=blocks, surface="approval message")
+
+
+def expiry_line(expires_at: datetime) -> str:
+    """When a question expires, for a person."""
+    return f":hourglass: Expires {slack_date(expires_at)} if nobody answers."
+
+
+def reminder_text(
+    view: ApprovalView, approvers: Sequence[str], *, reminded: int, expires_at: datetime | None
+) -> str:
+    """A reminder in the question's thread, mentioning who may answer."""
+    who = " ".join(approver_mention(a) for a in approvers)
+    nth = "" if reminded == 0 else f" (reminder {reminded + 1})"
+    line = f":bell: {who} this still waits for an answer{nth}: {escape(view.title, 300)}."
+    return line if expires_at is None else f"{line} {expiry_line(expires_at)}"
+
+
+def escalation_text(view: ApprovalView, approvers: Sequence[str], *, where: str | None) -> str:
+    """An escalation: in the question's thread (``where`` None) or naming the copy's place."""
+    who = " ".join(approver_mention(a) for a in approvers)
+    lead = f"{who} escalated" if who else "Escalated"
+    if where:
+        asked = f"asked again in {channel_mention(where)}"
+    else:
+        asked = "you may answer it too" if who else "it still waits for an answer"
+    return f":rotating_light: {lead}: nobody answered {escape(view.title, 300)} in time; {asked}."
 
 
 def _not_by_the_requester(view: ApprovalView) -> str:

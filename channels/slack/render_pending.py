@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from pydantic import BaseModel
@@ -57,12 +57,15 @@ class PendingItemView:
     role: str
     tool_description: str = ""
     role_description: str = ""
+    expires_at: str | None = None  # ISO 8601; None if it never expires
+    time_left: timedelta | None = None  # until it expires, when it does
 
 
 def pending_list(
     items: Sequence[PendingItemView], *, page: int, page_size: int = 10
 ) -> RenderedMessage:
-    """The ephemeral ``/pending`` answer: newest first, ``page_size`` per page (1-based pages).
+    """The ephemeral ``/pending`` answer: what expires first at the top, then the rest newest
+    first (``listed_order``), ``page_size`` per page (1-based pages).
 
     A page past the end shows the last one: requests may have been answered meanwhile.
     """
@@ -92,7 +95,7 @@ def _list_blocks(items: Sequence[PendingItemView], *, page: int, page_size: int)
     pages = page_count(len(items), page_size=page_size)
     page = min(max(page, 1), pages)
     start = (page - 1) * page_size
-    shown = _newest_first(items)[start : start + page_size]
+    shown = listed_order(items)[start : start + page_size]
     blocks: list[Block] = [
         HeaderBlock(text="Waiting for your answer"),
         _summary(len(items), page, pages),
@@ -104,14 +107,18 @@ def _list_blocks(items: Sequence[PendingItemView], *, page: int, page_size: int)
     return blocks
 
 
-def _newest_first(items: Sequence[PendingItemView]) -> list[PendingItemView]:
-    """Sorted by ``asked_at``, newest first; unreadable times go last, in their given order."""
+def listed_order(items: Sequence[PendingItemView]) -> list[PendingItemView]:
+    """What expires first at the top (soonest first), then the rest by ``asked_at``, newest
+    first; unreadable times go last, in their given order."""
 
-    def key(item: PendingItemView) -> tuple[bool, float]:
-        instant = _instant(item.asked_at)
-        return (instant is not None, instant.timestamp() if instant else 0.0)
+    def key(item: PendingItemView) -> tuple[int, float]:
+        expires = None if item.expires_at is None else _instant(item.expires_at)
+        if expires is not None:
+            return (0, expires.timestamp())
+        asked = _instant(item.asked_at)
+        return (1, -asked.timestamp()) if asked is not None else (2, 0.0)
 
-    return sorted(items, key=key, reverse=True)
+    return sorted(items, key=key)
 
 
 def _instant(iso: str) -> datetime | None:
@@ -150,7 +157,20 @@ def _item_text(item: PendingItemView) -> str:
         escape(role, 150),
         _when(item.asked_at),
     ]
+    if item.time_left is not None:
+        parts.append(f":hourglass: {_left(item.time_left)} left")
     return " · ".join(parts)
+
+
+def _left(left: timedelta) -> str:
+    """Time left, for a person: "3 h 20 min", "12 min", "under a minute"."""
+    minutes = max(int(left.total_seconds()) // 60, 0)
+    if minutes == 0:
+        return "under a minute"
+    hours, minutes = divmod(minutes, 60)
+    if hours == 0:
+        return f"{minutes} min"
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
 def _when(iso: str) -> str:

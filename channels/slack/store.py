@@ -17,6 +17,7 @@ import contextlib
 import functools
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
 from sqlalchemy import Connection, and_, delete, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -40,6 +41,8 @@ class MessageRef:
     role: str
     implementation: str
     closed: bool = False
+    escalated_copy: bool = False
+    """The copy of the question asked where it escalated to (``escalate_to``'s conversation)."""
 
     def __repr__(self) -> str:  # never print the pause id
         return f"MessageRef(channel_id={self.channel_id!r}, ts={self.ts!r}, closed={self.closed})"
@@ -76,8 +79,15 @@ class SlackMessageStore:
         """Store ``ref``; ``False`` when the pause already has one (it is kept as it was)."""
         return await self._refs.add(_record(ref, at))
 
+    async def copies(self, pause_id: str) -> list[MessageRef]:
+        """Every message that asks the pause: the question, and its escalated copy if any."""
+        found = [await self._refs.get(pause_id), await self._refs.get(_copy_key(pause_id))]
+        return [_slack_ref(record) for record in found if record is not None]
+
     async def close(self, pause_id: str, at: datetime) -> bool:
-        """Mark the message as showing its outcome; ``False`` if it already was (or is unknown)."""
+        """Mark the message (and its escalated copy) as showing its outcome; ``False`` if the
+        question's message already was (or is unknown)."""
+        await self._refs.close(_copy_key(pause_id), at)
         return await self._refs.close(pause_id, at)
 
     async def open_in_thread(self, channel_id: str, thread_ts: str) -> list[MessageRef]:
@@ -164,9 +174,19 @@ def _prune(before: datetime, connection: Connection) -> int:
     return int(result.rowcount or 0)
 
 
+ESCALATED_COPY: Final = ":escalated"
+"""The escalated copy of a question is a second row of ``cs_message_refs`` (whose key is the
+pause id: one row per key) under the key ``<pause id>:escalated``. Pause ids are hex, so the key
+is nobody else's; a reference read back gives the pause id without it (``escalated_copy``)."""
+
+
+def _copy_key(pause_id: str) -> str:
+    return f"{pause_id}{ESCALATED_COPY}"
+
+
 def _record(ref: MessageRef, at: datetime) -> MessageRefRecord:
     return MessageRefRecord(
-        pause_id=ref.pause_id,
+        pause_id=_copy_key(ref.pause_id) if ref.escalated_copy else ref.pause_id,
         tenant_id=ref.tenant_id,
         channel=ref.implementation,
         conversation=ref.channel_id,
@@ -185,8 +205,9 @@ def _slack_ref(record: MessageRefRecord) -> MessageRef:
             f"the message reference of {record.channel!r} is no Slack message's "
             "(its ts and thread_ts are not text)"
         )
+    copy = record.pause_id.endswith(ESCALATED_COPY)
     return MessageRef(
-        pause_id=record.pause_id,
+        pause_id=record.pause_id.removesuffix(ESCALATED_COPY),
         tenant_id=record.tenant_id,
         channel_id=record.conversation,
         ts=ts,
@@ -194,4 +215,5 @@ def _slack_ref(record: MessageRefRecord) -> MessageRef:
         role=record.role,
         implementation=record.channel,
         closed=record.closed,
+        escalated_copy=copy,
     )

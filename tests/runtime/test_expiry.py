@@ -16,8 +16,10 @@ from bot import (
     App,
     AssemblyError,
     ChannelAsk,
+    ChannelEscalation,
     ChannelOf,
     ChannelOutcome,
+    ChannelReminder,
     ChannelWithdrawal,
     ExecutionStatus,
     NotPausedError,
@@ -51,6 +53,8 @@ class Sent:
     def __init__(self) -> None:
         self.asks: list[ChannelAsk] = []
         self.withdrawals: list[ChannelWithdrawal] = []
+        self.reminders: list[ChannelReminder] = []
+        self.escalations: list[ChannelEscalation] = []
         self.runs: list[dict[str, Any]] = []
 
 
@@ -98,6 +102,12 @@ def payout_application(
 
         async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
             self.sent.withdrawals.append(withdrawal)
+
+        async def remind(self, reminder: ChannelReminder) -> None:
+            self.sent.reminders.append(reminder)
+
+        async def escalate(self, escalation: ChannelEscalation) -> None:
+            self.sent.escalations.append(escalation)
 
     @tool(
         name=f"{name}-payout-tool",

@@ -3,11 +3,13 @@
 * refunds: a CHANNEL role posted in ``APPROVALS``, answered by ``MANAGER`` or members of the
   user group ``FINANCE``; replies read by the keyword interpreter;
 * expenses: a THREAD_OWNER role, posted in the owner's Slack thread; keyword interpreter;
-* wires: a CHANNEL role with no reply interpreter (only the buttons answer it).
+* wires: a CHANNEL role with no reply interpreter (only the buttons answer it), with time on
+  its questions (``WIRE_TIMING``): escalated to ``ONCALL`` with a copy in ``ESCALATIONS``.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated
 
 from pydantic import BaseModel, Field
@@ -15,6 +17,7 @@ from pydantic import BaseModel, Field
 from bot import (
     DecidedBy,
     PauseAnswerer,
+    PauseTiming,
     Sensitive,
     channel_role,
     reply_interpreter,
@@ -32,6 +35,14 @@ FINANCE = "S0FINANCE"
 ACCOUNTANT = "U0ACCOUNTANT"  # a member of FINANCE
 OWNER = "U0OWNER"
 STRANGER = "U0STRANGER"
+ONCALL = "U0ONCALL"  # may answer a wire once it is escalated
+ESCALATIONS = "C0ESCALATIONS"  # where an escalated wire is asked again
+WIRE_TIMING = PauseTiming(
+    remind_after=timedelta(hours=1),
+    remind_every=timedelta(hours=2),
+    escalate_after=timedelta(hours=4),
+    expire_after=timedelta(hours=24),
+)
 SECRET_EMAIL = "carol.secret@example.com"
 
 
@@ -88,6 +99,7 @@ class ExpenseApprovalChannel(ChannelOf): ...
     approves=WireInput,
     answered_by=PauseAnswerer.CHANNEL,
     separation_of_duties=True,  # whoever asks for a wire cannot approve it
+    timing=WIRE_TIMING,
 )
 class WireApprovalChannel(ChannelOf): ...
 
@@ -106,6 +118,7 @@ SlackWireChannel = slack_channel(
     name="slack-wire-approval-channel",
     conversation=APPROVALS,
     approvers=[MANAGER, FINANCE],
+    escalate_to=[ONCALL, ESCALATIONS],
 )
 
 

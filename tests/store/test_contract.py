@@ -334,3 +334,41 @@ async def test_a_roots_end_is_untold_until_marked_told_once(store: PauseStore) -
     assert not await store.mark_told("ended", later)
     assert not await store.mark_told("unknown", later)
     assert await store.untold_roots(later) == []
+
+
+async def test_a_due_nudge_is_claimed_once_and_recorded_by_its_claim(store: PauseStore) -> None:
+    due = NOW + timedelta(hours=1)
+    record = await store.get_or_create(replace(new_pause("k-nudge"), nudge_at=due))
+    assert record.nudge_at == due and record.reminders_sent == 0
+    assert await store.due_nudges(due) == []  # never sent: nothing to remind of
+    await store.mark_sent(record.pause_id)
+    assert await store.due_nudges(due - timedelta(seconds=1)) == []
+    [found] = await store.due_nudges(due)
+    assert found.pause_id == record.pause_id
+
+    claim = due + timedelta(minutes=2)
+    claims = [store.claim_nudge(record.pause_id, seen=due, until=claim) for _ in range(3)]
+    assert sorted(await asyncio.gather(*claims)) == [False, False, True]
+    assert await store.due_nudges(due) == []  # claimed: due again only when the claim lapses
+    assert [r.pause_id for r in await store.due_nudges(claim)] == [record.pause_id]
+
+    later = NOW + timedelta(hours=3)
+    recorded = await store.record_nudge(
+        record.pause_id, claimed=claim, reminders_sent=1, escalated_at=due, next_at=later
+    )
+    stale = await store.record_nudge(
+        record.pause_id, claimed=claim, reminders_sent=9, escalated_at=None, next_at=None
+    )
+    assert (recorded, stale) == (True, False)
+    now = await store.find_by_key("k-nudge")
+    assert now is not None
+    assert (now.nudge_at, now.reminders_sent, now.escalated_at) == (later, 1, due)
+
+
+async def test_an_answered_pause_has_no_nudge_due(store: PauseStore) -> None:
+    due = NOW + timedelta(hours=1)
+    record = await store.get_or_create(replace(new_pause("k-answered"), nudge_at=due))
+    await store.mark_sent(record.pause_id)
+    await store.close(record.pause_id, Withdrawn(), at=NOW)
+    assert await store.due_nudges(due) == []
+    assert not await store.claim_nudge(record.pause_id, seen=due, until=None)

@@ -1,5 +1,5 @@
 """Migrations from a database an earlier version made: v3 → v4 moves Slack's message references
-into ``cs_message_refs``, on SQLite and PostgreSQL."""
+into ``cs_message_refs``, v6 adds the reminders' columns, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from bot.store.database import Database
 from bot.store.message_refs import SqlMessageRefs
 from bot.store.migrations import MIGRATIONS, apply_migrations
 from bot.store.records import MessageRefRecord
-from bot.store.tables import UtcDateTime, executions, schema_version
+from bot.store.tables import UtcDateTime, executions, pauses, schema_version
 from tests.databases import BACKENDS, database
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -98,7 +98,7 @@ async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_v4_moves_slack_s_message_references_into_message_refs(
     v3_database: Database,
 ) -> None:
-    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 5
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 6
     refs = SqlMessageRefs(v3_database)
 
     assert await refs.get("a" * 32) == MessageRefRecord(
@@ -124,7 +124,7 @@ async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
     v3_database: Database,
 ) -> None:
     await v3_database.migrate(LATER)
-    assert await v3_database.migrate(LATER) == 5
+    assert await v3_database.migrate(LATER) == 6
 
     async with v3_database.engine.connect() as connection:
         tables = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
@@ -132,7 +132,7 @@ async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
             lambda c: list(c.execute(select(schema_version.c.version)).scalars())
         )
     assert "cs_message_refs" in tables and "cs_slack_messages" not in tables
-    assert sorted(versions) == [1, 2, 3, 4, 5]
+    assert sorted(versions) == [1, 2, 3, 4, 5, 6]
     assert len(await SqlMessageRefs(v3_database).open_in_thread("C0APPROVALS", "1.1")) == 2
 
 
@@ -183,7 +183,7 @@ async def test_v5_counts_the_ends_before_it_as_told(tmp_path: Path) -> None:
                         updated_at=NOW,
                     )
                 )
-        assert await opened.migrate(LATER) == 5
+        assert await opened.migrate(LATER) == 6
         async with opened.engine.connect() as connection:
             told = dict(
                 (await connection.execute(select(executions.c.execution_id, executions.c.told_at)))
@@ -195,3 +195,29 @@ async def test_v5_counts_the_ends_before_it_as_told(tmp_path: Path) -> None:
 
 def _v4_only(connection: Connection) -> None:
     apply_migrations(connection, schema_version, MIGRATIONS[:4], NOW)
+
+
+def _v5_without_nudges(connection: Connection) -> None:
+    """The pauses table as v5 left it: without v6's columns and index."""
+    apply_migrations(connection, schema_version, MIGRATIONS[:5], NOW)
+    connection.exec_driver_sql("DROP INDEX ix_cs_pauses_status_nudge")
+    for name in ("nudge_at", "reminders_sent", "escalated_at"):
+        connection.exec_driver_sql(f"ALTER TABLE cs_pauses DROP COLUMN {name}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_v6_adds_the_reminders_columns_once(backend: str, tmp_path: Path) -> None:
+    async with database(backend, tmp_path) as url, Database.open(url) as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(_v5_without_nudges)
+        assert await opened.migrate(LATER) == 6
+        assert await opened.migrate(LATER) == 6  # idempotent
+        async with opened.engine.connect() as connection:
+            columns, indexes = await connection.run_sync(
+                lambda c: (
+                    {column["name"] for column in inspect(c).get_columns(pauses.name)},
+                    {index["name"] for index in inspect(c).get_indexes(pauses.name)},
+                )
+            )
+    assert {"nudge_at", "reminders_sent", "escalated_at"} <= columns
+    assert "ix_cs_pauses_status_nudge" in indexes

@@ -1,0 +1,173 @@
+"""Reminders and escalation of a question still waiting, sent by the sweep through the channel:
+each once (also across two instances), never at or after the expiry, none after an answer."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import ExecutionStatus, NotPausedError, PauseResolution, PauseTiming, WorkflowStartText
+from bot.core.timing import Nudge
+from bot.runtime.nudges import NUDGE_CLAIM
+from bot.testing import FakeClock, inspect_app, mock_llm, test_with
+from tests.conftest import NO_SETTINGS
+from tests.databases import BACKENDS, database
+from tests.runtime.test_expiry import Desk, Sent, open_desk, payout_application, payout_call
+
+HOUR = timedelta(hours=1)
+TIMING = PauseTiming(
+    remind_after=HOUR,
+    remind_every=2 * HOUR,
+    escalate_after=4 * HOUR,
+    expire_after=24 * HOUR,
+)
+ASKED = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+SWEPT = timedelta(seconds=5)
+"""The sweep ticks every 3 s from the App's start: a step of whole hours from ``SWEPT`` after
+the question ends just after a tick that came at or after the hour."""
+
+
+def test_the_schedule_reminds_escalates_and_stops_before_the_expiry() -> None:
+    def next_after(hours: float | None, *, escalated: bool) -> datetime | None:
+        after = None if hours is None else ASKED + timedelta(hours=hours)
+        return TIMING.next_nudge_at(ASKED, after=after, escalated=escalated)
+
+    assert next_after(None, escalated=False) == ASKED + HOUR
+    assert next_after(1, escalated=False) == ASKED + 3 * HOUR
+    assert next_after(3, escalated=False) == ASKED + 4 * HOUR  # the escalation comes first
+    assert next_after(4, escalated=True) == ASKED + 5 * HOUR
+    assert next_after(9.5, escalated=True) == ASKED + 11 * HOUR  # missed slots: one reminder
+    assert next_after(23, escalated=True) is None  # the next slot (25 h) is after the expiry
+    at = ASKED + 4 * HOUR
+    assert TIMING.due_nudge(ASKED, now=at, escalated=False) is Nudge.ESCALATE
+    assert TIMING.due_nudge(ASKED, now=at, escalated=True) is Nudge.REMIND
+    assert TIMING.due_nudge(ASKED, now=ASKED + 24 * HOUR, escalated=True) is None
+    assert TIMING.due_nudge(ASKED, now=ASKED, escalated=False) is None
+
+
+async def _hours(desk: Desk, hours: int) -> None:
+    for _ in range(hours):
+        await desk.clock.advance(HOUR)
+
+
+async def test_reminders_at_1_3_5_hours_escalation_at_4_and_expiry_at_24(tmp_path: Any) -> None:
+    sample = payout_application("nudged", role_timing=TIMING)
+    async with open_desk(sample, tmp_path) as desk:
+        payout_call(desk)
+        pause_id = await desk.ask()
+        asked_at = desk.clock.now()
+        await desk.clock.advance(SWEPT)
+
+        await _hours(desk, 1)
+        assert [r.reminded for r in desk.sent.reminders] == [0]
+        assert desk.sent.escalations == []
+        await _hours(desk, 2)  # 3 h
+        assert [r.reminded for r in desk.sent.reminders] == [0, 1]
+        await _hours(desk, 1)  # 4 h
+        assert len(desk.sent.reminders) == 2 and len(desk.sent.escalations) == 1
+        await _hours(desk, 1)  # 5 h
+        assert [r.reminded for r in desk.sent.reminders] == [0, 1, 2]
+        await _hours(desk, 20)  # 25 h: reminded at 7, 9, ..., 23 h; expired at 24 h
+
+        assert [r.reminded for r in desk.sent.reminders] == list(range(12))
+        assert len(desk.sent.escalations) == 1
+        [withdrawal] = desk.sent.withdrawals
+        assert withdrawal.resolution is PauseResolution.EXPIRED
+        first, escalation = desk.sent.reminders[0], desk.sent.escalations[0]
+        assert first.pause_id == escalation.pause_id == pause_id
+        assert first.expires_at == escalation.expires_at == asked_at + 24 * HOUR
+        assert first.asked_at == asked_at and first.value.tool == desk.sent.asks[0].value.tool
+        assert pause_id not in repr(first) and pause_id not in repr(escalation)
+
+
+async def test_an_answer_at_23_hours_stops_the_reminders(tmp_path: Any) -> None:
+    sample = payout_application("answered-nudged", role_timing=TIMING)
+    async with open_desk(sample, tmp_path) as desk:
+        payout_call(desk)
+        pause_id = await desk.ask()
+        await desk.clock.advance(SWEPT)
+        await _hours(desk, 22)
+        await desk.clock.advance(HOUR / 2)  # 22.5 h: reminded at 1, 3, ..., 21 h
+        assert len(desk.sent.reminders) == 11 and len(desk.sent.escalations) == 1
+
+        result = await desk.app.resume(
+            pause_id, decision={"approved": True}, tenant_id="t", answered_by="m"
+        )
+        await _hours(desk, 3)
+
+        assert result.status is ExecutionStatus.COMPLETED
+        assert len(desk.sent.reminders) == 11 and len(desk.sent.escalations) == 1
+        assert desk.sent.withdrawals == []
+        with pytest.raises(NotPausedError):
+            await desk.app.resume(
+                pause_id, decision={"approved": False}, tenant_id="t", answered_by="n"
+            )
+
+
+async def test_a_role_without_reminders_sends_none(tmp_path: Any) -> None:
+    timing = PauseTiming(expire_after=24 * HOUR)
+    sample = payout_application("quiet", role_timing=timing)
+    async with open_desk(sample, tmp_path) as desk:
+        payout_call(desk)
+        await desk.ask()
+        await _hours(desk, 25)
+        assert desk.sent.reminders == [] and desk.sent.escalations == []
+        assert len(desk.sent.withdrawals) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_two_instances_send_each_reminder_once(backend: str, tmp_path: Path) -> None:
+    sample = payout_application(f"twice-{backend}", role_timing=TIMING)
+    llm = mock_llm(sample.agent)
+    sent, clock = Sent(), FakeClock()
+    async with (
+        database(backend, tmp_path) as url,
+        test_with(
+            sample.application,
+            instances=2,
+            database_url=url,
+            clock=clock,
+            settings=NO_SETTINGS,
+            services={Sent: sent},
+        ) as (one, two),
+    ):
+        desk = Desk(app=one, clock=clock, sent=sent, sample=sample, llm=llm)
+        payout_call(desk)
+        await one.execute(
+            sample.workflow, WorkflowStartText(text="pay"), tenant_id="t", owner_id="U1"
+        )
+        await clock.advance(SWEPT)
+        for _ in range(6):  # both instances sweep at each step of the one clock
+            await clock.advance(HOUR)
+
+        assert [r.reminded for r in sent.reminders] == [0, 1, 2]
+        assert len(sent.escalations) == 1
+        assert two is not one
+
+
+async def test_a_claim_whose_instance_died_is_sent_after_it_lapses(tmp_path: Any) -> None:
+    """An instance claimed the first reminder and died before telling the channel: the claim
+    lapses (``NUDGE_CLAIM``) and the sweep sends that reminder then, once."""
+    sample = payout_application("crashed-claim", role_timing=TIMING)
+    async with open_desk(sample, tmp_path) as desk:
+        payout_call(desk)
+        pause_id = await desk.ask()
+        store = inspect_app(desk.app).store
+        record = await store.find("t", pause_id)
+        assert record is not None and record.nudge_at == record.asked_at + HOUR
+        claim = record.nudge_at + NUDGE_CLAIM
+        assert await store.claim_nudge(pause_id, seen=record.nudge_at, until=claim)  # dies
+
+        await desk.clock.advance(HOUR + SWEPT)
+        assert desk.sent.reminders == []  # claimed by the dead instance
+        await desk.clock.advance(NUDGE_CLAIM)
+
+        assert [r.reminded for r in desk.sent.reminders] == [0]
+        await desk.clock.advance(HOUR)
+        assert [r.reminded for r in desk.sent.reminders] == [0]  # the next is at 3 h
+        after = await store.find("t", pause_id)
+        assert after is not None and after.reminders_sent == 1
+        assert after.nudge_at == record.asked_at + 3 * HOUR
