@@ -39,9 +39,12 @@ class ToolCallApprovalAsk(BaseModel):
     def allows(self, decision: ToolCallApprovalDecision) -> bool:
         """Whether the asker takes ``decision``: an approval with changed arguments is an
         ``edit``."""
-        if self.allowed_decisions is None:
-            return True
-        return decision_kind(decision) in self.allowed_decisions
+        return self.allows_kind(decision_kind(decision))
+
+    def allows_kind(self, kind: str) -> bool:
+        """Whether the asker takes answers of ``kind`` (``approve``, ``edit``, ``reject``): what
+        a channel offers (no Edit & approve button where ``edit`` is not taken)."""
+        return self.allowed_decisions is None or kind in self.allowed_decisions
 
 
 class ToolCallApprovalDecision(BaseModel):

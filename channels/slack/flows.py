@@ -44,6 +44,12 @@ MAX_REASON: Final = 3000  # ToolCallApprovalDecision's limit (the modal's too)
 EMPTY_REQUEST: Final = "Tell me what to do in the same message, e.g. “refund order 7”."
 
 
+def not_offered(kind: ModalKind) -> str:
+    """What a click on a button the message no longer offers (or never did) is told."""
+    answer = "edits" if kind == "edit" else "rejections"
+    return f"This request does not take {answer}: answer it with the buttons on its message."
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EditChecked:
     """An edit submission's fate, decided before its ack.
@@ -104,6 +110,9 @@ class Flows:
         """Open the reject or edit modal (``trigger_id`` lives 3 s: nothing slow comes first)."""
         pause = await self._answering.waiting_pause(pause_id, who)
         if pause is None:
+            return
+        if not self._gateway.approval_view(pause).offered.allows(kind):
+            await self._feedback.tell(who.audience, not_offered(kind))
             return
         metadata = self._signer.seal(
             ModalMetadata(

@@ -193,6 +193,8 @@ class SlackGateway:
             role_description=self._catalog.role_description(role),
             reads_replies=self._catalog.role_reads_replies(role),
             separates_duties=self._catalog.role_separates_duties(role),
+            description=question.value.description,
+            allowed_decisions=question.value.allowed_decisions,
         )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:

@@ -38,6 +38,8 @@ def approval_view(
         role_description=role_description,
         reads_replies=reads_replies,
         separates_duties=separates_duties,
+        description=pause.ask.description,
+        allowed_decisions=pause.ask.allowed_decisions,
     )
 
 

@@ -62,4 +62,5 @@ class PendingLists:
             role=pending.channel,
             tool_description=self._catalog.tool_description(pending.ask.tool),
             role_description=self._catalog.role_description(pending.channel),  # the role's name
+            allowed_decisions=pending.ask.allowed_decisions,
         )

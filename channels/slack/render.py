@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, assert_never
 
 from pydantic import BaseModel
 from slack_sdk.errors import SlackObjectFormationError
@@ -114,6 +114,13 @@ class ApprovalView:
     role_description: str = ""
     reads_replies: bool = True
     separates_duties: bool = False  # the requester may not approve
+    description: str | None = None  # what the asker says about this call (an attached graph's)
+    allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
+
+    @property
+    def offered(self) -> Offered:
+        """The buttons the message offers: only the answers the asker takes."""
+        return offered(self.allowed_decisions, input_model=self.input_model)
 
     @property
     def title(self) -> str:
@@ -124,6 +131,45 @@ class ApprovalView:
     def role_label(self) -> str:
         """Who answers, for a person: the role's description, else its name."""
         return " ".join(self.role_description.split()) or self.role
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Offered:
+    """Which of Approve, Reject and Edit & approve a question offers."""
+
+    approve: bool = True
+    reject: bool = True
+    edit: bool = True
+
+    def allows(self, kind: ActionKind) -> bool:
+        """Whether a click of ``kind`` answers (or opens a modal for) something offered."""
+        match kind:
+            case "approve":
+                return self.approve
+            case "reject":
+                return self.reject
+            case "edit":
+                return self.edit
+            case "page":
+                return True
+            case _:
+                assert_never(kind)
+
+
+def offered(
+    allowed_decisions: Sequence[str] | None, *, input_model: type[BaseModel] | None
+) -> Offered:
+    """What to offer for a question whose asker takes ``allowed_decisions`` (None: all); Edit &
+    approve needs the tool's input model too (the modal is built from it)."""
+
+    def takes(kind: str) -> bool:
+        return allowed_decisions is None or kind in allowed_decisions
+
+    return Offered(
+        approve=takes("approve"),
+        reject=takes("reject"),
+        edit=takes("edit") and input_model is not None,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -250,31 +296,33 @@ def field_sections(fields: Sequence[str], *, max_fields: int) -> list[SectionBlo
     ]
 
 
-def approval_buttons(pause_id: str, *, editable: bool, suffix: str | None = None) -> ActionsBlock:
-    """Approve / Reject / (Edit & approve); each value is the pause id, no id or text holds it."""
+def approval_buttons(
+    pause_id: str, *, offers: Offered, suffix: str | None = None
+) -> list[ActionsBlock]:
+    """Approve / Reject / Edit & approve, those ``offers`` holds (no block when none is);
+    each value is the pause id, no id or text holds it."""
 
     def action_id(base: str) -> str:
         return base if suffix is None else f"{base}:{suffix}"
 
-    buttons = [
-        ButtonElement(
-            text="Approve",
-            action_id=action_id(APPROVE_ACTION),
-            value=pause_id,
-            style="primary",
-        ),
-        ButtonElement(
-            text="Reject",
-            action_id=action_id(REJECT_ACTION),
-            value=pause_id,
-            style="danger",
-        ),
-    ]
-    if editable:
+    buttons: list[ButtonElement] = []
+    if offers.approve:
+        buttons.append(
+            ButtonElement(
+                text="Approve", action_id=action_id(APPROVE_ACTION), value=pause_id, style="primary"
+            )
+        )
+    if offers.reject:
+        buttons.append(
+            ButtonElement(
+                text="Reject", action_id=action_id(REJECT_ACTION), value=pause_id, style="danger"
+            )
+        )
+    if offers.edit:
         buttons.append(
             ButtonElement(text="Edit & approve", action_id=action_id(EDIT_ACTION), value=pause_id)
         )
-    return ActionsBlock(elements=buttons)
+    return [ActionsBlock(elements=buttons)] if buttons else []
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,6 +26,10 @@ from channels.slack.render import (
 REPLY_HINT: Final = (
     "Or answer in this thread: write approve, or reject followed by a colon and your reason."
 )
+APPROVE_REPLY_HINT: Final = "Or answer in this thread: write approve."
+REJECT_REPLY_HINT: Final = (
+    "Or answer in this thread: write reject followed by a colon and your reason."
+)
 
 _MAX_ARGUMENT_FIELDS: Final = 40  # four sections: the message stays readable and far from 50 blocks
 _MAX_REASON: Final = 2500
@@ -91,14 +95,25 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
     blocks: list[Block] = [
         *_question(view),
         _asked_by(view),
-        approval_buttons(view.pause_id, editable=view.input_model is not None),
+        *approval_buttons(view.pause_id, offers=view.offered),
     ]
-    if view.reads_replies:
-        blocks.append(ContextBlock(elements=[mrkdwn(REPLY_HINT)]))
+    hint = _reply_hint(view) if view.reads_replies else None
+    if hint is not None:
+        blocks.append(ContextBlock(elements=[mrkdwn(hint)]))
     if view.separates_duties:
         blocks.append(ContextBlock(elements=[mrkdwn(_not_by_the_requester(view))]))
     text = f"Approval needed: {escape(view.title, 300)}"
     return finish_message(text=text, blocks=blocks, surface="approval message")
+
+
+def _reply_hint(view: ApprovalView) -> str | None:
+    """How to answer in words: only the answers the asker takes."""
+    offers = view.offered
+    if offers.approve and offers.reject:
+        return REPLY_HINT
+    if offers.approve:
+        return APPROVE_REPLY_HINT
+    return REJECT_REPLY_HINT if offers.reject else None
 
 
 def _not_by_the_requester(view: ApprovalView) -> str:
@@ -126,6 +141,9 @@ def _question(view: ApprovalView) -> list[Block]:
     rest = _below_header(view.tool_description, title)
     if rest:
         blocks.append(SectionBlock(text=mrkdwn(escape(rest, MAX_SECTION_TEXT))))
+    said = (view.description or "").strip()
+    if said and said != rest:
+        blocks.append(SectionBlock(text=mrkdwn(escape(said, MAX_SECTION_TEXT))))
     fields = argument_fields(view.input_model, view.arguments)
     if fields:
         blocks.extend(field_sections(fields, max_fields=_MAX_ARGUMENT_FIELDS))

@@ -33,6 +33,7 @@ from channels.slack.render import (
     finish_view,
     mention,
     mrkdwn,
+    offered,
     request_title,
 )
 
@@ -57,6 +58,7 @@ class PendingItemView:
     role: str
     tool_description: str = ""
     role_description: str = ""
+    allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
 
 
 def pending_list(
@@ -135,10 +137,9 @@ def _item_blocks(item: PendingItemView, *, index: int) -> list[Block]:
     fields = argument_fields(item.input_model, item.arguments, max_value=_MAX_VALUE)
     shown = [mrkdwn(field) for field in capped(fields, max_fields=MAX_FIELDS)]
     title = SectionBlock(text=mrkdwn(_item_text(item)), fields=shown or None)
-    buttons = approval_buttons(
-        item.pause_id, editable=item.input_model is not None, suffix=str(index)
-    )
-    return [DividerBlock(), title, buttons]
+    offers = offered(item.allowed_decisions, input_model=item.input_model)
+    buttons = approval_buttons(item.pause_id, offers=offers, suffix=str(index))
+    return [DividerBlock(), title, *buttons]
 
 
 def _item_text(item: PendingItemView) -> str:
