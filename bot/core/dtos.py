@@ -34,7 +34,8 @@ class ToolCallApprovalAsk(BaseModel):
     description: str | None = None
     """What the asker says about the call (an attached graph's human-in-the-loop request)."""
     allowed_decisions: tuple[str, ...] | None = None
-    """The kinds of answer the asker takes, of ``approve``, ``edit``, ``reject``; None: all."""
+    """The kinds of answer the asker takes, of ``approve``, ``edit``, ``reject``, ``respond``;
+    None: ``approve``, ``edit`` and ``reject`` (``respond`` only where the asker names it)."""
 
     def allows(self, decision: ToolCallApprovalDecision) -> bool:
         """Whether the asker takes ``decision``: an approval with changed arguments is an
@@ -44,7 +45,9 @@ class ToolCallApprovalAsk(BaseModel):
     def allows_kind(self, kind: str) -> bool:
         """Whether the asker takes answers of ``kind`` (``approve``, ``edit``, ``reject``): what
         a channel offers (no Edit & approve button where ``edit`` is not taken)."""
-        return self.allowed_decisions is None or kind in self.allowed_decisions
+        if self.allowed_decisions is None:
+            return kind != "respond"  # only an asker that reads a response may be given one
+        return kind in self.allowed_decisions
 
 
 class ToolCallApprovalDecision(BaseModel):
@@ -59,16 +62,23 @@ class ToolCallApprovalDecision(BaseModel):
     approved: bool
     reason: str | None = Field(default=None, max_length=3000)
     override_arguments: dict[str, Any] | None = None
+    response: str | None = Field(default=None, min_length=1, max_length=3000)
+    """An answer given in place of the tool's result: the tool does not run and the asker reads
+    this instead (LangChain's ``respond`` decision). Only with ``approved=False`` and where the
+    question takes ``respond``."""
 
     @model_validator(mode="after")
     def _overrides_only_when_approved(self) -> ToolCallApprovalDecision:
         if self.override_arguments is not None and not self.approved:
             raise ValueError("override_arguments is allowed only with approved=true")
+        if self.response is not None and (self.approved or self.reason is not None):
+            raise ValueError("response is allowed only with approved=false and no reason")
         return self
 
 
 def decision_kind(decision: ToolCallApprovalDecision) -> str:
-    """``approve``, ``edit`` (approved with changed arguments) or ``reject``."""
+    """``approve``, ``edit`` (approved with changed arguments), ``reject`` or ``respond`` (a
+    response in place of the tool's result)."""
     if not decision.approved:
-        return "reject"
+        return "reject" if decision.response is None else "respond"
     return "approve" if decision.override_arguments is None else "edit"

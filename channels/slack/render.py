@@ -39,16 +39,19 @@ from channels.slack.render_values import field_title, format_value
 APPROVE_ACTION: Final = "countersign_approve"
 REJECT_ACTION: Final = "countersign_reject"
 EDIT_ACTION: Final = "countersign_edit"
+RESPOND_ACTION: Final = "countersign_respond"
 PENDING_PAGE_ACTION: Final = "countersign_pending_page"
 REJECT_MODAL: Final = "countersign_reject_modal"
 EDIT_MODAL: Final = "countersign_edit_modal"
+RESPOND_MODAL: Final = "countersign_respond_modal"
 
-ActionKind = Literal["approve", "reject", "edit", "page"]
+ActionKind = Literal["approve", "reject", "edit", "respond", "page"]
 
 _KINDS: Final[Mapping[str, ActionKind]] = {
     APPROVE_ACTION: "approve",
     REJECT_ACTION: "reject",
     EDIT_ACTION: "edit",
+    RESPOND_ACTION: "respond",
     PENDING_PAGE_ACTION: "page",
 }
 
@@ -135,11 +138,12 @@ class ApprovalView:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Offered:
-    """Which of Approve, Reject and Edit & approve a question offers."""
+    """Which of Approve, Reject, Edit & approve and Answer instead a question offers."""
 
     approve: bool = True
     reject: bool = True
     edit: bool = True
+    respond: bool = False  # only where the asker names it (an attached graph's ``respond``)
 
     def allows(self, kind: ActionKind) -> bool:
         """Whether a click of ``kind`` answers (or opens a modal for) something offered."""
@@ -150,6 +154,8 @@ class Offered:
                 return self.reject
             case "edit":
                 return self.edit
+            case "respond":
+                return self.respond
             case "page":
                 return True
             case _:
@@ -169,6 +175,7 @@ def offered(
         approve=takes("approve"),
         reject=takes("reject"),
         edit=takes("edit") and input_model is not None,
+        respond=allowed_decisions is not None and "respond" in allowed_decisions,
     )
 
 
@@ -299,7 +306,8 @@ def field_sections(fields: Sequence[str], *, max_fields: int) -> list[SectionBlo
 def approval_buttons(
     pause_id: str, *, offers: Offered, suffix: str | None = None
 ) -> list[ActionsBlock]:
-    """Approve / Reject / Edit & approve, those ``offers`` holds (no block when none is);
+    """Approve / Reject / Edit & approve / Answer instead, those ``offers`` holds (no block
+    when none is);
     each value is the pause id, no id or text holds it."""
 
     def action_id(base: str) -> str:
@@ -321,6 +329,12 @@ def approval_buttons(
     if offers.edit:
         buttons.append(
             ButtonElement(text="Edit & approve", action_id=action_id(EDIT_ACTION), value=pause_id)
+        )
+    if offers.respond:
+        buttons.append(
+            ButtonElement(
+                text="Answer instead", action_id=action_id(RESPOND_ACTION), value=pause_id
+            )
         )
     return [ActionsBlock(elements=buttons)] if buttons else []
 

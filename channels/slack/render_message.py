@@ -61,6 +61,15 @@ class Rejected:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Responded:
+    """Answered by ``by`` in place of the tool (the tool did not run): ``response`` is what the
+    asker reads instead of its result."""
+
+    by: str
+    response: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DecidedAtOnce:
     """Decided without asking anybody (e.g. by a policy), approved or rejected."""
 
@@ -83,7 +92,9 @@ class Expired:
     """Nobody answered before the question's expiry (not a rejection)."""
 
 
-Outcome: TypeAlias = Approved | Rejected | DecidedAtOnce | Withdrawn | Cancelled | Expired
+Outcome: TypeAlias = (
+    Approved | Rejected | Responded | DecidedAtOnce | Withdrawn | Cancelled | Expired
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,6 +212,12 @@ def _describe(view: ApprovalView, outcome: Outcome) -> _Description:
                 headline=f":x: *Rejected* by {mention(by)}{_quoted(reason)}",
                 summary=f"rejected by {mention(by)}",
                 details=_read_as(read_as, "reject"),
+            )
+        case Responded(by=by, response=response):
+            return _Description(
+                headline=f":speech_balloon: *Answered instead of the tool* by {mention(by)}"
+                f"{_quoted(response)}",
+                summary=f"answered by {mention(by)} instead of the tool",
             )
         case DecidedAtOnce(approved=approved, reason=reason):
             verdict = "approved" if approved else "rejected"

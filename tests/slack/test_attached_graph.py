@@ -12,7 +12,8 @@ from bot import ExecutionStatus, PauseStatus
 from bot.langgraph import LangGraphAgent
 from bot.testing.llm import ScriptedChatModel
 from channels.slack.flows import not_offered
-from channels.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
+from channels.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION, RESPOND_ACTION
+from channels.slack.render_modal import RESPONSE_ACTION, RESPONSE_BLOCK
 from tests.langgraph.kit import Refunds, contents_of_tool_messages, refund_agent, tool_calls
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
@@ -161,4 +162,31 @@ async def test_a_thread_reply_is_read_by_the_roles_interpreter(world: SlackWorld
     [said] = contents_of_tool_messages(model)
     assert "wrong customer" in said
     assert "*Rejected*" in all_text(world.stub.of("chat.update")[0].blocks())
+    assert_sent_valid(world.stub.calls, {pause_id})
+
+
+async def test_an_answer_instead_of_the_tool_through_its_modal(world: SlackWorld) -> None:
+    refunds, model = Refunds(), one_refund()
+    allowed = ("approve", "reject", "respond")
+    _, pause_id = await attach_and_ask(world, refunds, model, allowed=allowed)
+    [posted] = world.stub.of("chat.postMessage")
+    assert [b["action_id"] for b in buttons(posted.blocks())] == [
+        APPROVE_ACTION,
+        REJECT_ACTION,
+        RESPOND_ACTION,
+    ]
+    view = await open_modal(world, RESPOND_ACTION, pause_id)
+    answer = "Order 7 was refunded yesterday."
+
+    typed = {RESPONSE_BLOCK: {RESPONSE_ACTION: {"type": "plain_text_input", "value": answer}}}
+    response = await world.submit(MANAGER, view, typed)
+    assert response.status == 200
+    assert await response.text() == ""
+    await world.settle()
+
+    assert refunds.runs == []
+    assert contents_of_tool_messages(model) == [answer]
+    [update] = world.stub.of("chat.update")
+    shown = all_text(update.blocks())
+    assert f"*Answered instead of the tool* by <@{MANAGER}>" in shown and answer in shown
     assert_sent_valid(world.stub.calls, {pause_id})

@@ -13,6 +13,8 @@ from channels.slack.render import (
     EDIT_ACTION,
     MAX_SECTION_TEXT,
     REJECT_ACTION,
+    RESPOND_ACTION,
+    RESPOND_MODAL,
     Offered,
     offered,
 )
@@ -20,10 +22,18 @@ from channels.slack.render_message import (
     APPROVE_REPLY_HINT,
     REJECT_REPLY_HINT,
     REPLY_HINT,
+    Responded,
     approval_message,
+    outcome_message,
+)
+from channels.slack.render_modal import (
+    RESPONSE_ACTION,
+    RESPONSE_BLOCK,
+    modal_response,
+    respond_modal,
 )
 from channels.slack.render_pending import PendingItemView, pending_list
-from tests.slack.checks import blocks_of
+from tests.slack.checks import as_json, blocks_of
 from tests.slack.test_render import (
     PAUSE_ID,
     RefundCardInput,
@@ -47,6 +57,11 @@ def action_ids(blocks: list[dict[str, Any]]) -> list[str]:
         (("approve",), [APPROVE_ACTION], APPROVE_REPLY_HINT),
         (("edit", "reject"), [REJECT_ACTION, EDIT_ACTION], REJECT_REPLY_HINT),
         (("approve", "edit"), [APPROVE_ACTION, EDIT_ACTION], APPROVE_REPLY_HINT),
+        (
+            ("approve", "reject", "respond"),
+            [APPROVE_ACTION, REJECT_ACTION, RESPOND_ACTION],
+            REPLY_HINT,
+        ),
     ],
 )
 def test_only_the_answers_the_asker_takes_are_offered(
@@ -72,6 +87,10 @@ def test_edit_only_shows_no_reply_hint_and_needs_an_input_model() -> None:
 def test_offered_follows_the_allowed_decisions_and_the_input_model() -> None:
     assert offered(None, input_model=RefundCardInput) == Offered()
     assert offered(None, input_model=None) == Offered(edit=False)
+    assert offered(None, input_model=None).respond is False  # only where the asker names it
+    assert offered(["respond"], input_model=None) == Offered(
+        approve=False, reject=False, edit=False, respond=True
+    )
     assert offered(["reject"], input_model=RefundCardInput) == Offered(approve=False, edit=False)
     assert Offered(edit=False).allows("edit") is False
     assert Offered(reject=False).allows("reject") is False
@@ -124,3 +143,26 @@ def test_pending_items_offer_only_what_their_asker_takes() -> None:
         f"{REJECT_ACTION}:0",
     ]
     assert "x@example.com" not in json.dumps(blocks_of(message))
+
+
+def test_an_answer_instead_of_the_tool_is_shown_quoted() -> None:
+    said = "Already refunded <!here>"
+
+    message = outcome_message(approval(), Responded(by="U9", response=said))
+
+    assert_message_valid(message, {PAUSE_ID})
+    text = all_text(blocks_of(message))
+    assert "*Answered instead of the tool* by <@U9>" in text
+    assert ">Already refunded &lt;!here&gt;" in text
+    assert buttons(blocks_of(message)) == []
+
+
+def test_the_respond_modal_requires_the_answer() -> None:
+    view = as_json(respond_modal("sealed"))
+
+    [block] = view["blocks"]
+    assert view["callback_id"] == RESPOND_MODAL
+    assert block["block_id"] == RESPONSE_BLOCK and not block.get("optional", False)
+    value = {RESPONSE_BLOCK: {RESPONSE_ACTION: {"type": "plain_text_input", "value": " ok "}}}
+    assert modal_response(value) == "ok"
+    assert modal_response({}) is None
