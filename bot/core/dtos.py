@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 
 class WorkflowStartText(BaseModel):
@@ -62,10 +70,13 @@ class ToolCallApprovalDecision(BaseModel):
     approved: bool
     reason: str | None = Field(default=None, max_length=3000)
     override_arguments: dict[str, Any] | None = None
-    response: str | None = Field(default=None, min_length=1, max_length=3000)
+    response: Annotated[str | None, SkipJsonSchema()] = Field(
+        default=None, min_length=1, max_length=3000
+    )
     """An answer given in place of the tool's result: the tool does not run and the asker reads
     this instead (LangChain's ``respond`` decision). Only with ``approved=False`` and where the
-    question takes ``respond``."""
+    question takes ``respond``. Left out of the JSON schema (a model reading a reply never
+    gives one) and out of dumps when not given (stored decisions keep their shape)."""
 
     @model_validator(mode="after")
     def _overrides_only_when_approved(self) -> ToolCallApprovalDecision:
@@ -74,6 +85,13 @@ class ToolCallApprovalDecision(BaseModel):
         if self.response is not None and (self.approved or self.reason is not None):
             raise ValueError("response is allowed only with approved=false and no reason")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_an_absent_response(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if self.response is None:
+            dumped.pop("response", None)
+        return dumped
 
 
 def decision_kind(decision: ToolCallApprovalDecision) -> str:
