@@ -1,4 +1,4 @@
-"""``python -m bot demo``: the office desk (``bot.cli.demo``) in the terminal.
+"""``python -m bot demo``: the office desk (``bot.desk.demo``) in the terminal.
 
 The agent's two tool calls pause at once, and the person at the prompt answers each in words,
 read by the keyword reply interpreter (``?`` or ``help`` shows the words it reads). Loaded only
@@ -25,7 +25,7 @@ from bot import (
     UninterpretableReplyError,
     WorkflowStartText,
 )
-from bot.cli.demo import REQUEST, OfficeDeskApplication, OfficeDeskWorkflow
+from bot.desk.demo import REQUEST, OfficeDeskApplication, OfficeDeskWorkflow
 from bot.store.database import (
     DatabaseUrl,
     checkpoint_path,

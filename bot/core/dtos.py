@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 
 class WorkflowStartText(BaseModel):
@@ -34,14 +42,20 @@ class ToolCallApprovalAsk(BaseModel):
     description: str | None = None
     """What the asker says about the call (an attached graph's human-in-the-loop request)."""
     allowed_decisions: tuple[str, ...] | None = None
-    """The kinds of answer the asker takes, of ``approve``, ``edit``, ``reject``; None: all."""
+    """The kinds of answer the asker takes, of ``approve``, ``edit``, ``reject``, ``respond``;
+    None: ``approve``, ``edit`` and ``reject`` (``respond`` only where the asker names it)."""
 
     def allows(self, decision: ToolCallApprovalDecision) -> bool:
         """Whether the asker takes ``decision``: an approval with changed arguments is an
         ``edit``."""
+        return self.allows_kind(decision_kind(decision))
+
+    def allows_kind(self, kind: str) -> bool:
+        """Whether the asker takes answers of ``kind`` (``approve``, ``edit``, ``reject``): what
+        a channel offers (no Edit & approve button where ``edit`` is not taken)."""
         if self.allowed_decisions is None:
-            return True
-        return decision_kind(decision) in self.allowed_decisions
+            return kind != "respond"  # only an asker that reads a response may be given one
+        return kind in self.allowed_decisions
 
 
 class ToolCallApprovalDecision(BaseModel):
@@ -56,16 +70,33 @@ class ToolCallApprovalDecision(BaseModel):
     approved: bool
     reason: str | None = Field(default=None, max_length=3000)
     override_arguments: dict[str, Any] | None = None
+    response: Annotated[str | None, SkipJsonSchema()] = Field(
+        default=None, min_length=1, max_length=3000
+    )
+    """An answer given in place of the tool's result: the tool does not run and the asker reads
+    this instead (LangChain's ``respond`` decision). Only with ``approved=False`` and where the
+    question takes ``respond``. Left out of the JSON schema (a model reading a reply never
+    gives one) and out of dumps when not given (stored decisions keep their shape)."""
 
     @model_validator(mode="after")
     def _overrides_only_when_approved(self) -> ToolCallApprovalDecision:
         if self.override_arguments is not None and not self.approved:
             raise ValueError("override_arguments is allowed only with approved=true")
+        if self.response is not None and (self.approved or self.reason is not None):
+            raise ValueError("response is allowed only with approved=false and no reason")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_an_absent_response(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if self.response is None:
+            dumped.pop("response", None)
+        return dumped
 
 
 def decision_kind(decision: ToolCallApprovalDecision) -> str:
-    """``approve``, ``edit`` (approved with changed arguments) or ``reject``."""
+    """``approve``, ``edit`` (approved with changed arguments), ``reject`` or ``respond`` (a
+    response in place of the tool's result)."""
     if not decision.approved:
-        return "reject"
+        return "reject" if decision.response is None else "respond"
     return "approve" if decision.override_arguments is None else "edit"

@@ -43,6 +43,9 @@ APPROVAL_MARK = "countersign.request_approval"
 """The key that marks an interrupt value made by ``request_approval``."""
 
 DECISION_KINDS = ("approve", "edit", "reject")
+"""What ``request_approval`` takes unless told otherwise."""
+KNOWN_KINDS = (*DECISION_KINDS, "respond")
+"""Every kind of answer a question can take (LangChain's ``DecisionType``)."""
 
 Shape = Literal["batched", "per_call", "approval"]
 
@@ -101,7 +104,7 @@ def read_interrupt(interrupt: Interrupt) -> Request | None:
 def _allowed(kinds: object) -> tuple[str, ...] | None:
     if not isinstance(kinds, list | tuple):
         return None
-    return tuple(k for k in DECISION_KINDS if k in kinds)
+    return tuple(k for k in KNOWN_KINDS if k in kinds)
 
 
 def _approval_action(value: Mapping[str, Any]) -> Action:
@@ -171,6 +174,8 @@ def _decision_of(record: PauseRecord) -> ToolCallApprovalDecision:
 
 def _hitl_decision(decision: ToolCallApprovalDecision, record: PauseRecord) -> dict[str, Any]:
     """A decision as LangChain's middleware takes it."""
+    if decision.response is not None:
+        return {"type": "respond", "message": decision.response}
     if not decision.approved:
         reject: dict[str, Any] = {"type": "reject"}
         if decision.reason:

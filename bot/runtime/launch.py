@@ -12,8 +12,9 @@ end or its pause inside one node; the node applies the join policy itself:
 Each branch's checkpoint namespace is pinned to its slot (``<task ns>|<1000 + index>``): without
 it, concurrent subgraph calls take namespaces in the order their loops start, and a branch can
 resume another branch's checkpoint (lab e4: 19 of 20 runs). This uses LangGraph's internal
-scratchpad (``__pregel_scratchpad``) and is pinned to langgraph==1.2.24; tests/runtime/
-test_lab_regressions.py guards it.
+scratchpad (``__pregel_scratchpad``), measured on langgraph 1.2.24 and checked across the
+declared range (``>=1.2.12,<1.3``): tests/runtime/test_lab_regressions.py guards it, and
+tests/version_matrix.sh runs it at both ends of the range.
 """
 
 from __future__ import annotations

@@ -59,6 +59,7 @@ class Catalog:
             binding.spec.name: (binding.spec.input, binding.spec.description)
             for binding in assembly.tools.values()
         }
+        self._attached = assembly.attached_tools  # the live dict: graphs attach after this
         self._roles: dict[str, ChannelRoleSpec] = {
             spec.name: spec for spec in assembly.roles.values()
         }
@@ -85,12 +86,20 @@ class Catalog:
         ]
 
     def tool_input(self, tool: str) -> type[BaseModel] | None:
-        found = self._tools.get(tool)
+        found = self._tool(tool)
         return found[0] if found else None
 
     def tool_description(self, tool: str) -> str:
-        found = self._tools.get(tool)
+        found = self._tool(tool)
         return found[1] if found else ""
+
+    def _tool(self, tool: str) -> tuple[type[BaseModel], str] | None:
+        """A declared tool, else an attached graph's (``App.langgraph`` may come later)."""
+        found = self._tools.get(tool)
+        if found is not None:
+            return found
+        attached = self._attached.get(tool)
+        return None if attached is None else (attached.spec.input, attached.spec.description)
 
     def role_description(self, role: str) -> str:
         """What the role named ``role`` is, for a person ("A manager approves card refunds")."""

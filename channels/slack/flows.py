@@ -27,7 +27,14 @@ from channels.slack.pending import PendingLists
 from channels.slack.redaction import log, web_log
 from channels.slack.render import RenderError, truncate
 from channels.slack.render_edit import StateValues, validate_edit_submission
-from channels.slack.render_modal import REASON_BLOCK, edit_modal, reject_modal, reject_reason
+from channels.slack.render_modal import (
+    REASON_BLOCK,
+    edit_modal,
+    modal_response,
+    reject_modal,
+    reject_reason,
+    respond_modal,
+)
 from channels.slack.render_pending import pending_list
 from channels.slack.signing import MetadataSigner, ModalKind, ModalMetadata
 from channels.slack.store import SlackMessageStore
@@ -42,6 +49,12 @@ SEVERAL_IN_THREAD: Final = (
 )
 MAX_REASON: Final = 3000  # ToolCallApprovalDecision's limit (the modal's too)
 EMPTY_REQUEST: Final = "Tell me what to do in the same message, e.g. “refund order 7”."
+
+
+def not_offered(kind: ModalKind) -> str:
+    """What a click on a button the message no longer offers (or never did) is told."""
+    answer = {"edit": "edits", "reject": "rejections", "respond": "answers in its place"}[kind]
+    return f"This request does not take {answer}: answer it with the buttons on its message."
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +118,9 @@ class Flows:
         pause = await self._answering.waiting_pause(pause_id, who)
         if pause is None:
             return
+        if not self._gateway.approval_view(pause).offered.allows(kind):
+            await self._feedback.tell(who.audience, not_offered(kind))
+            return
         metadata = self._signer.seal(
             ModalMetadata(
                 kind=kind,
@@ -118,6 +134,8 @@ class Flows:
         match kind:
             case "reject":
                 view = reject_modal(metadata)
+            case "respond":
+                view = respond_modal(metadata)
             case "edit":
                 try:
                     view = edit_modal(self._gateway.approval_view(pause), metadata)
@@ -150,6 +168,18 @@ class Flows:
         decision = ToolCallApprovalDecision(
             approved=False, reason=None if reason is None else truncate(reason, MAX_REASON)
         )
+        after = await self._answering.record_decision(metadata.pause_id, who, decision)
+        return self._then_refresh(after, who)
+
+    async def record_respond(
+        self, metadata: ModalMetadata, who: Answerer, values: StateValues
+    ) -> AfterAck:
+        """An answer in place of the tool (the respond modal), recorded before its ack; the
+        modal requires the text, so a blank one is only a forged submission: nothing recorded."""
+        response = modal_response(values)
+        if response is None:
+            return _nothing
+        decision = ToolCallApprovalDecision(approved=False, response=truncate(response, MAX_REASON))
         after = await self._answering.record_decision(metadata.pause_id, who, decision)
         return self._then_refresh(after, who)
 

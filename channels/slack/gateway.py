@@ -250,6 +250,8 @@ class SlackGateway:
             reads_replies=self._catalog.role_reads_replies(role),
             separates_duties=self._catalog.role_separates_duties(role),
             expires_at=None if isinstance(question, ChannelWithdrawal) else question.expires_at,
+            description=question.value.description,
+            allowed_decisions=question.value.allowed_decisions,
         )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:

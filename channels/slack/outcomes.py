@@ -14,6 +14,7 @@ from channels.slack.render_message import (
     Expired,
     Outcome,
     Rejected,
+    Responded,
     Withdrawn,
 )
 
@@ -38,6 +39,8 @@ def approval_view(
         role_description=role_description,
         reads_replies=reads_replies,
         separates_duties=separates_duties,
+        description=pause.ask.description,
+        allowed_decisions=pause.ask.allowed_decisions,
     )
 
 
@@ -67,6 +70,8 @@ def _answered(pause: PauseView, read_as: str | None) -> Outcome:
     if approved:
         assert decision is not None
         return Approved(by=pause.responder, overrides=decision.override_arguments, read_as=read_as)
+    if decision is not None and decision.response is not None:
+        return Responded(by=pause.responder, response=decision.response)
     return Rejected(by=pause.responder, reason=reason, read_as=read_as)
 
 
@@ -77,6 +82,8 @@ def verdict(outcome: Outcome) -> str:
             return "approve"
         case Rejected():
             return "reject"
+        case Responded():
+            return "respond"
         case DecidedAtOnce(approved=approved):
             return "approve" if approved else "reject"
         case Withdrawn() | Cancelled() | Expired():

@@ -90,4 +90,5 @@ class PendingLists:
             role_description=self._catalog.role_description(pending.channel),  # the role's name
             expires_at=pending.expires_at,
             time_left=None if expires is None else expires - now,
+            allowed_decisions=pending.ask.allowed_decisions,
         )

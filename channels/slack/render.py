@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, assert_never
 
 from pydantic import BaseModel
 from slack_sdk.errors import SlackObjectFormationError
@@ -40,16 +40,19 @@ from channels.slack.render_values import field_title, format_value
 APPROVE_ACTION: Final = "countersign_approve"
 REJECT_ACTION: Final = "countersign_reject"
 EDIT_ACTION: Final = "countersign_edit"
+RESPOND_ACTION: Final = "countersign_respond"
 PENDING_PAGE_ACTION: Final = "countersign_pending_page"
 REJECT_MODAL: Final = "countersign_reject_modal"
 EDIT_MODAL: Final = "countersign_edit_modal"
+RESPOND_MODAL: Final = "countersign_respond_modal"
 
-ActionKind = Literal["approve", "reject", "edit", "page"]
+ActionKind = Literal["approve", "reject", "edit", "respond", "page"]
 
 _KINDS: Final[Mapping[str, ActionKind]] = {
     APPROVE_ACTION: "approve",
     REJECT_ACTION: "reject",
     EDIT_ACTION: "edit",
+    RESPOND_ACTION: "respond",
     PENDING_PAGE_ACTION: "page",
 }
 
@@ -116,6 +119,13 @@ class ApprovalView:
     reads_replies: bool = True
     separates_duties: bool = False  # the requester may not approve
     expires_at: datetime | None = None  # when nobody answering ends it
+    description: str | None = None  # what the asker says about this call (an attached graph's)
+    allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
+
+    @property
+    def offered(self) -> Offered:
+        """The buttons the message offers: only the answers the asker takes."""
+        return offered(self.allowed_decisions, input_model=self.input_model)
 
     @property
     def title(self) -> str:
@@ -126,6 +136,49 @@ class ApprovalView:
     def role_label(self) -> str:
         """Who answers, for a person: the role's description, else its name."""
         return " ".join(self.role_description.split()) or self.role
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Offered:
+    """Which of Approve, Reject, Edit & approve and Answer instead a question offers."""
+
+    approve: bool = True
+    reject: bool = True
+    edit: bool = True
+    respond: bool = False  # only where the asker names it (an attached graph's ``respond``)
+
+    def allows(self, kind: ActionKind) -> bool:
+        """Whether a click of ``kind`` answers (or opens a modal for) something offered."""
+        match kind:
+            case "approve":
+                return self.approve
+            case "reject":
+                return self.reject
+            case "edit":
+                return self.edit
+            case "respond":
+                return self.respond
+            case "page":
+                return True
+            case _:
+                assert_never(kind)
+
+
+def offered(
+    allowed_decisions: Sequence[str] | None, *, input_model: type[BaseModel] | None
+) -> Offered:
+    """What to offer for a question whose asker takes ``allowed_decisions`` (None: all); Edit &
+    approve needs the tool's input model too (the modal is built from it)."""
+
+    def takes(kind: str) -> bool:
+        return allowed_decisions is None or kind in allowed_decisions
+
+    return Offered(
+        approve=takes("approve"),
+        reject=takes("reject"),
+        edit=takes("edit") and input_model is not None,
+        respond=allowed_decisions is not None and "respond" in allowed_decisions,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -265,31 +318,40 @@ def field_sections(fields: Sequence[str], *, max_fields: int) -> list[SectionBlo
     ]
 
 
-def approval_buttons(pause_id: str, *, editable: bool, suffix: str | None = None) -> ActionsBlock:
-    """Approve / Reject / (Edit & approve); each value is the pause id, no id or text holds it."""
+def approval_buttons(
+    pause_id: str, *, offers: Offered, suffix: str | None = None
+) -> list[ActionsBlock]:
+    """Approve / Reject / Edit & approve / Answer instead, those ``offers`` holds (no block
+    when none is);
+    each value is the pause id, no id or text holds it."""
 
     def action_id(base: str) -> str:
         return base if suffix is None else f"{base}:{suffix}"
 
-    buttons = [
-        ButtonElement(
-            text="Approve",
-            action_id=action_id(APPROVE_ACTION),
-            value=pause_id,
-            style="primary",
-        ),
-        ButtonElement(
-            text="Reject",
-            action_id=action_id(REJECT_ACTION),
-            value=pause_id,
-            style="danger",
-        ),
-    ]
-    if editable:
+    buttons: list[ButtonElement] = []
+    if offers.approve:
+        buttons.append(
+            ButtonElement(
+                text="Approve", action_id=action_id(APPROVE_ACTION), value=pause_id, style="primary"
+            )
+        )
+    if offers.reject:
+        buttons.append(
+            ButtonElement(
+                text="Reject", action_id=action_id(REJECT_ACTION), value=pause_id, style="danger"
+            )
+        )
+    if offers.edit:
         buttons.append(
             ButtonElement(text="Edit & approve", action_id=action_id(EDIT_ACTION), value=pause_id)
         )
-    return ActionsBlock(elements=buttons)
+    if offers.respond:
+        buttons.append(
+            ButtonElement(
+                text="Answer instead", action_id=action_id(RESPOND_ACTION), value=pause_id
+            )
+        )
+    return [ActionsBlock(elements=buttons)] if buttons else []
 
 
 # --------------------------------------------------------------------------------------------

@@ -30,6 +30,10 @@ from channels.slack.render import (
 REPLY_HINT: Final = (
     "Or answer in this thread: write approve, or reject followed by a colon and your reason."
 )
+APPROVE_REPLY_HINT: Final = "Or answer in this thread: write approve."
+REJECT_REPLY_HINT: Final = (
+    "Or answer in this thread: write reject followed by a colon and your reason."
+)
 
 _MAX_ARGUMENT_FIELDS: Final = 40  # four sections: the message stays readable and far from 50 blocks
 _MAX_REASON: Final = 2500
@@ -61,6 +65,15 @@ class Rejected:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Responded:
+    """Answered by ``by`` in place of the tool (the tool did not run): ``response`` is what the
+    asker reads instead of its result."""
+
+    by: str
+    response: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DecidedAtOnce:
     """Decided without asking anybody (e.g. by a policy), approved or rejected."""
 
@@ -83,7 +96,9 @@ class Expired:
     """Nobody answered before the question's expiry (not a rejection)."""
 
 
-Outcome: TypeAlias = Approved | Rejected | DecidedAtOnce | Withdrawn | Cancelled | Expired
+Outcome: TypeAlias = (
+    Approved | Rejected | Responded | DecidedAtOnce | Withdrawn | Cancelled | Expired
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -95,10 +110,11 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
     blocks: list[Block] = [
         *_question(view),
         _asked_by(view),
-        approval_buttons(view.pause_id, editable=view.input_model is not None),
+        *approval_buttons(view.pause_id, offers=view.offered),
     ]
-    if view.reads_replies:
-        blocks.append(ContextBlock(elements=[mrkdwn(REPLY_HINT)]))
+    hint = _reply_hint(view) if view.reads_replies else None
+    if hint is not None:
+        blocks.append(ContextBlock(elements=[mrkdwn(hint)]))
     if view.separates_duties:
         blocks.append(ContextBlock(elements=[mrkdwn(_not_by_the_requester(view))]))
     if view.expires_at is not None:
@@ -133,6 +149,16 @@ def escalation_text(view: ApprovalView, approvers: Sequence[str], *, where: str 
     return f":rotating_light: {lead}: nobody answered {escape(view.title, 300)} in time; {asked}."
 
 
+def _reply_hint(view: ApprovalView) -> str | None:
+    """How to answer in words: only the answers the asker takes."""
+    offers = view.offered
+    if offers.approve and offers.reject:
+        return REPLY_HINT
+    if offers.approve:
+        return APPROVE_REPLY_HINT
+    return REJECT_REPLY_HINT if offers.reject else None
+
+
 def _not_by_the_requester(view: ApprovalView) -> str:
     requester = f"<@{view.owner_id}>" if view.owner_id else "The requester"
     return f"{requester} asked for this and cannot approve it: someone else must answer."
@@ -158,6 +184,9 @@ def _question(view: ApprovalView) -> list[Block]:
     rest = _below_header(view.tool_description, title)
     if rest:
         blocks.append(SectionBlock(text=mrkdwn(escape(rest, MAX_SECTION_TEXT))))
+    said = (view.description or "").strip()
+    if said and said != rest:
+        blocks.append(SectionBlock(text=mrkdwn(escape(said, MAX_SECTION_TEXT))))
     fields = argument_fields(view.input_model, view.arguments)
     if fields:
         blocks.extend(field_sections(fields, max_fields=_MAX_ARGUMENT_FIELDS))
@@ -215,6 +244,12 @@ def _describe(view: ApprovalView, outcome: Outcome) -> _Description:
                 headline=f":x: *Rejected* by {mention(by)}{_quoted(reason)}",
                 summary=f"rejected by {mention(by)}",
                 details=_read_as(read_as, "reject"),
+            )
+        case Responded(by=by, response=response):
+            return _Description(
+                headline=f":speech_balloon: *Answered instead of the tool* by {mention(by)}"
+                f"{_quoted(response)}",
+                summary=f"answered by {mention(by)} instead of the tool",
             )
         case DecidedAtOnce(approved=approved, reason=reason):
             verdict = "approved" if approved else "rejected"

@@ -21,6 +21,7 @@ from slack_sdk.models.views import View
 from channels.slack.render import (
     EDIT_MODAL,
     REJECT_MODAL,
+    RESPOND_MODAL,
     ApprovalView,
     escape,
     finish_view,
@@ -41,6 +42,8 @@ from channels.slack.render_edit import (
 
 REASON_BLOCK: Final = "reason"
 REASON_ACTION: Final = "reason"
+RESPONSE_BLOCK: Final = "response"
+RESPONSE_ACTION: Final = "response"
 KEEP_HIDDEN_HINT: Final = "hidden; leave empty to keep"
 KEEP_LONG_HINT: Final = "too long to show here; leave empty to keep"
 
@@ -72,6 +75,38 @@ def reject_modal(private_metadata: str) -> dict[str, object]:
 def reject_reason(state_values: StateValues) -> str | None:
     """The reason typed in the reject modal, ``None`` when left empty."""
     value = state_values.get(REASON_BLOCK, {}).get(REASON_ACTION, {}).get("value")
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip()
+
+
+# --------------------------------------------------------------------------------------------
+# Answer instead of the tool (an attached graph's ``respond``).
+
+
+def respond_modal(private_metadata: str) -> dict[str, object]:
+    """A modal asking for the answer the asker reads in place of the tool's result."""
+    response = InputBlock(
+        block_id=RESPONSE_BLOCK,
+        label="Your answer, in place of the tool's result",
+        element=PlainTextInputElement(action_id=RESPONSE_ACTION, multiline=True, max_length=3000),
+        hint="The tool does not run; the agent reads this instead.",
+    )
+    view = View(
+        type="modal",
+        callback_id=RESPOND_MODAL,
+        title="Answer instead",
+        submit="Send",
+        close="Cancel",
+        private_metadata=private_metadata,
+        blocks=[response],
+    )
+    return finish_view(view, surface="respond modal")
+
+
+def modal_response(state_values: StateValues) -> str | None:
+    """The answer typed in the respond modal, ``None`` when blank."""
+    value = state_values.get(RESPONSE_BLOCK, {}).get(RESPONSE_ACTION, {}).get("value")
     if not isinstance(value, str) or not value.strip():
         return None
     return value.strip()

@@ -27,6 +27,7 @@ from channels.slack.render_message import (
     Expired,
     Outcome,
     Rejected,
+    Responded,
     Withdrawn,
 )
 
@@ -71,6 +72,8 @@ def _said(outcome: Outcome) -> tuple[str, str]:
             return ":white_check_mark:", f"was approved by {mention(by)}{edited}."
         case Rejected(by=by, reason=reason):
             return ":x:", f"was rejected by {mention(by)}{_reason(reason)}"
+        case Responded(by=by):
+            return ":speech_balloon:", f"was answered by {mention(by)} instead of the tool."
         case DecidedAtOnce(approved=approved, reason=reason):
             if approved:
                 return ":white_check_mark:", "was approved at once."

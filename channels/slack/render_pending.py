@@ -33,6 +33,7 @@ from channels.slack.render import (
     finish_view,
     mention,
     mrkdwn,
+    offered,
     request_title,
 )
 
@@ -59,6 +60,7 @@ class PendingItemView:
     role_description: str = ""
     expires_at: str | None = None  # ISO 8601; None if it never expires
     time_left: timedelta | None = None  # until it expires, when it does
+    allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
 
 
 def pending_list(
@@ -142,10 +144,9 @@ def _item_blocks(item: PendingItemView, *, index: int) -> list[Block]:
     fields = argument_fields(item.input_model, item.arguments, max_value=_MAX_VALUE)
     shown = [mrkdwn(field) for field in capped(fields, max_fields=MAX_FIELDS)]
     title = SectionBlock(text=mrkdwn(_item_text(item)), fields=shown or None)
-    buttons = approval_buttons(
-        item.pause_id, editable=item.input_model is not None, suffix=str(index)
-    )
-    return [DividerBlock(), title, buttons]
+    offers = offered(item.allowed_decisions, input_model=item.input_model)
+    buttons = approval_buttons(item.pause_id, offers=offers, suffix=str(index))
+    return [DividerBlock(), title, *buttons]
 
 
 def _item_text(item: PendingItemView) -> str:

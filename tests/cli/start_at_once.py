@@ -11,7 +11,7 @@ import asyncio
 import sys
 
 from bot import App, Settings, WorkflowStartText
-from bot.cli.demo import OfficeDeskApplication, OfficeDeskWorkflow
+from bot.desk.demo import OfficeDeskApplication, OfficeDeskWorkflow
 from channels.terminal import TerminalOutput
 from tests.databases import TEST_ENCRYPTION_KEYS
 

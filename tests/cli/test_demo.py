@@ -14,9 +14,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from bot import App, ExecutionResult, Settings
-from bot.cli.demo import OfficeDeskApplication
 from bot.cli.main import main
 from bot.cli.terminal import OWNER_ID, TENANT_ID
+from bot.desk.demo import OfficeDeskApplication
 from bot.desk.offline_model import next_message
 from tests.cli.processes import python_m_bot
 

@@ -1,4 +1,4 @@
-"""Button clicks: Approve, Reject (a modal), Edit & approve (a modal), and list pages."""
+"""Button clicks: Approve, Reject / Edit & approve / Answer instead (modals), list pages."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 after = await flows.record_approval(value, who)
                 await ack()
                 tasks.spawn(after(), name="slack approve")
-            case "reject" | "edit":
+            case "reject" | "edit" | "respond":
                 await ack()
                 modal = flows.open_modal(kind, value, who, trigger_id)
                 tasks.spawn(modal, name=f"slack {kind}", urgent=True)  # trigger_id lives 3 s

@@ -1,6 +1,9 @@
-"""Modal submissions: the reject reason, and the edited arguments (validated before the ack)."""
+"""Modal submissions: the reject reason, an answer instead of the tool, and the edited
+arguments (validated before the ack)."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
@@ -10,8 +13,8 @@ from channels.slack.answering import Answerer
 from channels.slack.feedback import Audience
 from channels.slack.flows import TAMPERED
 from channels.slack.payloads import SlackPayload, state_values, tenant_of, text_at
-from channels.slack.render import EDIT_MODAL, REJECT_MODAL
-from channels.slack.render_modal import REASON_BLOCK
+from channels.slack.render import EDIT_MODAL, REJECT_MODAL, RESPOND_MODAL
+from channels.slack.render_modal import REASON_BLOCK, RESPONSE_BLOCK
 from channels.slack.services import SlackServices
 from channels.slack.signing import ModalMetadata
 
@@ -22,18 +25,34 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     async def on_reject(
         ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
     ) -> None:
+        await on_text("reject", ack, body, view, context)
+
+    async def on_respond(
+        ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
+    ) -> None:
+        await on_text("respond", ack, body, view, context)
+
+    async def on_text(
+        kind: Literal["reject", "respond"],
+        ack: AsyncAck,
+        body: SlackPayload,
+        view: SlackPayload,
+        context: AsyncBoltContext,
+    ) -> None:
+        """A modal of one text (a reject's reason, an answer instead of the tool)."""
         user, tenant = text_at(body, "user", "id"), tenant_of(context)
         sealed = text_at(view, "private_metadata") or ""
-        metadata = (
-            flows.open_metadata(sealed, kind="reject", user=user) if user and tenant else None
-        )
+        metadata = flows.open_metadata(sealed, kind=kind, user=user) if user and tenant else None
         if metadata is None or user is None or tenant is None:
-            await ack(response_action="errors", errors={REASON_BLOCK: TAMPERED})
+            block = REASON_BLOCK if kind == "reject" else RESPONSE_BLOCK
+            await ack(response_action="errors", errors={block: TAMPERED})
             return
         who = _answerer(metadata, user, tenant, context)
-        after = await flows.record_reject(metadata, who, state_values(view))  # before the 200
+        values = state_values(view)
+        record = flows.record_reject if kind == "reject" else flows.record_respond
+        after = await record(metadata, who, values)  # before the 200
         await ack()
-        tasks.spawn(after(), name="slack reject")
+        tasks.spawn(after(), name=f"slack {kind}")
 
     async def on_edit(
         ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
@@ -58,6 +77,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         tasks.spawn(after(), name="slack edit")
 
     bolt.view(REJECT_MODAL)(on_reject)
+    bolt.view(RESPOND_MODAL)(on_respond)
     bolt.view(EDIT_MODAL)(on_edit)
 
 
