@@ -11,8 +11,9 @@ import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from datetime import timedelta
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
 from langchain_core.tools import BaseTool
 from langgraph.pregel import Pregel
@@ -22,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import WorkflowSpec
 from bot.core.answers import Answered, AnswerOutcome
-from bot.core.clock import Clock, TimerHandle
+from bot.core.clock import Clock, TimerHandle, wait_with_timeout
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
 from bot.core.errors import (
@@ -32,6 +33,7 @@ from bot.core.errors import (
     NotPausedError,
     UnknownThreadError,
 )
+from bot.core.metrics import Metrics, Readiness
 from bot.core.results import (
     ExecutionPauseEvent,
     ExecutionResult,
@@ -62,6 +64,9 @@ from bot.store.database import Database
 from bot.store.records import NewExecution
 from bot.store.repositories import MessageRefs
 from bot.wiring import Wiring, wire
+
+READY_TIMEOUT: Final = timedelta(seconds=2)
+"""How long ``/readyz`` waits for the database before it says the instance is not ready."""
 
 PauseHandler = Callable[[ExecutionPauseEvent], Awaitable[None] | None]
 ResumeHandler = Callable[[ExecutionResumeEvent], Awaitable[None] | None]
@@ -170,6 +175,23 @@ class App:
         """Keys derived from the App's encryption key ring, one per purpose, for what a channel
         signs (the web channel's links); they rotate with the ring."""
         return self._derived_keys
+
+    @property
+    def metrics(self) -> Metrics:
+        """The App's metrics, on a registry of its own (``/metrics`` serves
+        ``metrics.exposition()``); channels count their calls on it."""
+        return self._runtime.metrics
+
+    async def readiness(self) -> Readiness:
+        """Whether this instance can take work (``/readyz``): open, and its database answers a
+        ``SELECT 1`` within ``READY_TIMEOUT``."""
+        if self._state is _State.CLOSED:
+            return Readiness(problems=(("app", "closed"),))
+        try:
+            problem = await wait_with_timeout(self.clock, self._database.problem(), READY_TIMEOUT)
+        except TimeoutError:
+            problem = f"no answer within {READY_TIMEOUT.total_seconds():g} s"
+        return Readiness(problems=() if problem is None else (("database", problem),))
 
     @property
     def sql_engine(self) -> AsyncEngine:

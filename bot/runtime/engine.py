@@ -304,6 +304,14 @@ class Engine:
     async def _run(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
         """One LangGraph pass; records where the tree now stands."""
         runtime = self._runtime
+        started = runtime.clock.now()
+        outcome = await self._pass(frame, graph_input, held)
+        status = "rested" if outcome.rests else outcome.status.value.lower()
+        runtime.metrics.pass_ran(status, runtime.clock.now() - started)
+        return outcome
+
+    async def _pass(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
+        runtime = self._runtime
         try:
             ran = await self._kind(frame.workflow).run(frame, graph_input)
         except GraphInterrupt:  # pragma: no cover - ainvoke reports interrupts in its output

@@ -44,6 +44,7 @@ async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResol
 
     A failure or a timeout is one warning (``channel.withdraw-failed``) and nothing else.
     """
+    runtime.metrics.withdrawn(resolution.value)
     cls = _channel_class(runtime, record)
     if cls is None:
         return

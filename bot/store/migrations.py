@@ -181,12 +181,19 @@ def _v5_told_ends(connection: Connection) -> None:
     )
 
 
+def _v6_pending_by_role(connection: Connection) -> None:
+    """The pending pauses by role (``/metrics``): one grouped read of an index, not of rows."""
+    index = next(i for i in pauses.indexes if i.name == "ix_cs_pauses_status_role_asked")
+    index.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
     _v3_unread_replies,
     _v4_message_refs,
     _v5_told_ends,
+    _v6_pending_by_role,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 
