@@ -23,6 +23,7 @@ from typing import Final, TextIO
 from aiohttp import web
 
 from bot.app import App
+from bot.cli.logs import configure_logging
 from bot.components.specs import ApplicationSpec, spec_of
 from bot.core.errors import AssemblyError, SettingsError
 from bot.desk.slack import build_desk, check_desk_model, load_desk_settings
@@ -49,6 +50,7 @@ async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, 
     try:
         slack = load_slack_settings(environ, env_file=env_file)
         settings = load_settings(environ, env_file=env_file)
+        configure_logging(settings)
         key_source(settings.database_url, settings.countersign_encryption_keys)  # at once
         application = load_application(settings, environ, env_file)
         await check_bot_token(slack)

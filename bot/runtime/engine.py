@@ -211,6 +211,7 @@ class Engine:
                 "recovery: continuing execution %s (tenant_id=%s)",
                 root.execution_id,
                 root.tenant_id,
+                extra={"execution_id": root.execution_id, "tenant_id": root.tenant_id},
             )
             report = await self._recover_tree(root)
             if report.ran:

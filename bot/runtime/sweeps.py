@@ -72,7 +72,13 @@ class Sweeps:
             moved = await sweep()
         except Exception as error:  # a sweep that fails is retried at the next tick
             metrics.sweep_ran(name, moved=0, failed=True)
-            log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)
+            log.warning(
+                "%s sweep failed: %s: %s",
+                name,
+                type(error).__name__,
+                error,
+                extra={"outcome": "sweep-failed"},
+            )
             return
         metrics.sweep_ran(name, moved=moved)
 

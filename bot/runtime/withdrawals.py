@@ -75,4 +75,11 @@ async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResol
             record.execution_id,
             record.tenant_id,
             record.channel,
+            extra={
+                "execution_id": record.execution_id,
+                "tenant_id": record.tenant_id,
+                "role": record.role,
+                "channel": record.channel,
+                "outcome": "withdraw-failed",
+            },
         )
