@@ -144,6 +144,12 @@ class Metrics:
             ["caller", "outcome"],
             registry=registry,
         )
+        self.model_spend = Counter(
+            "countersign_model_spend",
+            "What the model calls cost (the providers' prices), by caller.",
+            ["caller"],
+            registry=registry,
+        )
         self._pending = _PendingCollector()
         registry.register(self._pending)
         self._source: PendingSource | None = None
@@ -196,8 +202,10 @@ class Metrics:
     def slack_retry(self, method: str, reason: str) -> None:
         self.slack_retries.labels(method=method, reason=reason).inc()
 
-    def model_call(self, caller: str, outcome: str) -> None:
+    def model_call(self, caller: str, outcome: str, *, cost: float = 0.0) -> None:
         self.model_calls.labels(caller=caller, outcome=outcome).inc()
+        if cost:
+            self.model_spend.labels(caller=caller).inc(cost)
 
 
 class _PendingCollector(Collector):
