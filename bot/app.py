@@ -43,6 +43,7 @@ from bot.core.results import (
     ReceivedReply,
     RecordedAnswer,
 )
+from bot.core.tracing import span
 from bot.langgraph import LangGraphAgent
 from bot.runtime.answers import (
     AnswerCheck,
@@ -234,7 +235,8 @@ class App:
             raise DtoValidationError("tenant_id and owner_id must be non-empty")
         payload = start_input.model_dump(mode="json")
         frame = self._new_root(spec.name, tenant_id, owner_id, thread_id or uuid.uuid4().hex)
-        return await self._first_pass(frame, payload, {"input": payload}, record=record)
+        with span("execute", workflow=spec.name, execution_id=frame.execution_id):
+            return await self._first_pass(frame, payload, {"input": payload}, record=record)
 
     def langgraph(
         self,
@@ -346,23 +348,24 @@ class App:
         ``keep_model_replies``: a reply the role reads with a model is kept unread
         (``ReplyKept``) to read after the acknowledgement with ``read_kept``."""
         self._check_open()
-        outcome = await answer(
-            self._runtime,
-            self._reply_models,
-            AnswerRequest(
-                pause_id=pause_id,
-                tenant_id=tenant_id,
-                by=by,
-                decision=dict(decision) if isinstance(decision, Mapping) else decision,
-                reply=reply,
-            ),
-            view=self._views.pause,
-            may_answer=may_answer,
-            keep_model_replies=keep_model_replies,
-        )
-        if isinstance(outcome, Answered) and continue_run:
-            return dataclasses.replace(outcome, result=await self.continue_answer(outcome))
-        return outcome
+        with span("answer"):
+            outcome = await answer(
+                self._runtime,
+                self._reply_models,
+                AnswerRequest(
+                    pause_id=pause_id,
+                    tenant_id=tenant_id,
+                    by=by,
+                    decision=dict(decision) if isinstance(decision, Mapping) else decision,
+                    reply=reply,
+                ),
+                view=self._views.pause,
+                may_answer=may_answer,
+                keep_model_replies=keep_model_replies,
+            )
+            if isinstance(outcome, Answered) and continue_run:
+                return dataclasses.replace(outcome, result=await self.continue_answer(outcome))
+            return outcome
 
     async def read_kept(
         self, received: ReceivedReply, *, continue_run: bool = True
@@ -394,15 +397,16 @@ class App:
     ) -> ExecutionResult:
         """Answer a pause by its id (a decision or a free-text reply) and move its tree on;
         a refusal raises (``answer`` returns it instead)."""
-        recorded = await self.record_answer(
-            pause_id,
-            tenant_id=tenant_id,
-            decision=decision,
-            reply=reply,
-            owner_id=owner_id,
-            answered_by=answered_by,
-        )
-        return await self.continue_answer(recorded, record=record)
+        with span("resume"):
+            recorded = await self.record_answer(
+                pause_id,
+                tenant_id=tenant_id,
+                decision=decision,
+                reply=reply,
+                owner_id=owner_id,
+                answered_by=answered_by,
+            )
+            return await self.continue_answer(recorded, record=record)
 
     async def record_answer(
         self,
@@ -496,7 +500,8 @@ class App:
         recorded meanwhile) and return where it stands."""
         self._check_open()
         pause = recorded.pause
-        report = await self._engine.continue_tree(recorded.root_execution_id)
+        with span("continue", execution_id=recorded.root_execution_id):
+            report = await self._engine.continue_tree(recorded.root_execution_id)
         frame = RunFrame(
             tenant_id=pause.tenant_id,
             owner_id=pause.owner_id,

@@ -18,6 +18,7 @@ from langgraph.types import Command
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.core.errors import CountersignError, StepFailedError
+from bot.core.tracing import span
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
 from bot.runtime.tree_guard import Held, TreeGuard
@@ -306,7 +307,8 @@ class Engine:
         """One LangGraph pass; records where the tree now stands."""
         runtime = self._runtime
         started = runtime.clock.now()
-        outcome = await self._pass(frame, graph_input, held)
+        with span("pass", workflow=frame.workflow, execution_id=frame.execution_id):
+            outcome = await self._pass(frame, graph_input, held)
         status = "rested" if outcome.rests else outcome.status.value.lower()
         runtime.metrics.pass_ran(status, runtime.clock.now() - started)
         return outcome

@@ -11,6 +11,7 @@ from bot.core.channel import ChannelOf, ChannelWithdrawal
 from bot.core.clock import wait_with_timeout
 from bot.core.context import StepContext
 from bot.core.enums import PauseResolution
+from bot.core.tracing import span
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
 from bot.store.records import PauseRecord
@@ -65,9 +66,10 @@ async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResol
     )
     try:
         channel: ChannelOf = runtime.container.create(cls, context)
-        result = channel.withdraw(withdrawal)
-        if inspect.isawaitable(result):
-            await wait_with_timeout(runtime.clock, result, _timeout_of(runtime, record))
+        with span("channel.withdraw", role=record.role, resolution=resolution.value):
+            result = channel.withdraw(withdrawal)
+            if inspect.isawaitable(result):
+                await wait_with_timeout(runtime.clock, result, _timeout_of(runtime, record))
     except Exception as error:  # best-effort by contract: log and go on
         log.warning(
             "channel.withdraw-failed: %s (execution_id=%s tenant_id=%s channel=%s)",
