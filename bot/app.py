@@ -11,8 +11,9 @@ import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from datetime import timedelta
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
 from langchain_core.tools import BaseTool
 from langgraph.pregel import Pregel
@@ -22,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import WorkflowSpec
 from bot.core.answers import Answered, AnswerOutcome
-from bot.core.clock import Clock, TimerHandle
+from bot.core.clock import Clock, TimerHandle, wait_with_timeout
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
 from bot.core.errors import (
@@ -32,6 +33,7 @@ from bot.core.errors import (
     NotPausedError,
     UnknownThreadError,
 )
+from bot.core.metrics import Metrics, Readiness
 from bot.core.results import (
     ExecutionPauseEvent,
     ExecutionResult,
@@ -41,6 +43,7 @@ from bot.core.results import (
     ReceivedReply,
     RecordedAnswer,
 )
+from bot.core.tracing import span
 from bot.langgraph import LangGraphAgent
 from bot.runtime.answers import (
     AnswerCheck,
@@ -62,6 +65,9 @@ from bot.store.database import Database
 from bot.store.records import NewExecution
 from bot.store.repositories import MessageRefs
 from bot.wiring import Wiring, wire
+
+READY_TIMEOUT: Final = timedelta(seconds=2)
+"""How long ``/readyz`` waits for the database before it says the instance is not ready."""
 
 PauseHandler = Callable[[ExecutionPauseEvent], Awaitable[None] | None]
 ResumeHandler = Callable[[ExecutionResumeEvent], Awaitable[None] | None]
@@ -173,6 +179,23 @@ class App:
         return self._derived_keys
 
     @property
+    def metrics(self) -> Metrics:
+        """The App's metrics, on a registry of its own (``/metrics`` serves
+        ``metrics.exposition()``); channels count their calls on it."""
+        return self._runtime.metrics
+
+    async def readiness(self) -> Readiness:
+        """Whether this instance can take work (``/readyz``): open, and its database answers a
+        ``SELECT 1`` within ``READY_TIMEOUT``."""
+        if self._state is _State.CLOSED:
+            return Readiness(problems=(("app", "closed"),))
+        try:
+            problem = await wait_with_timeout(self.clock, self._database.problem(), READY_TIMEOUT)
+        except TimeoutError:
+            problem = f"no answer within {READY_TIMEOUT.total_seconds():g} s"
+        return Readiness(problems=() if problem is None else (("database", problem),))
+
+    @property
     def sql_engine(self) -> AsyncEngine:
         """The App's database engine (``database.engine``)."""
         return self._database.engine
@@ -213,7 +236,8 @@ class App:
             raise DtoValidationError("tenant_id and owner_id must be non-empty")
         payload = start_input.model_dump(mode="json")
         frame = self._new_root(spec.name, tenant_id, owner_id, thread_id or uuid.uuid4().hex)
-        return await self._first_pass(frame, payload, {"input": payload}, record=record)
+        with span("execute", workflow=spec.name, execution_id=frame.execution_id):
+            return await self._first_pass(frame, payload, {"input": payload}, record=record)
 
     def langgraph(
         self,
@@ -325,23 +349,24 @@ class App:
         ``keep_model_replies``: a reply the role reads with a model is kept unread
         (``ReplyKept``) to read after the acknowledgement with ``read_kept``."""
         self._check_open()
-        outcome = await answer(
-            self._runtime,
-            self._reply_models,
-            AnswerRequest(
-                pause_id=pause_id,
-                tenant_id=tenant_id,
-                by=by,
-                decision=dict(decision) if isinstance(decision, Mapping) else decision,
-                reply=reply,
-            ),
-            view=self._views.pause,
-            may_answer=may_answer,
-            keep_model_replies=keep_model_replies,
-        )
-        if isinstance(outcome, Answered) and continue_run:
-            return dataclasses.replace(outcome, result=await self.continue_answer(outcome))
-        return outcome
+        with span("answer"):
+            outcome = await answer(
+                self._runtime,
+                self._reply_models,
+                AnswerRequest(
+                    pause_id=pause_id,
+                    tenant_id=tenant_id,
+                    by=by,
+                    decision=dict(decision) if isinstance(decision, Mapping) else decision,
+                    reply=reply,
+                ),
+                view=self._views.pause,
+                may_answer=may_answer,
+                keep_model_replies=keep_model_replies,
+            )
+            if isinstance(outcome, Answered) and continue_run:
+                return dataclasses.replace(outcome, result=await self.continue_answer(outcome))
+            return outcome
 
     async def read_kept(
         self, received: ReceivedReply, *, continue_run: bool = True
@@ -373,15 +398,16 @@ class App:
     ) -> ExecutionResult:
         """Answer a pause by its id (a decision or a free-text reply) and move its tree on;
         a refusal raises (``answer`` returns it instead)."""
-        recorded = await self.record_answer(
-            pause_id,
-            tenant_id=tenant_id,
-            decision=decision,
-            reply=reply,
-            owner_id=owner_id,
-            answered_by=answered_by,
-        )
-        return await self.continue_answer(recorded, record=record)
+        with span("resume"):
+            recorded = await self.record_answer(
+                pause_id,
+                tenant_id=tenant_id,
+                decision=decision,
+                reply=reply,
+                owner_id=owner_id,
+                answered_by=answered_by,
+            )
+            return await self.continue_answer(recorded, record=record)
 
     async def record_answer(
         self,
@@ -475,7 +501,8 @@ class App:
         recorded meanwhile) and return where it stands."""
         self._check_open()
         pause = recorded.pause
-        report = await self._engine.continue_tree(recorded.root_execution_id)
+        with span("continue", execution_id=recorded.root_execution_id):
+            report = await self._engine.continue_tree(recorded.root_execution_id)
         frame = RunFrame(
             tenant_id=pause.tenant_id,
             owner_id=pause.owner_id,

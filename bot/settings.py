@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -39,6 +39,11 @@ class Settings(BaseModel):
     countersign_model_names: str | None = None
     countersign_decision_model_names: str | None = None
     countersign_model_timeout_seconds: str | None = None
+    countersign_metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    """A port of its own serving ``/metrics``, ``/healthz`` and ``/readyz`` (Socket Mode has no
+    HTTP server; with HTTP they are on ``PORT`` too)."""
+    countersign_log_format: Literal["text", "json"] = "text"
+    """``json``: one JSON object per log line (``bot.cli.logs``)."""
     countersign_encryption_keys: str | None = Field(default=None, repr=False)
     """``<key-id>:<base64 32 bytes>``, comma-separated, current key first (``bot.security``).
 

@@ -20,6 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from bot.components.specs import AgentSpec, spec_of
 from bot.core.clock import Clock, SystemClock
 from bot.core.errors import SettingsError
+from bot.core.metrics import Metrics
 from bot.models import ModelProvider, resolve_chat_model
 from bot.runtime.agent_graph import AgentLoop, build_agent_graph
 from bot.runtime.assembly import Assembly, assemble
@@ -89,18 +90,24 @@ async def wire(
     ring = await keys.load(holds_rows=database.holds_rows)
     checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
     stack.push_async_callback(checkpointer.close)
+    store = SqlStore(database, EncryptingCodec(ring))
+    metrics = Metrics(clock)
+    metrics.read_pending_with(store.pending_by_role)
     runtime = Runtime(
-        store=SqlStore(database, EncryptingCodec(ring)),
+        store=store,
         clock=clock,
         container=Container(services),
         assembly=assembly,
+        metrics=metrics,
     )
 
     def chat_model_for(component: type, model: Any) -> BaseChatModel:
         return _chat_model_for(component, model, providers)
 
     reply_models = ReplyModels.of_app(providers, chat_model_for, SqlLedger(database))
-    guard = TreeGuard(SqlLeases(database), clock, owner=f"instance-{uuid.uuid4().hex}")
+    guard = TreeGuard(
+        SqlLeases(database), clock, owner=f"instance-{uuid.uuid4().hex}", metrics=metrics
+    )
     return Wiring(
         runtime=runtime,
         engine=Engine(

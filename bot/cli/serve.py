@@ -1,7 +1,8 @@
 """``python -m bot serve`` with the Slack settings present: serve the application in Slack.
 
-HTTP on ``PORT`` (``POST /slack/events``, ``GET /healthz``), or Socket Mode when
-``SLACK_APP_TOKEN`` is set, until SIGINT or SIGTERM; then the bot finishes its background work
+HTTP on ``PORT`` (``POST /slack/events``, ``GET /healthz``, ``/readyz``, ``/metrics``), or
+Socket Mode when ``SLACK_APP_TOKEN`` is set (``COUNTERSIGN_METRICS_PORT``: the probes on a port
+of their own), until SIGINT or SIGTERM; then the bot finishes its background work
 (bounded) and the App closes. The application is ``COUNTERSIGN_APP`` (``module:Class``), else
 the built-in Slack office desk (``bot.desk.slack``). A missing or malformed setting, a bot token
 Slack refuses (one ``auth.test`` at start) and a database that cannot be opened are one line on
@@ -22,9 +23,11 @@ from typing import Final, TextIO
 from aiohttp import web
 
 from bot.app import App
+from bot.cli.logs import configure_logging
 from bot.components.specs import ApplicationSpec, spec_of
 from bot.core.errors import AssemblyError, SettingsError
 from bot.desk.slack import build_desk, check_desk_model, load_desk_settings
+from bot.runtime.probes import METRICS_PATH, probe_app
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import database_failure
@@ -47,6 +50,7 @@ async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, 
     try:
         slack = load_slack_settings(environ, env_file=env_file)
         settings = load_settings(environ, env_file=env_file)
+        configure_logging(settings)
         key_source(settings.database_url, settings.countersign_encryption_keys)  # at once
         application = load_application(settings, environ, env_file)
         await check_bot_token(slack)
@@ -55,7 +59,7 @@ async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, 
         print(error.message, file=err)
         return EXIT_SETTINGS
     try:
-        return await _run(app, slack, out, err)
+        return await _run(app, slack, settings, out, err)
     finally:
         await app.close()
 
@@ -71,15 +75,29 @@ async def _create_app(application: type, settings: Settings) -> App:
         raise SettingsError(f"DATABASE_URL: the database could not be opened: {reason}") from None
 
 
-async def _run(app: App, slack: SlackSettings, out: TextIO, err: TextIO) -> int:
+async def _run(app: App, slack: SlackSettings, settings: Settings, out: TextIO, err: TextIO) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     bot = SlackBot(app, slack)
     runner: web.AppRunner | None = None
+    probes: web.AppRunner | None = None
     try:
         await bot.start()
+        port = settings.countersign_metrics_port
+        if port is not None:
+            probes = web.AppRunner(probe_app(app, is_open=lambda: not stop.is_set()))
+            await probes.setup()
+            try:
+                await web.TCPSite(probes, HOST, port).start()
+            except OSError as error:
+                print(
+                    f"COUNTERSIGN_METRICS_PORT {port} cannot be served: {error.strerror or error}",
+                    file=err,
+                )
+                return EXIT_SETTINGS
+            print(f"Metrics on http://{HOST}:{port}{METRICS_PATH}", file=out, flush=True)
         if slack.socket_mode:
             print("Countersign is connected to Slack over Socket Mode.", file=out, flush=True)
         else:
@@ -105,6 +123,8 @@ async def _run(app: App, slack: SlackSettings, out: TextIO, err: TextIO) -> int:
             loop.remove_signal_handler(signum)
         if runner is not None:
             await runner.cleanup()
+        if probes is not None:
+            await probes.cleanup()
         await bot.close()
     return EXIT_OK
 

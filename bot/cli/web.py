@@ -18,6 +18,7 @@ from typing import Final, TextIO
 from aiohttp import web
 
 from bot.app import App
+from bot.cli.logs import configure_logging
 from bot.core.errors import AssemblyError, SettingsError
 from bot.desk.offline_model import OFFLINE_MODEL
 from bot.desk.slack import DeskSettings, check_desk_model
@@ -42,6 +43,7 @@ async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, 
         values = environment(environ, env_file=env_file)
         port = _port(values.get("PORT", ""))
         settings = load_settings(environ, env_file=env_file)
+        configure_logging(settings)
         key_source(settings.database_url, settings.countersign_encryption_keys)
         model = values.get("COUNTERSIGN_DESK_MODEL", "").strip() or OFFLINE_MODEL
         check_desk_model(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, assert_never
 
 from bot.components.specs import ChannelRoleSpec, ReplyInterpreterSpec, spec_of
 from bot.core.answers import (
@@ -24,7 +24,7 @@ from bot.core.answers import (
     ReplyKept,
 )
 from bot.core.dtos import ToolCallApprovalDecision, decision_kind
-from bot.core.enums import DecidedBy, PauseAnswerer, PauseStatus
+from bot.core.enums import DecidedBy, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import (
     CountersignError,
     DtoValidationError,
@@ -36,6 +36,7 @@ from bot.core.errors import (
     UninterpretableReplyError,
     UnknownPauseError,
 )
+from bot.core.metrics import Metrics
 from bot.core.results import PauseView, ReceivedReply
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
@@ -157,7 +158,46 @@ async def answer(
     keep_model_replies: bool = False,
 ) -> AnswerOutcome:
     """Check and record an answer with one read of the pause; what became of it. Refusals are
-    outcomes, not exceptions: only a failure of the store or of a model's provider raises."""
+    outcomes, not exceptions: only a failure of the store or of a model's provider raises.
+    Each outcome is counted (``countersign_answers``)."""
+    outcome = await _answer(
+        runtime,
+        models,
+        request,
+        view=view,
+        may_answer=may_answer,
+        keep_model_replies=keep_model_replies,
+    )
+    count_outcome(runtime.metrics, outcome)
+    return outcome
+
+
+def count_outcome(metrics: Metrics, outcome: AnswerOutcome) -> None:
+    """One ``countersign_answers`` sample for ``outcome``, with its error code when refused."""
+    match outcome:
+        case Answered():
+            metrics.answered("answered")
+        case ReplyKept():
+            metrics.answered("reply_kept")
+        case NotUnderstood(error=error):
+            metrics.answered("not_understood", error.code)
+        case AlreadyClosed():
+            metrics.answered("already_closed")
+        case Refused(error=error):
+            metrics.answered("refused", error.code)
+        case _ as never:
+            assert_never(never)
+
+
+async def _answer(
+    runtime: Runtime,
+    models: ReplyModels,
+    request: AnswerRequest,
+    *,
+    view: Callable[[PauseRecord], PauseView],
+    may_answer: AnswerCheck | None,
+    keep_model_replies: bool,
+) -> AnswerOutcome:
     shape = ResumeRequest(
         pause_id=request.pause_id,
         tenant_id=request.tenant_id,
@@ -259,10 +299,23 @@ async def _keep(
 async def record_answer(
     runtime: Runtime, request: ResumeRequest, models: ReplyModels
 ) -> PauseRecord:
-    """Phase 1: returns the pause as it now is (RESOLVED, with its answer)."""
-    request.check_shape()
-    record, binding, responder = await _waiting(runtime, request)
-    return await _record(runtime, models, record, binding, responder, request)
+    """Phase 1: returns the pause as it now is (RESOLVED, with its answer); counted like
+    ``answer``'s outcomes (a refusal raised is counted with its code)."""
+    try:
+        request.check_shape()
+        record, binding, responder = await _waiting(runtime, request)
+        resolved = await _record(runtime, models, record, binding, responder, request)
+    except NotPausedError:
+        runtime.metrics.answered("already_closed")
+        raise
+    except (UninterpretableReplyError, ReplyInterpreterMissingError) as error:
+        runtime.metrics.answered("not_understood", error.code)
+        raise
+    except CountersignError as error:
+        runtime.metrics.answered("refused", error.code)
+        raise
+    runtime.metrics.answered("answered")
+    return resolved
 
 
 async def _record(
@@ -291,13 +344,14 @@ async def _record(
     given = PauseAnswer(
         decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
     )
+    resolved_at = runtime.clock.now()
     resolved = await runtime.store.close(
         request.pause_id,
         closings.Answered(
             answer=given,
             audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
         ),
-        at=runtime.clock.now(),
+        at=resolved_at,
         tenant_id=request.tenant_id,
     )
     if resolved is None:
@@ -305,4 +359,6 @@ async def _record(
         raise not_paused(current or record, runtime.clock.now())
     if model_call is not None:  # the call that read this answer: in the execution's spend, once
         await models.ledger.count_in_execution_spend(model_call)
+    resolution = (resolved.resolution or PauseResolution.DECIDED).value
+    runtime.metrics.answer_time(resolved.role, resolution, resolved_at - resolved.asked_at)
     return resolved

@@ -18,6 +18,7 @@ from langgraph.types import Command
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.core.errors import CountersignError, StepFailedError
+from bot.core.tracing import span
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
 from bot.runtime.tree_guard import Held, TreeGuard
@@ -214,6 +215,7 @@ class Engine:
                 "recovery: continuing execution %s (tenant_id=%s)",
                 root.execution_id,
                 root.tenant_id,
+                extra={"execution_id": root.execution_id, "tenant_id": root.tenant_id},
             )
             report = await self._recover_tree(root)
             if report.ran:
@@ -306,6 +308,15 @@ class Engine:
 
     async def _run(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
         """One LangGraph pass; records where the tree now stands."""
+        runtime = self._runtime
+        started = runtime.clock.now()
+        with span("pass", workflow=frame.workflow, execution_id=frame.execution_id):
+            outcome = await self._pass(frame, graph_input, held)
+        status = "rested" if outcome.rests else outcome.status.value.lower()
+        runtime.metrics.pass_ran(status, runtime.clock.now() - started)
+        return outcome
+
+    async def _pass(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
         runtime = self._runtime
         try:
             ran = await self._kind(frame.workflow).run(frame, graph_input)

@@ -14,6 +14,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
 from bot.core.budget import ModelPrice
+from bot.core.errors import BudgetExceededError
+from bot.core.metrics import Metrics
 from bot.runtime.budgets import BudgetCheck, refuse_exhausted
 from bot.store.ledger import NewModelCall, SqlLedger
 
@@ -59,19 +61,33 @@ async def counted_call(
     checks: Sequence[BudgetCheck],
     price: ModelPrice | None,
     invoke: Callable[[], Awaitable[BaseMessage]],
+    *,
+    metrics: Metrics | None = None,
 ) -> tuple[int, BaseMessage]:
     """Make the call ``invoke`` makes, counted; returns its ledger id and the response.
 
     ``BudgetExceededError`` before anything is called when a budget is exhausted. A call that
     raises stays counted (it was made), with no tokens.
     """
-    call_id = await ledger.open_call(
-        call, [check.scope for check in checks], lambda spends: refuse_exhausted(checks, spends)
-    )
-    message = await invoke()
+    try:
+        call_id = await ledger.open_call(
+            call, [check.scope for check in checks], lambda spends: refuse_exhausted(checks, spends)
+        )
+    except BudgetExceededError:
+        if metrics is not None:
+            metrics.model_call(call.caller, "over_budget")
+        raise
+    try:
+        message = await invoke()
+    except BaseException:
+        if metrics is not None:
+            metrics.model_call(call.caller, "failed")
+        raise
     input_tokens, output_tokens = usage_of(message)
     cost = price.cost(input_tokens=input_tokens, output_tokens=output_tokens) if price else 0.0
     await ledger.settle_call(
         call_id, input_tokens=input_tokens, output_tokens=output_tokens, cost=cost
     )
+    if metrics is not None:
+        metrics.model_call(call.caller, "ok", cost=cost)
     return call_id, message

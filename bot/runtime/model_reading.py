@@ -140,6 +140,7 @@ async def read_with_model(
         budget_checks(runtime.assembly, tree, record.execution_id, now),
         price_for(spec.model, models.providers),
         invoke,
+        metrics=runtime.metrics,
     )
     return _answer(message, shielded, decides=decides), call_id
 

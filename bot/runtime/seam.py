@@ -23,6 +23,7 @@ from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import AgentFailedError, DtoValidationError
+from bot.core.tracing import span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import invalid_decision, validate_decision
@@ -296,7 +297,8 @@ async def _send_and_record(
     taken at once."""
     assert binding.channel is not None
     try:
-        outcome = await channel.send(ask)
+        with span("channel.send", role=record.role, channel=record.channel):
+            outcome = await channel.send(ask)
     except ValidationError as error:
         if error.title != ToolCallApprovalDecision.__name__:
             raise _send_failed(binding, record, place, frame, error) from error

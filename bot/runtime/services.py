@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from bot.core.clock import Clock
+from bot.core.metrics import Metrics
 from bot.runtime.assembly import Assembly
 from bot.runtime.container import Container
 from bot.store.repositories import PauseStore
@@ -19,3 +20,4 @@ class Runtime:
     clock: Clock
     container: Container
     assembly: Assembly
+    metrics: Metrics

@@ -58,15 +58,32 @@ class Sweeps:
         self._retained_at: datetime | None = None  # the retention sweep's last run
 
     async def tick(self) -> None:
-        await _sweep("unread replies", self.read_unread)
-        await _sweep("recovery", self.recover)
-        await _sweep("deadline", self.close_due)
-        await _sweep("reminders", self.nudge)
-        await _sweep("untold ends", self.tell_untold)
+        await self._sweep("unread_replies", self.read_unread)
+        await self._sweep("recovery", self.recover)
+        await self._sweep("deadline", self.close_due)
+        await self._sweep("reminders", self.nudge)
+        await self._sweep("untold_ends", self.tell_untold)
         now = self._runtime.clock.now()
         if self._retained_at is None or now - self._retained_at >= RETENTION_INTERVAL:
             self._retained_at = now
-            await _sweep("retention", self.retention)
+            await self._sweep("retention", self.retention)
+
+    async def _sweep(self, name: str, sweep: Callable[[], Awaitable[int]]) -> None:
+        """Run one sweep, counted (``countersign_sweeps``, ``countersign_swept``)."""
+        metrics = self._runtime.metrics
+        try:
+            moved = await sweep()
+        except Exception as error:  # a sweep that fails is retried at the next tick
+            metrics.sweep_ran(name, moved=0, failed=True)
+            log.warning(
+                "%s sweep failed: %s: %s",
+                name,
+                type(error).__name__,
+                error,
+                extra={"outcome": "sweep-failed"},
+            )
+            return
+        metrics.sweep_ran(name, moved=moved)
 
     async def read_unread(self) -> int:
         """Read the replies kept more than ``UNREAD_GRACE`` ago and never read (their process
@@ -176,10 +193,3 @@ class Sweeps:
                 error=report.error,
             )
         )
-
-
-async def _sweep(name: str, sweep: Callable[[], Awaitable[int]]) -> None:
-    try:
-        await sweep()
-    except Exception as error:  # a sweep that fails is retried at the next tick
-        log.warning("%s sweep failed: %s: %s", name, type(error).__name__, error)

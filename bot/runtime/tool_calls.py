@@ -17,6 +17,7 @@ from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import PauseResolution
 from bot.core.errors import AgentFailedError, PauseExpiredError, ToolError
 from bot.core.timing import OnExpiry
+from bot.core.tracing import span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.frame import RunFrame
 from bot.runtime.seam import Closed, PausePlace, Taken, ask_channel
@@ -47,9 +48,10 @@ async def _run(
     runtime: Runtime, binding: ToolBinding, frame: RunFrame, step: StepContext, value: BaseModel
 ) -> str:
     tool: _Tool = runtime.container.create(binding.spec.cls, frame.context(step))
-    result = tool.run(value)
-    if inspect.isawaitable(result):
-        result = await wait_with_timeout(runtime.clock, result, binding.spec.timeout)
+    with span("tool", tool=binding.spec.name, execution_id=frame.execution_id):
+        result = tool.run(value)
+        if inspect.isawaitable(result):
+            result = await wait_with_timeout(runtime.clock, result, binding.spec.timeout)
     return _render(result)
 
 

@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Generic, TypeVar
 
 from bot.core.clock import Clock
+from bot.core.metrics import Metrics
 from bot.runtime.services import log
 from bot.store.leases import LeaseClaim
 from bot.store.repositories import Leases
@@ -45,9 +46,16 @@ class Held(Generic[T]):
 
 class TreeGuard:
     def __init__(
-        self, leases: Leases, clock: Clock, owner: str, ttl: timedelta = LEASE_TTL
+        self,
+        leases: Leases,
+        clock: Clock,
+        owner: str,
+        ttl: timedelta = LEASE_TTL,
+        *,
+        metrics: Metrics | None = None,
     ) -> None:
         self._leases = leases
+        self._metrics = metrics
         self._clock = clock
         self._owner = owner
         self._ttl = ttl
@@ -90,11 +98,15 @@ class TreeGuard:
         async with self.lock(root):
             # another instance holds it: its pass ends (or its lease expires) soon; no event
             # crosses processes, so try again shortly
+            waited = False
             while True:
                 claim = self.claim(root)
                 opened = await opening(claim)
                 if opened is not None:
                     break
+                if not waited and self._metrics is not None:
+                    self._metrics.lease_waits.inc()
+                waited = True
                 await asyncio.sleep(RETRY_SECONDS)
             held = Held(claim=claim, opened=opened)
             renewal = asyncio.ensure_future(self._renew(held))
@@ -114,5 +126,7 @@ class TreeGuard:
             if held.released:
                 return
             if not await self._leases.renew(self.claim(root)):
+                if self._metrics is not None:
+                    self._metrics.leases_lost.inc()
                 log.error("lease.lost: another instance took over execution %s during a pass", root)
                 return

@@ -13,6 +13,7 @@ from bot.core.channel import ChannelOf, ChannelWithdrawal
 from bot.core.clock import wait_with_timeout
 from bot.core.context import StepContext
 from bot.core.enums import PauseResolution
+from bot.core.tracing import span
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
 from bot.store.records import PauseRecord
@@ -46,6 +47,7 @@ async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResol
 
     A failure or a timeout is one warning (``channel.withdraw-failed``) and nothing else.
     """
+    runtime.metrics.withdrawn(resolution.value)
     withdrawal = ChannelWithdrawal(
         pause_id=record.pause_id,
         value=record.ask,
@@ -80,9 +82,10 @@ async def tell_channel(
     context = frame_of_pause(record).context(step)
     try:
         channel: ChannelOf = runtime.container.create(cls, context)
-        result = call(channel)
-        if inspect.isawaitable(result):
-            await wait_with_timeout(runtime.clock, result, _timeout_of(runtime, record))
+        with span(f"channel.{verb}", role=record.role):
+            result = call(channel)
+            if inspect.isawaitable(result):
+                await wait_with_timeout(runtime.clock, result, _timeout_of(runtime, record))
     except Exception as error:  # best-effort by contract: log and go on
         log.warning(
             "channel.%s-failed: %s (execution_id=%s tenant_id=%s channel=%s)",
@@ -91,6 +94,13 @@ async def tell_channel(
             record.execution_id,
             record.tenant_id,
             record.channel,
+            extra={
+                "execution_id": record.execution_id,
+                "tenant_id": record.tenant_id,
+                "role": record.role,
+                "channel": record.channel,
+                "outcome": "withdraw-failed",
+            },
         )
         return False
     return True

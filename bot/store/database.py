@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import asyncpg
-from sqlalchemy import URL, event, select
+from sqlalchemy import URL, event, literal, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -203,6 +203,16 @@ class Database:
         statement = select(executions.c.execution_id).limit(1)
         found = await self.transactions.read(lambda c: c.execute(statement).first())
         return found is not None
+
+    async def problem(self) -> str | None:
+        """Why the database cannot serve now (closed, unreachable), or None: one ``SELECT 1``."""
+        if self._closed:
+            return "closed"
+        try:
+            await self.transactions.read(lambda c: c.execute(select(literal(1))).scalar())
+        except Exception as error:  # any failure of the driver is the answer here
+            return database_failure(error) or f"{type(error).__name__}: {error}"
+        return None
 
     def threaded(self, busy_timeout: timedelta) -> Transactions | None:
         """More worker-thread transactions on a SQLite file, waiting at most ``busy_timeout``

@@ -21,6 +21,7 @@ from typing import Any
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
+from bot.core.metrics import PendingByRole
 from bot.store.closings import Cancelled, Closing, closed_as
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
@@ -313,6 +314,16 @@ class MemoryStore(PauseStore):
             and r.status is PauseStatus.PENDING
             and r.idempotency_key.startswith(key_prefix)
         )
+
+    async def pending_by_role(self) -> list[PendingByRole]:
+        waiting: dict[str, list[datetime]] = {}
+        for record in self._pauses.values():
+            if record.status is PauseStatus.PENDING:
+                waiting.setdefault(record.role, []).append(record.asked_at)
+        return [
+            PendingByRole(role=role, count=len(asked), oldest_asked_at=min(asked))
+            for role, asked in sorted(waiting.items())
+        ]
 
     async def delete_resolved_before(self, cutoff: datetime, *, batch_size: int = 500) -> int:
         closed = (PauseStatus.TAKEN, PauseStatus.CANCELLED)

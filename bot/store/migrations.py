@@ -192,6 +192,12 @@ def _v6_nudges(connection: Connection) -> None:
     )
 
 
+def _v7_pending_by_role(connection: Connection) -> None:
+    """The pending pauses by role (``/metrics``): one grouped read of an index, not of rows."""
+    index = next(i for i in pauses.indexes if i.name == "ix_cs_pauses_status_role_asked")
+    index.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -199,6 +205,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v4_message_refs,
     _v5_told_ends,
     _v6_nudges,
+    _v7_pending_by_role,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

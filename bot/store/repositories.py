@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
+from bot.core.metrics import PendingByRole
 from bot.store.closings import Closing
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
@@ -128,6 +129,11 @@ class PausedExecutionRepository(Protocol):
         self, root_execution_id: str, key_prefix: str
     ) -> list[PauseRecord]:
         """PENDING pauses of the tree under a branch (their idempotency key's prefix)."""
+        ...
+
+    async def pending_by_role(self) -> list[PendingByRole]:
+        """How many pauses wait per role, every tenant together, and the oldest one's ask
+        time: one grouped read (``ix_cs_pauses_status_role_asked``), for ``/metrics``."""
         ...
 
     async def delete_resolved_before(self, cutoff: datetime, *, batch_size: int = 500) -> int:

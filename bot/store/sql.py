@@ -10,11 +10,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, and_, delete, insert, or_, select, update
+from sqlalchemy import Connection, Row, and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.metrics import PendingByRole
 from bot.core.results import StepRecord
 from bot.store.closings import Cancelled, Closing, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
@@ -288,6 +289,16 @@ class SqlStore:
             ),
             newest_first=False,
         )
+
+    async def pending_by_role(self) -> list[PendingByRole]:
+        statement = (
+            select(pauses.c.role, func.count(), func.min(pauses.c.asked_at))
+            .where(pauses.c.status == PauseStatus.PENDING.value)
+            .group_by(pauses.c.role)
+            .order_by(pauses.c.role)
+        )
+        rows = await self._tx.read(lambda connection: connection.execute(statement).all())
+        return [PendingByRole(role=r[0], count=int(r[1]), oldest_asked_at=r[2]) for r in rows]
 
     async def untold_roots(self, ended_before: datetime) -> list[ExecutionRow]:
         ended = [s.value for s in ExecutionStatus if s.ended]

@@ -108,6 +108,7 @@ pauses = Table(
     Index("ix_cs_pauses_status_closes", "status", "closes_at"),
     Index("ix_cs_pauses_status_unread", "status", "unread_at"),
     Index("ix_cs_pauses_status_nudge", "status", "nudge_at"),
+    Index("ix_cs_pauses_status_role_asked", "status", "role", "asked_at"),
 )
 
 executions = Table(

@@ -95,7 +95,7 @@ class SlackBot:
         self._settings = settings
         self._state = _State.NEW
         self._session = aiohttp.ClientSession()
-        self.client = client or web_client(settings, self._session)
+        self.client = client or web_client(settings, self._session, metrics=app.metrics)
         self.tasks = BackgroundTasks()
         self._database = SlackDatabase.open(app.database, app.clock)
         self.messages = SlackMessageStore(app.message_refs)
@@ -166,7 +166,8 @@ class SlackBot:
     # ---------------------------------------------------------------- serving
 
     def web_app(self) -> web.Application:
-        """The aiohttp application: ``POST /slack/events`` and ``GET /healthz``."""
+        """The aiohttp application: ``POST /slack/events``, ``GET /healthz``, ``/readyz`` and
+        ``/metrics``."""
         if self._web_app is None:
             self._web_app = build_web_app(
                 self.bolt,
@@ -176,6 +177,7 @@ class SlackBot:
                 gate=self.tasks.gate,
                 on_refused=RefusedSignatures(self._app.clock).refused,
                 on_handled=self._event_handled,
+                observed=self._app,
             )
         return self._web_app
 

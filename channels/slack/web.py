@@ -1,4 +1,5 @@
-"""The HTTP face of the bot: ``POST /slack/events`` (events, interactivity, commands), ``/healthz``.
+"""The HTTP face of the bot: ``POST /slack/events`` (events, interactivity, commands), ``/healthz``,
+and the App's ``/metrics`` and ``/readyz`` (``bot.runtime.probes``).
 
 Only translation happens here: the raw body becomes a Bolt request, Bolt's answer an HTTP
 response. Before Bolt sees a request, the edge (``channels.slack.edge``) checks it, cheapest first,
@@ -25,12 +26,12 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
+from bot.runtime.probes import HEALTH_PATH, Observed, add_probe_routes, health_handler
 from channels.slack.edge import RequestSignatures, decoded, too_deep
 from channels.slack.middlewares import handled_event
 from channels.slack.tasks import AckFirst
 
 EVENTS_PATH: Final = "/slack/events"
-HEALTH_PATH: Final = "/healthz"
 TIMESTAMP_HEADER: Final = "X-Slack-Request-Timestamp"
 SIGNATURE_HEADER: Final = "X-Slack-Signature"
 
@@ -50,12 +51,14 @@ def build_web_app(
     gate: AckFirst,
     on_refused: Refused | None = None,
     on_handled: Callable[[str], Awaitable[None]] | None = None,
+    observed: Observed | None = None,
 ) -> web.Application:
     """An aiohttp application serving ``bolt``; ``is_open`` turns ``/healthz`` to 503 at close.
 
     Background work waits (``gate``) while a request is being dispatched up to its ack.
     ``on_refused(body, headers)`` hears of each request refused for its signature (401); the
-    body is given only when it is text of a sane depth (else ``""``).
+    body is given only when it is text of a sane depth (else ``""``). ``observed``: the App
+    whose ``/metrics`` and ``/readyz`` are served too.
     """
 
     async def slack_events(request: web.Request) -> web.Response:
@@ -90,14 +93,12 @@ def build_web_app(
             await on_handled(event_id)  # everything before the ack is done: retries drop it
         return await to_aiohttp_response(response)
 
-    async def healthz(request: web.Request) -> web.Response:
-        if not is_open():
-            return web.json_response({"status": "closing"}, status=503)
-        return web.json_response({"status": "ok"})
-
     application = web.Application(client_max_size=max_body_bytes)
     application.router.add_post(EVENTS_PATH, slack_events)
-    application.router.add_get(HEALTH_PATH, healthz)
+    if observed is None:
+        application.router.add_get(HEALTH_PATH, health_handler(is_open))
+    else:
+        add_probe_routes(application, observed, is_open=is_open)
     return application
 
 

@@ -3,35 +3,122 @@
 Calls go to ``SLACK_API_URL`` (tests point it at a stub) through one shared aiohttp session, and
 retry on connection errors, on 429 (after ``Retry-After``, twice) and on 500/503. Retries happen
 in the background work after an ack, never before one.
+
+Each call is counted by method and outcome (``countersign_slack_api_calls``: ``ok``, Slack's error
+code, ``ratelimited`` once the retries are spent, ``connection_error``), and each retry by method
+and reason (``countersign_slack_api_retries``).
 """
 
 from __future__ import annotations
 
+from typing import Any, Final
+
 import aiohttp
 from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from bot.core.metrics import Metrics
 from channels.slack.redaction import web_log
 from channels.slack.settings import SlackSettings
 
+CONNECTION_ERROR: Final = "connection_error"
 
-def web_client(settings: SlackSettings, session: aiohttp.ClientSession | None) -> AsyncWebClient:
-    return AsyncWebClient(
+
+def web_client(
+    settings: SlackSettings,
+    session: aiohttp.ClientSession | None,
+    *,
+    metrics: Metrics | None = None,
+) -> AsyncWebClient:
+    """The bot's client; its calls and retries counted on ``metrics`` when given."""
+    handlers: list[tuple[AsyncRetryHandler, str]] = [
+        (AsyncConnectionErrorRetryHandler(), "connection"),
+        (AsyncRateLimitErrorRetryHandler(max_retry_count=2), "ratelimited"),
+        (AsyncServerErrorRetryHandler(), "server_error"),
+    ]
+    if metrics is None:
+        return AsyncWebClient(
+            token=settings.bot_token.get_secret_value(),
+            base_url=settings.api_url,
+            session=session,
+            logger=web_log,
+            retry_handlers=[handler for handler, _ in handlers],
+        )
+    return CountedWebClient(
+        metrics,
         token=settings.bot_token.get_secret_value(),
         base_url=settings.api_url,
         session=session,
         logger=web_log,
-        retry_handlers=[
-            AsyncConnectionErrorRetryHandler(),
-            AsyncRateLimitErrorRetryHandler(max_retry_count=2),
-            AsyncServerErrorRetryHandler(),
-        ],
+        retry_handlers=[CountedRetries(h, reason, metrics) for h, reason in handlers],
     )
+
+
+class CountedWebClient(AsyncWebClient):
+    """``AsyncWebClient`` whose every call is counted by method and outcome."""
+
+    def __init__(self, metrics: Metrics, **options: Any) -> None:
+        super().__init__(**options)
+        self._metrics = metrics
+
+    async def api_call(self, api_method: str, **options: Any) -> AsyncSlackResponse:
+        try:
+            response = await super().api_call(api_method, **options)
+        except SlackApiError as error:
+            self._metrics.slack_call(api_method, api_error(error))
+            raise
+        except (TimeoutError, aiohttp.ClientError):
+            self._metrics.slack_call(api_method, CONNECTION_ERROR)
+            raise
+        self._metrics.slack_call(api_method, "ok")
+        return response
+
+
+class CountedRetries(AsyncRetryHandler):
+    """A retry handler of slack_sdk's, each retry it grants counted with ``reason``."""
+
+    def __init__(self, inner: AsyncRetryHandler, reason: str, metrics: Metrics) -> None:
+        super().__init__(inner.max_retry_count, inner.interval_calculator)
+        self._inner = inner
+        self._reason = reason
+        self._metrics = metrics
+
+    async def can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        retry = await self._inner.can_retry_async(
+            state=state, request=request, response=response, error=error
+        )
+        if retry:
+            self._metrics.slack_retry(request.url.rsplit("/", 1)[-1], self._reason)
+        return retry
+
+    async def prepare_for_next_attempt_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        await self._inner.prepare_for_next_attempt_async(
+            state=state, request=request, response=response, error=error
+        )
 
 
 def api_error(error: SlackApiError) -> str:

@@ -38,6 +38,7 @@ from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.results import PauseView, PendingPause
 from bot.core.sensitive import mask_arguments
+from bot.runtime.probes import add_probe_routes
 from channels.web.answering import NO_LONGER_AVAILABLE, Said, WebAnswering, closed_text
 from channels.web.catalog import WebCatalog
 from channels.web.channel import INBOX_PATH, QUESTION_PATH, WebOutbox
@@ -114,8 +115,10 @@ class WebServer:
         return self.outbox.inbox_url(approver=approver, tenant_id=tenant_id)
 
     def web_app(self) -> web.Application:
+        """The pages (``add_routes``) and the App's ``/metrics``, ``/readyz`` and ``/healthz``."""
         application = web.Application(client_max_size=_MAX_FORM)
         self.add_routes(application)
+        add_probe_routes(application, self._app, is_open=lambda: True)
         return application
 
     def add_routes(self, application: web.Application) -> None:

@@ -190,6 +190,13 @@ async def test_cost_comes_from_the_provider_price_and_the_usage() -> None:
         error = await _exceeded(desk, pause_id)
         assert "a cost of 0.006 of 0.005" in error.message
         rows = await inspect_app(desk.app).ledger.calls("acme", _root(desk, pause_id))
+        registry = desk.app.metrics.registry
+    caller = {"caller": "reply-interpreter:refund-reply-interpreter"}
+    calls = "countersign_model_calls_total"
+    assert registry.get_sample_value(calls, {**caller, "outcome": "ok"}) == 2
+    assert registry.get_sample_value(calls, {**caller, "outcome": "over_budget"}) == 1
+    spent = registry.get_sample_value("countersign_model_spend_total", caller)
+    assert spent == pytest.approx(0.006)
     assert [(r.input_tokens, r.output_tokens) for r in rows] == [(1000, 100), (1000, 100)]
     assert [r.cost for r in rows] == [pytest.approx(0.003), pytest.approx(0.003)]
 

@@ -73,6 +73,9 @@ def clean_environ(**extra: str) -> dict[str, str]:
         ),
         ({"COUNTERSIGN_APP": "tests.slack.office:Ledger"}, "COUNTERSIGN_APP is malformed"),
         ({"SLACK_API_URL": "ftp://x"}, "SLACK_API_URL is malformed"),
+        ({"COUNTERSIGN_METRICS_PORT": "http"}, "COUNTERSIGN_METRICS_PORT is malformed"),
+        ({"COUNTERSIGN_METRICS_PORT": "70000"}, "COUNTERSIGN_METRICS_PORT is malformed"),
+        ({"COUNTERSIGN_LOG_FORMAT": "xml"}, "COUNTERSIGN_LOG_FORMAT is malformed"),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_2(
@@ -221,6 +224,36 @@ async def wait_healthy(
             pass
         await asyncio.sleep(0.1)
     raise AssertionError("serve never became healthy")
+
+
+async def test_socket_mode_serves_the_probes_on_the_metrics_port(
+    stub: SlackStub, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = clean_environ(
+        SLACK_API_URL=stub.api_url,
+        SLACK_APP_TOKEN="xapp-test",
+        COUNTERSIGN_METRICS_PORT=str(port),
+        COUNTERSIGN_APP="tests.slack.served:ServedApplication",
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'socket.db'}",
+        PYTHONPATH=str(ROOT),
+    )
+    process = await start_serve(env, tmp_path)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_healthy(session, f"{base}/healthz", process)
+            async with session.get(f"{base}/readyz") as ready:
+                assert (ready.status, await ready.json()) == (200, {"status": "ready"})
+            async with session.get(f"{base}/metrics") as metrics:
+                assert metrics.status == 200
+                text = await metrics.text()
+        assert "# TYPE countersign_pending_pauses gauge" in text
+        assert "# TYPE countersign_answers_total counter" in text
+    finally:
+        code, out, err = await stop(process)
+    assert code == 0, err
+    assert "Socket Mode" in out and f"Metrics on http://0.0.0.0:{port}/metrics" in out
 
 
 async def start_serve(env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:

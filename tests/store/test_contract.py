@@ -12,6 +12,7 @@ import pytest
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.metrics import PendingByRole
 from bot.store.closings import Answered, Cancelled, Closing, DecidedAtOnce, Withdrawn
 from bot.store.database import Database
 from bot.store.memory import MemoryStore
@@ -194,6 +195,27 @@ async def test_list_pending_newest_first_and_filtered(store: PauseStore) -> None
     assert [r.idempotency_key for r in page] == ["p4", "p3"]
     owned = await store.list_pending("acme", answered_by=PauseAnswerer.THREAD_OWNER, owner_id="U7")
     assert [r.idempotency_key for r in owned] == ["owned"]
+
+
+async def test_pending_by_role_counts_every_tenant_and_the_oldest_ask(store: PauseStore) -> None:
+    assert await store.pending_by_role() == []
+    for i in range(3):
+        await store.get_or_create(new_pause(f"p{i}", at=NOW + timedelta(minutes=i)))
+    await store.get_or_create(new_pause("foreign", tenant="other", at=NOW - timedelta(hours=1)))
+    await store.get_or_create(
+        new_pause("expense", role="expense-approval-channel", at=NOW + timedelta(hours=1))
+    )
+    closed = await store.get_or_create(new_pause("closed", at=NOW - timedelta(days=1)))
+    await store.close(closed.pause_id, Withdrawn(), at=NOW, tenant_id="acme")
+
+    assert await store.pending_by_role() == [
+        PendingByRole(
+            role="expense-approval-channel", count=1, oldest_asked_at=NOW + timedelta(hours=1)
+        ),
+        PendingByRole(
+            role="refund-approval-channel", count=4, oldest_asked_at=NOW - timedelta(hours=1)
+        ),
+    ]
 
 
 async def test_delete_resolved_before_keeps_pending_and_resolved(store: PauseStore) -> None:

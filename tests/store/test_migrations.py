@@ -1,5 +1,6 @@
 """Migrations from a database an earlier version made: v3 → v4 moves Slack's message references
-into ``cs_message_refs``, v6 adds the reminders' columns, on SQLite and PostgreSQL."""
+into ``cs_message_refs``, v6 adds the reminders' columns, v7 the pending gauge's index; on
+SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_v4_moves_slack_s_message_references_into_message_refs(
     v3_database: Database,
 ) -> None:
-    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 6
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 7
     refs = SqlMessageRefs(v3_database)
 
     assert await refs.get("a" * 32) == MessageRefRecord(
@@ -124,7 +125,7 @@ async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
     v3_database: Database,
 ) -> None:
     await v3_database.migrate(LATER)
-    assert await v3_database.migrate(LATER) == 6
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS)
 
     async with v3_database.engine.connect() as connection:
         tables = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
@@ -132,8 +133,16 @@ async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
             lambda c: list(c.execute(select(schema_version.c.version)).scalars())
         )
     assert "cs_message_refs" in tables and "cs_slack_messages" not in tables
-    assert sorted(versions) == [1, 2, 3, 4, 5, 6]
+    assert sorted(versions) == [1, 2, 3, 4, 5, 6, 7]
     assert len(await SqlMessageRefs(v3_database).open_in_thread("C0APPROVALS", "1.1")) == 2
+
+
+async def test_v7_adds_the_index_the_pending_gauge_reads(v3_database: Database) -> None:
+    await v3_database.migrate(LATER)
+    async with v3_database.engine.connect() as connection:
+        indexes = await connection.run_sync(lambda c: inspect(c).get_indexes("cs_pauses"))
+    found = {i["name"]: i["column_names"] for i in indexes}
+    assert found["ix_cs_pauses_status_role_asked"] == ["status", "role", "asked_at"]
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
@@ -183,7 +192,7 @@ async def test_v5_counts_the_ends_before_it_as_told(tmp_path: Path) -> None:
                         updated_at=NOW,
                     )
                 )
-        assert await opened.migrate(LATER) == 6
+        assert await opened.migrate(LATER) == len(MIGRATIONS)
         async with opened.engine.connect() as connection:
             told = dict(
                 (await connection.execute(select(executions.c.execution_id, executions.c.told_at)))
@@ -210,8 +219,8 @@ async def test_v6_adds_the_reminders_columns_once(backend: str, tmp_path: Path) 
     async with database(backend, tmp_path) as url, Database.open(url) as opened:
         async with opened.engine.begin() as connection:
             await connection.run_sync(_v5_without_nudges)
-        assert await opened.migrate(LATER) == 6
-        assert await opened.migrate(LATER) == 6  # idempotent
+        assert await opened.migrate(LATER) == 7
+        assert await opened.migrate(LATER) == 7  # idempotent
         async with opened.engine.connect() as connection:
             columns, indexes = await connection.run_sync(
                 lambda c: (

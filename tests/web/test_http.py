@@ -350,3 +350,19 @@ async def test_the_stylesheet_is_served(web_world: WebWorld) -> None:
     response = await web_world.http.get("/static/countersign.css")
     assert response.status == 200
     assert response.content_type == "text/css"
+
+
+async def test_the_desk_serves_metrics_and_readiness(web_world: WebWorld) -> None:
+    await ask_refund(web_world)
+    await web_world.clock.advance(timedelta(seconds=45))
+    await answer(web_world.http, web_world.link(ALICE, REFUND), "approve")
+
+    async with web_world.http.get("/metrics") as response:
+        assert response.status == 200
+        text = await response.text()
+    async with web_world.http.get("/readyz") as ready:
+        assert (ready.status, await ready.json()) == (200, {"status": "ready"})
+
+    assert 'countersign_answers_total{code="",outcome="answered"} 1.0' in text
+    assert "countersign_time_to_answer_seconds_sum{" in text
+    assert "} 45.0" in text

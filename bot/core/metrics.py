@@ -1,0 +1,238 @@
+"""What a running App counts, in Prometheus's terms (``prometheus-client``), one registry per App.
+
+Each App owns a :class:`Metrics` with its own ``CollectorRegistry`` (never the global default
+one), so two Apps in one process (tests, a process serving two applications) count apart. The
+runtime and the channels count through it; ``/metrics`` serves :meth:`Metrics.exposition`.
+
+Labels are bounded: outcomes, error codes, roles (named in the application), Slack methods,
+resolutions. Tenant ids and user ids are never labels, and a pause id is never anywhere.
+
+The pending pauses by role are read from the store at scrape time with one grouped query
+(``PendingSource``), kept for ``PENDING_CACHE`` so scrapes in a burst read the store once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Final
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from bot.core.clock import Clock
+
+CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
+"""The Prometheus text format's content type."""
+PENDING_CACHE: Final = timedelta(seconds=5)
+"""How long one reading of the pending pauses serves scrapes."""
+
+_ANSWER_BUCKETS: Final = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 86400)
+_PASS_BUCKETS: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingByRole:
+    """The pauses of one role still waiting: how many, and since when the oldest waits."""
+
+    role: str
+    count: int
+    oldest_asked_at: datetime
+
+
+PendingSource = Callable[[], Awaitable[Sequence[PendingByRole]]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Readiness:
+    """Whether an instance can take work (``/readyz``): each check's problem, if any."""
+
+    problems: tuple[tuple[str, str], ...] = ()
+    """``(check, problem)`` for each check that failed (``("database", "closed")``)."""
+
+    @property
+    def ready(self) -> bool:
+        return not self.problems
+
+    def body(self) -> dict[str, object]:
+        """The short JSON body ``/readyz`` answers with."""
+        if self.ready:
+            return {"status": "ready"}
+        return {"status": "unready", "problems": dict(self.problems)}
+
+
+class Metrics:
+    """The App's collectors, on a registry of its own."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self.registry = CollectorRegistry(auto_describe=True)
+        registry = self.registry
+        self.answers = Counter(
+            "countersign_answers",
+            "Answers given to pauses, by what became of them (code: a refusal's error code).",
+            ["outcome", "code"],
+            registry=registry,
+        )
+        self.time_to_answer = Histogram(
+            "countersign_time_to_answer_seconds",
+            "From a question asked to its answer recorded, by role and resolution.",
+            ["role", "resolution"],
+            buckets=_ANSWER_BUCKETS,
+            registry=registry,
+        )
+        self.withdrawals = Counter(
+            "countersign_withdrawals",
+            "Questions taken back from their channel (withdrawn, expired, cancelled), by "
+            "resolution.",
+            ["resolution"],
+            registry=registry,
+        )
+        self.passes = Counter(
+            "countersign_passes",
+            "LangGraph passes over a tree, by where they left it (rested, completed, failed).",
+            ["outcome"],
+            registry=registry,
+        )
+        self.pass_duration = Histogram(
+            "countersign_pass_duration_seconds",
+            "How long one pass over a tree took.",
+            buckets=_PASS_BUCKETS,
+            registry=registry,
+        )
+        self.sweeps = Counter(
+            "countersign_sweeps",
+            "Sweeps run, by sweep and whether they failed.",
+            ["sweep", "outcome"],
+            registry=registry,
+        )
+        self.swept = Counter(
+            "countersign_swept",
+            "What the sweeps moved: trees recovered, questions closed at a deadline, replies "
+            "read, ends told, records removed.",
+            ["sweep"],
+            registry=registry,
+        )
+        self.lease_waits = Counter(
+            "countersign_lease_waits",
+            "Passes that waited for a tree's lease held by another instance.",
+            registry=registry,
+        )
+        self.leases_lost = Counter(
+            "countersign_leases_lost",
+            "Leases another instance took over while a pass of this one ran.",
+            registry=registry,
+        )
+        self.slack_calls = Counter(
+            "countersign_slack_api_calls",
+            "Slack Web API calls, by method and outcome (ok, Slack's error code, ratelimited).",
+            ["method", "outcome"],
+            registry=registry,
+        )
+        self.slack_retries = Counter(
+            "countersign_slack_api_retries",
+            "Slack Web API requests retried, by method and reason (ratelimited, server_error, "
+            "connection).",
+            ["method", "reason"],
+            registry=registry,
+        )
+        self.model_calls = Counter(
+            "countersign_model_calls",
+            "Model calls made, by caller (the component or interpreter) and outcome.",
+            ["caller", "outcome"],
+            registry=registry,
+        )
+        self.model_spend = Counter(
+            "countersign_model_spend",
+            "What the model calls cost (the providers' prices), by caller.",
+            ["caller"],
+            registry=registry,
+        )
+        self._pending = _PendingCollector()
+        registry.register(self._pending)
+        self._source: PendingSource | None = None
+        self._read_at: datetime | None = None
+
+    def read_pending_with(self, source: PendingSource) -> None:
+        """Where the pending pauses are read from at scrape time (the App's store)."""
+        self._source = source
+
+    async def exposition(self) -> bytes:
+        """Every metric in the Prometheus text format, the pending pauses read if stale."""
+        await self._refresh_pending()
+        return generate_latest(self.registry)
+
+    async def _refresh_pending(self) -> None:
+        now = self._clock.now()
+        if self._source is None:
+            return
+        if self._read_at is not None and now - self._read_at < PENDING_CACHE:
+            return
+        self._pending.rows = tuple(await self._source())
+        self._pending.read_at = now
+        self._read_at = now
+
+    # ---------------------------------------------------------------- what is counted
+
+    def answered(self, outcome: str, code: str = "") -> None:
+        self.answers.labels(outcome=outcome, code=code).inc()
+
+    def answer_time(self, role: str, resolution: str, waited: timedelta) -> None:
+        self.time_to_answer.labels(role=role, resolution=resolution).observe(
+            max(waited.total_seconds(), 0.0)
+        )
+
+    def withdrawn(self, resolution: str) -> None:
+        self.withdrawals.labels(resolution=resolution).inc()
+
+    def pass_ran(self, outcome: str, took: timedelta) -> None:
+        self.passes.labels(outcome=outcome).inc()
+        self.pass_duration.observe(max(took.total_seconds(), 0.0))
+
+    def sweep_ran(self, sweep: str, *, moved: int, failed: bool = False) -> None:
+        self.sweeps.labels(sweep=sweep, outcome="failed" if failed else "ok").inc()
+        if moved:
+            self.swept.labels(sweep=sweep).inc(moved)
+
+    def slack_call(self, method: str, outcome: str) -> None:
+        self.slack_calls.labels(method=method, outcome=outcome).inc()
+
+    def slack_retry(self, method: str, reason: str) -> None:
+        self.slack_retries.labels(method=method, reason=reason).inc()
+
+    def model_call(self, caller: str, outcome: str, *, cost: float = 0.0) -> None:
+        self.model_calls.labels(caller=caller, outcome=outcome).inc()
+        if cost:
+            self.model_spend.labels(caller=caller).inc(cost)
+
+
+class _PendingCollector(Collector):
+    """The pending pauses by role and the age of the oldest, as last read."""
+
+    def __init__(self) -> None:
+        self.rows: tuple[PendingByRole, ...] = ()
+        self.read_at: datetime | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        pending = GaugeMetricFamily(
+            "countersign_pending_pauses",
+            "Questions waiting for an answer, by role.",
+            labels=["role"],
+        )
+        oldest = GaugeMetricFamily(
+            "countersign_oldest_pending_pause_age_seconds",
+            "How long the oldest waiting question of each role has waited.",
+            labels=["role"],
+        )
+        for row in self.rows:
+            pending.add_metric([row.role], row.count)
+            if self.read_at is not None:
+                age = (self.read_at - row.oldest_asked_at).total_seconds()
+                oldest.add_metric([row.role], max(age, 0.0))
+        yield pending
+        yield oldest
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
