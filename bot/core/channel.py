@@ -58,15 +58,12 @@ class ChannelWithdrawal:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ChannelReminder:
-    """A question still waiting when a reminder is due (``PauseTiming.remind_after`` and
-    ``remind_every``). The rest is what the question was asked with (as in its ``ChannelAsk``)."""
+class _StillWaiting:
+    """A question that still waits, as it was asked (as in its ``ChannelAsk``)."""
 
     pause_id: str
     value: ToolCallApprovalAsk
     role: str
-    reminded: int
-    """How many reminders were sent before this one (0 for the first)."""
     asked_at: datetime
     expires_at: datetime | None = None
     """When the question expires (``PauseTiming.expire_after``); None if it does not."""
@@ -76,25 +73,23 @@ class ChannelReminder:
     thread_id: str = ""
     execution_id: str = ""
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelReminder(_StillWaiting):
+    """A question still waiting when a reminder is due (``PauseTiming.remind_after`` and
+    ``remind_every``)."""
+
+    reminded: int
+    """How many reminders were sent before this one (0 for the first)."""
+
     def __repr__(self) -> str:
         return f"ChannelReminder(role={self.role!r}, reminded={self.reminded})"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ChannelEscalation:
+class ChannelEscalation(_StillWaiting):
     """A question still waiting at ``PauseTiming.escalate_after``: the channel asks it where it
     escalates to as well (its escalation approvers may answer it from then on)."""
-
-    pause_id: str
-    value: ToolCallApprovalAsk
-    role: str
-    asked_at: datetime
-    expires_at: datetime | None = None
-    tenant_id: str = ""
-    owner_id: str = ""
-    agent: str = ""
-    thread_id: str = ""
-    execution_id: str = ""
 
     def __repr__(self) -> str:
         return f"ChannelEscalation(role={self.role!r})"
