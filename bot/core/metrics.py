@@ -90,6 +90,12 @@ class Metrics:
             ["resolution"],
             registry=registry,
         )
+        self.nudges = Counter(
+            "countersign_nudges",
+            "Reminders and escalations sent to a question's channel, by kind (remind, escalate).",
+            ["kind"],
+            registry=registry,
+        )
         self.passes = Counter(
             "countersign_passes",
             "LangGraph passes over a tree, by where they left it (rested, completed, failed).",
@@ -186,6 +192,9 @@ class Metrics:
 
     def withdrawn(self, resolution: str) -> None:
         self.withdrawals.labels(resolution=resolution).inc()
+
+    def nudged(self, kind: str) -> None:
+        self.nudges.labels(kind=kind).inc()
 
     def pass_ran(self, outcome: str, took: timedelta) -> None:
         self.passes.labels(outcome=outcome).inc()

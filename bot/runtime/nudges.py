@@ -74,6 +74,7 @@ async def _nudge(runtime: Runtime, record: PauseRecord, now: datetime) -> bool:
             escalated_at = now
         case _:
             assert_never(due)
+    runtime.metrics.nudged(due.value)
     next_at = timing.next_nudge_at(record.asked_at, after=now, escalated=escalated_at is not None)
     await runtime.store.record_nudge(
         record.pause_id,

@@ -81,6 +81,10 @@ async def test_reminders_at_1_3_5_hours_escalation_at_4_and_expiry_at_24(tmp_pat
         assert first.expires_at == escalation.expires_at == asked_at + 24 * HOUR
         assert first.asked_at == asked_at and first.value.tool == desk.sent.asks[0].value.tool
         assert pause_id not in repr(first) and pause_id not in repr(escalation)
+        shown = (await desk.app.metrics.exposition()).decode()
+        assert 'countersign_nudges_total{kind="remind"} 12.0' in shown
+        assert 'countersign_nudges_total{kind="escalate"} 1.0' in shown
+        assert 'countersign_withdrawals_total{resolution="EXPIRED"} 1.0' in shown
 
 
 async def test_an_answer_at_23_hours_stops_the_reminders(tmp_path: Any) -> None:
