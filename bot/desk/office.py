@@ -12,9 +12,19 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bot.components.decorators import agent, tool, workflow, workflow_finish, workflow_start
+from bot.components.decorators import (
+    agent,
+    application,
+    channel_role,
+    tool,
+    workflow,
+    workflow_finish,
+    workflow_start,
+)
 from bot.components.flow import start
+from bot.core.channel import ChannelOf
 from bot.core.dtos import WorkflowFinishText, WorkflowStartText
+from bot.core.enums import PauseAnswerer
 
 REFUND_TOOL = "refund-card-tool"
 EXPENSE_TOOL = "book-expense-tool"
@@ -101,3 +111,49 @@ def desk_workflow(tools: tuple[type, type], *, model: Any, description: str) -> 
     class OfficeDeskWorkflow: ...
 
     return OfficeDeskWorkflow
+
+
+def desk_roles(
+    *,
+    refund_answered_by: PauseAnswerer,
+    refund_description: str,
+    interpreters: tuple[type, type],
+    prefix: str,
+) -> tuple[type, type]:
+    """The desk's two roles: refunds (answered as ``refund_answered_by``) and expenses (the
+    requester confirms), each read by its own interpreter (an interpreter serves one role)."""
+    refund_interpreter, expense_interpreter = interpreters
+    refund = channel_role(
+        name="desk-refund-approval-channel",
+        description=refund_description,
+        approves=RefundCardInput,
+        answered_by=refund_answered_by,
+        reply_interpreter=refund_interpreter,
+    )(type(f"{prefix}RefundApprovalChannel", (ChannelOf,), {"__module__": __name__}))
+    expense = channel_role(
+        name="desk-expense-approval-channel",
+        description="The requester confirms an expense",
+        approves=ExpenseInput,
+        answered_by=PauseAnswerer.THREAD_OWNER,
+        reply_interpreter=expense_interpreter,
+    )(type(f"{prefix}ExpenseApprovalChannel", (ChannelOf,), {"__module__": __name__}))
+    return refund, expense
+
+
+def desk_application(
+    *, name: str, description: str, roles: tuple[type, type], channels: list[type], model: Any
+) -> type:
+    """The desk application ``name``: the desk's workflow over ``roles``, asked through
+    ``channels`` (one implementation per role)."""
+    desk = desk_workflow(
+        desk_tools(*roles),
+        model=model,
+        description="Refunds cards and books expenses, each after a person's approval",
+    )
+    return application(
+        name=name,
+        description=description,
+        workflows=[desk],
+        channels=channels,
+        entry_workflow=desk,
+    )(type("OfficeDeskApplication", (), {"__module__": __name__}))

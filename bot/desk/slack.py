@@ -20,14 +20,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from bot.components.decorators import (
-    application,
-    channel_role,
     reply_interpreter,
 )
-from bot.core.channel import ChannelOf
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.errors import SettingsError
-from bot.desk.office import ExpenseInput, RefundCardInput, desk_tools, desk_workflow
+from bot.desk.office import desk_application, desk_roles
 from bot.desk.offline_model import OFFLINE_MODEL, OfflineDemoModel
 from bot.models import ModelProvider, serving_provider
 from bot.settings import environment
@@ -110,20 +107,12 @@ class DeskExpenseReplyInterpreter(KeywordReplyInterpreter): ...
 def build_desk(settings: DeskSettings) -> type:
     """The desk application for these settings (its classes are made for them)."""
     refund_answered_by = PauseAnswerer.CHANNEL if settings.approvers else PauseAnswerer.THREAD_OWNER
-    refund_role = channel_role(
-        name="desk-refund-approval-channel",
-        description="Approves card refunds",
-        approves=RefundCardInput,
-        answered_by=refund_answered_by,
-        reply_interpreter=DeskRefundReplyInterpreter,
-    )(type("DeskRefundApprovalChannel", (ChannelOf,), {"__module__": __name__}))
-    expense_role = channel_role(
-        name="desk-expense-approval-channel",
-        description="The requester confirms an expense",
-        approves=ExpenseInput,
-        answered_by=PauseAnswerer.THREAD_OWNER,
-        reply_interpreter=DeskExpenseReplyInterpreter,
-    )(type("DeskExpenseApprovalChannel", (ChannelOf,), {"__module__": __name__}))
+    refund_role, expense_role = desk_roles(
+        refund_answered_by=refund_answered_by,
+        refund_description="Approves card refunds",
+        interpreters=(DeskRefundReplyInterpreter, DeskExpenseReplyInterpreter),
+        prefix="Desk",
+    )
     refunds = slack_channel(
         refund_role,
         name="slack-desk-refund-approval-channel",
@@ -136,20 +125,10 @@ def build_desk(settings: DeskSettings) -> type:
         conversation=settings.approval_channel,
     )
 
-    tools = desk_tools(refund_role, expense_role)
-    DeskWorkflow = desk_workflow(
-        tools,
-        model=OfflineDemoModel() if settings.model == OFFLINE_MODEL else settings.model,
-        description="Refunds cards and books expenses, each after a person's approval",
-    )
-
-    @application(
+    return desk_application(
         name="slack-office-desk",
         description="An office desk agent whose refunds and expenses are approved in Slack",
-        workflows=[DeskWorkflow],
+        roles=(refund_role, expense_role),
         channels=[refunds, expenses],
-        entry_workflow=DeskWorkflow,
+        model=OfflineDemoModel() if settings.model == OFFLINE_MODEL else settings.model,
     )
-    class SlackOfficeDeskApplication: ...
-
-    return SlackOfficeDeskApplication

@@ -15,11 +15,10 @@ from typing import Final
 from aiohttp import web
 
 from bot.app import App
-from bot.components.decorators import application, channel_role, reply_interpreter
-from bot.core.channel import ChannelOf
+from bot.components.decorators import reply_interpreter
 from bot.core.dtos import WorkflowStartText
 from bot.core.enums import DecidedBy, PauseAnswerer
-from bot.desk.office import ExpenseInput, RefundCardInput, desk_tools, desk_workflow
+from bot.desk.office import desk_application, desk_roles
 from bot.desk.offline_model import OFFLINE_MODEL, OfflineDemoModel
 from channels.web import WebServer, web_channel
 from channels.web.render import page
@@ -54,40 +53,23 @@ class WebDeskExpenseReplyInterpreter(KeywordReplyInterpreter): ...
 
 def build_web_desk(model: str = OFFLINE_MODEL) -> type:
     """The web desk application (its classes are made per call)."""
-    refund_role = channel_role(
-        name="desk-refund-approval-channel",
-        description="A manager approves card refunds",
-        approves=RefundCardInput,
-        answered_by=PauseAnswerer.CHANNEL,
-        reply_interpreter=WebDeskRefundReplyInterpreter,
-    )(type("WebDeskRefundApprovalChannel", (ChannelOf,), {"__module__": __name__}))
-    expense_role = channel_role(
-        name="desk-expense-approval-channel",
-        description="The requester confirms an expense",
-        approves=ExpenseInput,
-        answered_by=PauseAnswerer.THREAD_OWNER,
-        reply_interpreter=WebDeskExpenseReplyInterpreter,
-    )(type("WebDeskExpenseApprovalChannel", (ChannelOf,), {"__module__": __name__}))
+    refund_role, expense_role = desk_roles(
+        refund_answered_by=PauseAnswerer.CHANNEL,
+        refund_description="A manager approves card refunds",
+        interpreters=(WebDeskRefundReplyInterpreter, WebDeskExpenseReplyInterpreter),
+        prefix="WebDesk",
+    )
     refunds = web_channel(
         refund_role, name="web-desk-refund-approval-channel", approvers=[DESK_PERSON]
     )
     expenses = web_channel(expense_role, name="web-desk-expense-approval-channel")
-    DeskWorkflow = desk_workflow(
-        desk_tools(refund_role, expense_role),
-        model=OfflineDemoModel() if model == OFFLINE_MODEL else model,
-        description="Refunds cards and books expenses, each after a person's approval",
-    )
-
-    @application(
+    return desk_application(
         name="web-office-desk",
         description="An office desk agent whose refunds and expenses are approved on the web",
-        workflows=[DeskWorkflow],
+        roles=(refund_role, expense_role),
         channels=[refunds, expenses],
-        entry_workflow=DeskWorkflow,
+        model=OfflineDemoModel() if model == OFFLINE_MODEL else model,
     )
-    class WebOfficeDeskApplication: ...
-
-    return WebOfficeDeskApplication
 
 
 class WebDesk:
