@@ -74,7 +74,12 @@ def reject_modal(private_metadata: str) -> dict[str, object]:
 
 def reject_reason(state_values: StateValues) -> str | None:
     """The reason typed in the reject modal, ``None`` when left empty."""
-    value = state_values.get(REASON_BLOCK, {}).get(REASON_ACTION, {}).get("value")
+    return _typed(state_values, REASON_BLOCK, REASON_ACTION)
+
+
+def _typed(state_values: StateValues, block: str, action: str) -> str | None:
+    """The text typed in one input of a modal, stripped; ``None`` when blank."""
+    value = state_values.get(block, {}).get(action, {}).get("value")
     if not isinstance(value, str) or not value.strip():
         return None
     return value.strip()
@@ -106,10 +111,7 @@ def respond_modal(private_metadata: str) -> dict[str, object]:
 
 def modal_response(state_values: StateValues) -> str | None:
     """The answer typed in the respond modal, ``None`` when blank."""
-    value = state_values.get(RESPONSE_BLOCK, {}).get(RESPONSE_ACTION, {}).get("value")
-    if not isinstance(value, str) or not value.strip():
-        return None
-    return value.strip()
+    return _typed(state_values, RESPONSE_BLOCK, RESPONSE_ACTION)
 
 
 # --------------------------------------------------------------------------------------------
