@@ -144,3 +144,10 @@ def tool_messages(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
 def contents_of_tool_messages(model: ScriptedChatModel) -> list[str]:
     """What the model read back from the tools, on its last call."""
     return [str(m.content) for m in tool_messages(model.calls[-1].messages)]
+
+
+def one_refund() -> ScriptedChatModel:
+    """A model that asks for one refund, then says it is done."""
+    return ScriptedChatModel(component="refund").then_return(
+        tool_calls(("refund", {"order_id": "7", "amount": 40})), "Done."
+    )

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -13,37 +10,16 @@ from typing_extensions import TypedDict
 from bot import AlreadyClosed, Answered, App, ExecutionStatus, Refused
 from bot.langgraph import request_approval
 from bot.testing.llm import ScriptedChatModel
+from tests.langgraph.conftest import ASK
 from tests.langgraph.kit import (
-    OFFICE,
     Outbox,
     RefundApproval,
     Refunds,
     contents_of_tool_messages,
+    one_refund,
     refund_agent,
     tool_calls,
 )
-
-MEMORY = "sqlite+aiosqlite:///:memory:"
-ASK = {"messages": [{"role": "user", "content": "refund order 7"}]}
-
-
-@pytest.fixture
-def outbox() -> Outbox:
-    return Outbox()
-
-
-@pytest.fixture
-async def app(outbox: Outbox) -> AsyncIterator[App]:
-    async with await App.create(
-        OFFICE.application, database_url=MEMORY, services={Outbox: outbox}
-    ) as app:
-        yield app
-
-
-def one_refund() -> ScriptedChatModel:
-    return ScriptedChatModel(component="refund").then_return(
-        tool_calls(("refund", {"order_id": "7", "amount": 40})), "Done."
-    )
 
 
 async def test_approve_runs_the_tool_once(app: App, outbox: Outbox) -> None:

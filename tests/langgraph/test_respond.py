@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Literal
 
 import pytest
@@ -10,39 +9,17 @@ from pydantic import ValidationError
 
 from bot import App, ExecutionStatus, Refused, ToolCallApprovalDecision
 from bot.core.dtos import ToolCallApprovalAsk, decision_kind
-from bot.testing.llm import ScriptedChatModel
+from tests.langgraph.conftest import ASK
 from tests.langgraph.kit import (
-    OFFICE,
     Outbox,
     RefundApproval,
     Refunds,
     contents_of_tool_messages,
+    one_refund,
     refund_agent,
-    tool_calls,
 )
 
-MEMORY = "sqlite+aiosqlite:///:memory:"
-ASK = {"messages": [{"role": "user", "content": "refund order 7"}]}
 ANSWER = "Order 7 was refunded yesterday; nothing to do."
-
-
-@pytest.fixture
-def outbox() -> Outbox:
-    return Outbox()
-
-
-@pytest.fixture
-async def app(outbox: Outbox) -> AsyncIterator[App]:
-    async with await App.create(
-        OFFICE.application, database_url=MEMORY, services={Outbox: outbox}
-    ) as app:
-        yield app
-
-
-def one_refund() -> ScriptedChatModel:
-    return ScriptedChatModel(component="refund").then_return(
-        tool_calls(("refund", {"order_id": "7", "amount": 40})), "Done."
-    )
 
 
 @pytest.mark.parametrize("mode", ["batched", "per_call"])
