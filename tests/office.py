@@ -272,3 +272,65 @@ OFFICE = sample_application(
 )
 OfficeWorkflow = OFFICE.workflow
 OfficeApplication = OFFICE.application
+
+
+def recording_office_tools(
+    *,
+    refund: tuple[type, type[BaseModel]],
+    expense_role: type,
+    wire: tuple[type, type[BaseModel]],
+) -> tuple[type, type, type]:
+    """A refund, an expense and a wire tool, each asking its role (``(role, input model)`` for
+    the two whose inputs differ between offices) and recording its runs in the ``Ledger``."""
+    refund_role, refund_input = refund
+    wire_role, wire_input = wire
+
+    @tool(
+        name="refund-card-tool",
+        description="Refunds a card",
+        input=refund_input,
+        output=Done,
+        channel=refund_role,
+        deps=[Ledger],
+    )
+    class RefundCardTool:
+        def __init__(self, ledger: Ledger) -> None:
+            self.ledger = ledger
+
+        def run(self, input: Any) -> Done:
+            self.ledger.runs.append(("refund", input.model_dump()))
+            return Done(status=f"refunded {input.amount} on order {input.order_id}")
+
+    @tool(
+        name="book-expense-tool",
+        description="Books an expense",
+        input=ExpenseInput,
+        output=Done,
+        channel=expense_role,
+        deps=[Ledger],
+    )
+    class BookExpenseTool:
+        def __init__(self, ledger: Ledger) -> None:
+            self.ledger = ledger
+
+        def run(self, input: ExpenseInput) -> Done:
+            self.ledger.runs.append(("expense", input.model_dump()))
+            return Done(status=f"booked {input.purpose}")
+
+    @tool(
+        name="wire-money-tool",
+        description="Wires money",
+        input=wire_input,
+        output=Done,
+        channel=wire_role,
+        deps=[Ledger],
+    )
+    class WireMoneyTool:
+        def __init__(self, ledger: Ledger) -> None:
+            self.ledger = ledger
+
+        def run(self, input: Any) -> Done:
+            self.ledger.runs.append(("wire", input.model_dump()))
+            return Done(status=f"wired {input.amount}")
+
+    return RefundCardTool, BookExpenseTool, WireMoneyTool

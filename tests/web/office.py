@@ -13,12 +13,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from bot import DecidedBy, PauseAnswerer, Sensitive, channel_role, reply_interpreter, tool
+from bot import DecidedBy, PauseAnswerer, Sensitive, channel_role, reply_interpreter
 from bot.core.channel import ChannelOf
 from channels.web import web_channel
 from interpreters import KeywordReplyInterpreter
 from tests.apps import sample_agent, sample_application
-from tests.office import Done, ExpenseInput, Ledger
+from tests.office import ExpenseInput, recording_office_tools
 
 ALICE = "alice@example.com"
 BOB = "bob"
@@ -94,55 +94,11 @@ WebWireChannel = web_channel(
 )
 
 
-@tool(
-    name="refund-card-tool",
-    description="Refunds a card",
-    input=RefundCardInput,
-    output=Done,
-    channel=RefundApprovalChannel,
-    deps=[Ledger],
+RefundCardTool, BookExpenseTool, WireMoneyTool = recording_office_tools(
+    refund=(RefundApprovalChannel, RefundCardInput),
+    expense_role=ExpenseApprovalChannel,
+    wire=(WireApprovalChannel, WireInput),
 )
-class RefundCardTool:
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
-
-    def run(self, input: RefundCardInput) -> Done:
-        self.ledger.runs.append(("refund", input.model_dump()))
-        return Done(status=f"refunded {input.amount} on order {input.order_id}")
-
-
-@tool(
-    name="book-expense-tool",
-    description="Books an expense",
-    input=ExpenseInput,
-    output=Done,
-    channel=ExpenseApprovalChannel,
-    deps=[Ledger],
-)
-class BookExpenseTool:
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
-
-    def run(self, input: ExpenseInput) -> Done:
-        self.ledger.runs.append(("expense", input.model_dump()))
-        return Done(status=f"booked {input.purpose}")
-
-
-@tool(
-    name="wire-money-tool",
-    description="Wires money",
-    input=WireInput,
-    output=Done,
-    channel=WireApprovalChannel,
-    deps=[Ledger],
-)
-class WireMoneyTool:
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
-
-    def run(self, input: WireInput) -> Done:
-        self.ledger.runs.append(("wire", input.model_dump()))
-        return Done(status=f"wired {input.amount}")
 
 
 WebOfficeAgent = sample_agent(
