@@ -16,7 +16,6 @@ our records: a pass takes the answers (RESOLVED → TAKEN) before it resumes wit
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -35,9 +34,9 @@ from bot.core.errors import AssemblyError, AssemblyViolation, StepFailedError
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.engine import ATTACHED_PREFIX, Ended, Rested
 from bot.runtime.frame import RunFrame
-from bot.runtime.seam import PausePlace, Taken, ask_once, ran_with
+from bot.runtime.seam import PausePlace, Taken, ask_once, new_pause, ran_with
 from bot.runtime.services import Runtime
-from bot.store.records import ExecutionRow, NewPause, PauseRecord
+from bot.store.records import ExecutionRow, PauseRecord
 
 APPROVAL_MARK = "countersign.request_approval"
 """The key that marks an interrupt value made by ``request_approval``."""
@@ -298,32 +297,23 @@ class AttachedTrees:
     async def _ask_one(self, frame: RunFrame, place: PausePlace, action: Action) -> PauseRecord:
         binding = self.binding(action.tool)
         key = pause_key(frame, self._attached.name, place)
+        ask = ToolCallApprovalAsk(
+            tool=action.tool,
+            arguments=action.args,
+            call_id=action.call_id,
+            description=action.description,
+            allowed_decisions=action.allowed,
+        )
         record = await self._runtime.store.get_or_create(
-            NewPause(
-                pause_id=secrets.token_hex(16),
-                tenant_id=frame.tenant_id,
-                idempotency_key=key,
-                root_execution_id=frame.root_execution_id,
-                execution_id=frame.execution_id,
-                thread_id=frame.thread_id,
-                owner_id=frame.owner_id,
-                answered_by=binding.answered_by,
-                role=binding.role_name,
-                channel=self._attached.channel.name,
-                agent=place.agent,
-                ask=ToolCallApprovalAsk(
-                    tool=action.tool,
-                    arguments=action.args,
-                    call_id=action.call_id,
-                    description=action.description,
-                    allowed_decisions=action.allowed,
-                ),
-                node_id=place.checkpoint_ns,
-                item_index=None,
-                child_execution_id=None,
-                tool_loop_iteration=None,
+            new_pause(
+                binding,
+                frame,
+                key,
+                place,
+                ask,
                 asked_at=place.asked_at or self._runtime.clock.now(),
-                ask_position=place.position,
+                channel=self._attached.channel.name,
+                timed=False,  # an attached graph's steps do not expire or nudge yet
             )
         )
         sent = await ask_once(self._runtime, binding, frame, record, place)

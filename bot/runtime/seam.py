@@ -87,30 +87,7 @@ async def ask_channel(
         await _check_deadline(runtime, frame.closes_at, key)
     asked_at = place.asked_at or runtime.clock.now()
     record = answered or await runtime.store.get_or_create(
-        NewPause(
-            pause_id=secrets.token_hex(16),
-            tenant_id=frame.tenant_id,
-            idempotency_key=key,
-            root_execution_id=frame.root_execution_id,
-            execution_id=frame.execution_id,
-            thread_id=frame.thread_id,
-            owner_id=frame.owner_id,
-            answered_by=binding.answered_by,
-            role=binding.role_name,
-            channel=binding.channel.name if binding.channel else binding.role_name,
-            agent=place.agent,
-            ask=ask,
-            node_id=place.checkpoint_ns,
-            item_index=place.item_index,
-            child_execution_id=place.child_execution_id,
-            tool_loop_iteration=place.tool_loop_iteration,
-            asked_at=asked_at,
-            ask_position=place.position,
-            closes_at=_closes_at(frame.closes_at, _expires_at(binding, asked_at)),
-            nudge_at=None
-            if binding.timing is None
-            else binding.timing.next_nudge_at(asked_at, after=None, escalated=False),
-        )
+        new_pause(binding, frame, key, place, ask, asked_at=asked_at)
     )
     sent = await ask_once(runtime, binding, frame, record, place)
     if isinstance(sent, Taken):  # decided at once: this step took it, the tool runs now
@@ -152,6 +129,47 @@ async def _check_deadline(runtime: Runtime, closes_at: datetime, key: str) -> No
     record = await runtime.store.find_by_key(key)
     if record is None or record.status in (PauseStatus.PENDING, PauseStatus.CANCELLED):
         raise ClosedByDeadline(closes_at)
+
+
+def new_pause(
+    binding: ToolBinding,
+    frame: RunFrame,
+    key: str,
+    place: PausePlace,
+    ask: ToolCallApprovalAsk,
+    *,
+    asked_at: datetime,
+    channel: str | None = None,
+    timed: bool = True,
+) -> NewPause:
+    """The record of a question asked at ``place`` under ``key``, with the times its tool's or
+    role's timing gives it (when it stops taking answers, when it is first nudged) unless
+    ``timed`` is False."""
+    timing = binding.timing if timed else None
+    return NewPause(
+        pause_id=secrets.token_hex(16),
+        tenant_id=frame.tenant_id,
+        idempotency_key=key,
+        root_execution_id=frame.root_execution_id,
+        execution_id=frame.execution_id,
+        thread_id=frame.thread_id,
+        owner_id=frame.owner_id,
+        answered_by=binding.answered_by,
+        role=binding.role_name,
+        channel=channel or (binding.channel.name if binding.channel else binding.role_name),
+        agent=place.agent,
+        ask=ask,
+        node_id=place.checkpoint_ns,
+        item_index=place.item_index,
+        child_execution_id=place.child_execution_id,
+        tool_loop_iteration=place.tool_loop_iteration,
+        asked_at=asked_at,
+        ask_position=place.position,
+        closes_at=_closes_at(frame.closes_at, _expires_at(binding, asked_at) if timed else None),
+        nudge_at=None
+        if timing is None
+        else timing.next_nudge_at(asked_at, after=None, escalated=False),
+    )
 
 
 def _expires_at(binding: ToolBinding, asked_at: datetime) -> datetime | None:
