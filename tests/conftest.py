@@ -6,7 +6,8 @@ resolved when the App is created.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
@@ -17,6 +18,19 @@ from bot.runtime.model_overrides import override_for
 from bot.testing import FakeClock, mock_llm
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.office import Inbox, Ledger, OfficeAgent, OfficeApplication
+
+
+@pytest.fixture(autouse=True)
+def _no_redactor_left_behind() -> Iterator[None]:
+    """A SlackBot puts its pause-id redactor on our loggers for the life of the process (as a
+    served bot should); a test must not leave it for the next test's log assertions."""
+    yield
+    from channels.slack.redaction import PauseIdRedactor
+
+    for logger in [logging.getLogger(), *logging.root.manager.loggerDict.values()]:
+        if isinstance(logger, logging.Logger):
+            for found in [f for f in logger.filters if isinstance(f, PauseIdRedactor)]:
+                logger.removeFilter(found)
 
 
 @dataclass
