@@ -176,6 +176,7 @@ def assemble(application: type, providers: Sequence[ServesModels] = ()) -> Assem
     if app.entry_workflow is not None and app.entry_workflow not in app.workflows:
         checker.fail("application.entry-workflow", app.name, "the entry workflow is not listed")
     _check_interpreters(checker)
+    _check_escalations(checker)
     if checker.violations:
         raise AssemblyError(checker.violations)
     return checker.assembly
@@ -204,6 +205,27 @@ def _check_implementation(checker: _Checker, implementation: type) -> None:
                     "channel.ambiguous",
                     role.name,
                     f"implemented by both {other.name} and {spec.name}: keep one per application",
+                )
+
+
+def _check_escalations(checker: _Checker) -> None:
+    """A channel that declares where its questions escalate needs an ``escalate_after`` on its
+    role's timing or on one of the role's tools': else nothing ever escalates."""
+    tools = checker.assembly.tools.values()
+    for implementation, spec in checker.assembly.channels.items():
+        if not getattr(implementation, "escalates", False):
+            continue
+        for role_cls in _roles_of(implementation):
+            role = checker.assembly.roles.get(role_cls)
+            if role is None:
+                continue
+            timings = [role.timing, *(b.spec.timing for b in tools if b.role is role)]
+            if not any(t is not None and t.escalate_after is not None for t in timings):
+                checker.fail(
+                    "timing.escalation-unused",
+                    spec.name,
+                    f"it escalates (escalate_to=...) but neither the role {role.name} nor any of "
+                    "its tools has timing=PauseTiming(escalate_after=...): nothing would escalate",
                 )
 
 

@@ -8,11 +8,13 @@ from datetime import timedelta
 
 import pytest
 
-from bot import ExecutionStatus, PauseStatus, SetupError
+from bot import AssemblyError, ExecutionStatus, PauseStatus, SetupError
+from bot.runtime.assembly import assemble
 from bot.testing import call_tool
 from channels.slack import slack_channel
 from channels.slack.feedback import NOT_AN_APPROVER
 from channels.slack.render import APPROVE_ACTION
+from tests.apps import sample_agent, sample_application
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import (
@@ -23,6 +25,8 @@ from tests.slack.office import (
     ONCALL,
     ExpenseApprovalChannel,
     RefundApprovalChannel,
+    RefundCardTool,
+    SlackOfficeApplication,
     WireMoneyTool,
 )
 from tests.slack.stub import TEAM
@@ -167,3 +171,36 @@ def test_escalate_to_is_checked_like_approvers() -> None:
         slack_channel(
             ExpenseApprovalChannel, name="b-channel", conversation="C1234", escalate_to=["U9"]
         )
+
+
+def _assembly_rules(application: type) -> list[tuple[str, str, str]]:
+    """The violations assembling ``application`` finds (its agents' models are unserved here;
+    that rule is left out)."""
+    try:
+        assemble(application)
+    except AssemblyError as error:
+        return [
+            (v.rule, v.component, v.message) for v in error.violations if v.rule != "model.unserved"
+        ]
+    return []
+
+
+def test_escalate_to_with_nothing_that_escalates_is_an_assembly_error() -> None:
+    """``escalate_to`` on a role whose timing (and whose tools') has no ``escalate_after``
+    would never be used: refused at assembly, naming the channel and the rule."""
+    never_escalates = slack_channel(
+        RefundApprovalChannel,
+        name="never-escalates-channel",
+        conversation=APPROVALS,
+        approvers=[MANAGER],
+        escalate_to=[ONCALL],
+    )
+    sample = sample_application(
+        "never-escalates",
+        agent=sample_agent("never-escalates", tools=[RefundCardTool], description="Refunds"),
+        channels=[never_escalates],
+    )
+    [(rule, component, message)] = _assembly_rules(sample.application)
+    assert (rule, component) == ("timing.escalation-unused", "never-escalates-channel")
+    assert "escalate_after" in message
+    assert _assembly_rules(SlackOfficeApplication) == []  # the wire role escalates
