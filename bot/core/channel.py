@@ -72,6 +72,13 @@ class _StillWaiting:
     agent: str = ""
     thread_id: str = ""
     execution_id: str = ""
+    nudge_key: str = ""
+    """Names this reminder or escalation among the question's (``reminder-1``, ``reminder-2``,
+    ``escalation``): the same on a resend, so a channel that can look finds what it sent."""
+    retried: bool = False
+    """A sweep that sent this nudge died before recording it: the channel may have been told
+    already. A channel that can check (e.g. by ``nudge_key`` in its thread) sends nothing
+    twice; one that cannot sends it again (at least once)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +138,10 @@ class ChannelOf:
     """
 
     __countersign_abstract__: ClassVar[bool] = True
+    escalates: ClassVar[bool] = False
+    """An implementation that declares where its questions escalate (e.g. ``slack_channel(...,
+    escalate_to=[...])``) sets it: assembly then requires ``escalate_after`` on its role's
+    timing or one of its tools' (else the declaration would never be used)."""
 
     async def send(self, ask: ChannelAsk) -> ChannelOutcomeValue:
         """Post the question; a role has none (assembly refuses an implementation without it)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -168,6 +169,11 @@ class Engine:
         self.ends_are_told: Callable[[], bool] = lambda: True
         """Whether a tree's end is to be told (someone listens to resume events): if not, the
         end is recorded as told in the same transaction, and stays out of the outbox."""
+
+    def beside(self, root_execution_id: str) -> AbstractAsyncContextManager[bool]:
+        """Hold a tree for work beside its passes if it is free now, without waiting
+        (``TreeGuard.try_hold``): yields whether it is held."""
+        return self._guard.try_hold(root_execution_id)
 
     def attach(self, workflow: str, kind: TreeKind) -> None:
         """Run the trees whose root execution names ``workflow`` with ``kind``."""

@@ -1,14 +1,18 @@
 """Reminders and escalation of a question still waiting (``PauseTiming``), sent by the sweep.
 
 Exactly once across instances, and never skipped by a crash: each pause keeps when its next
-reminder or escalation is due (``nudge_at``). A sweep that finds one due *claims* it first, with
-one conditional update moving ``nudge_at`` from what it read to ``now + NUDGE_CLAIM`` (another
-instance reading the same row moves nothing and sends nothing); then it tells the channel; then
-it records what was sent and when the next is due, again only if ``nudge_at`` is still its claim.
-An instance that dies between the claim and the record leaves ``nudge_at`` at the claim's end:
-the sweep after it finds the same nudge due and sends it again. So a crash may send a reminder
-twice (the channel was told, the record was not written) but never loses one: at least once
-across a crash, exactly once otherwise. A channel that fails or times out is logged
+reminder or escalation is due (``nudge_at``). The sweep sends one only while it holds the
+pause's tree (its lease, taken without waiting: a pass running there, here or on another
+instance, means the next tick), so a nudge never races the pass that answers or closes the
+question. It *claims* the nudge first, with one conditional update moving ``nudge_at`` from
+what it read to ``now + NUDGE_CLAIM`` and keeping when it claimed (``nudge_claimed_at``;
+another instance reading the same row moves nothing and sends nothing); then it tells the
+channel; then it records what was sent and when the next is due, again only if ``nudge_at`` is
+still its claim. An instance that dies between the claim and the record leaves the claim: the
+sweep after it finds the same nudge due and sends it again, marked ``retried`` with the same
+``nudge_key``, so a channel that can look (Slack looks in the question's thread and the
+escalation conversation) does not repeat what it already sent, and one that cannot sends it
+twice rather than never. A channel that fails or times out is logged
 (``channel.remind-failed``) and counted as sent, as ``withdraw`` is: a broken channel is not
 retried every tick until the question expires.
 
@@ -17,12 +21,14 @@ An answer or a closing stops them: only PENDING pauses are due, and a claim need
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from typing import Final, assert_never
 
 from bot.core.channel import ChannelEscalation, ChannelReminder
 from bot.core.timing import Nudge, PauseTiming
-from bot.runtime.services import Runtime
+from bot.runtime.services import Runtime, log
 from bot.runtime.withdrawals import tell_channel
 from bot.store.records import PauseRecord
 
@@ -32,13 +38,19 @@ NUDGE_CLAIM: Final = timedelta(minutes=2)
 between reminders."""
 
 
-async def send_due_nudges(runtime: Runtime) -> int:
-    """Send the reminders and escalations due now, each once; how many were sent."""
+HoldTree = Callable[[str], AbstractAsyncContextManager[bool]]
+"""Holds a tree if it is free now, without waiting (``Engine.beside``)."""
+
+
+async def send_due_nudges(runtime: Runtime, hold: HoldTree) -> int:
+    """Send the reminders and escalations due now, each once, each under its tree's lease;
+    how many were sent (a tree busy with a pass is tried again on the next tick)."""
     now = runtime.clock.now()
     sent = 0
     for record in await runtime.store.due_nudges(now):
-        if await _nudge(runtime, record, now):
-            sent += 1
+        async with hold(record.root_execution_id) as held:
+            if held and await _nudge(runtime, record, now):
+                sent += 1
     return sent
 
 
@@ -59,18 +71,26 @@ async def _nudge(runtime: Runtime, record: PauseRecord, now: datetime) -> bool:
         None if timing is None else timing.due_nudge(record.asked_at, now=now, escalated=escalated)
     )
     if timing is None or due is None:  # nothing due any more (the timing changed): stop
-        await runtime.store.claim_nudge(record.pause_id, seen=seen, until=None)
+        await runtime.store.claim_nudge(record.pause_id, seen=seen, until=None, at=now)
         return False
     claim = now + NUDGE_CLAIM
-    if not await runtime.store.claim_nudge(record.pause_id, seen=seen, until=claim):
+    if not await runtime.store.claim_nudge(record.pause_id, seen=seen, until=claim, at=now):
         return False  # another instance claimed it
+    retried = record.nudge_claimed_at is not None
+    if retried:
+        log.warning(
+            "nudge.retried: a %s of execution %s claimed at %s was never recorded; sent again",
+            due.value,
+            record.execution_id,
+            record.nudge_claimed_at,
+        )
     reminders, escalated_at = record.reminders_sent, record.escalated_at
     match due:
         case Nudge.REMIND:
-            await _remind(runtime, record, timing)
+            await _remind(runtime, record, timing, retried=retried)
             reminders += 1
         case Nudge.ESCALATE:
-            await _escalate(runtime, record, timing)
+            await _escalate(runtime, record, timing, retried=retried)
             escalated_at = now
         case _:
             assert_never(due)
@@ -86,8 +106,12 @@ async def _nudge(runtime: Runtime, record: PauseRecord, now: datetime) -> bool:
     return True
 
 
-async def _remind(runtime: Runtime, record: PauseRecord, timing: PauseTiming) -> None:
+async def _remind(
+    runtime: Runtime, record: PauseRecord, timing: PauseTiming, *, retried: bool
+) -> None:
     reminder = ChannelReminder(
+        nudge_key=f"reminder-{record.reminders_sent + 1}",
+        retried=retried,
         pause_id=record.pause_id,
         value=record.ask,
         role=record.role,
@@ -103,8 +127,12 @@ async def _remind(runtime: Runtime, record: PauseRecord, timing: PauseTiming) ->
     await tell_channel(runtime, record, "remind", lambda channel: channel.remind(reminder))
 
 
-async def _escalate(runtime: Runtime, record: PauseRecord, timing: PauseTiming) -> None:
+async def _escalate(
+    runtime: Runtime, record: PauseRecord, timing: PauseTiming, *, retried: bool
+) -> None:
     escalation = ChannelEscalation(
+        nudge_key="escalation",
+        retried=retried,
         pause_id=record.pause_id,
         value=record.ask,
         role=record.role,

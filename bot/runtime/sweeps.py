@@ -129,7 +129,7 @@ class Sweeps:
 
     async def nudge(self) -> int:
         """Send the reminders and escalations due (``bot.runtime.nudges``); how many."""
-        return await send_due_nudges(self._runtime)
+        return await send_due_nudges(self._runtime, self._engine.beside)
 
     async def tell_untold(self) -> int:
         """Tell the channels the ends nobody told (the outbox of a run's end): each is claimed

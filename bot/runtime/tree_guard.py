@@ -108,16 +108,40 @@ class TreeGuard:
                     self._metrics.lease_waits.inc()
                 waited = True
                 await asyncio.sleep(RETRY_SECONDS)
-            held = Held(claim=claim, opened=opened)
-            renewal = asyncio.ensure_future(self._renew(held))
-            try:
+            async with self._renewed(Held(claim=claim, opened=opened)) as held:
                 yield held
-            finally:
-                renewal.cancel()
-                await asyncio.gather(renewal, return_exceptions=True)
-                if not held.released:
-                    await self._leases.release(claim)
-                    held.released = True
+
+    @contextlib.asynccontextmanager
+    async def try_hold(self, root: str) -> AsyncIterator[bool]:
+        """Hold the tree only if it is free now, without waiting; yields whether it is held.
+
+        For work done beside the passes (the sweep's reminders and escalations): a pass
+        running here or on another instance means trying again on the sweep's next tick.
+        """
+        lock = self.lock(root)
+        if lock.locked():  # no await between this check and taking the lock
+            yield False
+            return
+        async with lock:
+            claim = self.claim(root)
+            if not await self._leases.try_take(claim):
+                yield False
+                return
+            async with self._renewed(Held(claim=claim, opened=None)):
+                yield True
+
+    @contextlib.asynccontextmanager
+    async def _renewed(self, held: Held[T]) -> AsyncIterator[Held[T]]:
+        """Renew ``held``'s lease until the block ends, then give it up if still held."""
+        renewal = asyncio.ensure_future(self._renew(held))
+        try:
+            yield held
+        finally:
+            renewal.cancel()
+            await asyncio.gather(renewal, return_exceptions=True)
+            if not held.released:
+                await self._leases.release(held.claim)
+                held.released = True
 
     async def _renew(self, held: Held[T]) -> None:
         root = held.claim.root

@@ -229,11 +229,14 @@ class MemoryStore(PauseStore):
             and r.nudge_at <= now
         )
 
-    async def claim_nudge(self, pause_id: str, *, seen: datetime, until: datetime | None) -> bool:
+    async def claim_nudge(
+        self, pause_id: str, *, seen: datetime, until: datetime | None, at: datetime
+    ) -> bool:
         record = self._pauses.get(pause_id)
         if record is None or record.status is not PauseStatus.PENDING or record.nudge_at != seen:
             return False
-        self._put(dataclasses.replace(record, nudge_at=until))
+        claimed_at = None if until is None else at
+        self._put(dataclasses.replace(record, nudge_at=until, nudge_claimed_at=claimed_at))
         return True
 
     async def record_nudge(
@@ -254,6 +257,7 @@ class MemoryStore(PauseStore):
                 nudge_at=next_at,
                 reminders_sent=reminders_sent,
                 escalated_at=escalated_at,
+                nudge_claimed_at=None,
             )
         )
         return True

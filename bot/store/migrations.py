@@ -198,6 +198,12 @@ def _v7_pending_by_role(connection: Connection) -> None:
     index.create(connection, checkfirst=True)
 
 
+def _v8_nudge_claims(connection: Connection) -> None:
+    """When the due reminder or escalation was claimed, until it is recorded as sent: a sweep
+    that finds a lapsed claim tells the channel it may be a resend (``ChannelReminder.retried``)."""
+    _add_missing_columns(connection, pauses, ["nudge_claimed_at"], [])
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -206,6 +212,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v5_told_ends,
     _v6_nudges,
     _v7_pending_by_role,
+    _v8_nudge_claims,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -83,6 +83,8 @@ class PauseRecord:
     """When its next reminder or escalation is due, or a claimed one is retried."""
     reminders_sent: int = 0
     escalated_at: datetime | None = None
+    nudge_claimed_at: datetime | None = None
+    """When the nudge due was claimed, if it was and is not recorded as sent yet."""
 
     def __repr__(self) -> str:  # never print the pause id
         return (

@@ -82,10 +82,13 @@ class PausedExecutionRepository(Protocol):
         one to retry) is due at ``now`` (``nudge_at``), oldest first."""
         ...
 
-    async def claim_nudge(self, pause_id: str, *, seen: datetime, until: datetime | None) -> bool:
+    async def claim_nudge(
+        self, pause_id: str, *, seen: datetime, until: datetime | None, at: datetime
+    ) -> bool:
         """Move ``nudge_at`` from ``seen`` to ``until`` while the pause waits: True only for
-        the caller that moved it (a claim: the sweep that sends the nudge; others see it
-        moved). ``until`` None: nothing more is due."""
+        the caller that moved it (a claim made ``at``, kept as ``nudge_claimed_at`` until the
+        nudge is recorded: the sweep that sends the nudge; others see it moved). ``until``
+        None: nothing more is due."""
         ...
 
     async def record_nudge(

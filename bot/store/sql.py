@@ -212,7 +212,9 @@ class SqlStore:
             newest_first=False,
         )
 
-    async def claim_nudge(self, pause_id: str, *, seen: datetime, until: datetime | None) -> bool:
+    async def claim_nudge(
+        self, pause_id: str, *, seen: datetime, until: datetime | None, at: datetime
+    ) -> bool:
         statement = (
             update(pauses)
             .where(
@@ -220,7 +222,7 @@ class SqlStore:
                 pauses.c.status == PauseStatus.PENDING.value,
                 pauses.c.nudge_at == seen,
             )
-            .values(nudge_at=until)
+            .values(nudge_at=until, nudge_claimed_at=None if until is None else at)
         )
         return await self._tx.apply(lambda connection: connection.execute(statement).rowcount == 1)
 
@@ -236,7 +238,12 @@ class SqlStore:
         statement = (
             update(pauses)
             .where(pauses.c.pause_id == pause_id, pauses.c.nudge_at == claimed)
-            .values(nudge_at=next_at, reminders_sent=reminders_sent, escalated_at=escalated_at)
+            .values(
+                nudge_at=next_at,
+                reminders_sent=reminders_sent,
+                escalated_at=escalated_at,
+                nudge_claimed_at=None,
+            )
         )
         return await self._tx.apply(lambda connection: connection.execute(statement).rowcount == 1)
 
@@ -764,6 +771,7 @@ class SqlStore:
             nudge_at=m["nudge_at"],
             reminders_sent=m["reminders_sent"] or 0,
             escalated_at=m["escalated_at"],
+            nudge_claimed_at=m["nudge_claimed_at"],
         )
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:

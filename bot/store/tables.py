@@ -101,6 +101,9 @@ pauses = Table(
     Column("nudge_at", UtcDateTime),
     Column("reminders_sent", Integer),
     Column("escalated_at", UtcDateTime),
+    # when the nudge due was claimed (v8), until it is recorded as sent: a claim found lapsed
+    # was left by an instance that died, and the channel may already have been told
+    Column("nudge_claimed_at", UtcDateTime),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),

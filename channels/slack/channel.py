@@ -116,6 +116,7 @@ def slack_channel(
         CONFIG_ATTRIBUTE: config,
         "slack": config,
         "implementation_name": name,
+        "escalates": bool(escalate_to),
         "__module__": role.__module__,
         "__doc__": f"Asks {spec.name} in Slack.",
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -21,6 +21,7 @@ from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
+from channels.slack.nudge_marks import find_marked, nudge_mark
 from channels.slack.outcomes import approval_view, closed_resolution, outcome_of
 from channels.slack.redaction import log, redact
 from channels.slack.render import ApprovalView, escape
@@ -190,7 +191,7 @@ class SlackGateway:
 
     async def remind(self, reminder: ChannelReminder, *, config: SlackChannelConfig) -> None:
         """A reply in the question's thread mentioning who may answer; nothing once the
-        message shows an outcome."""
+        message shows an outcome, nor when a resend finds it already there."""
         ref = await self.messages.get(reminder.pause_id)
         if ref is None or ref.closed:
             return
@@ -201,7 +202,7 @@ class SlackGateway:
             reminded=reminder.reminded,
             expires_at=reminder.expires_at,
         )
-        await self.say_in_thread(ref.channel_id, ref.thread, text)
+        await self._nudge_in_thread(ref, reminder.nudge_key, text, retried=reminder.retried)
 
     async def escalate(
         self, escalation: ChannelEscalation, *, implementation: str, config: SlackChannelConfig
@@ -214,18 +215,24 @@ class SlackGateway:
         view = self._question_view(escalation)
         where = config.escalation_conversation
         text = escalation_text(view, config.escalate_to, where=where)
-        await self.say_in_thread(ref.channel_id, ref.thread, text)
+        await self._nudge_in_thread(ref, escalation.nudge_key, text, retried=escalation.retried)
         if where is None or any(r.escalated_copy for r in await self.messages.copies(ref.pause_id)):
             return
-        rendered = approval_message(view)
-        response = await self.client.chat_postMessage(
-            channel=where, text=rendered.text, blocks=rendered.blocks
-        )
+        mark = nudge_mark(ref, f"{escalation.nudge_key}-copy")
+        posted = None
+        if escalation.retried:  # the copy may be there, posted by the sweep that died
+            posted = await find_marked(self.client, mark, channel=where, since=escalation.asked_at)
+        if posted is None:
+            rendered = approval_message(view)
+            response = await self.client.chat_postMessage(
+                channel=where, text=rendered.text, blocks=rendered.blocks, metadata=mark
+            )
+            posted = {"channel": response.get("channel"), "ts": response["ts"]}
         copy = MessageRef(
             pause_id=escalation.pause_id,
             tenant_id=escalation.tenant_id,
-            channel_id=str(response.get("channel") or where),
-            ts=str(response["ts"]),
+            channel_id=str(posted.get("channel") or where),
+            ts=str(posted["ts"]),
             thread_ts=None,
             role=escalation.role,
             implementation=implementation,
@@ -276,13 +283,29 @@ class SlackGateway:
         except SlackApiError as error:
             log.warning("slack: the requester's note was not updated: %s", api_error(error))
 
+    async def _nudge_in_thread(
+        self, question: MessageRef, nudge_key: str, text: str, *, retried: bool
+    ) -> None:
+        """Post a nudge's ``text`` in the question's thread, marked with its key; a resend
+        that finds its mark there posts nothing."""
+        mark = nudge_mark(question, nudge_key)
+        channel, thread = question.channel_id, question.thread
+        if retried and await find_marked(self.client, mark, channel=channel, thread_ts=thread):
+            return
+        await self.say_in_thread(channel, thread, text, metadata=mark)
+
     # ---------------------------------------------------------------- threads
 
-    async def say_in_thread(self, channel: str, thread_ts: str, text: str) -> None:
+    async def say_in_thread(
+        self, channel: str, thread_ts: str, text: str, *, metadata: dict[str, Any] | None = None
+    ) -> None:
         """Post ``text`` (mrkdwn, escaped by the caller) in a thread; failures are logged."""
         try:
             await self.client.chat_postMessage(
-                channel=channel, thread_ts=thread_ts, text=redact(text)[:MAX_THREAD_TEXT]
+                channel=channel,
+                thread_ts=thread_ts,
+                text=redact(text)[:MAX_THREAD_TEXT],
+                metadata=metadata,
             )
         except SlackApiError as error:
             log.warning(

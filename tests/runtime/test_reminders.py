@@ -12,6 +12,7 @@ import pytest
 from bot import ExecutionStatus, NotPausedError, PauseResolution, PauseTiming, WorkflowStartText
 from bot.core.timing import Nudge
 from bot.runtime.nudges import NUDGE_CLAIM
+from bot.store.leases import LeaseClaim, SqlLeases
 from bot.testing import FakeClock, inspect_app, mock_llm, test_with
 from tests.conftest import NO_SETTINGS
 from tests.databases import BACKENDS, database
@@ -152,6 +153,27 @@ async def test_two_instances_send_each_reminder_once(backend: str, tmp_path: Pat
         assert two is not one
 
 
+async def test_a_reminder_waits_while_another_instance_holds_the_tree(tmp_path: Any) -> None:
+    """Nudges are sent under the tree's lease: while another instance holds it (a pass runs
+    there), the due reminder waits for the next tick after the lease is given up."""
+    sample = payout_application("leased", role_timing=TIMING)
+    async with open_desk(sample, tmp_path) as desk:
+        payout_call(desk)
+        pause_id = await desk.ask()
+        record = await inspect_app(desk.app).store.find("t", pause_id)
+        assert record is not None
+        leases = SqlLeases(desk.app.database)
+        other = LeaseClaim(record.root_execution_id, "instance-other", desk.clock.now(), 2 * HOUR)
+        assert await leases.try_take(other)
+
+        await desk.clock.advance(HOUR + SWEPT)
+        assert desk.sent.reminders == []  # due, but the tree is held elsewhere
+        await leases.release(other)
+        await desk.clock.advance(timedelta(seconds=3))  # the next tick
+        [reminder] = desk.sent.reminders
+        assert (reminder.reminded, reminder.nudge_key, reminder.retried) == (0, "reminder-1", False)
+
+
 async def test_a_claim_whose_instance_died_is_sent_after_it_lapses(tmp_path: Any) -> None:
     """An instance claimed the first reminder and died before telling the channel: the claim
     lapses (``NUDGE_CLAIM``) and the sweep sends that reminder then, once."""
@@ -163,15 +185,21 @@ async def test_a_claim_whose_instance_died_is_sent_after_it_lapses(tmp_path: Any
         record = await store.find("t", pause_id)
         assert record is not None and record.nudge_at == record.asked_at + HOUR
         claim = record.nudge_at + NUDGE_CLAIM
-        assert await store.claim_nudge(pause_id, seen=record.nudge_at, until=claim)  # dies
+        claimed_at = record.nudge_at  # the dead instance's sweep, on time
+        assert await store.claim_nudge(pause_id, seen=record.nudge_at, until=claim, at=claimed_at)
 
         await desk.clock.advance(HOUR + SWEPT)
         assert desk.sent.reminders == []  # claimed by the dead instance
         await desk.clock.advance(NUDGE_CLAIM)
 
-        assert [r.reminded for r in desk.sent.reminders] == [0]
+        [resent] = desk.sent.reminders
+        assert (resent.reminded, resent.nudge_key, resent.retried) == (0, "reminder-1", True)
         await desk.clock.advance(HOUR)
         assert [r.reminded for r in desk.sent.reminders] == [0]  # the next is at 3 h
         after = await store.find("t", pause_id)
         assert after is not None and after.reminders_sent == 1
         assert after.nudge_at == record.asked_at + 3 * HOUR
+        assert after.nudge_claimed_at is None
+        await desk.clock.advance(HOUR)
+        [_, second] = desk.sent.reminders
+        assert (second.reminded, second.nudge_key, second.retried) == (1, "reminder-2", False)

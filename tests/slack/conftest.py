@@ -258,6 +258,7 @@ async def open_world(
     llm = mock_llm(SlackOfficeAgent)
     ledger = Ledger()
     clock = FakeClock()
+    stub.clock = clock  # what Slack lists "since" a time follows the App's clock
     app = await App.create(
         SlackOfficeApplication,
         database_url=database_url,

@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 from aiohttp.test_utils import TestServer
+
+from bot.core.clock import Clock
 
 TEAM = "T0TEAM"
 BOT_USER = "U0BOT"
@@ -59,6 +61,12 @@ class SlackStub:
     """An error answered to any Web API call about this channel (``payload["channel"]``)."""
     socket_envelopes: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
     socket_acks: list[dict[str, Any]] = field(default_factory=list)
+    clock: Clock | None = None
+    """When set, each post is stamped with its time (``posted_at``: the synthetic ``ts`` is not
+    one) and ``conversations.history``'s ``oldest`` is judged by it, as Slack judges its ts."""
+    posted: list[dict[str, Any]] = field(default_factory=list)
+    """Every message posted (``chat.postMessage``), as ``conversations.history`` and
+    ``conversations.replies`` answer them: channel, ts, thread_ts, text, metadata."""
     _server: TestServer | None = None
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _hooks: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -167,7 +175,21 @@ class SlackStub:
                 channel = payload.get("channel", "")
                 if str(channel).startswith(("U", "W")):
                     channel = "D0DM"
+                posted_at = None if self.clock is None else self.clock.now().timestamp()
+                self.posted.append(_posted(str(channel), ts, payload, posted_at))
                 return {"ok": True, "channel": channel, "ts": ts, "message": {"ts": ts}}
+            case "conversations.replies":
+                thread = str(payload.get("ts"))
+                return self._messages(
+                    payload,
+                    lambda m: m["ts"] == thread or m.get("thread_ts") == thread,
+                )
+            case "conversations.history":
+                oldest = float(payload.get("oldest") or 0)
+                return self._messages(
+                    payload,
+                    lambda m: "thread_ts" not in m and (m["posted_at"] or float(m["ts"])) > oldest,
+                )
             case "chat.update":
                 return {"ok": True, "channel": payload.get("channel"), "ts": payload.get("ts")}
             case "chat.postEphemeral":
@@ -180,6 +202,19 @@ class SlackStub:
                 return {"ok": True, "url": f"{self.root.replace('http', 'ws')}/link"}
             case _:
                 return {"ok": True}
+
+    def _messages(
+        self, payload: dict[str, Any], chosen: Callable[[dict[str, Any]], bool]
+    ) -> dict[str, Any]:
+        """The posted messages of ``payload["channel"]`` that are ``chosen`` (one page; their
+        metadata only with ``include_all_metadata``, as Slack answers)."""
+        with_metadata = str(payload.get("include_all_metadata", "")).lower() in ("1", "true")
+        messages = [
+            m if with_metadata else {k: v for k, v in m.items() if k != "metadata"}
+            for m in self.posted
+            if m["channel"] == payload.get("channel") and chosen(m)
+        ]
+        return {"ok": True, "messages": messages, "has_more": False}
 
     @staticmethod
     def _view(payload: dict[str, Any]) -> dict[str, Any]:
@@ -220,3 +255,20 @@ class SlackStub:
 
         await asyncio.wait_for(some(), timeout)
         return self.socket_acks[0]
+
+
+def _posted(
+    channel: str, ts: str, payload: dict[str, Any], posted_at: float | None
+) -> dict[str, Any]:
+    """A posted message as Slack lists it (with when it was posted, for the stub's tests)."""
+    message: dict[str, Any] = {"type": "message", "channel": channel, "ts": ts}
+    message["posted_at"] = posted_at
+    message["text"] = payload.get("text", "")
+    if payload.get("thread_ts"):
+        message["thread_ts"] = str(payload["thread_ts"])
+    metadata = payload.get("metadata")
+    if isinstance(metadata, str):
+        metadata = json.loads(metadata)
+    if metadata:
+        message["metadata"] = metadata
+    return message

@@ -369,10 +369,11 @@ async def test_a_due_nudge_is_claimed_once_and_recorded_by_its_claim(store: Paus
     assert found.pause_id == record.pause_id
 
     claim = due + timedelta(minutes=2)
-    claims = [store.claim_nudge(record.pause_id, seen=due, until=claim) for _ in range(3)]
+    claims = [store.claim_nudge(record.pause_id, seen=due, until=claim, at=due) for _ in range(3)]
     assert sorted(await asyncio.gather(*claims)) == [False, False, True]
     assert await store.due_nudges(due) == []  # claimed: due again only when the claim lapses
-    assert [r.pause_id for r in await store.due_nudges(claim)] == [record.pause_id]
+    [lapsed] = await store.due_nudges(claim)
+    assert (lapsed.pause_id, lapsed.nudge_claimed_at) == (record.pause_id, due)
 
     later = NOW + timedelta(hours=3)
     recorded = await store.record_nudge(
@@ -385,6 +386,7 @@ async def test_a_due_nudge_is_claimed_once_and_recorded_by_its_claim(store: Paus
     now = await store.find_by_key("k-nudge")
     assert now is not None
     assert (now.nudge_at, now.reminders_sent, now.escalated_at) == (later, 1, due)
+    assert now.nudge_claimed_at is None  # recorded: no claim left
 
 
 async def test_an_answered_pause_has_no_nudge_due(store: PauseStore) -> None:
@@ -393,4 +395,4 @@ async def test_an_answered_pause_has_no_nudge_due(store: PauseStore) -> None:
     await store.mark_sent(record.pause_id)
     await store.close(record.pause_id, Withdrawn(), at=NOW)
     assert await store.due_nudges(due) == []
-    assert not await store.claim_nudge(record.pause_id, seen=due, until=None)
+    assert not await store.claim_nudge(record.pause_id, seen=due, until=None, at=due)

@@ -1,6 +1,6 @@
 """Migrations from a database an earlier version made: v3 → v4 moves Slack's message references
-into ``cs_message_refs``, v6 adds the reminders' columns, v7 the pending gauge's index; on
-SQLite and PostgreSQL."""
+into ``cs_message_refs``, v6 adds the reminders' columns, v7 the pending gauge's index, v8 when a
+nudge was claimed; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_v4_moves_slack_s_message_references_into_message_refs(
     v3_database: Database,
 ) -> None:
-    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 7
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 8
     refs = SqlMessageRefs(v3_database)
 
     assert await refs.get("a" * 32) == MessageRefRecord(
@@ -133,8 +133,15 @@ async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
             lambda c: list(c.execute(select(schema_version.c.version)).scalars())
         )
     assert "cs_message_refs" in tables and "cs_slack_messages" not in tables
-    assert sorted(versions) == [1, 2, 3, 4, 5, 6, 7]
+    assert sorted(versions) == [1, 2, 3, 4, 5, 6, 7, 8]
     assert len(await SqlMessageRefs(v3_database).open_in_thread("C0APPROVALS", "1.1")) == 2
+
+
+async def test_v8_adds_when_a_nudge_was_claimed(v3_database: Database) -> None:
+    await v3_database.migrate(LATER)
+    async with v3_database.engine.connect() as connection:
+        columns = await connection.run_sync(lambda c: inspect(c).get_columns("cs_pauses"))
+    assert "nudge_claimed_at" in {c["name"] for c in columns}
 
 
 async def test_v7_adds_the_index_the_pending_gauge_reads(v3_database: Database) -> None:
@@ -219,8 +226,8 @@ async def test_v6_adds_the_reminders_columns_once(backend: str, tmp_path: Path) 
     async with database(backend, tmp_path) as url, Database.open(url) as opened:
         async with opened.engine.begin() as connection:
             await connection.run_sync(_v5_without_nudges)
-        assert await opened.migrate(LATER) == 7
-        assert await opened.migrate(LATER) == 7  # idempotent
+        assert await opened.migrate(LATER) == 8
+        assert await opened.migrate(LATER) == 8  # idempotent
         async with opened.engine.connect() as connection:
             columns, indexes = await connection.run_sync(
                 lambda c: (

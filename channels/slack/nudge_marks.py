@@ -1,0 +1,86 @@
+"""Marks on the messages a reminder or an escalation posts, so that a resend finds them.
+
+A sweep that told Slack of a nudge and died before recording it leaves the nudge to be sent
+again (``ChannelReminder.retried``, with the same ``nudge_key``). Every message a nudge posts
+carries Slack message metadata naming the question (its message's conversation and ts: not
+secret, unlike the pause id) and the nudge; a retried nudge first looks for its mark where it
+would have posted (the question's thread, or the escalation conversation since the question
+was asked) and posts nothing that is already there. A lookup that fails is logged and the nudge
+is sent: twice rather than never.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from channels.slack.redaction import log
+from channels.slack.store import MessageRef
+from channels.slack.webapi import api_error
+
+NUDGE_EVENT: Final = "countersign_nudge_sent"
+"""The metadata ``event_type`` of a message a reminder or an escalation posted."""
+PAGE: Final = 200
+MAX_PAGES: Final = 10
+"""How far a lookup reads (2,000 messages) before it gives up and the nudge is sent again."""
+
+
+def nudge_mark(question: MessageRef, nudge_key: str) -> dict[str, Any]:
+    """The metadata of a message posted for ``nudge_key`` about the question at ``question``."""
+    return {
+        "event_type": NUDGE_EVENT,
+        "event_payload": {"question": f"{question.channel_id}/{question.ts}", "nudge": nudge_key},
+    }
+
+
+async def find_marked(
+    client: AsyncWebClient,
+    mark: dict[str, Any],
+    *,
+    channel: str,
+    thread_ts: str | None = None,
+    since: datetime | None = None,
+) -> dict[str, Any] | None:
+    """The message carrying ``mark`` in the thread ``thread_ts`` of ``channel`` (or in
+    ``channel`` since ``since``), or None: also when Slack could not be read (logged)."""
+    cursor: str | None = None
+    oldest = None if since is None else f"{since.timestamp():.6f}"
+    try:
+        for _ in range(MAX_PAGES):
+            if thread_ts is not None:
+                response = await client.conversations_replies(
+                    channel=channel,
+                    ts=thread_ts,
+                    include_all_metadata=True,
+                    limit=PAGE,
+                    cursor=cursor,
+                )
+            else:
+                response = await client.conversations_history(
+                    channel=channel,
+                    oldest=oldest,
+                    include_all_metadata=True,
+                    limit=PAGE,
+                    cursor=cursor,
+                )
+            for message in response.get("messages") or []:
+                if _carries(message, mark):
+                    return dict(message)
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if cursor is None:
+                return None
+    except SlackApiError as error:
+        log.warning("slack: could not look for a resent nudge's message: %s", api_error(error))
+    return None
+
+
+def _carries(message: Any, mark: dict[str, Any]) -> bool:
+    metadata = message.get("metadata") if isinstance(message, dict) else None
+    return (
+        isinstance(metadata, dict)
+        and metadata.get("event_type") == mark["event_type"]
+        and metadata.get("event_payload") == mark["event_payload"]
+    )
