@@ -474,9 +474,20 @@ class ExpiringFailFastWorkflow: ...
 class ExpiringQuorumWorkflow: ...
 
 
+@_wf("expiring-child-workflow", _start().to_agent(ReadingExpiryAgent).to_finish(OfficeFinish))
+class ExpiringChildWorkflow: ...
+
+
+@_wf(
+    "expiring-parent-workflow",
+    _start().to_workflow(ExpiringChildWorkflow).to_finish(OfficeFinish),
+)
+class ExpiringParentWorkflow: ...
+
+
 @application(
     name="expiring",
-    workflows=[ExpiringFailFastWorkflow, ExpiringQuorumWorkflow],
+    workflows=[ExpiringFailFastWorkflow, ExpiringQuorumWorkflow, ExpiringParentWorkflow],
     channels=[RecordingRefundChannel, RecordingExpenseChannel],
 )
 class ExpiringApplication: ...

@@ -1,6 +1,7 @@
-"""Expiry in parallel launches: a question that expires is closed like any other closing, in a
-FailFast launch (its step fails: the siblings' questions are withdrawn) and in a quorum (the
-model reads that nobody approved in time; the quorum is met and the rest withdrawn)."""
+"""Expiry in parallel launches and children: a question that expires is closed like any other
+closing, in a FailFast launch (its step fails: the siblings' questions are withdrawn), in a
+quorum (the model reads that nobody approved in time; the quorum is met and the rest withdrawn)
+and in a child workflow (swept with its root's tree)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,16 @@ from tests.parallel_app import (
     EXPIRY,
     ExpiringApplication,
     ExpiringFailFastWorkflow,
+    ExpiringParentWorkflow,
     ExpiringQuorumWorkflow,
 )
 
 
-async def _run(office: Office, workflow: type) -> str:
+async def _run(office: Office, workflow: type, asks: int = 2) -> str:
     result = await office.app.execute(
         workflow, WorkflowStartText(text="refund 5"), tenant_id="acme", owner_id="U1"
     )
-    assert result.status is ExecutionStatus.PAUSED and len(result.pending) == 2
+    assert result.status is ExecutionStatus.PAUSED and len(result.pending) == asks
     await office.clock.advance(EXPIRY + timedelta(seconds=10))  # a sweep after the expiry
     return str(result.execution_id)
 
@@ -60,4 +62,23 @@ async def test_an_expired_branch_counts_toward_a_quorum(make_office: MakeOffice)
     assert result.status is ExecutionStatus.COMPLETED
     assert result.output is not None
     assert "nobody approved the call" in str(result.output["text"])
+    assert office.ledger.runs == []
+
+
+async def test_a_childs_question_expires_as_the_roots_and_the_root_completes(
+    make_office: MakeOffice,
+) -> None:
+    """A child workflow's pause is the root's: its expiry is swept on the root's tree, the
+    child's model reads that nobody approved in time, and the root completes."""
+    office = await make_office(ExpiringApplication)
+    execution_id = await _run(office, ExpiringParentWorkflow, asks=1)
+
+    assert _closings(office) == {"reading-expiry-refund-tool": PauseResolution.EXPIRED}
+    result = await office.app.get_result(execution_id, tenant_id="acme", record=True)
+    assert result.status is ExecutionStatus.COMPLETED
+    assert "nobody approved the call" in str(result.output)
+    assert result.record is not None
+    [child] = result.record.children
+    [entry] = child.pauses
+    assert entry.resolution is PauseResolution.EXPIRED and entry.responder is None
     assert office.ledger.runs == []
