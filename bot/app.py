@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any, Final, Self
 
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -89,6 +90,7 @@ class App:
         self._database = wiring.database
         self._message_refs = wiring.message_refs
         self._derived_keys = wiring.derived_keys
+        self._checkpointer = wiring.checkpointer
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -166,6 +168,14 @@ class App:
     def database(self) -> Database:
         """The App's database, for channel state that must live beside it (Slack's)."""
         return self._database
+
+    @property
+    def checkpointer(self) -> BaseCheckpointSaver[Any]:
+        """The App's own LangGraph checkpointer: in its database, encrypted at rest like every
+        record of the App. Compile a graph you attach (``App.langgraph``) with it when the graph
+        has no durable checkpointer of its own; the graph's threads are the ``thread_id``s you
+        invoke it with (the App's own graphs use execution ids, never yours)."""
+        return self._checkpointer
 
     @property
     def message_refs(self) -> MessageRefs:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from bot.components.specs import AgentSpec, spec_of
 from bot.core.clock import Clock, SystemClock
@@ -58,6 +59,7 @@ class Wiring:
     database: Database
     message_refs: MessageRefs
     derived_keys: DerivedKeys
+    checkpointer: BaseCheckpointSaver[Any]
 
 
 async def wire(
@@ -120,6 +122,7 @@ async def wire(
         database=database,
         message_refs=SqlMessageRefs(database),
         derived_keys=DerivedKeys(ring),
+        checkpointer=checkpointer.saver,
     )
 
 

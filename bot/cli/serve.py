@@ -26,7 +26,10 @@ from bot.app import App
 from bot.cli.logs import configure_logging
 from bot.components.specs import ApplicationSpec, spec_of
 from bot.core.errors import AssemblyError, SettingsError
-from bot.desk.slack import build_desk, check_desk_model, load_desk_settings
+from bot.desk.offline_model import OFFLINE_MODEL, OfflineDemoModel
+from bot.desk.slack import DeskSettings, build_desk, check_desk_model, load_desk_settings
+from bot.langgraph import LangGraphAgent
+from bot.models.provider import resolve_chat_model
 from bot.runtime.probes import METRICS_PATH, probe_app
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
@@ -52,16 +55,31 @@ async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, 
         settings = load_settings(environ, env_file=env_file)
         configure_logging(settings)
         key_source(settings.database_url, settings.countersign_encryption_keys)  # at once
-        application = load_application(settings, environ, env_file)
+        application, desk = load_application(settings, environ, env_file)
         await check_bot_token(slack)
         app = await _create_app(application, settings)
     except (SettingsError, AssemblyError) as error:
         print(error.message, file=err)
         return EXIT_SETTINGS
     try:
-        return await _run(app, slack, settings, out, err)
+        agent = None
+        if desk is not None and desk.agent == "langgraph":
+            agent = _attach_desk_agent(app, desk, settings)
+        return await _run(app, slack, settings, out, err, agent=agent)
     finally:
         await app.close()
+
+
+def _attach_desk_agent(app: App, desk: DeskSettings, settings: Settings) -> LangGraphAgent:
+    """``COUNTERSIGN_DESK_AGENT=langgraph``: the desk's LangChain agent, on the desk's model."""
+    from bot.desk.langgraph_desk import attach_to_desk  # LangChain: only for this desk
+
+    model = (
+        OfflineDemoModel()
+        if desk.model == OFFLINE_MODEL
+        else resolve_chat_model(desk.model, settings.model_providers())
+    )
+    return attach_to_desk(app, model)
 
 
 async def _create_app(application: type, settings: Settings) -> App:
@@ -75,12 +93,20 @@ async def _create_app(application: type, settings: Settings) -> App:
         raise SettingsError(f"DATABASE_URL: the database could not be opened: {reason}") from None
 
 
-async def _run(app: App, slack: SlackSettings, settings: Settings, out: TextIO, err: TextIO) -> int:
+async def _run(
+    app: App,
+    slack: SlackSettings,
+    settings: Settings,
+    out: TextIO,
+    err: TextIO,
+    *,
+    agent: LangGraphAgent | None = None,
+) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    bot = SlackBot(app, slack)
+    bot = SlackBot(app, slack, agent=agent)
     runner: web.AppRunner | None = None
     probes: web.AppRunner | None = None
     try:
@@ -129,13 +155,15 @@ async def _run(app: App, slack: SlackSettings, settings: Settings, out: TextIO, 
     return EXIT_OK
 
 
-def load_application(settings: Settings, environ: Mapping[str, str] | None, env_file: str) -> type:
-    """``COUNTERSIGN_APP`` (``module:Class``), else the Slack office desk."""
+def load_application(
+    settings: Settings, environ: Mapping[str, str] | None, env_file: str
+) -> tuple[type, DeskSettings | None]:
+    """``COUNTERSIGN_APP`` (``module:Class``), else the Slack office desk (with its settings)."""
     target = (settings.countersign_app or "").strip()
     if not target:
         desk = load_desk_settings(environ, env_file=env_file)
         check_desk_model(desk, settings.model_providers())
-        return build_desk(desk)
+        return build_desk(desk), desk
     module_name, colon, attribute = target.partition(":")
     if not colon or not module_name or not attribute:
         raise SettingsError(
@@ -152,7 +180,7 @@ def load_application(settings: Settings, environ: Mapping[str, str] | None, env_
             f"COUNTERSIGN_APP is malformed: {target} is not a class decorated with @application"
         )
     assert isinstance(found, type)
-    return found
+    return found, None
 
 
 def _import_failure(module_name: str, error: ImportError) -> str:

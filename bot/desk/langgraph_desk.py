@@ -8,8 +8,9 @@ about the refund only; answer at the prompt (``approve``, ``reject: too expensiv
 
     echo approve | python -m bot.desk.langgraph_desk
 
-Attached to a role implemented with ``channels.slack.slack_channel(...)`` instead, the same
-agent is answered with Slack's buttons (tests/slack/test_attached_graph.py).
+The same agent answered from Slack: ``COUNTERSIGN_DESK_AGENT=langgraph python -m bot serve``
+attaches it to the Slack desk's refund role (``attach_to_desk``), checkpointed in the App's own
+database (``App.checkpointer``), and a mention or a DM invokes it on the Slack thread.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ from typing import Any, TextIO
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
-from bot import App, ExecutionResult, ExecutionStatus, UninterpretableReplyError
+from bot import App, ExecutionResult, ExecutionStatus, SetupError, UninterpretableReplyError
 from bot.desk.demo import REQUEST, OfficeDeskApplication, RefundApprovalChannel
-from bot.desk.office import EXPENSE_TOOL, REFUND_TOOL, Done
+from bot.desk.office import EXPENSE_TOOL, REFUND_ROLE, REFUND_TOOL, Done
 from bot.desk.offline_model import OfflineDemoModel
+from bot.langgraph import LangGraphAgent
 from channels.terminal import TerminalOutput
 
 TENANT_ID = "desk"
@@ -52,19 +56,32 @@ def desk_tools() -> list[BaseTool]:
     return [refund_card, book_expense]
 
 
-def desk_agent() -> Any:
-    """The agent: the offline model over the two tools; refunds are asked for approval (the
-    role approves refunds), expenses are booked without asking."""
+def desk_agent(
+    model: BaseChatModel | None = None, checkpointer: BaseCheckpointSaver[Any] | None = None
+) -> Any:
+    """The agent: ``model`` (the offline model by default) over the two tools; refunds are
+    asked for approval (the role approves refunds), expenses are booked without asking."""
     middleware = HumanInTheLoopMiddleware(
         interrupt_on={REFUND_TOOL: {"allowed_decisions": ["approve", "edit", "reject"]}},
         description_prefix="The desk agent asks to refund",
     )
     return create_agent(
-        OfflineDemoModel(),
+        model or OfflineDemoModel(),
         tools=desk_tools(),
         middleware=[middleware],
-        checkpointer=InMemorySaver(),
+        checkpointer=checkpointer or InMemorySaver(),
     )
+
+
+def attach_to_desk(app: App, model: BaseChatModel) -> LangGraphAgent:
+    """The agent attached to a desk App's refund role, checkpointed in the App's database."""
+    role = next(
+        (r for r, spec in app.assembly.roles.items() if spec.name == REFUND_ROLE),
+        None,
+    )
+    if role is None:
+        raise SetupError(f"{app!r} is not an office desk: it has no {REFUND_ROLE} role")
+    return app.langgraph("desk-agent", desk_agent(model, app.checkpointer), role=role)
 
 
 NextLine = Callable[[], Awaitable[str | None]]

@@ -28,6 +28,8 @@ from bot.core.enums import PauseAnswerer
 
 REFUND_TOOL = "refund-card-tool"
 EXPENSE_TOOL = "book-expense-tool"
+REFUND_ROLE = "desk-refund-approval-channel"
+"""The role that approves the desk's refunds (an attached agent asks it too)."""
 DESK_PROMPT = (
     "You run the office desk. Refund cards and book expenses as asked, with the tools. "
     "When a tool call is rejected, say so and why. Answer briefly."
@@ -124,7 +126,7 @@ def desk_roles(
     requester confirms), each read by its own interpreter (an interpreter serves one role)."""
     refund_interpreter, expense_interpreter = interpreters
     refund = channel_role(
-        name="desk-refund-approval-channel",
+        name=REFUND_ROLE,
         description=refund_description,
         approves=RefundCardInput,
         answered_by=refund_answered_by,

@@ -11,10 +11,17 @@ Replies in a question's thread are read by the keyword interpreter ("approve", "
 much"). The agent's model is ``COUNTERSIGN_DESK_MODEL``, served by the configured provider
 (``COUNTERSIGN_MODEL_*``); ``offline`` is the terminal demo's scripted model (no provider, no
 network): whatever is asked, it asks to refund order A-1001 and to book a team lunch.
+
+``COUNTERSIGN_DESK_AGENT=langgraph`` runs the same desk as your own LangGraph agent would: a
+LangChain ``create_agent`` with ``HumanInTheLoopMiddleware`` over the same tools, attached to the
+refund role with ``App.langgraph`` (``bot.desk.langgraph_desk``; it needs LangChain installed,
+``pip install 'countersign[langchain]'``). Refunds are asked in Slack as before; expenses are
+booked without asking, as the middleware is told.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -36,11 +43,17 @@ DEFAULT_DESK_MODEL: Final = "moonshotai/kimi-k2.6"
 _CONVERSATION_PREFIXES: Final = ("C", "G")
 
 
+DESK_AGENTS: Final = ("native", "langgraph")
+"""``COUNTERSIGN_DESK_AGENT``: the desk's own agent, or a LangChain agent attached to it."""
+DESK_APPLICATION: Final = "slack-office-desk"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeskSettings:
     approval_channel: str
     approvers: tuple[str, ...]
     model: str
+    agent: str = "native"
 
 
 def load_desk_settings(
@@ -69,7 +82,17 @@ def load_desk_settings(
             f"comma-separated, not {', '.join(wrong)}"
         )
     model = values.get("COUNTERSIGN_DESK_MODEL", "").strip() or DEFAULT_DESK_MODEL
-    return DeskSettings(approval_channel=channel, approvers=approvers, model=model)
+    agent = values.get("COUNTERSIGN_DESK_AGENT", "").strip().lower() or "native"
+    if agent not in DESK_AGENTS:
+        raise SettingsError(
+            f"COUNTERSIGN_DESK_AGENT is malformed: {' or '.join(DESK_AGENTS)}, not {agent!r}"
+        )
+    if agent == "langgraph" and importlib.util.find_spec("langchain") is None:
+        raise SettingsError(
+            "COUNTERSIGN_DESK_AGENT=langgraph needs LangChain (create_agent and its "
+            "HumanInTheLoopMiddleware): pip install 'countersign[langchain]'"
+        )
+    return DeskSettings(approval_channel=channel, approvers=approvers, model=model, agent=agent)
 
 
 def check_desk_model(settings: DeskSettings, providers: list[ModelProvider]) -> None:
@@ -126,7 +149,7 @@ def build_desk(settings: DeskSettings) -> type:
     )
 
     return desk_application(
-        name="slack-office-desk",
+        name=DESK_APPLICATION,
         description="An office desk agent whose refunds and expenses are approved in Slack",
         roles=(refund_role, expense_role),
         channels=[refunds, expenses],

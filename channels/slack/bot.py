@@ -37,6 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.app import App
 from bot.core.errors import CountersignError, SetupError
 from bot.core.results import ExecutionPauseEvent, ExecutionResumeEvent
+from bot.langgraph import LangGraphAgent
 from channels.slack import listeners, redaction
 from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
@@ -80,10 +81,19 @@ class _State(enum.Enum):
 
 
 class SlackBot:
-    """The Slack bot of one App. ``.bolt`` is the Bolt app, ``.web_app()`` its HTTP server."""
+    """The Slack bot of one App. ``.bolt`` is the Bolt app, ``.web_app()`` its HTTP server.
+
+    A mention or a DM starts work: the application's entry workflow, or ``agent`` (a graph
+    attached with ``App.langgraph``) invoked with the message on the Slack thread's id.
+    """
 
     def __init__(
-        self, app: App, settings: SlackSettings, *, client: AsyncWebClient | None = None
+        self,
+        app: App,
+        settings: SlackSettings,
+        *,
+        client: AsyncWebClient | None = None,
+        agent: LangGraphAgent | None = None,
     ) -> None:
         try:
             asyncio.get_running_loop()
@@ -93,6 +103,7 @@ class SlackBot:
         redaction.settle_bolt_level()
         self._app = app
         self._settings = settings
+        self._agent = agent
         self._state = _State.NEW
         self._session = aiohttp.ClientSession()
         self.client = client or web_client(settings, self._session, metrics=app.metrics)
@@ -129,7 +140,9 @@ class SlackBot:
     def _services(self, catalog: Catalog, directory: ApproverDirectory) -> SlackServices:
         app, client, session = self._app, self.client, self._session
         feedback = Feedback(client, session)
-        conversations = Conversations(app=app, gateway=self.gateway, catalog=catalog)
+        conversations = Conversations(
+            app=app, gateway=self.gateway, catalog=catalog, agent=self._agent
+        )
         answering = Answering(
             app=app,
             gateway=self.gateway,

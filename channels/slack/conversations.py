@@ -1,9 +1,12 @@
-"""Work started from Slack: a mention or a DM runs the entry workflow; its end is said in thread.
+"""Work started from Slack: a mention or a DM runs the entry workflow (or the attached graph the
+bot was given, ``SlackBot(..., agent=)``); its end is said in the thread.
 
 The execution's owner is the Slack user, its tenant the workspace, its thread the Slack thread
-(``channels.slack.threads``). A run that rests paused posts nothing more here: its approval
-messages are the posts. A run that ends (now, or after the answer that resumed it) posts its
-answer, or why it failed, in the thread.
+(``channels.slack.threads``; an attached graph's own thread too, so a later mention in the same
+Slack thread continues its conversation). A run that rests paused posts nothing more here: its
+approval messages are the posts. A run that ends (now, or after the answer that resumed it)
+posts its answer, or why it failed, in the thread: a workflow's ``text``, an attached agent's
+last message.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from bot.app import App
 from bot.core.enums import ExecutionStatus
 from bot.core.errors import CountersignError
 from bot.core.results import ExecutionResult
+from bot.langgraph import LangGraphAgent
 from channels.slack.catalog import Catalog
 from channels.slack.gateway import SlackGateway
 from channels.slack.redaction import log
@@ -26,25 +30,43 @@ MAX_ANSWER: Final = 2900
 
 
 class Conversations:
-    def __init__(self, *, app: App, gateway: SlackGateway, catalog: Catalog) -> None:
+    def __init__(
+        self,
+        *,
+        app: App,
+        gateway: SlackGateway,
+        catalog: Catalog,
+        agent: LangGraphAgent | None = None,
+    ) -> None:
         self._app = app
         self._gateway = gateway
         self._catalog = catalog
+        self._agent = agent
 
     async def start(self, *, thread: SlackThread, tenant_id: str, user: str, text: str) -> None:
-        """Run the entry workflow with ``text``; say in the thread how it ended."""
+        """Run the entry workflow (or the attached agent) with ``text``; say in the thread how
+        it ended."""
         workflow = self._catalog.entry_workflow
-        if workflow is None:
+        if workflow is None and self._agent is None:
             await self._gateway.say_in_thread(thread.channel, thread.ts, NO_WORKFLOW)
             return
         try:
-            result = await self._app.execute(
-                workflow,
-                {"text": text},
-                tenant_id=tenant_id,
-                owner_id=user,
-                thread_id=thread.thread_id(),
-            )
+            if self._agent is not None:
+                result = await self._agent.ainvoke(
+                    {"messages": [{"role": "user", "content": text}]},
+                    thread_id=thread.thread_id(),
+                    tenant_id=tenant_id,
+                    owner_id=user,
+                )
+            else:
+                assert workflow is not None
+                result = await self._app.execute(
+                    workflow,
+                    {"text": text},
+                    tenant_id=tenant_id,
+                    owner_id=user,
+                    thread_id=thread.thread_id(),
+                )
         except CountersignError as error:
             await self.report_failure(thread.thread_id(), error)
             return
@@ -74,8 +96,26 @@ class Conversations:
 def _answer(output: Any) -> str:
     if isinstance(output, dict) and isinstance(output.get("text"), str):
         text: str = output["text"]
+    elif isinstance(output, dict) and isinstance(output.get("messages"), list):
+        text = _last_said(output["messages"])
     elif output is None:
         text = "Done."
     else:
         text = json.dumps(output, ensure_ascii=False, default=str)
     return escape(text, MAX_ANSWER) if text.strip() else "Done."
+
+
+def _last_said(messages: list[Any]) -> str:
+    """An attached agent's answer: the text of the last message of its final state."""
+    for message in reversed(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str) and content.strip():
+            return content
+        if isinstance(content, list):  # content blocks: their text parts
+            said = " ".join(
+                str(b.get("text")) for b in content if isinstance(b, dict) and b.get("text")
+            )
+            if said.strip():
+                return said
+    return ""
+

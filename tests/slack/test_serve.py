@@ -22,7 +22,7 @@ from bot.testing import FakeClock, call_tool, mock_llm
 from channels.slack import SlackBot, SlackSettings
 from channels.slack.render import APPROVE_ACTION
 from tests.cli.processes import StubThread, person_env
-from tests.slack.checks import buttons
+from tests.slack.checks import all_text, buttons
 from tests.slack.conftest import SECRET, interactive_body, signed_headers
 from tests.slack.stub import BOT_USER, TEAM, SlackStub
 
@@ -76,6 +76,10 @@ def clean_environ(**extra: str) -> dict[str, str]:
         ({"COUNTERSIGN_METRICS_PORT": "http"}, "COUNTERSIGN_METRICS_PORT is malformed"),
         ({"COUNTERSIGN_METRICS_PORT": "70000"}, "COUNTERSIGN_METRICS_PORT is malformed"),
         ({"COUNTERSIGN_LOG_FORMAT": "xml"}, "COUNTERSIGN_LOG_FORMAT is malformed"),
+        (
+            {"COUNTERSIGN_APPROVAL_CHANNEL": "C0APPROVALS", "COUNTERSIGN_DESK_AGENT": "crewai"},
+            "COUNTERSIGN_DESK_AGENT is malformed: native or langgraph, not 'crewai'",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_2(
@@ -319,6 +323,71 @@ async def test_serve_runs_the_desk_on_the_offline_model_with_nothing_but_a_slack
     finally:
         code, _, err = await stop(process)
     assert code == 0, err
+
+
+async def test_serve_runs_the_desk_as_an_attached_langchain_agent(
+    stub: SlackStub, tmp_path: Path
+) -> None:
+    """``COUNTERSIGN_DESK_AGENT=langgraph``: a mention invokes LangChain's ``create_agent`` with
+    ``HumanInTheLoopMiddleware`` attached to the desk's refund role; only the refund is asked
+    (the middleware's choice), a signed click approves it, the tool runs once and the agent's
+    answer is said in the thread. A restart between the question and the click loses nothing:
+    the graph is checkpointed in the App's own database."""
+    port = free_port()
+    env = person_env(
+        SLACK_BOT_TOKEN="xoxb-test",
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=stub.api_url,
+        PORT=str(port),
+        COUNTERSIGN_APPROVAL_CHANNEL="C0DESK",
+        COUNTERSIGN_DESK_MODEL="offline",
+        COUNTERSIGN_DESK_AGENT="langgraph",
+    )
+    events = f"http://127.0.0.1:{port}/slack/events"
+    process = await start_serve(env, tmp_path)
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
+            mention = {
+                "type": "event_callback",
+                "team_id": TEAM,
+                "event_id": "Ev0LANGGRAPH",
+                "event": {
+                    "type": "app_mention",
+                    "user": "U0OWNER",
+                    "text": f"<@{BOT_USER}> refund the broken order",
+                    "channel": "C0GENERAL",
+                    "ts": "1700000960.000001",
+                },
+            }
+            assert (
+                await signed_post(session, events, json.dumps(mention), "application/json") == 200
+            )
+            [question] = await stub.wait_for("chat.postMessage", 1)
+    finally:
+        code, _, err = await stop(process)
+    assert code == 0, err
+    assert question.payload["thread_ts"] == "1700000960.000001"  # the requester answers
+    assert "The desk agent asks to refund" in all_text(question.blocks())
+    approve = str(buttons(question.blocks())[0]["value"])
+
+    process = await start_serve(env, tmp_path)  # a restart: the graph waits in the database
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
+            click = click_payload(approve)
+            form = "application/x-www-form-urlencoded"
+            assert await signed_post(session, events, click, form) == 200
+            posts = await stub.wait_for("chat.postMessage", 2)
+            await asyncio.sleep(0.5)  # nothing more comes: no second question, no second answer
+    finally:
+        code, _, err = await stop(process)
+    assert code == 0, err
+    answer = stub.of("chat.postMessage")[-1]
+    assert len(stub.of("chat.postMessage")) == 2 == len(posts)
+    assert answer.payload["thread_ts"] == "1700000960.000001"
+    assert "refunded 120.00" in answer.payload["text"]
+    assert "booked" in answer.payload["text"]  # the expense ran without a question
 
 
 async def test_a_refused_signature_is_a_warning_with_the_team_once_a_minute(
