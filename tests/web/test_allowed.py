@@ -4,31 +4,13 @@ answer is refused and the question keeps waiting."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from bot import ExecutionStatus, PauseStatus
-from bot.testing import ScriptedChatModel, call_tool
-from tests.langgraph.kit import Refunds, contents_of_tool_messages, one_refund, refund_agent
+from bot import PauseStatus
+from bot.testing import call_tool
+from tests.langgraph.kit import contents_of_tool_messages
 from tests.web.conftest import WebWorld
-from tests.web.office import ALICE, OWNER, TENANT, RefundApprovalChannel, RefundCardTool
+from tests.web.graphs import ANSWER, GRAPH_TOOL, attach_refunds
+from tests.web.office import ALICE, TENANT, RefundCardTool
 from tests.web.pages import answer, csrf_of, has_forms, open_page, post
-
-ASK = {"messages": [{"role": "user", "content": "refund order 7"}]}
-GRAPH_TOOL = "refund"
-ANSWER = "Order 7 was refunded yesterday; nothing to do."
-
-
-async def attach_refunds(
-    world: WebWorld, allowed: Sequence[str]
-) -> tuple[Refunds, ScriptedChatModel, str]:
-    """A LangChain agent whose refunds are asked on the web, paused on one: its tool, its model
-    and Alice's link to the question."""
-    refunds, model = Refunds(), one_refund()
-    graph = refund_agent(model, refunds, allowed=allowed)
-    agent = world.app.langgraph("refund-agent", graph, role=RefundApprovalChannel)
-    result = await agent.ainvoke(ASK, thread_id="t1", tenant_id=TENANT, owner_id=OWNER)
-    assert result.status is ExecutionStatus.PAUSED
-    return refunds, model, world.link(ALICE, GRAPH_TOOL)
 
 
 async def still_waits(world: WebWorld) -> bool:
