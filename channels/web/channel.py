@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import ClassVar, Final
 
 from bot.components.decorators import channel
@@ -91,17 +90,15 @@ class WebOutbox:
 
     async def post(self, ask: ChannelAsk, config: WebChannelConfig) -> None:
         """The question, to each person it is asked of."""
-        about = _About.of(ask, ask.expires_at)
         asked = config.asked(ask.owner_id)
-        await self._tell(config, about, asked, kind=NoticeKind.QUESTION, asked=asked)
+        await self._tell(config, ask, asked, kind=NoticeKind.QUESTION, asked=asked)
 
     async def remind(self, reminder: ChannelReminder, config: WebChannelConfig) -> None:
         """A reminder (its number, the expiry, who was asked), to each person it was asked of."""
-        about = _About.of(reminder, reminder.expires_at)
         asked = config.asked(reminder.owner_id)
         await self._tell(
             config,
-            about,
+            reminder,
             asked,
             kind=NoticeKind.REMINDER,
             asked=asked,
@@ -114,10 +111,9 @@ class WebOutbox:
         if not config.escalate_to:
             log.info("web: a question of role %s escalated, to nobody", escalation.role)
             return
-        about = _About.of(escalation, escalation.expires_at)
         await self._tell(
             config,
-            about,
+            escalation,
             config.escalate_to,
             kind=NoticeKind.ESCALATION,
             asked=config.asked(escalation.owner_id),
@@ -133,7 +129,7 @@ class WebOutbox:
     async def _tell(
         self,
         config: WebChannelConfig,
-        about: _About,
+        question: ChannelAsk | ChannelReminder | ChannelEscalation,
         people: Sequence[str],
         *,
         kind: NoticeKind,
@@ -143,43 +139,21 @@ class WebOutbox:
         notices = [
             WebNotice(
                 approver=person,
-                url=self.question_url(about.pause_id, approver=person, tenant_id=about.tenant_id),
-                tool=about.tool,
-                tool_description=self._describe(about.tool),
+                url=self.question_url(
+                    question.pause_id, approver=person, tenant_id=question.tenant_id
+                ),
+                tool=question.value.tool,
+                tool_description=self._describe(question.value.tool),
                 role_description=config.role_description,
-                tenant_id=about.tenant_id,
+                tenant_id=question.tenant_id,
                 kind=kind,
                 reminder=reminder,
-                expires_at=about.expires_at,
+                expires_at=question.expires_at,
                 approvers=asked,
             )
             for person in people
         ]
         await notify_each(config.notify or self._notifier, notices)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _About:
-    """What a notice is about: the question's id (for its links), tenant, tool and expiry."""
-
-    pause_id: str
-    tenant_id: str
-    tool: str
-    expires_at: datetime | None
-
-    @classmethod
-    def of(
-        cls, question: ChannelAsk | ChannelReminder | ChannelEscalation, expires_at: datetime | None
-    ) -> _About:
-        return cls(
-            pause_id=question.pause_id,
-            tenant_id=question.tenant_id,
-            tool=question.value.tool,
-            expires_at=expires_at,
-        )
-
-    def __repr__(self) -> str:  # never print the pause id
-        return f"_About(tool={self.tool!r})"
 
 
 class WebChannel(ChannelOf):
