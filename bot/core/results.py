@@ -31,6 +31,8 @@ class PendingPause:
     """When it expires unanswered (``PauseTiming.expire_after``), ISO 8601; None if never."""
     escalated: bool = False
     """Whether it was escalated: its channel's escalation approvers may answer it too."""
+    reminded: int = 0
+    """How many reminders were sent about it (``PauseTiming.remind_after``)."""
 
     def __repr__(self) -> str:
         shown = "<hidden>" if self.pause_id is None else "<owner's>"
@@ -172,6 +174,8 @@ class PauseView:
     escalated: bool = False
     """Whether it was escalated (``PauseTiming.escalate_after``): its channel's escalation
     approvers may answer it too."""
+    reminded: int = 0
+    """How many reminders were sent about it (``PauseTiming.remind_after``)."""
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

@@ -57,6 +57,7 @@ class Views:
             reply=answer.reply if answer else None,
             expires_at=self._expires_at(record),
             escalated=record.escalated_at is not None,
+            reminded=record.reminders_sent,
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
@@ -82,6 +83,7 @@ class Views:
             owner_id=record.owner_id,
             expires_at=self._expires_at(record),
             escalated=record.escalated_at is not None,
+            reminded=record.reminders_sent,
         )
 
     def _expires_at(self, record: PauseRecord) -> str | None:

@@ -1,9 +1,11 @@
 """Answering a question from its page: one call into the runtime, and what the page says then.
 
-Approve, Reject, Edit & approve and a free-text answer all end in ``App.answer`` as the link's
-approver, with the web's rule of who may answer (its approvers; a THREAD_OWNER question: its
-owner) asked after the role's own (its owner, separation of duties). Nothing here renders:
-``Said`` is what the page tells, and its HTTP status.
+Approve, Reject, Edit & approve, Answer instead and a free-text answer all end in
+``App.answer`` as the link's approver, with the web's rule asked after the role's own (its
+owner, separation of duties): who may answer (its approvers, once escalated its
+``escalate_to`` people too; a THREAD_OWNER question: its owner), and only in a way the page
+offers (the asker's ``allowed_decisions``). Nothing here renders: ``Said`` is what the page
+tells, and its HTTP status.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from bot.core.results import PauseView
 from channels.web.catalog import WebCatalog
 from channels.web.links import Link
 from channels.web.notify import log
+from channels.web.offers import Action, not_offered
 
 NO_LONGER_AVAILABLE: Final = "This request is no longer available."
 SELF_APPROVAL: Final = (
@@ -61,12 +64,20 @@ class WebAnswering:
     async def answer(
         self,
         link: Link,
+        action: Action,
         *,
         decision: ToolCallApprovalDecision | None = None,
         reply: str | None = None,
     ) -> Said:
+        """Answer as ``link``'s approver by ``action`` (a form of the page), refused unless the
+        page offers it for the question as it now is."""
+
         async def may_answer(pause: PauseView) -> str | None:
-            return self._catalog.refusal(pause, link.approver)
+            refusal = self._catalog.refusal(pause, link.approver)
+            if refusal is not None:
+                return refusal
+            offers = self._catalog.offers(pause)
+            return None if offers.allows(action) else not_offered(offers)
 
         outcome = await self._app.answer(
             link.pause_id,
@@ -118,6 +129,8 @@ def _refused(error: CountersignError) -> Said:
 
 def closed_text(pause: PauseView, viewer: str | None) -> str:
     """What a question that no longer waits says about how it closed."""
+    if pause.resolution is PauseResolution.EXPIRED:
+        return "Nobody answered in time: this request expired."
     if pause.status is PauseStatus.CANCELLED or pause.resolution in (
         PauseResolution.WITHDRAWN,
         PauseResolution.CANCELLED,
@@ -132,6 +145,8 @@ def closed_text(pause: PauseView, viewer: str | None) -> str:
         return f"This request was answered{by}."
     if pause.resolution is PauseResolution.DECIDED and not pause.responder:
         by = " at once"
+    if decision.response is not None:
+        return f"Answered instead{by}: {decision.response}"
     if decision.approved:
         changed = " with changes" if decision.override_arguments else ""
         return f"Approved{changed}{by}."

@@ -1,4 +1,5 @@
-"""What the application declares, as the web side needs it: its web channels and their approvers.
+"""What the application declares, as the web side needs it: its web channels, their approvers
+and escalation approvers, and who of them may answer a question now.
 
 Read from the App's assembly once. A class made by ``web_channel`` carries its configuration
 in its own ``__dict__`` (not inherited), as the Slack channel's do, so a class that combines
@@ -15,6 +16,8 @@ from bot.app import App
 from bot.components.specs import ChannelRoleSpec, ChannelSpec
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
+from channels.web.notify import Notifier
+from channels.web.offers import Offered, offered
 
 CONFIG_ATTRIBUTE: Final = "__countersign_web__"
 
@@ -27,6 +30,16 @@ class WebChannelConfig:
     answered_by: PauseAnswerer
     role: str
     role_description: str
+    escalate_to: tuple[str, ...] = ()
+    """Who may answer too once the question is escalated (``PauseTiming.escalate_after``)."""
+    notify: Notifier | None = None
+    """This channel's own notifier; None: the ``WebServer``'s."""
+
+    def asked(self, owner_id: str) -> tuple[str, ...]:
+        """Who a question is asked of: its approvers (a THREAD_OWNER role: its owner)."""
+        if self.answered_by is PauseAnswerer.THREAD_OWNER:
+            return (owner_id,)
+        return self.approvers
 
 
 def web_config_of(cls: type) -> WebChannelConfig | None:
@@ -60,6 +73,17 @@ class WebCatalog:
             if c.answered_by is PauseAnswerer.CHANNEL and approver in c.approvers
         )
 
+    def roles_escalated_to(self, approver: str) -> Sequence[str]:
+        """The CHANNEL roles whose web channel escalates to ``approver`` (and does not list
+        them as an approver: those roles they answer anyway)."""
+        return sorted(
+            c.role
+            for c in self._channels.values()
+            if c.answered_by is PauseAnswerer.CHANNEL
+            and approver in c.escalate_to
+            and approver not in c.approvers
+        )
+
     def owner_roles(self) -> Sequence[str]:
         """The THREAD_OWNER roles asked on the web: their owner answers."""
         return sorted(
@@ -74,6 +98,12 @@ class WebCatalog:
         spec = self._roles.get(role)
         return spec is not None and spec.reply_interpreter is not None
 
+    def offers(self, pause: PauseView) -> Offered:
+        """The answers the question's page offers (only those its asker takes)."""
+        return offered(
+            pause.ask, tool_input=pause.tool_input, reads_replies=self.reads_replies(pause.role)
+        )
+
     def refusal(self, pause: PauseView, approver: str) -> str | None:
         """Why ``approver`` may not answer ``pause`` on the web (``None``: they may). The role's
         own rules (its owner, separation of duties) are the runtime's, checked by
@@ -83,10 +113,18 @@ class WebCatalog:
                 return None if approver == pause.owner_id else NOT_THE_OWNER
             case PauseAnswerer.CHANNEL:
                 config = self._channels.get(pause.channel)
-                if config is not None and approver in config.approvers:
+                if config is None:
+                    return NOT_AN_APPROVER
+                if approver in config.approvers:
                     return None
+                if approver in config.escalate_to:  # first answer from either side wins
+                    return None if pause.escalated else NOT_ESCALATED_YET
                 return NOT_AN_APPROVER
 
 
 NOT_AN_APPROVER: Final = "You are not one of the approvers of this request."
+NOT_ESCALATED_YET: Final = (
+    "This request has not been escalated to you: its approvers may still answer it. If nobody "
+    "does in time, it comes to you and you may answer it then."
+)
 NOT_THE_OWNER: Final = "Only the person who asked for this work can answer this request."

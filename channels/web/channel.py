@@ -9,26 +9,36 @@ WebRefunds = web_channel(RefundApprovalChannel, name="web-refund-approval-channe
 
 ``send`` makes, for each approver (a THREAD_OWNER role: for the requester), a signed link that
 expires, and hands it to the notifier (``WebOutbox``, provided by ``WebServer``). Whoever holds
-the link answers as that approver, on the question's page. ``withdraw`` has nothing to update:
-the page reads the question as it now is, so a withdrawn question shows as withdrawn.
+the link answers as that approver, on the question's page. ``remind`` tells them again (with a
+fresh link); ``escalate`` tells the channel's ``escalate_to`` people, who may answer from then
+on. ``withdraw`` has nothing to update: the page reads the question as it now is, so a
+withdrawn question shows as withdrawn.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import ClassVar, Final
 
 from bot.components.decorators import channel
 from bot.components.specs import ChannelRoleSpec, spec_of
-from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, ChannelOutcome, ChannelWithdrawal
+from bot.core.channel import (
+    AwaitReply,
+    ChannelAsk,
+    ChannelEscalation,
+    ChannelOf,
+    ChannelOutcome,
+    ChannelReminder,
+    ChannelWithdrawal,
+)
 from bot.core.context import ExecutionContext
 from bot.core.enums import PauseAnswerer
 from bot.core.errors import SetupError
 from channels.web.catalog import CONFIG_ATTRIBUTE, WebChannelConfig
 from channels.web.links import LinkKind, LinkSigner
-from channels.web.notify import Notifier, WebNotice, log
+from channels.web.notify import NoticeKind, Notifier, WebNotice, log, notify_each
 
 QUESTION_PATH: Final = "/q/"
 INBOX_PATH: Final = "/i/"
@@ -38,7 +48,7 @@ __all__ = ["WebChannel", "WebOutbox", "web_channel"]
 
 
 class WebOutbox:
-    """Where web channels send: it signs a link per approver and hands it to the notifier."""
+    """Where web channels send: it signs a link per person and hands each its notice."""
 
     def __init__(
         self,
@@ -47,20 +57,20 @@ class WebOutbox:
         base_url: str,
         notifier: Notifier,
         link_lifetime: timedelta,
-        tool_descriptions: Mapping[str, str],
+        describe_tool: Callable[[str], str],
     ) -> None:
         self._signer = signer
         self._base_url = base_url.rstrip("/")
         self._notifier = notifier
         self._lifetime = link_lifetime
-        self._tools = dict(tool_descriptions)
+        self._describe = describe_tool
 
     @property
     def base_url(self) -> str:
         return self._base_url
 
     def tool_description(self, tool: str) -> str:
-        return self._tools.get(tool, "")
+        return self._describe(tool)
 
     def question_url(self, pause_id: str, *, approver: str, tenant_id: str) -> str:
         token = self._signer.token(
@@ -79,23 +89,35 @@ class WebOutbox:
         return f"{self._base_url}{INBOX_PATH}{token}"
 
     async def post(self, ask: ChannelAsk, config: WebChannelConfig) -> None:
-        approvers = (
-            (ask.owner_id,)
-            if config.answered_by is PauseAnswerer.THREAD_OWNER
-            else config.approvers
+        """The question, to each person it is asked of."""
+        asked = config.asked(ask.owner_id)
+        await self._tell(config, ask, asked, kind=NoticeKind.QUESTION, asked=asked)
+
+    async def remind(self, reminder: ChannelReminder, config: WebChannelConfig) -> None:
+        """A reminder (its number, the expiry, who was asked), to each person it was asked of."""
+        asked = config.asked(reminder.owner_id)
+        await self._tell(
+            config,
+            reminder,
+            asked,
+            kind=NoticeKind.REMINDER,
+            asked=asked,
+            reminder=reminder.reminded + 1,
         )
-        for approver in approvers:
-            url = self.question_url(ask.pause_id, approver=approver, tenant_id=ask.tenant_id)
-            await self._notifier(
-                WebNotice(
-                    approver=approver,
-                    url=url,
-                    tool=ask.value.tool,
-                    tool_description=self._tools.get(ask.value.tool, ""),
-                    role_description=config.role_description,
-                    tenant_id=ask.tenant_id,
-                )
-            )
+
+    async def escalate(self, escalation: ChannelEscalation, config: WebChannelConfig) -> None:
+        """The escalated question, to each of the channel's ``escalate_to`` people, with links
+        of their own (they may answer it from now on)."""
+        if not config.escalate_to:
+            log.info("web: a question of role %s escalated, to nobody", escalation.role)
+            return
+        await self._tell(
+            config,
+            escalation,
+            config.escalate_to,
+            kind=NoticeKind.ESCALATION,
+            asked=config.asked(escalation.owner_id),
+        )
 
     async def withdrawn(self, withdrawal: ChannelWithdrawal) -> None:
         log.info(
@@ -103,6 +125,35 @@ class WebOutbox:
             withdrawal.role,
             withdrawal.resolution.value,
         )
+
+    async def _tell(
+        self,
+        config: WebChannelConfig,
+        question: ChannelAsk | ChannelReminder | ChannelEscalation,
+        people: Sequence[str],
+        *,
+        kind: NoticeKind,
+        asked: tuple[str, ...],
+        reminder: int = 0,
+    ) -> None:
+        notices = [
+            WebNotice(
+                approver=person,
+                url=self.question_url(
+                    question.pause_id, approver=person, tenant_id=question.tenant_id
+                ),
+                tool=question.value.tool,
+                tool_description=self._describe(question.value.tool),
+                role_description=config.role_description,
+                tenant_id=question.tenant_id,
+                kind=kind,
+                reminder=reminder,
+                expires_at=question.expires_at,
+                approvers=asked,
+            )
+            for person in people
+        ]
+        await notify_each(config.notify or self._notifier, notices)
 
 
 class WebChannel(ChannelOf):
@@ -126,30 +177,46 @@ class WebChannel(ChannelOf):
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
         await self._outbox.withdrawn(withdrawal)
 
+    async def remind(self, reminder: ChannelReminder) -> None:
+        await self._outbox.remind(reminder, self.web)
+
+    async def escalate(self, escalation: ChannelEscalation) -> None:
+        await self._outbox.escalate(escalation, self.web)
+
 
 def web_channel(
     role: type,
     *,
     name: str,
     approvers: Sequence[str] = (),
+    escalate_to: Sequence[str] = (),
+    notify: Notifier | None = None,
     description: str | None = None,
 ) -> type[WebChannel]:
     """A new class implementing ``role`` on the web (decorated with ``@channel``).
 
     ``approvers`` are the people who may answer (a CHANNEL role; an e-mail address or a user
     name each, as the notifier knows them); a THREAD_OWNER role takes none (its owner
-    answers). Misuse raises ``SetupError`` at once.
+    answers). ``escalate_to`` (a CHANNEL role whose timing has ``escalate_after``) names who
+    may answer too once the question is escalated, validated like ``approvers``: they are told
+    then, with links of their own, and find it in their inbox; before it, they are refused.
+    ``notify``: this channel's notifier (questions, reminders, escalations), instead of the
+    ``WebServer``'s. Misuse raises ``SetupError`` at once.
     """
     spec = spec_of(role)
     if not isinstance(spec, ChannelRoleSpec):
         raise SetupError(f"web_channel: {getattr(role, '__name__', role)!s} is not a @channel_role")
     if not isinstance(spec.answered_by, PauseAnswerer):
         raise SetupError(f"web_channel: the role {spec.name} has no valid answered_by")
+    if notify is not None and not callable(notify):
+        raise SetupError(f"web_channel {name}: notify is an async callable taking a WebNotice")
     config = WebChannelConfig(
         approvers=_approvers(approvers, spec.answered_by, name),
         answered_by=spec.answered_by,
         role=spec.name,
         role_description=spec.description,
+        escalate_to=_escalate_to(escalate_to, spec.answered_by, name),
+        notify=notify,
     )
     namespace = {
         CONFIG_ATTRIBUTE: config,
@@ -167,23 +234,40 @@ def web_channel(
     return decorate(cls)
 
 
-def _approvers(approvers: Sequence[str], answered_by: PauseAnswerer, name: str) -> tuple[str, ...]:
-    if isinstance(approvers, str):
-        raise SetupError(f"web_channel {name}: approvers is a list of names, not one string")
-    wrong = [a for a in approvers if not _APPROVER.fullmatch(a)]
+def _names(names: Sequence[str], what: str, name: str) -> tuple[str, ...]:
+    if isinstance(names, str):
+        raise SetupError(f"web_channel {name}: {what} is a list of names, not one string")
+    wrong = [a for a in names if not _APPROVER.fullmatch(a)]
     if wrong:
         raise SetupError(
-            f"web_channel {name}: an approver is a user name or an e-mail address (letters, "
+            f"web_channel {name}: {what} are user names or e-mail addresses (letters, "
             f"digits, . _ @ + -), got {wrong!r}"
         )
-    if answered_by is PauseAnswerer.CHANNEL and not approvers:
+    return tuple(dict.fromkeys(names))
+
+
+def _escalate_to(
+    escalate_to: Sequence[str], answered_by: PauseAnswerer, name: str
+) -> tuple[str, ...]:
+    people = _names(escalate_to, "escalate_to", name)
+    if people and answered_by is not PauseAnswerer.CHANNEL:
+        raise SetupError(
+            f"web_channel {name}: its role is answered by the thread's owner: nobody else "
+            "may answer it, leave escalate_to out"
+        )
+    return people
+
+
+def _approvers(approvers: Sequence[str], answered_by: PauseAnswerer, name: str) -> tuple[str, ...]:
+    people = _names(approvers, "approvers", name)
+    if answered_by is PauseAnswerer.CHANNEL and not people:
         raise SetupError(
             f"web_channel {name}: its role is answered through the channel: name at least one "
             "approver"
         )
-    if answered_by is PauseAnswerer.THREAD_OWNER and approvers:
+    if answered_by is PauseAnswerer.THREAD_OWNER and people:
         raise SetupError(
             f"web_channel {name}: its role is answered by the thread's owner: approvers would "
             "be ignored, leave them out"
         )
-    return tuple(dict.fromkeys(approvers))
+    return people

@@ -1,30 +1,49 @@
-"""How a person learns of their link: a notifier the application gives (e-mail, a webhook), or
-a log line by default.
+"""How a person learns of their link: a notifier the application gives (e-mail, a chat
+webhook), or a log line by default.
 
 ```python
 async def mail_it(notice: WebNotice) -> None:
-    await mailer.send(to=directory.email(notice.approver), subject=notice.subject, body=notice.url)
+    await mailer.send(to=directory.email(notice.approver), subject=notice.subject,
+                      body=notice.text)
 
-WebServer(app, base_url="https://approvals.example.com", notifier=mail_it)
+WebServer(app, base_url="https://approvals.example.com", notifier=mail_it)   # every channel
+web_channel(Role, name=..., approvers=[...], notify=page_the_desk)            # this channel
 ```
 
-A notice carries the link: it is the right to answer, so a notifier sends it only to its
-approver. Neither the link nor the notice shows the pause id.
+The web has no push of its own, so a notifier is told three things, one ``WebNotice`` per
+person each time: the question when it is asked (``NoticeKind.QUESTION``, to its approvers),
+each reminder (``REMINDER``, to its approvers, with the reminder's number, when the question
+expires and who was asked) and the escalation (``ESCALATION``, to the channel's
+``escalate_to`` people). A notice is for one person because its link is theirs: whoever holds
+it answers as them. Neither the link nor the notice shows the pause id.
+
+A notifier is called best effort: one that fails is logged (``web.notify-failed``) and the
+others are still told; the question keeps waiting, and the inbox shows it all anyway.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from datetime import UTC, datetime
+from typing import Final, Protocol
 
 log: Final = logging.getLogger("countersign.web")
 
 
+class NoticeKind(enum.Enum):
+    """Why a person is told about a question."""
+
+    QUESTION = "question"  # it was just asked of them
+    REMINDER = "reminder"  # it still waits for them
+    ESCALATION = "escalation"  # nobody answered in time: it is asked of them now as well
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WebNotice:
-    """One question for one approver: where to answer it, and what it is about."""
+    """One question for one person: where they answer it, and what it is about."""
 
     approver: str
     url: str
@@ -32,19 +51,77 @@ class WebNotice:
     tool_description: str
     role_description: str
     tenant_id: str
+    kind: NoticeKind = NoticeKind.QUESTION
+    reminder: int = 0
+    """The reminder's number (1 for the first); 0 unless ``kind`` is ``REMINDER``."""
+    expires_at: datetime | None = None
+    """When the question expires unanswered; None if it does not."""
+    approvers: tuple[str, ...] = ()
+    """Who the question was asked of (its approvers; for a THREAD_OWNER question its owner)."""
 
     @property
     def subject(self) -> str:
-        return f"Approval needed: {self.tool_description or self.tool}"
+        what = self.tool_description or self.tool
+        match self.kind:
+            case NoticeKind.QUESTION:
+                return f"Approval needed: {what}"
+            case NoticeKind.REMINDER:
+                return f"Reminder {self.reminder}: approval still needed: {what}"
+            case NoticeKind.ESCALATION:
+                return f"Escalated to you: approval needed: {what}"
+
+    @property
+    def text(self) -> str:
+        """The whole message for a person: the subject, who was asked, the expiry, the link."""
+        lines = [self.subject]
+        if self.role_description:
+            lines.append(self.role_description)
+        if self.kind is NoticeKind.ESCALATION:
+            lines.append(f"Nobody answered in time: asked of {_names(self.approvers)} first.")
+        elif self.kind is NoticeKind.REMINDER and len(self.approvers) > 1:
+            lines.append(f"Asked of {_names(self.approvers)}: any one of them may answer.")
+        if self.expires_at is not None:
+            lines.append(f"Expires {when(self.expires_at)} if nobody answers.")
+        lines.append(f"Answer here: {self.url}")
+        return "\n".join(lines)
 
     def __repr__(self) -> str:  # the link is a secret: keep it out of reprs
-        return f"WebNotice(approver={self.approver!r}, tool={self.tool!r})"
+        return f"WebNotice(kind={self.kind.value}, approver={self.approver!r}, tool={self.tool!r})"
 
 
-Notifier = Callable[[WebNotice], Awaitable[None]]
-"""Sends a notice to its approver."""
+class Notifier(Protocol):
+    """Sends a notice to its person (an async callable, e.g. ``async def mail_it(notice)``)."""
+
+    async def __call__(self, notice: WebNotice, /) -> None: ...
 
 
 async def log_notifier(notice: WebNotice) -> None:
-    """The default notifier: one log line per approver with the link (INFO, countersign.web)."""
+    """The default notifier: one log line per notice with the link (INFO, countersign.web)."""
     log.info("web: %s for %s: %s", notice.subject, notice.approver, notice.url)
+
+
+async def notify_each(notifier: Notifier, notices: Sequence[WebNotice]) -> int:
+    """Give every notice to ``notifier``, best effort; how many it took without failing."""
+    taken = 0
+    for notice in notices:
+        try:
+            await notifier(notice)
+        except Exception as error:  # best effort by contract: a broken notifier loses nothing
+            log.warning(
+                "web.notify-failed: a %s notice for %s: %s",
+                notice.kind.value,
+                notice.approver,
+                type(error).__name__,
+            )
+        else:
+            taken += 1
+    return taken
+
+
+def when(instant: datetime) -> str:
+    """A moment for a person: ``2026-03-02 09:00 UTC``."""
+    return instant.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names) or "nobody"

@@ -14,6 +14,7 @@ from html import escape
 from typing import Any, Final
 
 from channels.web.form import FormField, Submission, shown_value
+from channels.web.offers import Offered
 
 STYLESHEET_PATH: Final = "/static/countersign.css"
 CSRF_FIELD: Final = "csrf"
@@ -49,6 +50,9 @@ button.danger { background: #fff; border-color: #c62828; color: #c62828; }
 .row { display: flex; gap: .6rem; flex-wrap: wrap; align-items: end; }
 ul.inbox { list-style: none; padding: 0; } ul.inbox li { margin: .6rem 0; }
 ul.inbox a { font-weight: 600; }
+.note { display: inline-block; margin-left: .5rem; padding: 0 .45rem; border-radius: 4px;
+  background: #fff4e0; color: #7a4b00; font-size: .85rem; }
+.timing { color: #7a4b00; }
 """
 
 
@@ -82,19 +86,23 @@ class Question:
     asked_by: str
     asked_at: str
     answering_as: str
+    description: str = ""  # what the asker says about this call (an attached graph's)
+    timing: str = ""  # when it expires, how often it was reminded, whether it was escalated
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Forms:
-    """What a waiting question's page offers; ``fields`` empty: no Edit & approve."""
+    """What a waiting question's page offers: a form per answer in ``offers`` (Edit & approve
+    also needs ``fields``)."""
 
     csrf: str
     fields: Sequence[FormField]
     real_arguments: Mapping[str, Any]
-    reads_replies: bool
+    offers: Offered
     submission: Submission | None = None
     reply: str = ""
     reject_reason: str = ""
+    response: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,20 +128,30 @@ def question_page(
 
 def _summary(q: Question) -> str:
     rows = "".join(
-        f"<dt>{escape(title)}</dt><dd>{escape(_plain(value))}</dd>"
+        f"<dt>{escape(title)}</dt><dd>{escape(plain_text(value))}</dd>"
         for title, value in q.arguments.items()
     )
     return (
         f'<section><p class="meta">{escape(q.role_description)}</p>'
         f"<h1>{escape(q.tool_description or q.tool)}</h1>"
+        f"{_paragraph(q.description)}"
         f'<p class="meta">Tool <code>{escape(q.tool)}</code> · asked by {escape(q.asked_by)}'
         f" · {escape(q.asked_at)}</p>"
         f'<dl class="args">{rows}</dl>'
+        f"{_paragraph(q.timing, css='meta timing')}"
         f'<p class="meta">You answer as <strong>{escape(q.answering_as)}</strong>.</p></section>'
     )
 
 
-def _plain(value: object) -> str:
+def _paragraph(text: str, *, css: str = "") -> str:
+    if not text:
+        return ""
+    shown = f' class="{css}"' if css else ""
+    return f"<p{shown}>{escape(text)}</p>"
+
+
+def plain_text(value: object) -> str:
+    """A value as one line of text (a string as it is, anything else as JSON)."""
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
@@ -152,19 +170,40 @@ def _hidden(csrf: str, action: str) -> str:
 
 
 def _forms(forms: Forms) -> str:
-    approve = (
-        '<section><h2>Approve or reject</h2><form method="post" class="row">'
-        f'{_hidden(forms.csrf, "approve")}<button class="primary" name="go">Approve</button></form>'
-        f'<form method="post">{_hidden(forms.csrf, "reject")}'
-        '<label for="reason">Reason for rejecting</label>'
-        f'<input type="text" id="reason" name="reason" maxlength="3000" required '
-        f'value="{escape(forms.reject_reason)}">'
-        '<button class="danger">Reject</button></form></section>'
-    )
-    parts = [approve]
-    if forms.fields:
+    offers = forms.offers
+    buttons = []
+    if offers.approve:
+        buttons.append(
+            f'<form method="post" class="row">{_hidden(forms.csrf, "approve")}'
+            '<button class="primary" name="go">Approve</button></form>'
+        )
+    if offers.reject:
+        buttons.append(
+            f'<form method="post">{_hidden(forms.csrf, "reject")}'
+            '<label for="reason">Reason for rejecting</label>'
+            f'<input type="text" id="reason" name="reason" maxlength="3000" required '
+            f'value="{escape(forms.reject_reason)}">'
+            '<button class="danger">Reject</button></form>'
+        )
+    parts = []
+    if buttons:
+        title = {(True, True): "Approve or reject", (True, False): "Approve"}.get(
+            (offers.approve, offers.reject), "Reject"
+        )
+        parts.append(f"<section><h2>{title}</h2>{''.join(buttons)}</section>")
+    if offers.edit and forms.fields:
         parts.append(_edit(forms))
-    if forms.reads_replies:
+    if offers.respond:
+        parts.append(
+            '<section><h2>Answer instead</h2><p class="meta">The tool does not run: the agent '
+            'reads your answer in its place.</p><form method="post">'
+            f"{_hidden(forms.csrf, 'respond')}"
+            '<label for="response">Your answer, in place of the tool</label>'
+            '<textarea id="response" name="response" rows="3" maxlength="3000" required>'
+            f"{escape(forms.response)}</textarea>"
+            "<button>Answer instead</button></form></section>"
+        )
+    if offers.reply:
         parts.append(
             '<section><h2>Or answer in your own words</h2><form method="post">'
             f'{_hidden(forms.csrf, "reply")}<label for="reply">Your answer</label>'
@@ -231,32 +270,3 @@ def _input(field: FormField, forms: Forms, error: str | None) -> str:
         hint = f'<p class="hint">{escape(field.description)}</p>'
     shown_error = f'<p class="field-error" id="{ident}-error">{escape(error)}</p>' if error else ""
     return f'<label for="{ident}">{escape(field.title)}</label>{control}{hint}{shown_error}'
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InboxEntry:
-    url: str
-    tool: str
-    tool_description: str
-    arguments: Mapping[str, Any]  # masked
-    asked_at: str
-
-
-def inbox_page(approver: str, entries: Sequence[InboxEntry], *, extra: str = "") -> str:
-    """What waits for ``approver``, newest first; ``extra`` (HTML) goes above the list."""
-    if entries:
-        items = "".join(
-            f'<li class="card"><a href="{escape(e.url)}">{escape(e.tool_description or e.tool)}'
-            f'</a><div class="meta">{escape(_one_line(e.arguments))} · {escape(e.asked_at)}</div>'
-            "</li>"
-            for e in entries
-        )
-        listing = f'<ul class="inbox">{items}</ul>'
-    else:
-        listing = '<p class="meta">Nothing waits for you.</p>'
-    body = f"{extra}<section><h1>Waiting for {escape(approver)}</h1>{listing}</section>"
-    return page("Inbox", body, home="/inbox")
-
-
-def _one_line(arguments: Mapping[str, Any]) -> str:
-    return " · ".join(f"{k}: {_plain(v)}" for k, v in arguments.items())

@@ -9,10 +9,14 @@ runner = web.AppRunner(server.web_app(), access_log=None)   # the access log wou
 Build it before the first question is asked: it provides the ``WebOutbox`` web channels send
 through. Routes (``add_routes`` puts them on an aiohttp app of yours, beside Slack's):
 
-- ``GET /q/{token}``: a question; ``POST /q/{token}``: its answer (``action`` = approve,
-  reject, edit or reply), then 303 back to the question, which now says how it closed.
+- ``GET /q/{token}``: a question, with a form for each answer its asker takes, when it
+  expires, how often it was reminded; ``POST /q/{token}``: its answer (``action`` = approve,
+  reject, edit, respond or reply), then 303 back to the question, which now says how it closed.
+  An action the page does not offer is refused (403), an unknown one is 400: it still waits.
 - ``GET /i/{token}``: an inbox link: signs its approver in (a cookie) and goes to ``/inbox``.
-- ``GET /inbox``: what waits for the signed-in approver (the same content as Slack's /pending).
+- ``GET /inbox``: what waits for the signed-in approver (the same content as Slack's /pending),
+  what expires first at the top, with the time left and the reminders; escalated questions
+  in the inbox of the channel's ``escalate_to`` people.
 - ``GET /static/countersign.css``.
 
 A forged, tampered or malformed token is 404, an expired one 410: nothing is read or answered.
@@ -23,6 +27,7 @@ inline style, forms only to this origin), no referrer to other sites, and no cac
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import secrets
@@ -35,29 +40,31 @@ from aiohttp import web
 
 from bot.app import App
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.enums import PauseAnswerer, PauseStatus
-from bot.core.results import PauseView, PendingPause
+from bot.core.enums import PauseStatus
+from bot.core.results import PauseView
 from bot.core.sensitive import mask_arguments
 from bot.runtime.probes import add_probe_routes
 from channels.web.answering import NO_LONGER_AVAILABLE, Said, WebAnswering, closed_text
 from channels.web.catalog import WebCatalog
 from channels.web.channel import INBOX_PATH, QUESTION_PATH, WebOutbox
 from channels.web.form import Submission, form_fields, read_form
+from channels.web.inbox import WebInbox
 from channels.web.links import Link, LinkError, LinkKind, LinkProblem, LinkSigner
 from channels.web.notify import Notifier, log, log_notifier
+from channels.web.offers import action_of, not_offered
 from channels.web.render import (
     ACTION_FIELD,
     CSRF_FIELD,
     STYLESHEET,
     STYLESHEET_PATH,
     Forms,
-    InboxEntry,
     Notice,
     Question,
-    inbox_page,
     message_page,
     question_page,
 )
+from channels.web.render_inbox import inbox_page
+from channels.web.times import Waiting
 
 INBOX: Final = "/inbox"
 SESSION_COOKIE: Final = "countersign_session"
@@ -104,10 +111,9 @@ class WebServer:
             base_url=base_url,
             notifier=notifier,
             link_lifetime=link_lifetime,
-            tool_descriptions={
-                b.spec.name: b.spec.description for b in app.assembly.tools.values()
-            },
+            describe_tool=self._tool_description,
         )
+        self._inbox_list = WebInbox(app, self._catalog, self.outbox)
         app.provide(WebOutbox, self.outbox)
 
     def inbox_url(self, approver: str, *, tenant_id: str) -> str:
@@ -178,32 +184,51 @@ class WebServer:
         form = await request.post()
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
         csrf = self._check_csrf(request, fields)
-        action = fields.get(ACTION_FIELD, "")
-        if action == "edit":
-            return await self._edit(request, link, fields, csrf)
+        action = action_of(fields.get(ACTION_FIELD, ""))
         said: Said
         match action:
+            case "edit":
+                return await self._edit(request, link, fields, csrf)
             case "approve":
                 said = await self._answering.answer(
-                    link, decision=ToolCallApprovalDecision(approved=True)
+                    link, action, decision=ToolCallApprovalDecision(approved=True)
                 )
             case "reject":
-                reason = fields.get("reason", "").strip()[:3000]
-                if not reason:
-                    said = Said(status=422, text="Say why you reject it.")
-                else:
-                    said = await self._answering.answer(
-                        link, decision=ToolCallApprovalDecision(approved=False, reason=reason)
+                reason = _text(fields, "reason")
+                said = (
+                    Said(status=422, text="Say why you reject it.")
+                    if not reason
+                    else await self._answering.answer(
+                        link,
+                        action,
+                        decision=ToolCallApprovalDecision(approved=False, reason=reason),
                     )
+                )
+            case "respond":
+                response = _text(fields, "response")
+                said = (
+                    Said(status=422, text="Write your answer first.")
+                    if not response
+                    else await self._answering.answer(
+                        link,
+                        action,
+                        decision=ToolCallApprovalDecision(approved=False, response=response),
+                    )
+                )
             case "reply":
-                text = fields.get("reply", "").strip()[:3000]
+                text = _text(fields, "reply")
                 said = (
                     Said(status=422, text="Write your answer first.")
                     if not text
-                    else await self._answering.answer(link, reply=text)
+                    else await self._answering.answer(link, action, reply=text)
                 )
-            case _:
-                raise web.HTTPBadRequest(text="unknown action")
+            case None:
+                log.warning("web: refused a form with an unknown action")
+                raise _page_error(
+                    web.HTTPBadRequest,
+                    "Not understood",
+                    "This form asks for something the page does not do: open the link again.",
+                )
         return await self._after(request, link, said, csrf, fields)
 
     async def _edit(
@@ -212,8 +237,12 @@ class WebServer:
         pause = await self._app.find_pause(link.pause_id, tenant_id=link.tenant_id)
         if pause is None:
             return html(message_page("Not available", NO_LONGER_AVAILABLE), status=404)
-        if pause.status is not PauseStatus.PENDING or pause.tool_input is None:
+        if pause.status is not PauseStatus.PENDING:
             return self._question_response(request, link, pause, csrf=csrf, said=None)
+        offers = self._catalog.offers(pause)
+        if not offers.edit or pause.tool_input is None:
+            said = Said(status=403, text=not_offered(offers))
+            return self._question_response(request, link, pause, csrf=csrf, said=said)
         submission = read_form(pause.tool_input, pause.ask.arguments, fields)
         if submission.overrides is None:
             said = Said(status=422, text="Some values need a change: see below.")
@@ -221,7 +250,7 @@ class WebServer:
                 request, link, pause, csrf=csrf, said=said, submission=submission
             )
         decision = ToolCallApprovalDecision(approved=True, override_arguments=submission.overrides)
-        said = await self._answering.answer(link, decision=decision)
+        said = await self._answering.answer(link, "edit", decision=decision)
         if said.field_error:
             submission = Submission(
                 typed=submission.typed, overrides=None, errors={"": said.field_error}
@@ -251,6 +280,7 @@ class WebServer:
             said=said,
             submission=submission,
             reply=fields.get("reply", "") if fields.get(ACTION_FIELD) == "reply" else "",
+            response=fields.get("response", "") if fields.get(ACTION_FIELD) == "respond" else "",
         )
 
     async def _sign_in(self, request: web.Request) -> web.StreamResponse:
@@ -270,44 +300,14 @@ class WebServer:
                 ),
                 status=401,
             )
-        entries = [
-            self._entry(p, session) for p in await self._pending(session) if p.pause_id is not None
-        ]
+        entries = await self._inbox_list.entries(session)
         return html(inbox_page(session.approver, entries, extra=self._inbox_note))
 
     # ---------------------------------------------------------------- helpers
 
-    async def _pending(self, session: Link) -> list[PendingPause]:
-        found: list[PendingPause] = []
-        roles = self._catalog.roles_answered_by(session.approver)
-        if roles:
-            found += await self._app.list_pending(
-                tenant_id=session.tenant_id,
-                answered_by=PauseAnswerer.CHANNEL,
-                roles=roles,
-                include_channel_pause_ids=True,
-            )
-        owner_roles = self._catalog.owner_roles()
-        if owner_roles:
-            found += await self._app.list_pending(
-                tenant_id=session.tenant_id,
-                answered_by=PauseAnswerer.THREAD_OWNER,
-                owner_id=session.approver,
-                roles=owner_roles,
-            )
-        return sorted(found, key=lambda p: p.asked_at, reverse=True)
-
-    def _entry(self, pending: PendingPause, session: Link) -> InboxEntry:
-        assert pending.pause_id is not None
-        return InboxEntry(
-            url=self.outbox.question_url(
-                pending.pause_id, approver=session.approver, tenant_id=session.tenant_id
-            ),
-            tool=pending.ask.tool,
-            tool_description=self.outbox.tool_description(pending.ask.tool),
-            arguments=pending.ask.arguments,  # masked by list_pending
-            asked_at=pending.asked_at[:16].replace("T", " "),
-        )
+    def _tool_description(self, tool: str) -> str:
+        binding = self._app.assembly.tool_named(tool)  # an attached graph's tools too
+        return "" if binding is None else binding.spec.description
 
     def _question_response(
         self,
@@ -319,8 +319,17 @@ class WebServer:
         said: Said | None,
         submission: Submission | None = None,
         reply: str = "",
+        response: str = "",
     ) -> web.Response:
         question = _question(pause, link, self._catalog.role_description(pause.role))
+        if pause.status is PauseStatus.PENDING:
+            waiting = Waiting.of(
+                pause.expires_at,
+                now=self._app.clock.now(),
+                reminded=pause.reminded,
+                escalated=pause.escalated,
+            )
+            question = dataclasses.replace(question, timing=waiting.summary())
         inbox = INBOX
         if pause.status is not PauseStatus.PENDING:
             text = closed_text(pause, link.approver)
@@ -341,9 +350,10 @@ class WebServer:
             csrf=self._csrf_token(csrf, request.path),
             fields=form_fields(pause.tool_input) if pause.tool_input is not None else (),
             real_arguments=pause.ask.arguments,
-            reads_replies=self._catalog.reads_replies(pause.role),
+            offers=self._catalog.offers(pause),
             submission=submission,
             reply=reply,
+            response=response,
         )
         notice = None if said is None else Notice(text=said.text, tone="bad")
         status = 200 if said is None else said.status
@@ -403,7 +413,12 @@ def _question(pause: PauseView, link: Link, role_description: str) -> Question:
         asked_by=pause.owner_id,
         asked_at=pause.asked_at[:16].replace("T", " "),
         answering_as=link.approver,
+        description=pause.ask.description or "",
     )
+
+
+def _text(fields: Mapping[str, str], name: str) -> str:
+    return fields.get(name, "").strip()[:3000]
 
 
 def html(body: str, *, status: int = 200) -> web.Response:

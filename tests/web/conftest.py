@@ -37,6 +37,8 @@ class WebWorld:
     llm: ScriptedChatModel
     base_url: str
     notices: list[WebNotice] = field(default_factory=list)
+    unreachable: set[str] = field(default_factory=set)
+    """People the notifier fails for (it raises): the rest are still told."""
 
     async def ask(self, *scripted: Any, owner: str = "olga") -> ExecutionResult:
         """Run the workflow with the agent scripted to answer ``scripted`` in turn."""
@@ -78,8 +80,11 @@ async def web_world(tmp_path: Path) -> AsyncIterator[WebWorld]:
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     notices: list[WebNotice] = []
+    unreachable: set[str] = set()
 
     async def notify(notice: WebNotice) -> None:
+        if notice.approver in unreachable:
+            raise ConnectionError(f"cannot reach {notice.approver}")
         notices.append(notice)
 
     server = WebServer(app, base_url=base_url, notifier=notify)
@@ -96,6 +101,7 @@ async def web_world(tmp_path: Path) -> AsyncIterator[WebWorld]:
             llm=llm,
             base_url=base_url,
             notices=notices,
+            unreachable=unreachable,
         )
     finally:
         await http.close()

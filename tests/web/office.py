@@ -4,25 +4,37 @@
   interpreter; the customer's e-mail is sensitive;
 * expenses: a THREAD_OWNER role: the requester (``OWNER``) answers;
 * wires: a CHANNEL role answered by ``ALICE`` or ``OWNER``, with separation of duties and no
-  reply interpreter (only the buttons answer it).
+  reply interpreter (only the buttons answer it);
+* payouts: a CHANNEL role with time on it (``PAYOUT_TIMING``: reminded at 1 h and every 2 h,
+  escalated at 4 h, expired at 24 h), answered by ``BOB``, escalated to ``CAROL``.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from bot import DecidedBy, PauseAnswerer, Sensitive, channel_role, reply_interpreter
+from bot import (
+    DecidedBy,
+    PauseAnswerer,
+    PauseTiming,
+    Sensitive,
+    channel_role,
+    reply_interpreter,
+    tool,
+)
 from bot.core.channel import ChannelOf
 from channels.web import web_channel
 from interpreters import KeywordReplyInterpreter
 from tests.apps import sample_agent, sample_application
-from tests.office import ExpenseInput, recording_office_tools
+from tests.office import Done, ExpenseInput, Ledger, recording_office_tools
 
 ALICE = "alice@example.com"
 BOB = "bob"
 OWNER = "olga"
+CAROL = "carol"  # the payouts' escalation approver
 STRANGER = "mallory"
 SECRET_EMAIL = "carol.secret@example.com"
 TENANT = "acme"
@@ -37,6 +49,17 @@ class RefundCardInput(BaseModel):
 class WireInput(BaseModel):
     iban: str
     amount: float
+
+
+class PayoutInput(BaseModel):
+    payee: str
+    amount: float
+
+
+HOUR = timedelta(hours=1)
+PAYOUT_TIMING = PauseTiming(
+    remind_after=HOUR, remind_every=2 * HOUR, escalate_after=4 * HOUR, expire_after=24 * HOUR
+)
 
 
 @reply_interpreter(
@@ -85,12 +108,26 @@ class ExpenseApprovalChannel(ChannelOf): ...
 class WireApprovalChannel(ChannelOf): ...
 
 
+@channel_role(
+    name="payout-approval-channel",
+    description="A manager approves payouts, in time",
+    approves=PayoutInput,
+    answered_by=PauseAnswerer.CHANNEL,
+    timing=PAYOUT_TIMING,
+)
+class PayoutApprovalChannel(ChannelOf): ...
+
+
 WebRefundChannel = web_channel(
     RefundApprovalChannel, name="web-refund-approval-channel", approvers=[ALICE, BOB]
 )
 WebExpenseChannel = web_channel(ExpenseApprovalChannel, name="web-expense-approval-channel")
 WebWireChannel = web_channel(
     WireApprovalChannel, name="web-wire-approval-channel", approvers=[ALICE, OWNER]
+)
+
+WebPayoutChannel = web_channel(
+    PayoutApprovalChannel, name="web-payout-approval-channel", approvers=[BOB], escalate_to=[CAROL]
 )
 
 
@@ -101,15 +138,32 @@ RefundCardTool, BookExpenseTool, WireMoneyTool = recording_office_tools(
 )
 
 
+@tool(
+    name="pay-out-tool",
+    description="Pays a payee out",
+    input=PayoutInput,
+    output=Done,
+    channel=PayoutApprovalChannel,
+    deps=[Ledger],
+)
+class PayOutTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: PayoutInput) -> Done:
+        self.ledger.runs.append(("payout", input.model_dump()))
+        return Done(status=f"paid {input.amount} to {input.payee}")
+
+
 WebOfficeAgent = sample_agent(
     "web-office",
-    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool],
-    description="Refunds, books expenses, wires money",
+    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool, PayOutTool],
+    description="Refunds, books expenses, wires money, pays out",
 )
 WEB_OFFICE = sample_application(
     "web-office",
     agent=WebOfficeAgent,
-    channels=[WebRefundChannel, WebExpenseChannel, WebWireChannel],
+    channels=[WebRefundChannel, WebExpenseChannel, WebWireChannel, WebPayoutChannel],
     entry_workflow=True,
 )
 WebOfficeWorkflow = WEB_OFFICE.workflow

@@ -1,10 +1,16 @@
-"""Reading the web pages in tests: the CSRF token of a page, its forms, its notice."""
+"""Reading the web pages in tests: the CSRF token of a page, its forms, its notice; and a
+forged CSRF token for posts the page would not make."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 
 from aiohttp import ClientResponse, ClientSession
+
+from bot import App
+from channels.web.server import CSRF_COOKIE, CSRF_PURPOSE
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
@@ -42,3 +48,12 @@ async def answer(http: ClientSession, path: str, action: str, **fields: str) -> 
         assert follow_status == 200
         return 303, shown
     return response.status, await response.text()
+
+
+def forged_csrf(app: App, http: ClientSession, path: str) -> str:
+    """A valid CSRF token for ``path`` in ``http``'s browser, made without the page's form (as
+    someone who knows the key could): a post that passes the CSRF check, to show that what
+    stops it is the rule of who may answer how."""
+    [cookie] = [c.value for c in http.cookie_jar if c.key == CSRF_COOKIE]
+    _, key = app.derived_keys.current(CSRF_PURPOSE)
+    return hmac.new(key, f"{cookie}|{path}".encode(), hashlib.sha256).hexdigest()

@@ -15,7 +15,9 @@ from typing import Final
 import pytest
 
 from bot.testing import call_tool
+from tests.langgraph.kit import contents_of_tool_messages
 from tests.web.conftest import WebWorld
+from tests.web.graphs import attach_refunds
 from tests.web.office import ALICE, SECRET_EMAIL, TENANT, RefundCardTool
 
 CHROMIUM: Final = Path("/usr/bin/chromium")
@@ -121,3 +123,30 @@ async def test_an_approver_answers_four_requests_in_the_browser(
         ("refund", {"order_id": "A-3", "amount": 25.5, "email": SECRET_EMAIL}),
         ("refund", {"order_id": "A-4", "amount": 40.0, "email": SECRET_EMAIL}),
     ]
+
+
+async def test_an_approver_answers_instead_of_an_agents_tool_in_the_browser(
+    web_world: WebWorld,
+) -> None:
+    _need_chromium()
+    from playwright.async_api import async_playwright, expect
+
+    refunds, model, path = await attach_refunds(web_world, ("approve", "respond"))
+    answer = "Order 7 was refunded yesterday."
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+        )
+        page = await browser.new_page()
+        await page.goto(f"{web_world.base_url}{path}")
+        await expect(page.get_by_role("button", name="Reject")).to_have_count(0)
+        await expect(page.get_by_role("button", name="Approve with these values")).to_have_count(0)
+        await page.get_by_label("Your answer, in place of the tool").fill(answer)
+        await page.get_by_role("button", name="Answer instead").click()
+        await expect(page.get_by_role("status")).to_have_text(f"Answered instead by you: {answer}")
+        await expect(page.locator("form")).to_have_count(0)
+        await browser.close()
+
+    assert refunds.runs == []
+    assert contents_of_tool_messages(model) == [answer]
