@@ -222,6 +222,7 @@ def web_channel(
         CONFIG_ATTRIBUTE: config,
         "web": config,
         "implementation_name": name,
+        "escalates": bool(escalate_to),
         "__module__": role.__module__,
         "__doc__": f"Asks {spec.name} on the web.",
     }

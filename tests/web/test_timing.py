@@ -240,3 +240,8 @@ def test_escalate_to_is_checked_at_once() -> None:
         web_channel(PayoutApprovalChannel, name="x", approvers=[BOB], escalate_to=["a b"])
     with pytest.raises(SetupError, match="leave escalate_to out"):
         web_channel(ExpenseApprovalChannel, name="x", escalate_to=[CAROL])
+    # declared escalation: assembly then requires an escalate_after ([timing.escalation-unused])
+    assert web_channel(
+        PayoutApprovalChannel, name="x-channel", approvers=[BOB], escalate_to=[CAROL]
+    ).escalates
+    assert not web_channel(PayoutApprovalChannel, name="y-channel", approvers=[BOB]).escalates
