@@ -118,4 +118,3 @@ def _last_said(messages: list[Any]) -> str:
             if said.strip():
                 return said
     return ""
-

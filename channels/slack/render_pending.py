@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any, Final
 
 from pydantic import BaseModel
@@ -20,6 +20,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.core.time_left import expiring_first, parse_instant, time_left_text
 from channels.slack.render import (
     MAX_FIELDS,
     PENDING_PAGE_ACTION,
@@ -113,23 +114,7 @@ def listed_order(items: Sequence[PendingItemView]) -> list[PendingItemView]:
     """What expires first at the top (soonest first), then the rest by ``asked_at``, newest
     first; unreadable times go last, in their given order."""
 
-    def key(item: PendingItemView) -> tuple[int, float]:
-        expires = None if item.expires_at is None else _instant(item.expires_at)
-        if expires is not None:
-            return (0, expires.timestamp())
-        asked = _instant(item.asked_at)
-        return (1, -asked.timestamp()) if asked is not None else (2, 0.0)
-
-    return sorted(items, key=key)
-
-
-def _instant(iso: str) -> datetime | None:
-    """The time of an ISO 8601 string; naive times are taken as UTC."""
-    try:
-        parsed = datetime.fromisoformat(iso)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return sorted(items, key=lambda item: expiring_first(item.expires_at, item.asked_at))
 
 
 def _summary(total: int, page: int, pages: int) -> ContextBlock:
@@ -159,24 +144,13 @@ def _item_text(item: PendingItemView) -> str:
         _when(item.asked_at),
     ]
     if item.time_left is not None:
-        parts.append(f":hourglass: {_left(item.time_left)} left")
+        parts.append(f":hourglass: {time_left_text(item.time_left)} left")
     return " · ".join(parts)
-
-
-def _left(left: timedelta) -> str:
-    """Time left, for a person: "3 h 20 min", "12 min", "under a minute"."""
-    minutes = max(int(left.total_seconds()) // 60, 0)
-    if minutes == 0:
-        return "under a minute"
-    hours, minutes = divmod(minutes, 60)
-    if hours == 0:
-        return f"{minutes} min"
-    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
 def _when(iso: str) -> str:
     """Slack's date formatting, shown in the reader's time zone; the ISO text as fallback."""
-    instant = _instant(iso)
+    instant = parse_instant(iso)
     fallback = escape(iso, 60)
     if instant is None:
         return fallback

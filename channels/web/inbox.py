@@ -14,11 +14,12 @@ from typing import Final
 from bot.app import App
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PendingPause
+from bot.core.time_left import expiring_first
 from channels.web.catalog import WebCatalog
 from channels.web.channel import WebOutbox
 from channels.web.links import Link
 from channels.web.render_inbox import InboxEntry
-from channels.web.times import Waiting, instant
+from channels.web.times import Waiting
 
 MAX_LISTED: Final = 500
 
@@ -87,6 +88,4 @@ class WebInbox:
 
 def _order(pending: PendingPause) -> tuple[int, float]:
     """What expires first at the top (soonest first), then the rest newest first."""
-    if pending.expires_at is not None:
-        return (0, instant(pending.expires_at).timestamp())
-    return (1, -instant(pending.asked_at).timestamp())
+    return expiring_first(pending.expires_at, pending.asked_at)

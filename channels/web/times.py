@@ -7,8 +7,9 @@ and the inbox say the same thing in the same words.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
+from bot.core.time_left import parse_instant, time_left_text
 from channels.web.notify import when
 
 
@@ -26,7 +27,7 @@ class Waiting:
         cls, expires_at: str | None, *, now: datetime, reminded: int, escalated: bool
     ) -> Waiting:
         return cls(
-            expires_at=instant(expires_at) if expires_at else None,
+            expires_at=parse_instant(expires_at) if expires_at else None,
             now=now,
             reminded=reminded,
             escalated=escalated,
@@ -39,7 +40,7 @@ class Waiting:
     def left_text(self) -> str:
         """``3 h 20 min left``; empty when it never expires."""
         left = self.time_left
-        return "" if left is None else f"{duration(left)} left"
+        return "" if left is None else f"{time_left_text(left)} left"
 
     def reminded_text(self) -> str:
         """``reminded 2 times``; empty before the first reminder."""
@@ -56,20 +57,3 @@ class Waiting:
         if said:
             parts.append(f"{' and '.join(said).capitalize()}.")
         return " ".join(parts)
-
-
-def duration(left: timedelta) -> str:
-    """Time left, for a person: "3 h 20 min", "12 min", "under a minute"."""
-    minutes = max(int(left.total_seconds()) // 60, 0)
-    if minutes == 0:
-        return "under a minute"
-    hours, minutes = divmod(minutes, 60)
-    if hours == 0:
-        return f"{minutes} min"
-    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-
-
-def instant(iso: str) -> datetime:
-    """The time of an ISO 8601 string; a naive one is taken as UTC."""
-    parsed = datetime.fromisoformat(iso)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
