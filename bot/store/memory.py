@@ -146,6 +146,7 @@ class MemoryStore(PauseStore):
             ask_position=new.ask_position,
             closes_at=new.closes_at,
             nudge_at=new.nudge_at,
+            trace_context=None if new.trace_context is None else dict(new.trace_context),
         )
         self._pauses[record.pause_id] = record
         self._by_key[record.idempotency_key] = record.pause_id

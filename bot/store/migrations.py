@@ -198,6 +198,12 @@ def _v7_pending_by_role(connection: Connection) -> None:
     index.create(connection, checkfirst=True)
 
 
+def _v8_trace_context(connection: Connection) -> None:
+    """The trace context a question was asked in, for the span that answers it (in whichever
+    process) to link to. Pauses asked before this version have none (NULL)."""
+    _add_missing_columns(connection, pauses, ["trace_context"])
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -206,6 +212,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v5_told_ends,
     _v6_nudges,
     _v7_pending_by_role,
+    _v8_trace_context,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -74,6 +74,7 @@ NEW_PAUSE_COLUMNS = (
     "closes_at",
     "nudge_at",
     "reminders_sent",
+    "trace_context",
 )
 INSERT_PAUSE_UNLESS_PRESENT = insert_unless_present(
     pauses, "idempotency_key", NEW_PAUSE_COLUMNS, returning=True

@@ -101,6 +101,9 @@ pauses = Table(
     Column("nudge_at", UtcDateTime),
     Column("reminders_sent", Integer),
     Column("escalated_at", UtcDateTime),
+    # the trace context the question was asked in (v8): W3C trace-context headers as JSON, for
+    # the span that answers it to link to; NULL without OpenTelemetry
+    Column("trace_context", String(1024)),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),
