@@ -31,6 +31,8 @@ PENDING_CACHE: Final = timedelta(seconds=5)
 
 _ANSWER_BUCKETS: Final = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 86400)
 _PASS_BUCKETS: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+_REQUEST_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5)
+"""Up to Slack's 3 s: an interactivity request answered later shows the person an error."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +133,26 @@ class Metrics:
             "Leases another instance took over while a pass of this one ran.",
             registry=registry,
         )
+        self.lease_takeovers = Counter(
+            "countersign_lease_takeovers",
+            "Leases this instance took over from another whose lease had expired (it died or "
+            "stalled mid-pass), apart from the waits for a live one.",
+            registry=registry,
+        )
+        self.slack_requests = Counter(
+            "countersign_slack_requests",
+            "Requests Slack sent the bot, by kind (block_actions, view_submission, event, "
+            "command...) and outcome (ok, unhandled, refused, failed).",
+            ["kind", "outcome"],
+            registry=registry,
+        )
+        self.slack_request_duration = Histogram(
+            "countersign_slack_request_duration_seconds",
+            "From a Slack request's arrival to the bot's answer (the ack), by kind.",
+            ["kind"],
+            buckets=_REQUEST_BUCKETS,
+            registry=registry,
+        )
         self.slack_calls = Counter(
             "countersign_slack_api_calls",
             "Slack Web API calls, by method and outcome (ok, Slack's error code, ratelimited).",
@@ -207,6 +229,13 @@ class Metrics:
 
     def slack_call(self, method: str, outcome: str) -> None:
         self.slack_calls.labels(method=method, outcome=outcome).inc()
+
+    def slack_request(self, kind: str, outcome: str, took: timedelta) -> None:
+        self.slack_requests.labels(kind=kind, outcome=outcome).inc()
+        self.slack_request_duration.labels(kind=kind).observe(max(took.total_seconds(), 0.0))
+
+    def lease_taken_over(self) -> None:
+        self.lease_takeovers.inc()
 
     def slack_retry(self, method: str, reason: str) -> None:
         self.slack_retries.labels(method=method, reason=reason).inc()

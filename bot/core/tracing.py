@@ -58,16 +58,31 @@ def _nothing() -> Iterator[Span]:
 
 
 def span(name: str, **attributes: Attribute) -> AbstractContextManager[Span]:
-    """A span named ``countersign.<name>`` around a block, or nothing without OpenTelemetry."""
+    """A span named ``countersign.<name>`` around a block, or nothing without OpenTelemetry.
+
+    A block that raises marks its span failed with the error's type (``error.type``), never
+    its message: messages may quote a reply, a tool's arguments or an id."""
     if not INSTALLED:
         return _nothing()
+    return _recorded(f"{TRACER}.{name}", attributes)
+
+
+@contextmanager
+def _recorded(name: str, attributes: dict[str, Attribute]) -> Iterator[Span]:
     from opentelemetry import trace  # only when installed, and only once a span starts
 
     tracer = trace.get_tracer(TRACER)
-    started: AbstractContextManager[Span] = tracer.start_as_current_span(
-        f"{TRACER}.{name}", attributes=attributes
-    )
-    return started
+    with tracer.start_as_current_span(
+        name, attributes=attributes, record_exception=False, set_status_on_exception=False
+    ) as started:
+        try:
+            yield started
+        except Exception as error:
+            kind = type(error).__name__
+            if kind != "GraphInterrupt":  # a pause is no failure
+                started.set_attribute("error.type", kind)
+                started.set_status(trace.StatusCode.ERROR, kind)
+            raise
 
 
 def carrier() -> dict[str, str] | None:

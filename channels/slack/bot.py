@@ -58,6 +58,7 @@ from channels.slack.middlewares import (
     handled_event,
 )
 from channels.slack.notes import RequesterNotes
+from channels.slack.observing import Dispatch, observed_dispatch
 from channels.slack.pending import PendingLists
 from channels.slack.services import SlackServices
 from channels.slack.settings import SlackSettings
@@ -119,6 +120,7 @@ class SlackBot:
         self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
+        self._dispatch = observed_dispatch(self.bolt.async_dispatch, app.metrics, app.clock)
         app.on_execution_pause(self._on_pause)
         app.on_execution_resume(self._on_resume)
         self.gateway.on_change(self._on_message_closed)
@@ -178,6 +180,7 @@ class SlackBot:
                 on_refused=RefusedSignatures(self._app.clock).refused,
                 on_handled=self._event_handled,
                 observed=self._app,
+                dispatch=self._dispatch,
             )
         return self._web_app
 
@@ -193,6 +196,7 @@ class SlackBot:
             self._socket = _GatedSocketModeHandler(
                 self.tasks.gate,
                 self._event_handled,
+                self._dispatch,
                 self.bolt,
                 app_token=token.get_secret_value(),
                 web_client=self.client,
@@ -286,12 +290,14 @@ class _GatedSocketModeHandler(AsyncSocketModeHandler):
         self,
         gate: AckFirst,
         handled: Callable[[str], Awaitable[None]],
+        dispatch: Dispatch,
         *args: Any,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._gate = gate
         self._handled = handled
+        self._dispatch = dispatch
 
     async def handle(self, client: AsyncBaseSocketModeClient, req: SocketModeRequest) -> None:
         # what Bolt's own handle does (run_async_bolt_app, send_async_response), keeping the
@@ -300,7 +306,7 @@ class _GatedSocketModeHandler(AsyncSocketModeHandler):
             request = AsyncBoltRequest(
                 mode="socket_mode", body=req.payload, headers=build_headers(req)
             )
-            response = await self.app.async_dispatch(request)
+            response = await self._dispatch(request)
             await send_async_response(client, req, response, time.time())
         event_id = handled_event(request)
         if event_id is not None and response.status == 200:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bot import ExecutionStatus
+from bot import ExecutionStatus, UninterpretableReplyError
 from tests.conftest import MakeOffice
 from tests.runtime.helpers import run, script_refund
 
@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 
-from tests.spans import tree
+from tests.spans import everything_said, named, tree
 
 
 async def test_execute_and_answer_are_trees_of_passes_tools_and_sends(
@@ -65,3 +65,45 @@ def test_without_opentelemetry_nothing_of_it_is_imported() -> None:
     )
     ran = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
+
+
+async def test_each_reading_of_a_reply_is_a_span_with_its_kind_and_outcome(
+    make_office: MakeOffice, spans: InMemorySpanExporter
+) -> None:
+    script_refund()
+    office = await make_office()
+    await run(office)
+    pause_id = office.inbox.last("refund-card-tool").pause_id
+    spans.clear()
+
+    with pytest.raises(UninterpretableReplyError):
+        await office.app.resume(
+            pause_id, reply="perhaps tomorrow", tenant_id="acme", answered_by="m"
+        )
+    await office.app.resume(pause_id, reply="approve", tenant_id="acme", answered_by="m")
+
+    finished = spans.get_finished_spans()
+    readings = [
+        (dict(s.attributes or {}), names)
+        for s, names in zip(finished, tree(finished), strict=True)
+        if s.name == "countersign.interpret"
+    ]
+    role = {"kind": "code", "role": "refund-approval-channel"}
+    assert readings == [
+        (
+            {
+                **role,
+                "outcome": "not_understood",
+                "code": "pause.uninterpretable-reply",
+                "error.type": "UninterpretableReplyError",
+            },
+            ("countersign.interpret", "countersign.resume"),
+        ),
+        ({**role, "outcome": "understood"}, ("countersign.interpret", "countersign.resume")),
+    ]
+    [refused] = [s for s in named(finished, "resume") if s.status.status_code.name == "ERROR"]
+    assert dict(refused.attributes or {}) == {"error.type": "UninterpretableReplyError"}
+    said = everything_said(finished)
+    for secret in ("perhaps tomorrow", "approve", pause_id, "acme"):
+        assert secret not in said
+    assert all(not s.events for s in finished)  # no exception events: they quote messages
