@@ -60,6 +60,8 @@ class MemoryLeases(Leases):
         if held is not None and held.expires_at >= claim.now and held.owner != claim.owner:
             return False
         self._table[claim.root] = _Lease(owner=claim.owner, expires_at=claim.now + claim.ttl)
+        if held is not None and held.owner != claim.owner:
+            claim.took_over()
         return True
 
     def give_up(self, claim: LeaseClaim) -> None:
