@@ -92,7 +92,8 @@ async def wire(
     checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
     stack.push_async_callback(checkpointer.close)
     store = SqlStore(database, EncryptingCodec(ring))
-    metrics = Metrics(clock)
+    token = settings.countersign_metrics_token
+    metrics = Metrics(clock, scrape_token=None if token is None else token.get_secret_value())
     metrics.read_pending_with(store.pending_by_role)
     runtime = Runtime(
         store=store,

@@ -13,6 +13,7 @@ The pending pauses by role are read from the store at scrape time with one group
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -68,8 +69,9 @@ class Readiness:
 class Metrics:
     """The App's collectors, on a registry of its own."""
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, *, scrape_token: str | None = None) -> None:
         self._clock = clock
+        self._scrape_token = None if scrape_token is None else f"Bearer {scrape_token}".encode()
         self.registry = CollectorRegistry(auto_describe=True)
         registry = self.registry
         self.answers = Counter(
@@ -182,6 +184,15 @@ class Metrics:
         registry.register(self._pending)
         self._source: PendingSource | None = None
         self._read_at: datetime | None = None
+
+    def may_scrape(self, authorization: str | None) -> bool:
+        """Whether a scrape with this ``Authorization`` header may read the metrics: always
+        without a scrape token (``COUNTERSIGN_METRICS_TOKEN``), else only ``Bearer <token>``
+        (compared in constant time)."""
+        if self._scrape_token is None:
+            return True
+        given = (authorization or "").encode()
+        return hmac.compare_digest(given, self._scrape_token)
 
     def read_pending_with(self, source: PendingSource) -> None:
         """Where the pending pauses are read from at scrape time (the App's store)."""

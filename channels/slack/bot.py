@@ -37,7 +37,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.app import App
 from bot.core.errors import CountersignError, SetupError
 from bot.core.results import ExecutionPauseEvent, ExecutionResumeEvent
-from channels.slack import listeners, redaction
+from bot.runtime.probes import ReadyCheck
+from channels.slack import listeners, readiness, redaction
 from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
@@ -84,7 +85,12 @@ class SlackBot:
     """The Slack bot of one App. ``.bolt`` is the Bolt app, ``.web_app()`` its HTTP server."""
 
     def __init__(
-        self, app: App, settings: SlackSettings, *, client: AsyncWebClient | None = None
+        self,
+        app: App,
+        settings: SlackSettings,
+        *,
+        client: AsyncWebClient | None = None,
+        check_slack_when_ready: bool = False,
     ) -> None:
         try:
             asyncio.get_running_loop()
@@ -97,6 +103,12 @@ class SlackBot:
         self._state = _State.NEW
         self._session = aiohttp.ClientSession()
         self.client = client or web_client(settings, self._session, metrics=app.metrics)
+        self.ready_checks: tuple[ReadyCheck, ...] = (
+            ((readiness.NAME, readiness.SlackAuthCheck(self.client, app.clock)),)
+            if check_slack_when_ready
+            else ()
+        )
+        """What ``/readyz`` checks beside the App (``COUNTERSIGN_READYZ_SLACK``: the token)."""
         self.tasks = BackgroundTasks()
         self._database = SlackDatabase.open(app.database, app.clock)
         self.messages = SlackMessageStore(app.message_refs)
@@ -168,8 +180,8 @@ class SlackBot:
     # ---------------------------------------------------------------- serving
 
     def web_app(self) -> web.Application:
-        """The aiohttp application: ``POST /slack/events``, ``GET /healthz``, ``/readyz`` and
-        ``/metrics``."""
+        """The aiohttp application: ``POST /slack/events``, ``GET /healthz``, ``/readyz`` (with
+        ``ready_checks``) and ``/metrics``."""
         if self._web_app is None:
             self._web_app = build_web_app(
                 self.bolt,
@@ -181,6 +193,7 @@ class SlackBot:
                 on_handled=self._event_handled,
                 observed=self._app,
                 dispatch=self._dispatch,
+                ready_checks=self.ready_checks,
             )
         return self._web_app
 

@@ -27,7 +27,13 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
-from bot.runtime.probes import HEALTH_PATH, Observed, add_probe_routes, health_handler
+from bot.runtime.probes import (
+    HEALTH_PATH,
+    Observed,
+    ReadyCheck,
+    add_probe_routes,
+    health_handler,
+)
 from channels.slack.edge import RequestSignatures, decoded, too_deep
 from channels.slack.middlewares import handled_event
 from channels.slack.tasks import AckFirst
@@ -54,6 +60,7 @@ def build_web_app(
     on_handled: Callable[[str], Awaitable[None]] | None = None,
     observed: Observed | None = None,
     dispatch: Callable[[AsyncBoltRequest], Awaitable[BoltResponse]] | None = None,
+    ready_checks: Sequence[ReadyCheck] = (),
 ) -> web.Application:
     """An aiohttp application serving ``bolt``; ``is_open`` turns ``/healthz`` to 503 at close.
 
@@ -61,7 +68,8 @@ def build_web_app(
     ``on_refused(body, headers)`` hears of each request refused for its signature (401); the
     body is given only when it is text of a sane depth (else ``""``). ``observed``: the App
     whose ``/metrics`` and ``/readyz`` are served too. ``dispatch``: Bolt's, observed
-    (``channels.slack.observing``); ``bolt.async_dispatch`` when not given.
+    (``channels.slack.observing``); ``bolt.async_dispatch`` when not given. ``ready_checks``:
+    what ``/readyz`` checks beside the App.
     """
     dispatched = dispatch or bolt.async_dispatch
 
@@ -102,7 +110,7 @@ def build_web_app(
     if observed is None:
         application.router.add_get(HEALTH_PATH, health_handler(is_open))
     else:
-        add_probe_routes(application, observed, is_open=is_open)
+        add_probe_routes(application, observed, is_open=is_open, checks=ready_checks)
     return application
 
 

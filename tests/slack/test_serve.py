@@ -76,6 +76,11 @@ def clean_environ(**extra: str) -> dict[str, str]:
         ({"COUNTERSIGN_METRICS_PORT": "http"}, "COUNTERSIGN_METRICS_PORT is malformed"),
         ({"COUNTERSIGN_METRICS_PORT": "70000"}, "COUNTERSIGN_METRICS_PORT is malformed"),
         ({"COUNTERSIGN_LOG_FORMAT": "xml"}, "COUNTERSIGN_LOG_FORMAT is malformed"),
+        ({"COUNTERSIGN_READYZ_SLACK": "maybe"}, "COUNTERSIGN_READYZ_SLACK is malformed"),
+        (
+            {"COUNTERSIGN_METRICS_TOKEN": "too-short"},
+            "COUNTERSIGN_METRICS_TOKEN is malformed: at least 16 characters",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_2(
