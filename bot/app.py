@@ -44,7 +44,7 @@ from bot.core.results import (
     ReceivedReply,
     RecordedAnswer,
 )
-from bot.core.tracing import span
+from bot.core.tracing import link_to, span
 from bot.langgraph import LangGraphAgent
 from bot.runtime.answers import (
     AnswerCheck,
@@ -513,6 +513,8 @@ class App:
         pause = recorded.pause
         with span("continue", execution_id=recorded.root_execution_id):
             report = await self._engine.continue_tree(recorded.root_execution_id)
+            for taken in report.taken:  # every question this move took: where it was asked
+                link_to(taken.trace_context, why="asked")
         frame = RunFrame(
             tenant_id=pause.tenant_id,
             owner_id=pause.owner_id,

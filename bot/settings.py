@@ -11,11 +11,12 @@ and an injected ``environ`` (every test of these loaders) needs a custom source.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from dotenv import dotenv_values
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from bot.core.errors import SettingsError
 from bot.store.database import DEFAULT_DATABASE_URL, database_url_problem
@@ -44,6 +45,24 @@ class Settings(BaseModel):
     HTTP server; with HTTP they are on ``PORT`` too)."""
     countersign_log_format: Literal["text", "json"] = "text"
     """``json``: one JSON object per log line (``bot.cli.logs``)."""
+    countersign_readyz_slack: bool = False
+    """``1``/``true``: ``/readyz`` also asks Slack whether the bot token works (``auth.test``,
+    its answer kept 30 s) and answers 503 naming ``slack`` when it does not."""
+    countersign_metrics_token: SecretStr | None = Field(default=None, repr=False)
+    """When set, ``/metrics`` answers only ``Authorization: Bearer <token>`` (else 401): the
+    Slack ``PORT`` is public. At least 16 characters of a bearer token's alphabet."""
+
+    @field_validator("countersign_metrics_token")
+    @classmethod
+    def _a_bearer_token(cls, token: SecretStr | None) -> SecretStr | None:
+        value = None if token is None else token.get_secret_value()
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9._~+/=-]{16,}", value):
+            raise ValueError(
+                "at least 16 characters of letters, digits and ._~+/=- "
+                "(python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
+        return token
+
     countersign_encryption_keys: str | None = Field(default=None, repr=False)
     """``<key-id>:<base64 32 bytes>``, comma-separated, current key first (``bot.security``).
 

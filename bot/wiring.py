@@ -30,6 +30,7 @@ from bot.runtime.container import Container
 from bot.runtime.engine import Engine, WorkflowTrees
 from bot.runtime.interpreting import ReplyModels
 from bot.runtime.launch import GraphLookup
+from bot.runtime.ledger import price_for
 from bot.runtime.model_overrides import override_for
 from bot.runtime.services import Runtime
 from bot.runtime.tree_guard import TreeGuard
@@ -93,7 +94,8 @@ async def wire(
     checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
     stack.push_async_callback(checkpointer.close)
     store = SqlStore(database, EncryptingCodec(ring))
-    metrics = Metrics(clock)
+    token = settings.countersign_metrics_token
+    metrics = Metrics(clock, scrape_token=None if token is None else token.get_secret_value())
     metrics.read_pending_with(store.pending_by_role)
     runtime = Runtime(
         store=store,
@@ -114,7 +116,9 @@ async def wire(
         runtime=runtime,
         engine=Engine(
             runtime,
-            WorkflowTrees(_build_graphs(runtime, assembly, checkpointer, chat_model_for)),
+            WorkflowTrees(
+                _build_graphs(runtime, assembly, checkpointer, chat_model_for, providers)
+            ),
             guard,
         ),
         reply_models=reply_models,
@@ -140,12 +144,15 @@ def _build_graphs(
     assembly: Assembly,
     checkpointer: OpenCheckpointer,
     chat_model_for: Callable[[type, Any], BaseChatModel],
+    providers: Sequence[ModelProvider],
 ) -> dict[str, Any]:
     """Root graphs by workflow name; agents and children are found through one lookup."""
     lookup = GraphLookup()
     for agent_cls, agent_spec in assembly.agents.items():
         bindings = {assembly.tools[t].spec.name: assembly.tools[t] for t in agent_spec.tools}
-        loop = AgentLoop(runtime, agent_spec, chat_model_for(agent_cls, agent_spec.model), bindings)
+        chat_model = chat_model_for(agent_cls, agent_spec.model)
+        price = price_for(agent_spec.model, providers)
+        loop = AgentLoop(runtime, agent_spec, chat_model, bindings, price=price)
         lookup.loops[agent_cls] = loop
         lookup.agents[agent_cls] = build_agent_graph(loop)
     agents: dict[type, AgentSpec] = dict(assembly.agents)

@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -40,6 +41,9 @@ class Office:
     inbox: Inbox
     ledger: Ledger
 
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 NO_SETTINGS = Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS)
 MakeOffice = Callable[..., Awaitable[Office]]
@@ -72,3 +76,15 @@ async def make_office(clock: FakeClock) -> AsyncIterator[MakeOffice]:
             return Office(app=app, clock=clock, inbox=inbox, ledger=ledger)
 
         yield make
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """The spans finished during the test (OpenTelemetry's SDK, in memory); skipped without
+    the SDK (the ``otel`` extra)."""
+    pytest.importorskip("opentelemetry.sdk.trace")
+    from tests.spans import exporter
+
+    collected = exporter()
+    yield collected
+    collected.clear()

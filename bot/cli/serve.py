@@ -106,14 +106,17 @@ async def _run(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    bot = SlackBot(app, slack, agent=agent)
+    bot = SlackBot(
+        app, slack, agent=agent, check_slack_when_ready=settings.countersign_readyz_slack
+    )
     runner: web.AppRunner | None = None
     probes: web.AppRunner | None = None
     try:
         await bot.start()
         port = settings.countersign_metrics_port
         if port is not None:
-            probes = web.AppRunner(probe_app(app, is_open=lambda: not stop.is_set()))
+            probe = probe_app(app, is_open=lambda: not stop.is_set(), checks=bot.ready_checks)
+            probes = web.AppRunner(probe)
             await probes.setup()
             try:
                 await web.TCPSite(probes, HOST, port).start()

@@ -13,6 +13,7 @@ The pending pauses by role are read from the store at scrape time with one group
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,6 +32,8 @@ PENDING_CACHE: Final = timedelta(seconds=5)
 
 _ANSWER_BUCKETS: Final = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 86400)
 _PASS_BUCKETS: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+_REQUEST_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5)
+"""Up to Slack's 3 s: an interactivity request answered later shows the person an error."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,8 +69,9 @@ class Readiness:
 class Metrics:
     """The App's collectors, on a registry of its own."""
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, *, scrape_token: str | None = None) -> None:
         self._clock = clock
+        self._scrape_token = None if scrape_token is None else f"Bearer {scrape_token}".encode()
         self.registry = CollectorRegistry(auto_describe=True)
         registry = self.registry
         self.answers = Counter(
@@ -131,6 +135,26 @@ class Metrics:
             "Leases another instance took over while a pass of this one ran.",
             registry=registry,
         )
+        self.lease_takeovers = Counter(
+            "countersign_lease_takeovers",
+            "Leases this instance took over from another whose lease had expired (it died or "
+            "stalled mid-pass), apart from the waits for a live one.",
+            registry=registry,
+        )
+        self.slack_requests = Counter(
+            "countersign_slack_requests",
+            "Requests Slack sent the bot, by kind (block_actions, view_submission, event, "
+            "command...) and outcome (ok, unhandled, refused, failed).",
+            ["kind", "outcome"],
+            registry=registry,
+        )
+        self.slack_request_duration = Histogram(
+            "countersign_slack_request_duration_seconds",
+            "From a Slack request's arrival to the bot's answer (the ack), by kind.",
+            ["kind"],
+            buckets=_REQUEST_BUCKETS,
+            registry=registry,
+        )
         self.slack_calls = Counter(
             "countersign_slack_api_calls",
             "Slack Web API calls, by method and outcome (ok, Slack's error code, ratelimited).",
@@ -160,6 +184,15 @@ class Metrics:
         registry.register(self._pending)
         self._source: PendingSource | None = None
         self._read_at: datetime | None = None
+
+    def may_scrape(self, authorization: str | None) -> bool:
+        """Whether a scrape with this ``Authorization`` header may read the metrics: always
+        without a scrape token (``COUNTERSIGN_METRICS_TOKEN``), else only ``Bearer <token>``
+        (compared in constant time)."""
+        if self._scrape_token is None:
+            return True
+        given = (authorization or "").encode()
+        return hmac.compare_digest(given, self._scrape_token)
 
     def read_pending_with(self, source: PendingSource) -> None:
         """Where the pending pauses are read from at scrape time (the App's store)."""
@@ -207,6 +240,13 @@ class Metrics:
 
     def slack_call(self, method: str, outcome: str) -> None:
         self.slack_calls.labels(method=method, outcome=outcome).inc()
+
+    def slack_request(self, kind: str, outcome: str, took: timedelta) -> None:
+        self.slack_requests.labels(kind=kind, outcome=outcome).inc()
+        self.slack_request_duration.labels(kind=kind).observe(max(took.total_seconds(), 0.0))
+
+    def lease_taken_over(self) -> None:
+        self.lease_takeovers.inc()
 
     def slack_retry(self, method: str, reason: str) -> None:
         self.slack_retries.labels(method=method, reason=reason).inc()

@@ -1,20 +1,29 @@
 """Spans with OpenTelemetry, when it is installed (``pip install countersign[otel]``).
 
 :func:`span` opens a span on the tracer provider the process configured (the OpenTelemetry SDK,
-an exporter: the operator's choice); without OpenTelemetry installed it is a
-``nullcontext``: nothing is imported and nothing costs but one check made once. Spans are
-named ``countersign.<what>`` (execute, answer, continue, pass, tool, channel.send,
-channel.withdraw) and carry names and execution ids, never a pause id.
+an exporter: the operator's choice); without OpenTelemetry installed it is a span that does
+nothing: nothing is imported and nothing costs but one check made once. Spans are named
+``countersign.<what>`` (execute, answer, continue, pass, tool, channel.send, channel.withdraw,
+interpret, slack.request, slack.api) and carry names, kinds and outcomes, never a pause id, a
+tenant id or a user id.
+
+Across processes: a question keeps the trace context it was asked in (:func:`carrier`, a W3C
+``traceparent`` from OpenTelemetry's trace-context propagator, stored with the pause), and the
+span that answers it, in whichever process, links to it (:func:`link_to`).
 """
 
 from __future__ import annotations
 
 import importlib.util
-from contextlib import AbstractContextManager, nullcontext
-from typing import Final
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import Final, Protocol
 
 TRACER: Final = "countersign"
 Attribute = str | int | float | bool
+
+TraceCarrier = Mapping[str, str]
+"""A span's context as W3C trace-context headers (``traceparent``, maybe ``tracestate``)."""
 
 
 def _installed() -> bool:
@@ -28,14 +37,79 @@ INSTALLED: Final = _installed()
 """Whether the OpenTelemetry API can be imported (looked up once; nothing imported)."""
 
 
-def span(name: str, **attributes: Attribute) -> AbstractContextManager[object]:
-    """A span named ``countersign.<name>`` around a block, or nothing without OpenTelemetry."""
+class Span(Protocol):
+    """What a block may do with its span: say how it went (an OpenTelemetry span, or one that
+    does nothing)."""
+
+    def set_attribute(self, key: str, value: Attribute) -> object: ...
+
+
+class _NoSpan:
+    def set_attribute(self, key: str, value: Attribute) -> None:
+        return None
+
+
+_NO_SPAN: Final = _NoSpan()
+
+
+@contextmanager
+def _nothing() -> Iterator[Span]:
+    yield _NO_SPAN
+
+
+def span(name: str, **attributes: Attribute) -> AbstractContextManager[Span]:
+    """A span named ``countersign.<name>`` around a block, or nothing without OpenTelemetry.
+
+    A block that raises marks its span failed with the error's type (``error.type``), never
+    its message: messages may quote a reply, a tool's arguments or an id."""
     if not INSTALLED:
-        return nullcontext()
+        return _nothing()
+    return _recorded(f"{TRACER}.{name}", attributes)
+
+
+@contextmanager
+def _recorded(name: str, attributes: dict[str, Attribute]) -> Iterator[Span]:
     from opentelemetry import trace  # only when installed, and only once a span starts
 
     tracer = trace.get_tracer(TRACER)
-    started: AbstractContextManager[object] = tracer.start_as_current_span(
-        f"{TRACER}.{name}", attributes=attributes
-    )
-    return started
+    with tracer.start_as_current_span(
+        name, attributes=attributes, record_exception=False, set_status_on_exception=False
+    ) as started:
+        try:
+            yield started
+        except Exception as error:
+            kind = type(error).__name__
+            if kind != "GraphInterrupt":  # a pause is no failure
+                started.set_attribute("error.type", kind)
+                started.set_status(trace.StatusCode.ERROR, kind)
+            raise
+
+
+def carrier() -> dict[str, str] | None:
+    """The current span's context as W3C trace-context headers, to keep with what outlives the
+    process (a question); ``None`` without OpenTelemetry or outside a recorded span."""
+    if not INSTALLED:
+        return None
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    if not trace.get_current_span().get_span_context().is_valid:
+        return None
+    headers: dict[str, str] = {}
+    TraceContextTextMapPropagator().inject(headers)  # trace context only: never baggage
+    return headers or None
+
+
+def link_to(kept: TraceCarrier | None, *, why: str) -> None:
+    """Link the current span to the span ``kept`` names (kept by :func:`carrier`, maybe in
+    another process); nothing when either is missing."""
+    if kept is None or not INSTALLED:
+        return
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    context = TraceContextTextMapPropagator().extract(dict(kept))
+    linked = trace.get_current_span(context).get_span_context()
+    current = trace.get_current_span()
+    if linked.is_valid and current.is_recording():
+        current.add_link(linked, {"countersign.link": why})

@@ -28,9 +28,11 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from bot.components.specs import AgentSpec
+from bot.core.budget import ModelPrice
 from bot.core.errors import AgentFailedError, CountersignError
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.frame import RunFrame, checkpoint_ns, frame_of
+from bot.runtime.ledger import usage_of
 from bot.runtime.seam import PausePlace
 from bot.runtime.services import Runtime
 from bot.runtime.tool_calls import call_tool, tool_error
@@ -74,10 +76,14 @@ class AgentLoop:
         spec: AgentSpec,
         chat_model: BaseChatModel,
         tools: Mapping[str, ToolBinding],
+        *,
+        price: ModelPrice | None = None,
     ) -> None:
         self.runtime = runtime
         self.spec = spec
         self.tools = tools
+        self._price = price
+        self._caller = f"agent:{spec.name}"
         self._bound: Any = (
             chat_model.bind_tools([tool_schema(b) for b in tools.values()]) if tools else chat_model
         )
@@ -93,11 +99,16 @@ class AgentLoop:
                 execution_id=frame.execution_id,
             )
         messages = [SystemMessage(content=spec.prompt), *history]
+        metrics = self.runtime.metrics
         try:
             reply = await self._bound.ainvoke(messages)
-        except (GraphInterrupt, CountersignError):
+        except GraphInterrupt:
+            raise
+        except CountersignError:
+            metrics.model_call(self._caller, "failed")
             raise
         except Exception as error:
+            metrics.model_call(self._caller, "failed")
             raise AgentFailedError(
                 f"the model of the agent {spec.name} failed: {type(error).__name__}: {error}",
                 agent=spec.name,
@@ -105,7 +116,15 @@ class AgentLoop:
             ) from error
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
+        metrics.model_call(self._caller, "ok", cost=self._cost(reply))
         return reply
+
+    def _cost(self, reply: AIMessage) -> float:
+        """What the call cost: the tokens the model reports at its provider's price, else 0."""
+        if self._price is None:
+            return 0.0
+        input_tokens, output_tokens = usage_of(reply)
+        return self._price.cost(input_tokens=input_tokens, output_tokens=output_tokens)
 
     def tool_sends(self, node: str, messages: Sequence[AnyMessage], iteration: int) -> list[Send]:
         """One task per tool call of the model's last turn, each knowing its place in the turn

@@ -38,6 +38,7 @@ from bot.core.errors import (
 )
 from bot.core.metrics import Metrics
 from bot.core.results import PauseView, ReceivedReply
+from bot.core.tracing import link_to
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import validate_decision
@@ -326,7 +327,9 @@ async def _record(
     responder: str,
     request: ResumeRequest,
 ) -> PauseRecord:
-    """Read a reply (or validate a decision) and record it: PENDING → RESOLVED."""
+    """Read a reply (or validate a decision) and record it: PENDING → RESOLVED. The span it
+    runs in (answer, resume) links to the pass that asked, maybe in another process."""
+    link_to(record.trace_context, why="asked")
     tool_input = None if binding is None else binding.spec.input
     model_call: int | None = None
     if request.reply is not None:

@@ -19,11 +19,13 @@ from bot.core.context import ExecutionContext, StepContext
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import DecidedBy
 from bot.core.errors import (
+    CountersignError,
     DtoValidationError,
     ReplyInterpreterMissingError,
     UninterpretableReplyError,
 )
 from bot.core.reply import ReplyInput, ReplyInterpretation
+from bot.core.tracing import span
 from bot.runtime.decisions import validate_decision
 from bot.runtime.model_reading import ModelReading, ReplyModels, read_with_model
 from bot.runtime.services import Runtime
@@ -42,6 +44,35 @@ class Reading:
 
 
 async def interpret_reply(
+    runtime: Runtime,
+    models: ReplyModels,
+    record: PauseRecord,
+    reply: str,
+    tool_input: type[BaseModel] | None,
+) -> Reading:
+    """Read ``reply`` as a decision, in a span (``countersign.interpret``: the interpreter's
+    kind, code or model, and the outcome — understood, not_understood or refused with its code;
+    never the reply)."""
+    role = runtime.assembly.roles_by_name.get(record.role)
+    interpreter = None if role is None else role.reply_interpreter
+    spec = None if interpreter is None else spec_of(interpreter)
+    kind = spec.decided_by.value.lower() if isinstance(spec, ReplyInterpreterSpec) else "none"
+    with span("interpret", kind=kind, role=record.role) as traced:
+        try:
+            reading = await _interpret(runtime, models, record, reply, tool_input)
+        except (UninterpretableReplyError, ReplyInterpreterMissingError) as error:
+            traced.set_attribute("outcome", "not_understood")
+            traced.set_attribute("code", error.code)
+            raise
+        except CountersignError as error:
+            traced.set_attribute("outcome", "refused")
+            traced.set_attribute("code", error.code)
+            raise
+        traced.set_attribute("outcome", "understood")
+        return reading
+
+
+async def _interpret(
     runtime: Runtime,
     models: ReplyModels,
     record: PauseRecord,

@@ -1,7 +1,10 @@
 """The routes an operator's tools read: ``/metrics`` (Prometheus text), ``/readyz`` (readiness),
 ``/healthz`` (liveness), added to whichever aiohttp application serves the App.
 
-``/healthz`` says the process serves (a liveness probe restarts it when it does not);
+``/metrics`` needs ``Authorization: Bearer <token>`` when ``COUNTERSIGN_METRICS_TOKEN`` is set
+(401 otherwise): the Slack ``PORT`` is public, so set it there or serve the probes on a private
+``COUNTERSIGN_METRICS_PORT``. ``/healthz`` says the process serves (a liveness probe restarts
+it when it does not);
 ``/readyz`` says this instance can take work now (its database answers), so a load balancer in
 front of several instances sends requests elsewhere meanwhile. Neither reads more than one
 ``SELECT 1``; ``/metrics`` reads the pending pauses with one grouped query, cached a few seconds.
@@ -9,7 +12,7 @@ front of several instances sends requests elsewhere meanwhile. Neither reads mor
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final, Protocol
 
 from aiohttp import web
@@ -19,6 +22,11 @@ from bot.core.metrics import CONTENT_TYPE, Metrics, Readiness
 METRICS_PATH: Final = "/metrics"
 READY_PATH: Final = "/readyz"
 HEALTH_PATH: Final = "/healthz"
+
+
+ReadyCheck = tuple[str, Callable[[], Awaitable[str | None]]]
+"""One more thing ``/readyz`` checks beside the App: its name and the problem it finds, if any
+(``("slack", ...)``: the bot token, ``channels.slack.readiness``)."""
 
 
 class Observed(Protocol):
@@ -35,22 +43,38 @@ def add_probe_routes(
     observed: Observed,
     *,
     is_open: Callable[[], bool] | None = None,
+    checks: Sequence[ReadyCheck] = (),
 ) -> None:
-    """Add ``/metrics`` and ``/readyz``; and ``/healthz`` when ``is_open`` is given (503 once
-    the server closes)."""
+    """Add ``/metrics`` and ``/readyz`` (the App's readiness and ``checks``); and ``/healthz``
+    when ``is_open`` is given (503 once the server closes)."""
 
-    async def metrics(_: web.Request) -> web.Response:
+    async def metrics(request: web.Request) -> web.Response:
+        if not observed.metrics.may_scrape(request.headers.get("Authorization")):
+            return web.json_response(
+                {"error": "unauthorized"}, status=401, headers={"WWW-Authenticate": "Bearer"}
+            )
         body = await observed.metrics.exposition()
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
     async def readyz(_: web.Request) -> web.Response:
-        readiness = await observed.readiness()
+        readiness = await ready(observed, checks)
         return web.json_response(readiness.body(), status=200 if readiness.ready else 503)
 
     application.router.add_get(METRICS_PATH, metrics)
     application.router.add_get(READY_PATH, readyz)
     if is_open is not None:
         application.router.add_get(HEALTH_PATH, health_handler(is_open))
+
+
+async def ready(observed: Observed, checks: Sequence[ReadyCheck]) -> Readiness:
+    """The App's readiness with the problems ``checks`` find."""
+    readiness = await observed.readiness()
+    found = []
+    for name, check in checks:
+        problem = await check()
+        if problem is not None:
+            found.append((name, problem))
+    return Readiness(problems=(*readiness.problems, *found))
 
 
 def health_handler(is_open: Callable[[], bool]) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -64,8 +88,10 @@ def health_handler(is_open: Callable[[], bool]) -> Callable[[web.Request], Await
     return healthz
 
 
-def probe_app(observed: Observed, *, is_open: Callable[[], bool]) -> web.Application:
+def probe_app(
+    observed: Observed, *, is_open: Callable[[], bool], checks: Sequence[ReadyCheck] = ()
+) -> web.Application:
     """An application of the probes alone (``COUNTERSIGN_METRICS_PORT``, beside Socket Mode)."""
     application = web.Application()
-    add_probe_routes(application, observed, is_open=is_open)
+    add_probe_routes(application, observed, is_open=is_open, checks=checks)
     return application

@@ -23,7 +23,7 @@ from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import AgentFailedError, DtoValidationError
-from bot.core.tracing import span
+from bot.core.tracing import carrier, span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import invalid_decision, validate_decision
@@ -144,7 +144,7 @@ def new_pause(
 ) -> NewPause:
     """The record of a question asked at ``place`` under ``key``, with the times its tool's or
     role's timing gives it (when it stops taking answers, when it is first nudged) unless
-    ``timed`` is False."""
+    ``timed`` is False, and the trace context it is asked in (with OpenTelemetry)."""
     timing = binding.timing if timed else None
     return NewPause(
         pause_id=secrets.token_hex(16),
@@ -169,6 +169,7 @@ def new_pause(
         nudge_at=None
         if timing is None
         else timing.next_nudge_at(asked_at, after=None, escalated=False),
+        trace_context=carrier(),  # the pass that asks: its answer's span links there
     )
 
 

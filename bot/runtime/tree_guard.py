@@ -2,7 +2,9 @@
 
 A caller that finds the lease held waits for the holder's pass to end (it re-tries the lease
 briefly, in real time; the expiry is judged on the application's clock) and takes it over if
-the holder's lease expires meanwhile. While a pass runs, its lease is renewed.
+the holder's lease expires meanwhile. Waits (``countersign_lease_waits``) and takeovers of an
+expired lease (``countersign_lease_takeovers``) are counted apart. While a pass runs, its
+lease is renewed.
 
 The lease is taken by the pass's first store call (``opening``: it takes the lease and reads or
 writes what the pass starts from, in one transaction) and usually given up by its last one
@@ -84,7 +86,15 @@ class TreeGuard:
         return lock is not None and lock.locked()
 
     def claim(self, root: str) -> LeaseClaim:
-        return LeaseClaim(root, self._owner, self._clock.now(), self._ttl)
+        return LeaseClaim(
+            root, self._owner, self._clock.now(), self._ttl, on_takeover=self._took_over
+        )
+
+    def _took_over(self) -> None:
+        """Counted apart from the waits: a takeover means an instance died or stalled mid-pass
+        (counted when taken, in the taking transaction)."""
+        if self._metrics is not None:
+            self._metrics.lease_taken_over()
 
     @contextlib.asynccontextmanager
     async def hold(

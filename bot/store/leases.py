@@ -7,13 +7,20 @@ never both hold it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, select
 
 from bot.store.database import Database
-from bot.store.statements import RELEASE_LEASE, RENEW_LEASE, TAKE_LEASE
+from bot.store.statements import (
+    INSERT_LEASE_UNLESS_PRESENT,
+    LEASE_OWNER,
+    RELEASE_LEASE,
+    RENEW_LEASE,
+    TAKE_LEASE,
+)
 from bot.store.tables import leases
 from bot.store.transactions import Transactions
 
@@ -22,26 +29,37 @@ from bot.store.transactions import Transactions
 class LeaseClaim:
     """One holder's claim on one tree's lease; its methods run inside the caller's transaction,
     so taking or giving up the lease can share a transaction with the pass's first or last
-    write."""
+    write. ``on_takeover`` hears of each time it took over another owner's expired lease."""
 
     root: str
     owner: str
     now: datetime
     ttl: timedelta
+    on_takeover: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def take(self, connection: Connection) -> bool:
         """Take the lease if it is free, expired or already ``owner``'s; False if another
-        owner's lease is live. One statement, so two takers never both get it."""
-        taken = connection.execute(
-            TAKE_LEASE,
-            {
-                "root_execution_id": self.root,
-                "owner": self.owner,
-                "acquired_at": self.now,
-                "expires_at": self.now + self.ttl,
-            },
-        )
-        return taken.rowcount == 1
+        owner's lease is live. A free lease (the usual case: a pass gives it up as it ends) is
+        one insert; a held one is read, then taken by one conditional statement, so two takers
+        never both get it."""
+        values = {
+            "root_execution_id": self.root,
+            "owner": self.owner,
+            "acquired_at": self.now,
+            "expires_at": self.now + self.ttl,
+        }
+        if connection.execute(INSERT_LEASE_UNLESS_PRESENT, values).rowcount == 1:
+            return True
+        holder = connection.execute(LEASE_OWNER, {"b_root": self.root}).scalar()
+        taken = connection.execute(TAKE_LEASE, values).rowcount == 1
+        if taken and holder is not None and holder != self.owner:
+            self.took_over()
+        return taken
+
+    def took_over(self) -> None:
+        """This claim took another owner's expired lease (a holder that died or stalled)."""
+        if self.on_takeover is not None:
+            self.on_takeover()
 
     def renew(self, connection: Connection) -> bool:
         """Push the expiry on; False if the lease is no longer ``owner``'s."""

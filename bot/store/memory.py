@@ -60,6 +60,8 @@ class MemoryLeases(Leases):
         if held is not None and held.expires_at >= claim.now and held.owner != claim.owner:
             return False
         self._table[claim.root] = _Lease(owner=claim.owner, expires_at=claim.now + claim.ttl)
+        if held is not None and held.owner != claim.owner:
+            claim.took_over()
         return True
 
     def give_up(self, claim: LeaseClaim) -> None:
@@ -146,6 +148,7 @@ class MemoryStore(PauseStore):
             ask_position=new.ask_position,
             closes_at=new.closes_at,
             nudge_at=new.nudge_at,
+            trace_context=None if new.trace_context is None else dict(new.trace_context),
         )
         self._pauses[record.pause_id] = record
         self._by_key[record.idempotency_key] = record.pause_id

@@ -204,6 +204,12 @@ def _v8_nudge_claims(connection: Connection) -> None:
     _add_missing_columns(connection, pauses, ["nudge_claimed_at"], [])
 
 
+def _v9_trace_context(connection: Connection) -> None:
+    """The trace context a question was asked in, for the span that answers it (in whichever
+    process) to link to. Pauses asked before this version have none (NULL)."""
+    _add_missing_columns(connection, pauses, ["trace_context"])
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -213,6 +219,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v6_nudges,
     _v7_pending_by_role,
     _v8_nudge_claims,
+    _v9_trace_context,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

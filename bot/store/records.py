@@ -46,6 +46,9 @@ class NewPause:
     closes_at: datetime | None = None
     nudge_at: datetime | None = None
     """When its first reminder or escalation is due (``PauseTiming.next_nudge_at``)."""
+    trace_context: Mapping[str, str] | None = None
+    """The trace context it was asked in (W3C ``traceparent``; ``bot.core.tracing.carrier``):
+    the span that answers it links there. ``None`` without OpenTelemetry."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,6 +88,8 @@ class PauseRecord:
     escalated_at: datetime | None = None
     nudge_claimed_at: datetime | None = None
     """When the nudge due was claimed, if it was and is not recorded as sent yet."""
+    trace_context: Mapping[str, str] | None = None
+    """The trace context it was asked in, if it was asked in a recorded span."""
 
     def __repr__(self) -> str:  # never print the pause id
         return (

@@ -29,7 +29,8 @@ from bot.store.records import (
 
 class PausedExecutionRepository(Protocol):
     async def get_or_create(self, new: NewPause) -> PauseRecord:
-        """The record with ``new.idempotency_key``, created PENDING if there is none."""
+        """The record with ``new.idempotency_key``, created PENDING if there is none; it keeps
+        ``new.trace_context`` (the span that answers it links there) as given."""
         ...
 
     async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None: ...

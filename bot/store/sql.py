@@ -6,7 +6,8 @@ written in the same transaction so an answer is never recorded without its audit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -95,6 +96,7 @@ class SqlStore:
             "closes_at": new.closes_at,
             "nudge_at": new.nudge_at,
             "reminders_sent": 0,
+            "trace_context": _carrier_text(new.trace_context),
         }
         by_key = {"b_key": new.idempotency_key}
 
@@ -772,6 +774,7 @@ class SqlStore:
             reminders_sent=m["reminders_sent"] or 0,
             escalated_at=m["escalated_at"],
             nudge_claimed_at=m["nudge_claimed_at"],
+            trace_context=_carrier(m["trace_context"]),
         )
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:
@@ -830,3 +833,24 @@ def _running(execution_id: str, at: datetime) -> dict[str, Any]:
         "status": ExecutionStatus.RUNNING.value,
         "updated_at": at,
     }
+
+
+def _carrier_text(carrier: Mapping[str, str] | None) -> str | None:
+    """A question's trace context as stored: its W3C headers as compact JSON."""
+    if not carrier:
+        return None
+    return json.dumps(dict(carrier), sort_keys=True, separators=(",", ":"))
+
+
+def _carrier(text: str | None) -> dict[str, str] | None:
+    """The stored trace context; one that does not read as headers is as if none were kept
+    (it only links spans: never worth failing an answer for)."""
+    if text is None:
+        return None
+    try:
+        read = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(read, dict):
+        return None
+    return {str(k): str(v) for k, v in read.items()}

@@ -74,6 +74,7 @@ NEW_PAUSE_COLUMNS = (
     "closes_at",
     "nudge_at",
     "reminders_sent",
+    "trace_context",
 )
 INSERT_PAUSE_UNLESS_PRESENT = insert_unless_present(
     pauses, "idempotency_key", NEW_PAUSE_COLUMNS, returning=True
@@ -184,6 +185,10 @@ TAKE_LEASE = text(
 ).bindparams(*(bindparam(c.name, type_=c.type) for c in leases.columns))
 """Take a tree's lease when it is free, expired or already the owner's: one statement (an
 upsert whose update applies only then), so two takers never both get it; rowcount 1 if taken."""
+INSERT_LEASE_UNLESS_PRESENT = insert_unless_present(
+    leases, "root_execution_id", ("root_execution_id", "owner", "acquired_at", "expires_at")
+)
+LEASE_OWNER = select(leases.c.owner).where(leases.c.root_execution_id == bindparam("b_root"))
 RENEW_LEASE = update(leases).where(
     and_(leases.c.root_execution_id == bindparam("b_root"), leases.c.owner == bindparam("b_owner"))
 )

@@ -104,6 +104,9 @@ pauses = Table(
     # when the nudge due was claimed (v8), until it is recorded as sent: a claim found lapsed
     # was left by an instance that died, and the channel may already have been told
     Column("nudge_claimed_at", UtcDateTime),
+    # the trace context the question was asked in (v9): W3C trace-context headers as JSON, for
+    # the span that answers it to link to; NULL without OpenTelemetry
+    Column("trace_context", String(1024)),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),

@@ -38,7 +38,8 @@ from bot.app import App
 from bot.core.errors import CountersignError, SetupError
 from bot.core.results import ExecutionPauseEvent, ExecutionResumeEvent
 from bot.langgraph import LangGraphAgent
-from channels.slack import listeners, redaction
+from bot.runtime.probes import ReadyCheck
+from channels.slack import listeners, readiness, redaction
 from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
@@ -59,6 +60,7 @@ from channels.slack.middlewares import (
     handled_event,
 )
 from channels.slack.notes import RequesterNotes
+from channels.slack.observing import Dispatch, observed_dispatch
 from channels.slack.pending import PendingLists
 from channels.slack.services import SlackServices
 from channels.slack.settings import SlackSettings
@@ -94,6 +96,7 @@ class SlackBot:
         *,
         client: AsyncWebClient | None = None,
         agent: LangGraphAgent | None = None,
+        check_slack_when_ready: bool = False,
     ) -> None:
         try:
             asyncio.get_running_loop()
@@ -107,6 +110,12 @@ class SlackBot:
         self._state = _State.NEW
         self._session = aiohttp.ClientSession()
         self.client = client or web_client(settings, self._session, metrics=app.metrics)
+        self.ready_checks: tuple[ReadyCheck, ...] = (
+            ((readiness.NAME, readiness.SlackAuthCheck(self.client, app.clock)),)
+            if check_slack_when_ready
+            else ()
+        )
+        """What ``/readyz`` checks beside the App (``COUNTERSIGN_READYZ_SLACK``: the token)."""
         self.tasks = BackgroundTasks()
         self._database = SlackDatabase.open(app.database, app.clock)
         self.messages = SlackMessageStore(app.message_refs)
@@ -130,6 +139,7 @@ class SlackBot:
         self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
+        self._dispatch = observed_dispatch(self.bolt.async_dispatch, app.metrics, app.clock)
         app.on_execution_pause(self._on_pause)
         app.on_execution_resume(self._on_resume)
         self.gateway.on_change(self._on_message_closed)
@@ -179,8 +189,8 @@ class SlackBot:
     # ---------------------------------------------------------------- serving
 
     def web_app(self) -> web.Application:
-        """The aiohttp application: ``POST /slack/events``, ``GET /healthz``, ``/readyz`` and
-        ``/metrics``."""
+        """The aiohttp application: ``POST /slack/events``, ``GET /healthz``, ``/readyz`` (with
+        ``ready_checks``) and ``/metrics``."""
         if self._web_app is None:
             self._web_app = build_web_app(
                 self.bolt,
@@ -191,6 +201,8 @@ class SlackBot:
                 on_refused=RefusedSignatures(self._app.clock).refused,
                 on_handled=self._event_handled,
                 observed=self._app,
+                dispatch=self._dispatch,
+                ready_checks=self.ready_checks,
             )
         return self._web_app
 
@@ -206,6 +218,7 @@ class SlackBot:
             self._socket = _GatedSocketModeHandler(
                 self.tasks.gate,
                 self._event_handled,
+                self._dispatch,
                 self.bolt,
                 app_token=token.get_secret_value(),
                 web_client=self.client,
@@ -299,12 +312,14 @@ class _GatedSocketModeHandler(AsyncSocketModeHandler):
         self,
         gate: AckFirst,
         handled: Callable[[str], Awaitable[None]],
+        dispatch: Dispatch,
         *args: Any,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._gate = gate
         self._handled = handled
+        self._dispatch = dispatch
 
     async def handle(self, client: AsyncBaseSocketModeClient, req: SocketModeRequest) -> None:
         # what Bolt's own handle does (run_async_bolt_app, send_async_response), keeping the
@@ -313,7 +328,7 @@ class _GatedSocketModeHandler(AsyncSocketModeHandler):
             request = AsyncBoltRequest(
                 mode="socket_mode", body=req.payload, headers=build_headers(req)
             )
-            response = await self.app.async_dispatch(request)
+            response = await self._dispatch(request)
             await send_async_response(client, req, response, time.time())
         event_id = handled_event(request)
         if event_id is not None and response.status == 200:

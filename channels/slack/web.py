@@ -25,8 +25,15 @@ from aiohttp.hdrs import CONTENT_TYPE
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 
-from bot.runtime.probes import HEALTH_PATH, Observed, add_probe_routes, health_handler
+from bot.runtime.probes import (
+    HEALTH_PATH,
+    Observed,
+    ReadyCheck,
+    add_probe_routes,
+    health_handler,
+)
 from channels.slack.edge import RequestSignatures, decoded, too_deep
 from channels.slack.middlewares import handled_event
 from channels.slack.tasks import AckFirst
@@ -52,14 +59,19 @@ def build_web_app(
     on_refused: Refused | None = None,
     on_handled: Callable[[str], Awaitable[None]] | None = None,
     observed: Observed | None = None,
+    dispatch: Callable[[AsyncBoltRequest], Awaitable[BoltResponse]] | None = None,
+    ready_checks: Sequence[ReadyCheck] = (),
 ) -> web.Application:
     """An aiohttp application serving ``bolt``; ``is_open`` turns ``/healthz`` to 503 at close.
 
     Background work waits (``gate``) while a request is being dispatched up to its ack.
     ``on_refused(body, headers)`` hears of each request refused for its signature (401); the
     body is given only when it is text of a sane depth (else ``""``). ``observed``: the App
-    whose ``/metrics`` and ``/readyz`` are served too.
+    whose ``/metrics`` and ``/readyz`` are served too. ``dispatch``: Bolt's, observed
+    (``channels.slack.observing``); ``bolt.async_dispatch`` when not given. ``ready_checks``:
+    what ``/readyz`` checks beside the App.
     """
+    dispatched = dispatch or bolt.async_dispatch
 
     async def slack_events(request: web.Request) -> web.Response:
         if request.content_length is not None and request.content_length > max_body_bytes:
@@ -87,7 +99,7 @@ def build_web_app(
         except _UNREADABLE:
             return _bad_request("the body is neither JSON nor a form Slack sends")
         with gate.acking():
-            response = await bolt.async_dispatch(bolt_request)
+            response = await dispatched(bolt_request)
         event_id = handled_event(bolt_request)
         if event_id is not None and response.status == 200 and on_handled is not None:
             await on_handled(event_id)  # everything before the ack is done: retries drop it
@@ -98,7 +110,7 @@ def build_web_app(
     if observed is None:
         application.router.add_get(HEALTH_PATH, health_handler(is_open))
     else:
-        add_probe_routes(application, observed, is_open=is_open)
+        add_probe_routes(application, observed, is_open=is_open, checks=ready_checks)
     return application
 
 

@@ -4,7 +4,8 @@ Calls go to ``SLACK_API_URL`` (tests point it at a stub) through one shared aioh
 retry on connection errors, on 429 (after ``Retry-After``, twice) and on 500/503. Retries happen
 in the background work after an ack, never before one.
 
-Each call is counted by method and outcome (``countersign_slack_api_calls``: ``ok``, Slack's error
+Each call is a span (``countersign.slack.api``: method, outcome) and is counted by method and
+outcome (``countersign_slack_api_calls``: ``ok``, Slack's error
 code, ``ratelimited`` once the retries are spent, ``connection_error``), and each retry by method
 and reason (``countersign_slack_api_retries``).
 """
@@ -28,6 +29,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.core.metrics import Metrics
+from bot.core.tracing import Span, span
 from channels.slack.redaction import web_log
 from channels.slack.settings import SlackSettings
 
@@ -72,16 +74,21 @@ class CountedWebClient(AsyncWebClient):
         self._metrics = metrics
 
     async def api_call(self, api_method: str, **options: Any) -> AsyncSlackResponse:
-        try:
-            response = await super().api_call(api_method, **options)
-        except SlackApiError as error:
-            self._metrics.slack_call(api_method, api_error(error))
-            raise
-        except (TimeoutError, aiohttp.ClientError):
-            self._metrics.slack_call(api_method, CONNECTION_ERROR)
-            raise
-        self._metrics.slack_call(api_method, "ok")
-        return response
+        with span("slack.api", method=api_method) as traced:
+            try:
+                response = await super().api_call(api_method, **options)
+            except SlackApiError as error:
+                self._done(traced, api_method, api_error(error))
+                raise
+            except (TimeoutError, aiohttp.ClientError):
+                self._done(traced, api_method, CONNECTION_ERROR)
+                raise
+            self._done(traced, api_method, "ok")
+            return response
+
+    def _done(self, traced: Span, api_method: str, outcome: str) -> None:
+        traced.set_attribute("outcome", outcome)
+        self._metrics.slack_call(api_method, outcome)
 
 
 class CountedRetries(AsyncRetryHandler):

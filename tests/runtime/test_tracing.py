@@ -5,43 +5,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
-from bot import ExecutionStatus
+from bot import ExecutionStatus, UninterpretableReplyError
 from tests.conftest import MakeOffice
 from tests.runtime.helpers import run, script_refund
 
-sdk = pytest.importorskip("opentelemetry.sdk.trace")
+pytest.importorskip("opentelemetry.sdk.trace")
 
-from opentelemetry import trace  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 
-_EXPORTER = InMemorySpanExporter()
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    """The process's tracer provider (set once: OpenTelemetry's is global) with an in-memory
-    exporter, emptied for each test."""
-    if not isinstance(trace.get_tracer_provider(), TracerProvider):
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        trace.set_tracer_provider(provider)
-    _EXPORTER.clear()
-    yield _EXPORTER
-    _EXPORTER.clear()
-
-
-def tree(finished: tuple[ReadableSpan, ...]) -> list[tuple[str, str | None]]:
-    """Each span's name with its parent's name, in the order they ended."""
-    names = {s.context.span_id: s.name for s in finished if s.context is not None}
-    return [(s.name, names.get(s.parent.span_id) if s.parent else None) for s in finished]
+from tests.spans import everything_said, named, tree
 
 
 async def test_execute_and_answer_are_trees_of_passes_tools_and_sends(
@@ -80,9 +57,53 @@ def test_without_opentelemetry_nothing_of_it_is_imported() -> None:
         "import bot, bot.app\n"
         "from bot.core import tracing\n"
         "assert not tracing.INSTALLED\n"
+        "assert tracing.carrier() is None  # nothing kept with a question: NULL\n"
+        "tracing.link_to({'traceparent': '00-' + '1' * 32 + '-' + '2' * 16 + '-01'}, why='t')\n"
         "with tracing.span('execute', workflow='w'):\n"
         "    pass\n"
         "assert not [m for m in sys.modules if m.startswith('opentelemetry.')], sys.modules\n"
     )
     ran = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
+
+
+async def test_each_reading_of_a_reply_is_a_span_with_its_kind_and_outcome(
+    make_office: MakeOffice, spans: InMemorySpanExporter
+) -> None:
+    script_refund()
+    office = await make_office()
+    await run(office)
+    pause_id = office.inbox.last("refund-card-tool").pause_id
+    spans.clear()
+
+    with pytest.raises(UninterpretableReplyError):
+        await office.app.resume(
+            pause_id, reply="perhaps tomorrow", tenant_id="acme", answered_by="m"
+        )
+    await office.app.resume(pause_id, reply="approve", tenant_id="acme", answered_by="m")
+
+    finished = spans.get_finished_spans()
+    readings = [
+        (dict(s.attributes or {}), names)
+        for s, names in zip(finished, tree(finished), strict=True)
+        if s.name == "countersign.interpret"
+    ]
+    role = {"kind": "code", "role": "refund-approval-channel"}
+    assert readings == [
+        (
+            {
+                **role,
+                "outcome": "not_understood",
+                "code": "pause.uninterpretable-reply",
+                "error.type": "UninterpretableReplyError",
+            },
+            ("countersign.interpret", "countersign.resume"),
+        ),
+        ({**role, "outcome": "understood"}, ("countersign.interpret", "countersign.resume")),
+    ]
+    [refused] = [s for s in named(finished, "resume") if s.status.status_code.name == "ERROR"]
+    assert dict(refused.attributes or {}) == {"error.type": "UninterpretableReplyError"}
+    said = everything_said(finished)
+    for secret in ("perhaps tomorrow", "approve", pause_id, "acme"):
+        assert secret not in said
+    assert all(not s.events for s in finished)  # no exception events: they quote messages

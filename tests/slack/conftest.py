@@ -254,6 +254,7 @@ async def open_world(
     *,
     tenant: str | None = None,
     settings: Settings | None = None,
+    check_slack_when_ready: bool = False,
 ) -> AsyncIterator[SlackWorld]:
     llm = mock_llm(SlackOfficeAgent)
     ledger = Ledger()
@@ -271,6 +272,7 @@ async def open_world(
         SlackSettings(
             bot_token="xoxb-test", signing_secret=SECRET, api_url=stub.api_url, tenant=tenant
         ),
+        check_slack_when_ready=check_slack_when_ready,
     )
     await bot.start()
     http = TestClient(TestServer(bot.web_app(), host="127.0.0.1"))

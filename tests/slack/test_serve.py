@@ -80,6 +80,11 @@ def clean_environ(**extra: str) -> dict[str, str]:
             {"COUNTERSIGN_APPROVAL_CHANNEL": "C0APPROVALS", "COUNTERSIGN_DESK_AGENT": "crewai"},
             "COUNTERSIGN_DESK_AGENT is malformed: native or langgraph, not 'crewai'",
         ),
+        ({"COUNTERSIGN_READYZ_SLACK": "maybe"}, "COUNTERSIGN_READYZ_SLACK is malformed"),
+        (
+            {"COUNTERSIGN_METRICS_TOKEN": "too-short"},
+            "COUNTERSIGN_METRICS_TOKEN is malformed: at least 16 characters",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_2(

@@ -396,3 +396,23 @@ async def test_an_answered_pause_has_no_nudge_due(store: PauseStore) -> None:
     await store.close(record.pause_id, Withdrawn(), at=NOW)
     assert await store.due_nudges(due) == []
     assert not await store.claim_nudge(record.pause_id, seen=due, until=None, at=due)
+
+
+async def test_a_pause_keeps_the_trace_context_it_was_asked_in(store: PauseStore) -> None:
+    carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+    kept = await store.get_or_create(replace(new_pause("k-traced"), trace_context=carrier))
+    untraced = await store.get_or_create(new_pause("k-untraced"))
+    carrier["traceparent"] = "changed after asking"
+
+    found = await store.find_by_key("k-traced")
+    assert found is not None and kept.trace_context == found.trace_context
+    assert found.trace_context == {
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    }
+    assert untraced.trace_context is None
+    answered = await store.close(
+        kept.pause_id,
+        Answered(answer=PauseAnswer(decision={"approved": True}, responder="m1")),
+        at=NOW,
+    )
+    assert answered is not None and answered.trace_context == found.trace_context

@@ -1,6 +1,6 @@
 """Migrations from a database an earlier version made: v3 → v4 moves Slack's message references
 into ``cs_message_refs``, v6 adds the reminders' columns, v7 the pending gauge's index, v8 when a
-nudge was claimed; on SQLite and PostgreSQL."""
+nudge was claimed, v9 the trace context; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_v4_moves_slack_s_message_references_into_message_refs(
     v3_database: Database,
 ) -> None:
-    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 8
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 9
     refs = SqlMessageRefs(v3_database)
 
     assert await refs.get("a" * 32) == MessageRefRecord(
@@ -133,7 +133,7 @@ async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
             lambda c: list(c.execute(select(schema_version.c.version)).scalars())
         )
     assert "cs_message_refs" in tables and "cs_slack_messages" not in tables
-    assert sorted(versions) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert sorted(versions) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert len(await SqlMessageRefs(v3_database).open_in_thread("C0APPROVALS", "1.1")) == 2
 
 
@@ -226,8 +226,8 @@ async def test_v6_adds_the_reminders_columns_once(backend: str, tmp_path: Path) 
     async with database(backend, tmp_path) as url, Database.open(url) as opened:
         async with opened.engine.begin() as connection:
             await connection.run_sync(_v5_without_nudges)
-        assert await opened.migrate(LATER) == 8
-        assert await opened.migrate(LATER) == 8  # idempotent
+        assert await opened.migrate(LATER) == len(MIGRATIONS)
+        assert await opened.migrate(LATER) == len(MIGRATIONS)  # idempotent
         async with opened.engine.connect() as connection:
             columns, indexes = await connection.run_sync(
                 lambda c: (
@@ -237,3 +237,23 @@ async def test_v6_adds_the_reminders_columns_once(backend: str, tmp_path: Path) 
             )
     assert {"nudge_at", "reminders_sent", "escalated_at"} <= columns
     assert "ix_cs_pauses_status_nudge" in indexes
+
+
+def _v8_without_trace_context(connection: Connection) -> None:
+    """The pauses table as v8 left it, with a question asked then (no trace context)."""
+    apply_migrations(connection, schema_version, MIGRATIONS[:8], NOW)
+    connection.exec_driver_sql("ALTER TABLE cs_pauses DROP COLUMN trace_context")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_v9_adds_the_trace_context_column_once(backend: str, tmp_path: Path) -> None:
+    async with database(backend, tmp_path) as url, Database.open(url) as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(_v8_without_trace_context)
+        assert await opened.migrate(LATER) == 9
+        assert await opened.migrate(LATER) == 9  # idempotent
+        async with opened.engine.connect() as connection:
+            columns = await connection.run_sync(
+                lambda c: {column["name"] for column in inspect(c).get_columns(pauses.name)}
+            )
+    assert "trace_context" in columns

@@ -232,3 +232,25 @@ async def test_a_lease_is_renewed_and_released_only_by_its_owner(
     assert await leases.live_roots(NOW) == {"root-1"}
     await leases.release(claim("a"))
     assert await leases.live_roots(NOW) == set()
+
+
+async def test_only_taking_over_another_owner_s_expired_lease_is_a_takeover(
+    stores: tuple[PauseStore, Leases],
+) -> None:
+    store, leases = stores
+    takeovers: list[str] = []
+
+    def noting(owner: str, at: datetime) -> LeaseClaim:
+        return LeaseClaim("root-1", owner, at, TTL, on_takeover=lambda: takeovers.append(owner))
+
+    assert await store.start_tree(new_root(), noting("a", NOW))  # free: taken, no takeover
+    assert await leases.try_take(noting("a", NOW + timedelta(seconds=1)))  # its own again
+    assert not await leases.try_take(noting("b", NOW + timedelta(seconds=2)))  # live: refused
+    assert takeovers == []
+    later = NOW + TTL + timedelta(seconds=2)
+    opened = await store.open_tree(noting("b", later))  # a's lease expired: b takes it over
+    assert opened is not None
+    assert takeovers == ["b"]
+    await leases.release(noting("b", later))
+    assert await leases.try_take(noting("c", later))  # released, so free again: no takeover
+    assert takeovers == ["b"]
