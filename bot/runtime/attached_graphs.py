@@ -32,11 +32,12 @@ from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
 from bot.core.errors import AssemblyError, AssemblyViolation, StepFailedError
 from bot.runtime.assembly import ToolBinding
-from bot.runtime.engine import ATTACHED_PREFIX, Ended, Rested
+from bot.runtime.engine import Ended, Rested
 from bot.runtime.frame import RunFrame
 from bot.runtime.seam import PausePlace, Taken, ask_once, new_pause, ran_with
 from bot.runtime.services import Runtime
 from bot.store.records import ExecutionRow, PauseRecord
+from bot.store.tables import ATTACHED_PREFIX
 
 APPROVAL_MARK = "countersign.request_approval"
 """The key that marks an interrupt value made by ``request_approval``."""
