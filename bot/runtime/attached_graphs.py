@@ -32,6 +32,7 @@ from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
 from bot.core.errors import AssemblyError, AssemblyViolation, StepFailedError
 from bot.runtime.assembly import ToolBinding
+from bot.runtime.attached_tools import GUARD, ToolRunGuard, UnguardableToolNode, guard_tool_node
 from bot.runtime.engine import Ended, Rested
 from bot.runtime.frame import RunFrame
 from bot.runtime.seam import PausePlace, Taken, ask_once, new_pause, ran_with
@@ -244,10 +245,20 @@ class AttachedTrees:
     def workflow(self) -> str:
         return self._attached.workflow
 
-    @staticmethod
-    def config(frame: RunFrame) -> dict[str, Any]:
-        """The graph's own thread is the caller's ``thread_id``."""
-        return {"configurable": {"thread_id": frame.thread_id}, "recursion_limit": 1000}
+    def config(self, frame: RunFrame) -> dict[str, Any]:
+        """The graph's own thread is the caller's ``thread_id``; its tools run guarded for
+        the tree (``bot.runtime.attached_tools``)."""
+        guard = ToolRunGuard(
+            tool_runs=self._runtime.tool_runs,
+            clock=self._runtime.clock,
+            tenant_id=frame.tenant_id,
+            root_execution_id=frame.root_execution_id,
+            thread_id=frame.thread_id,
+        )
+        return {
+            "configurable": {"thread_id": frame.thread_id, GUARD: guard},
+            "recursion_limit": 1000,
+        }
 
     async def run(self, frame: RunFrame, graph_input: Any) -> Rested | Ended:
         """Run the graph to its end or its questions; an interrupt whose every question a
@@ -413,6 +424,8 @@ def attach_graph(
                 message="the graph needs a checkpointer to pause: compile it with one",
             )
         )
+    else:
+        problems.extend(_guard_tools(name, graph))
     if problems or channel is None:
         raise AssemblyError(problems)
     assert isinstance(role_spec, ChannelRoleSpec)
@@ -433,11 +446,30 @@ def _channel_of(runtime: Runtime, role: type) -> ChannelSpec | None:
     return None
 
 
+def tool_nodes(graph: Any) -> list[ToolNode]:
+    """The graph's tool nodes (``create_agent``'s ``tools`` node)."""
+    nodes = (getattr(node, "bound", None) for node in getattr(graph, "nodes", {}).values())
+    return [node for node in nodes if isinstance(node, ToolNode)]
+
+
 def tools_of(graph: Any) -> list[BaseTool]:
-    """The tools of the graph's tool nodes (``create_agent``'s ``tools`` node)."""
-    found: list[BaseTool] = []
-    for node in getattr(graph, "nodes", {}).values():
-        bound = getattr(node, "bound", None)
-        if isinstance(bound, ToolNode):
-            found.extend(bound.tools_by_name.values())
-    return found
+    """The tools of the graph's tool nodes."""
+    return [tool for node in tool_nodes(graph) for tool in node.tools_by_name.values()]
+
+
+def _guard_tools(name: str, graph: Any) -> list[AssemblyViolation]:
+    """Guard the tools of the graph's tool nodes; what cannot be guarded, as violations."""
+    problems = []
+    for node in tool_nodes(graph):
+        try:
+            guard_tool_node(node)
+        except UnguardableToolNode as error:
+            problems.append(
+                AssemblyViolation(
+                    rule="langgraph.tool-node",
+                    component=name,
+                    message=f"the tool node {node.name!r} cannot run its tools at most once: "
+                    f"{error}",
+                )
+            )
+    return problems

@@ -52,7 +52,7 @@ async def test_an_answer_after_a_restart_on_a_sqlite_file(tmp_path: Path) -> Non
                 second, reply="approve", tenant_id="acme", answered_by="M1", record=True
             )
     assert done.status is ExecutionStatus.COMPLETED
-    assert refunds.runs == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
+    assert refunds.by_order == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
     assert len(outbox.asks) == 2  # nothing posted twice across the restart
     assert done.record is not None
     assert [e.ran_with for e in done.record.pauses] == [
@@ -81,7 +81,7 @@ async def test_recovery_continues_answers_recorded_and_never_continued(tmp_path:
         assert await app.recover() == 0  # not attached yet: the tree waits for its graph
         app.langgraph("refund-agent", graph, role=RefundApproval)
         await clock.advance(timedelta(seconds=30))
-        assert refunds.runs == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
+        assert refunds.by_order == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
         [row] = await app.cancel("t1", tenant_id="acme")  # already ended: cancel changes nothing
         assert row.status is ExecutionStatus.COMPLETED
 
@@ -108,4 +108,4 @@ async def test_two_instances_answer_the_two_pauses_of_one_interrupt_at_once() ->
         assert ExecutionStatus.COMPLETED in {r.status for r in results}
         final = await one.get_result(results[0].execution_id, tenant_id="acme")
         assert final.status is ExecutionStatus.COMPLETED
-    assert refunds.runs == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
+    assert refunds.by_order == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
