@@ -15,10 +15,10 @@ from bot.core.clock import wait_with_timeout
 from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import PauseResolution
-from bot.core.errors import AgentFailedError, PauseExpiredError, ToolError
-from bot.core.timing import OnExpiry
+from bot.core.errors import AgentFailedError, ToolError
 from bot.core.tracing import span
 from bot.runtime.assembly import ToolBinding
+from bot.runtime.expiry import nobody_in_time
 from bot.runtime.frame import RunFrame
 from bot.runtime.run_once import GiveBack, MayHaveRun, RunNow, earlier_run, may_have_run
 from bot.runtime.seam import Closed, PausePlace, Taken, ask_channel
@@ -87,11 +87,7 @@ def _closed(binding: ToolBinding, frame: RunFrame, call: ToolCall, closed: Close
     name = binding.spec.name
     match closed.resolution:
         case PauseResolution.EXPIRED:
-            when = "" if closed.at is None else f" (it expired at {closed.at.isoformat()})"
-            said = f"nobody approved the call to {name} in time{when}; it did not run"
-            timing = binding.timing
-            if timing is not None and timing.on_expiry is OnExpiry.FAIL:
-                raise PauseExpiredError(said, execution_id=frame.execution_id)
+            said = nobody_in_time(binding, name, closed.at, execution_id=frame.execution_id)
             return tool_error(call, name, said)
         case PauseResolution.WITHDRAWN:
             return tool_error(call, name, "the call was withdrawn before it was answered")
