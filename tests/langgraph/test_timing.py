@@ -32,7 +32,14 @@ from bot.testing.llm import ScriptedChatModel
 from tests.apps import sample_agent, sample_application
 from tests.conftest import NO_SETTINGS
 from tests.langgraph.conftest import ASK
-from tests.langgraph.kit import AnyCall, Refunds, one_refund, refund_agent, tool_messages
+from tests.langgraph.kit import (
+    AnyCall,
+    Refunds,
+    one_refund,
+    refund_agent,
+    tool_calls,
+    tool_messages,
+)
 from tests.langgraph.test_attached_agents import plain_graph
 from tests.runtime.test_expiry import Sent
 
@@ -185,3 +192,30 @@ async def test_request_approval_gets_a_rejection_saying_nobody_approved_in_time(
     assert done.output is not None
     assert done.output["outcome"].startswith("rejected: nobody approved the call to refund in time")
     assert [w.resolution for w in sent.withdrawals] == [PauseResolution.EXPIRED]
+
+
+async def test_one_call_of_a_turn_answered_the_other_expired_resume_the_turn_once(
+    reminded: tuple[App, type], sent: Sent, clock: FakeClock
+) -> None:
+    app, role = reminded
+    refunds = Refunds()
+    model = ScriptedChatModel(component="refund").then_return(
+        tool_calls(
+            ("refund", {"order_id": "7", "amount": 40}), ("refund", {"order_id": "8", "amount": 5})
+        ),
+        "Done.",
+    )
+    agent = app.langgraph("refund-agent", refund_agent(model, refunds), role=role)
+    paused = await agent.ainvoke(ASK, thread_id="t1", tenant_id="acme", owner_id="U1")
+    first, second = sent.asks
+    waiting = await app.resume(
+        first.pause_id, decision={"approved": True}, tenant_id="acme", answered_by="M1"
+    )
+    assert waiting.status is ExecutionStatus.PAUSED and refunds.runs == []
+    await clock.advance(5 * HOUR + SWEPT)
+
+    done = await app.get_result(paused.execution_id, tenant_id="acme")
+    assert done.status is ExecutionStatus.COMPLETED
+    assert refunds.runs == [{"order_id": "7", "amount": 40}]  # the answered one ran, once
+    assert [w.pause_id for w in sent.withdrawals] == [second.pause_id]
+    assert len(model.calls) == 2
