@@ -63,7 +63,7 @@ from bot.runtime.sweeps import SWEEP_INTERVAL, Sweeps
 from bot.security.derived import DerivedKeys
 from bot.settings import Settings
 from bot.store.database import Database
-from bot.store.records import NewExecution
+from bot.store.records import NewExecution, ThreadBusy
 from bot.store.repositories import MessageRefs
 from bot.wiring import Wiring, wire
 
@@ -280,14 +280,14 @@ class App:
         self._check_open()
         if not tenant_id or not owner_id or not thread_id:
             raise DtoValidationError("thread_id, tenant_id and owner_id must be non-empty")
-        rows = await self._runtime.store.list_executions_by_thread(tenant_id, thread_id)
-        for row in rows:  # one execution of a thread at a time: invoking again posts nothing
-            if row.workflow == workflow and not row.status.ended:
-                result = await self._views.result(row.execution_id, record=record)
-                return dataclasses.replace(result, moved=False)
         frame = self._new_root(workflow, tenant_id, owner_id, thread_id)
         payload = {"input": to_jsonable_python(input, fallback=repr)}
-        return await self._first_pass(frame, payload, input, record=record)
+        try:
+            return await self._first_pass(frame, payload, input, record=record)
+        except ThreadBusy as busy:  # one live execution per thread (the store refuses another,
+            # atomically across instances): invoking again runs and posts nothing
+            result = await self._views.result(busy.execution_id, record=record)
+            return dataclasses.replace(result, moved=False)
 
     def _new_root(self, workflow: str, tenant_id: str, owner_id: str, thread_id: str) -> RunFrame:
         execution_id = uuid.uuid4().hex

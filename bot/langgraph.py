@@ -55,8 +55,9 @@ class LangGraphAgent:
     ) -> ExecutionResult:
         """Run the graph on its thread ``thread_id`` until it ends (COMPLETED, its final state
         as ``output``) or rests with approvals waiting (PAUSED, ``pending``). While an
-        execution of the thread waits, invoking again returns it as it stands (nothing is run
-        or posted again): answer or cancel it first."""
+        execution of the thread lives (RUNNING or PAUSED), invoking again returns it as it
+        stands (nothing is run or posted again) — also from another instance at the same
+        moment: the store keeps one live execution per thread. Answer or cancel it first."""
         return await self._invoke(
             input, thread_id=thread_id, tenant_id=tenant_id, owner_id=owner_id, record=record
         )

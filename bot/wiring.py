@@ -47,6 +47,7 @@ from bot.store.ledger import SqlLedger
 from bot.store.message_refs import SqlMessageRefs
 from bot.store.repositories import MessageRefs
 from bot.store.sql import SqlStore
+from bot.store.tool_runs import SqlToolRuns
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,7 +94,8 @@ async def wire(
     ring = await keys.load(holds_rows=database.holds_rows)
     checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
     stack.push_async_callback(checkpointer.close)
-    store = SqlStore(database, EncryptingCodec(ring))
+    codec = EncryptingCodec(ring)
+    store = SqlStore(database, codec)
     token = settings.countersign_metrics_token
     metrics = Metrics(clock, scrape_token=None if token is None else token.get_secret_value())
     metrics.read_pending_with(store.pending_by_role)
@@ -103,6 +105,7 @@ async def wire(
         container=Container(services),
         assembly=assembly,
         metrics=metrics,
+        tool_runs=SqlToolRuns(database, codec),
     )
 
     def chat_model_for(component: type, model: Any) -> BaseChatModel:

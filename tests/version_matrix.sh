@@ -1,22 +1,30 @@
 #!/bin/sh
 # The LangGraph / LangChain version matrix: the lab regressions and the attached-graph tests at
-# the lowest and the highest versions pyproject.toml allows. Not part of the default test
-# command (it builds two virtualenvs): run it from the repository root when a range changes.
-#   sh tests/version_matrix.sh
+# the lowest and the highest versions pyproject.toml allows, each end in a virtualenv of its own
+# (.venv-lowest, .venv-highest; git-ignored, reused when present). Run from the repository root:
+#   sh tests/version_matrix.sh            # both ends
+#   sh tests/version_matrix.sh lowest     # one end (.ci/run runs this one: the README's test
+#                                         # command already tests what the index resolves)
 set -eu
-LOWEST="langgraph==1.2.12 langgraph-checkpoint==4.3.2 langgraph-checkpoint-sqlite==3.1.2 \
-langgraph-checkpoint-postgres==3.2.0 langchain-core==1.8.3 langchain==1.5.0"
-TESTS="tests/runtime/test_lab_regressions.py tests/langgraph tests/slack/test_attached_graph.py \
-tests/slack/test_render_allowed.py tests/cli/test_langgraph_desk.py"
-for end in lowest highest; do
-    venv=".venv-matrix-$end"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q -e '.[dev]'
+# langgraph 1.2.12 allows langgraph-prebuilt 1.1.0, whose ToolNode the tool guard composes into
+LOWEST="langgraph==1.2.12 langgraph-prebuilt==1.1.0 langgraph-checkpoint==4.3.2 \
+langgraph-checkpoint-sqlite==3.1.2 langgraph-checkpoint-postgres==3.2.0 langchain-core==1.8.3 \
+langchain==1.5.0"
+TESTS="tests/runtime/test_lab_regressions.py tests/langgraph tests/runtime/test_attached_tools.py \
+tests/slack/test_attached_graph.py tests/slack/test_render_allowed.py tests/cli/test_langgraph_desk.py"
+ENDS="${*:-lowest highest}"
+for end in $ENDS; do
+    venv=".venv-$end"
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
     if [ "$end" = lowest ]; then
+        # one resolution: the project with the lowest ends pinned
         # shellcheck disable=SC2086
-        "$venv/bin/pip" install -q $LOWEST
-    else
+        "$venv/bin/pip" install -q -e '.[dev]' $LOWEST
+    elif [ "$end" = highest ]; then
         "$venv/bin/pip" install -q --upgrade --upgrade-strategy eager -e '.[dev]'
+    else
+        echo "version_matrix.sh: unknown end '$end' (lowest or highest)" >&2
+        exit 2
     fi
     "$venv/bin/pip" list 2>/dev/null | grep -Ei '^(langgraph|langchain)' | sed "s/^/[$end] /"
     # shellcheck disable=SC2086

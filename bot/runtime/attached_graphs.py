@@ -29,14 +29,17 @@ from pydantic_core import to_jsonable_python
 from bot.components.decorators import DEFAULT_TOOL_TIMEOUT
 from bot.components.specs import ChannelRoleSpec, ChannelSpec, ToolSpec, spec_of
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
-from bot.core.enums import PauseStatus
+from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import AssemblyError, AssemblyViolation, StepFailedError
 from bot.runtime.assembly import ToolBinding
-from bot.runtime.engine import ATTACHED_PREFIX, Ended, Rested
+from bot.runtime.attached_tools import GUARD, ToolRunGuard, UnguardableToolNode, guard_tool_node
+from bot.runtime.engine import Ended, Rested
+from bot.runtime.expiry import expire, is_due, nobody_in_time
 from bot.runtime.frame import RunFrame
 from bot.runtime.seam import PausePlace, Taken, ask_once, new_pause, ran_with
 from bot.runtime.services import Runtime
 from bot.store.records import ExecutionRow, PauseRecord
+from bot.store.tables import ATTACHED_PREFIX
 
 APPROVAL_MARK = "countersign.request_approval"
 """The key that marks an interrupt value made by ``request_approval``."""
@@ -156,16 +159,23 @@ def _decision_types(schema: object, defs: Mapping[str, Any] | None = None) -> se
     return found
 
 
-def answer_value(shape: Shape, records: tuple[PauseRecord, ...]) -> Any:
-    """The resume value of an interrupt from its taken answers (in action order)."""
-    decisions = [_decision_of(r) for r in records]
+def answer_value(
+    shape: Shape,
+    decisions: Sequence[ToolCallApprovalDecision],
+    records: Sequence[PauseRecord],
+) -> Any:
+    """The resume value of an interrupt from the decisions of its questions (in action
+    order), in the asker's format."""
     if shape == "approval":
         return decisions[0].model_dump(mode="json")
     formatted = [_hitl_decision(d, r) for d, r in zip(decisions, records, strict=True)]
     return formatted[0] if shape == "per_call" else {"decisions": formatted}
 
 
-def _decision_of(record: PauseRecord) -> ToolCallApprovalDecision:
+def _decision_of(record: PauseRecord) -> ToolCallApprovalDecision | None:
+    """The decision a taken pause gives its asker; None for one that was not taken."""
+    if record.status is not PauseStatus.TAKEN:
+        return None
     if record.answer is None or record.answer.decision is None:
         raise RuntimeError("a taken pause has no decision")
     return ToolCallApprovalDecision.model_validate(record.answer.decision)
@@ -243,14 +253,25 @@ class AttachedTrees:
     def workflow(self) -> str:
         return self._attached.workflow
 
-    @staticmethod
-    def config(frame: RunFrame) -> dict[str, Any]:
-        """The graph's own thread is the caller's ``thread_id``."""
-        return {"configurable": {"thread_id": frame.thread_id}, "recursion_limit": 1000}
+    def config(self, frame: RunFrame) -> dict[str, Any]:
+        """The graph's own thread is the caller's ``thread_id``; its tools run guarded for
+        the tree (``bot.runtime.attached_tools``)."""
+        guard = ToolRunGuard(
+            tool_runs=self._runtime.tool_runs,
+            clock=self._runtime.clock,
+            tenant_id=frame.tenant_id,
+            root_execution_id=frame.root_execution_id,
+            thread_id=frame.thread_id,
+        )
+        return {
+            "configurable": {"thread_id": frame.thread_id, GUARD: guard},
+            "recursion_limit": 1000,
+        }
 
     async def run(self, frame: RunFrame, graph_input: Any) -> Rested | Ended:
         """Run the graph to its end or its questions; an interrupt whose every question a
-        channel decided at once is resumed in the same pass."""
+        channel decided at once, or expired, is resumed in the same pass (so a tree the
+        deadline sweep moves closes its expired questions, and is not moved again)."""
         graph = self._attached.graph
         while True:
             output = await graph.ainvoke(
@@ -271,8 +292,9 @@ class AttachedTrees:
                     )
                 records = await self._ask(frame, interrupt.id, request)
                 by_key.update({r.idempotency_key: interrupt.id for r in records})
-                if all(r.status is PauseStatus.TAKEN for r in records):
-                    decided[interrupt.id] = answer_value(request.shape, records)
+                answer = self._answer(frame, request.shape, await self._expire_due(records))
+                if answer is not None:
+                    decided[interrupt.id] = answer
             if not decided:
                 return Rested(by_key=by_key)
             graph_input = Command(resume=decided)
@@ -313,11 +335,45 @@ class AttachedTrees:
                 ask,
                 asked_at=place.asked_at or self._runtime.clock.now(),
                 channel=self._attached.channel.name,
-                timed=False,  # an attached graph's steps do not expire or nudge yet
             )
         )
         sent = await ask_once(self._runtime, binding, frame, record, place)
         return sent.record if isinstance(sent, Taken) else sent
+
+    async def _expire_due(self, records: tuple[PauseRecord, ...]) -> tuple[PauseRecord, ...]:
+        """Close the questions whose expiry has come (EXPIRED, their channels told once); the
+        records as they then are."""
+        now_as: list[PauseRecord] = []
+        for record in records:
+            due = record.status is PauseStatus.PENDING and is_due(
+                self._runtime, self.binding(record.ask.tool), record
+            )
+            if due:  # None: answered or closed meanwhile, read it as it is
+                closed = await expire(self._runtime, record)
+                found = closed or await self._runtime.store.find_by_key(record.idempotency_key)
+                record = found or record
+            now_as.append(record)
+        return tuple(now_as)
+
+    def _answer(self, frame: RunFrame, shape: Shape, records: Sequence[PauseRecord]) -> Any | None:
+        """The resume value of an interrupt once every question it asked is settled — taken,
+        or expired (its asker reads that nobody approved in time, or the pass fails with
+        ``PauseExpiredError``); None while one waits."""
+        decisions = []
+        for record in records:
+            decision = _decision_of(record)
+            if decision is None and record.resolution is PauseResolution.EXPIRED:
+                said = nobody_in_time(
+                    self.binding(record.ask.tool),
+                    record.ask.tool,
+                    record.closes_at,
+                    execution_id=frame.execution_id,
+                )
+                decision = ToolCallApprovalDecision(approved=False, reason=said)
+            if decision is None:
+                return None
+            decisions.append(decision)
+        return answer_value(shape, decisions, records)
 
     def binding(self, tool: str) -> ToolBinding:
         """The tool's binding (registered on attach), or one taking any arguments."""
@@ -338,12 +394,26 @@ class AttachedTrees:
         resume each interrupt with its answers in the asker's format."""
         resume: dict[str, Any] = {}
         for interrupt_id, records in to_resume.items():
-            in_order = sorted(records, key=lambda r: r.ask_position or 0)  # action order
-            taken = tuple([await self._take(frame, r) for r in in_order])
-            if all(r.status is PauseStatus.TAKEN for r in taken):
-                shape: Shape = _shape_of(taken[0])
-                resume[interrupt_id] = answer_value(shape, taken)
+            taken = {r.idempotency_key: await self._take(frame, r) for r in records}
+            asked = await self._asked_with(records[0], taken)  # its expired ones too
+            answer = self._answer(frame, _shape_of(records[0]), asked)
+            if answer is not None:
+                resume[interrupt_id] = answer
         return frame, Command(resume=resume)
+
+    async def _asked_with(
+        self, one: PauseRecord, taken: Mapping[str, PauseRecord]
+    ) -> list[PauseRecord]:
+        """Every question of ``one``'s interrupt, in action order (by their keys: the action
+        index is the key's last part), the ones in ``taken`` as they were taken."""
+        asked: list[PauseRecord] = []
+        stem = one.idempotency_key.rsplit("#", 1)[0]
+        while True:
+            key = f"{stem}#{len(asked)}"
+            record = taken.get(key) or await self._runtime.store.find_by_key(key)
+            if record is None:
+                return asked
+            asked.append(record)
 
     async def _take(self, frame: RunFrame, record: PauseRecord) -> PauseRecord:
         store = self._runtime.store
@@ -412,6 +482,8 @@ def attach_graph(
                 message="the graph needs a checkpointer to pause: compile it with one",
             )
         )
+    else:
+        problems.extend(_guard_tools(name, graph))
     if problems or channel is None:
         raise AssemblyError(problems)
     assert isinstance(role_spec, ChannelRoleSpec)
@@ -432,11 +504,30 @@ def _channel_of(runtime: Runtime, role: type) -> ChannelSpec | None:
     return None
 
 
+def tool_nodes(graph: Any) -> list[ToolNode]:
+    """The graph's tool nodes (``create_agent``'s ``tools`` node)."""
+    nodes = (getattr(node, "bound", None) for node in getattr(graph, "nodes", {}).values())
+    return [node for node in nodes if isinstance(node, ToolNode)]
+
+
 def tools_of(graph: Any) -> list[BaseTool]:
-    """The tools of the graph's tool nodes (``create_agent``'s ``tools`` node)."""
-    found: list[BaseTool] = []
-    for node in getattr(graph, "nodes", {}).values():
-        bound = getattr(node, "bound", None)
-        if isinstance(bound, ToolNode):
-            found.extend(bound.tools_by_name.values())
-    return found
+    """The tools of the graph's tool nodes."""
+    return [tool for node in tool_nodes(graph) for tool in node.tools_by_name.values()]
+
+
+def _guard_tools(name: str, graph: Any) -> list[AssemblyViolation]:
+    """Guard the tools of the graph's tool nodes; what cannot be guarded, as violations."""
+    problems = []
+    for node in tool_nodes(graph):
+        try:
+            guard_tool_node(node)
+        except UnguardableToolNode as error:
+            problems.append(
+                AssemblyViolation(
+                    rule="langgraph.tool-node",
+                    component=name,
+                    message=f"the tool node {node.name!r} cannot run its tools at most once: "
+                    f"{error}",
+                )
+            )
+    return problems

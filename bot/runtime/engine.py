@@ -32,6 +32,7 @@ from bot.store.records import (
     PauseRecord,
     interrupts_to_resume,
 )
+from bot.store.tables import ATTACHED_PREFIX
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,10 +108,6 @@ class WorkflowTrees:
         if not state.values and not state.next:
             return {"input": row.input}
         return None
-
-
-ATTACHED_PREFIX = "langgraph:"
-"""The workflow name of an attached graph's executions: ``langgraph:<graph name>``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -55,8 +55,14 @@ async def send_due_nudges(runtime: Runtime, hold: HoldTree) -> int:
 
 
 def _timing_of(runtime: Runtime, record: PauseRecord) -> PauseTiming | None:
+    """The timing of the tool's binding, else of the pause's role: an attached graph's
+    ``request_approval`` names tools no tool node has, registered only once asked in this
+    process, and its questions are nudged after a restart too."""
     binding = runtime.assembly.tool_named(record.ask.tool)
-    return None if binding is None else binding.timing
+    if binding is not None:
+        return binding.timing
+    role = runtime.assembly.roles_by_name.get(record.role)
+    return None if role is None else role.timing
 
 
 async def _nudge(runtime: Runtime, record: PauseRecord, now: datetime) -> bool:

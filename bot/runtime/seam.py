@@ -27,10 +27,11 @@ from bot.core.tracing import carrier, span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import invalid_decision, validate_decision
+from bot.runtime.expiry import expire, expires_at, is_due
 from bot.runtime.frame import ClosedByDeadline, RunFrame
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
-from bot.store.closings import DecidedAtOnce, Expired
+from bot.store.closings import DecidedAtOnce
 from bot.store.records import NewPause, PauseAnswer, PauseRecord
 
 
@@ -140,12 +141,11 @@ def new_pause(
     *,
     asked_at: datetime,
     channel: str | None = None,
-    timed: bool = True,
 ) -> NewPause:
     """The record of a question asked at ``place`` under ``key``, with the times its tool's or
-    role's timing gives it (when it stops taking answers, when it is first nudged) unless
-    ``timed`` is False, and the trace context it is asked in (with OpenTelemetry)."""
-    timing = binding.timing if timed else None
+    role's timing gives it (when it stops taking answers, when it is first nudged), and the
+    trace context it is asked in (with OpenTelemetry)."""
+    timing = binding.timing
     return NewPause(
         pause_id=secrets.token_hex(16),
         tenant_id=frame.tenant_id,
@@ -165,19 +165,12 @@ def new_pause(
         tool_loop_iteration=place.tool_loop_iteration,
         asked_at=asked_at,
         ask_position=place.position,
-        closes_at=_closes_at(frame.closes_at, _expires_at(binding, asked_at) if timed else None),
+        closes_at=_closes_at(frame.closes_at, expires_at(binding, asked_at)),
         nudge_at=None
         if timing is None
         else timing.next_nudge_at(asked_at, after=None, escalated=False),
         trace_context=carrier(),  # the pass that asks: its answer's span links there
     )
-
-
-def _expires_at(binding: ToolBinding, asked_at: datetime) -> datetime | None:
-    timing = binding.timing
-    if timing is None or timing.expire_after is None:
-        return None
-    return asked_at + timing.expire_after
 
 
 def _closes_at(deadline: datetime | None, expires_at: datetime | None) -> datetime | None:
@@ -193,17 +186,13 @@ async def _expire_if_due(
 ) -> Taken | Closed | None:
     """A question still waiting at its expiry closes as EXPIRED (its channel told once, by
     the one closer that closed it); ``None`` while it has time left."""
-    expires_at = _expires_at(binding, record.asked_at)
-    if expires_at is None or runtime.clock.now() < expires_at:
+    if not is_due(runtime, binding, record):
         return None
-    closed = await runtime.store.close(record.pause_id, Expired(), at=runtime.clock.now())
-    if closed is None:  # answered or closed meanwhile: settle it as it is now
+    if await expire(runtime, record) is None:  # answered or closed meanwhile: settle it as is
         return await _settle(
             runtime, binding, await _reload(runtime, record.idempotency_key), frame
         )
-    if closed.is_sent:
-        await withdraw(runtime, closed, PauseResolution.EXPIRED)
-    return Closed(resolution=PauseResolution.EXPIRED, at=expires_at)
+    return Closed(resolution=PauseResolution.EXPIRED, at=expires_at(binding, record.asked_at))
 
 
 async def _reload(runtime: Runtime, key: str) -> PauseRecord:
@@ -289,7 +278,7 @@ async def _send(
         agent=record.agent,
         thread_id=record.thread_id,
         execution_id=record.execution_id,
-        expires_at=_expires_at(binding, record.asked_at),
+        expires_at=expires_at(binding, record.asked_at),
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.

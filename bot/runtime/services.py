@@ -9,7 +9,7 @@ from bot.core.clock import Clock
 from bot.core.metrics import Metrics
 from bot.runtime.assembly import Assembly
 from bot.runtime.container import Container
-from bot.store.repositories import PauseStore
+from bot.store.repositories import PauseStore, ToolRuns
 
 log = logging.getLogger("countersign")
 
@@ -21,3 +21,5 @@ class Runtime:
     container: Container
     assembly: Assembly
     metrics: Metrics
+    tool_runs: ToolRuns
+    """The runs of attached graphs' tools (``bot.runtime.attached_tools``)."""

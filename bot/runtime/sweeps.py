@@ -151,13 +151,14 @@ class Sweeps:
         return told
 
     async def retention(self) -> int:
-        """Remove resolved pause records older than the application's retention window."""
+        """Remove resolved pause records older than the application's retention window, and
+        the tool runs of attached graphs' trees that ended before it."""
         retention = self._runtime.assembly.application.pause_record_retention
         cutoff = self._runtime.clock.now() - retention
         removed = await self._runtime.store.delete_resolved_before(cutoff)
         if removed:
             log.info("retention sweep removed %d resolved pause records", removed)
-        return removed
+        return removed + await self._runtime.tool_runs.delete_of_trees_ended_before(cutoff)
 
     async def _tell_moved(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
 from langchain_core.messages import ToolMessage
 from langchain_core.messages.tool import ToolCall
@@ -15,11 +15,12 @@ from bot.core.clock import wait_with_timeout
 from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import PauseResolution
-from bot.core.errors import AgentFailedError, PauseExpiredError, ToolError
-from bot.core.timing import OnExpiry
+from bot.core.errors import AgentFailedError, ToolError
 from bot.core.tracing import span
 from bot.runtime.assembly import ToolBinding
+from bot.runtime.expiry import nobody_in_time
 from bot.runtime.frame import RunFrame
+from bot.runtime.run_once import GiveBack, MayHaveRun, RunNow, earlier_run, may_have_run
 from bot.runtime.seam import Closed, PausePlace, Taken, ask_channel
 from bot.runtime.services import Runtime
 
@@ -86,11 +87,7 @@ def _closed(binding: ToolBinding, frame: RunFrame, call: ToolCall, closed: Close
     name = binding.spec.name
     match closed.resolution:
         case PauseResolution.EXPIRED:
-            when = "" if closed.at is None else f" (it expired at {closed.at.isoformat()})"
-            said = f"nobody approved the call to {name} in time{when}; it did not run"
-            timing = binding.timing
-            if timing is not None and timing.on_expiry is OnExpiry.FAIL:
-                raise PauseExpiredError(said, execution_id=frame.execution_id)
+            said = nobody_in_time(binding, name, closed.at, execution_id=frame.execution_id)
             return tool_error(call, name, said)
         case PauseResolution.WITHDRAWN:
             return tool_error(call, name, "the call was withdrawn before it was answered")
@@ -114,19 +111,17 @@ async def _take(
         who = taken.responder or taken.record.channel
         reason = f": {decision.reason}" if decision.reason else ""
         return tool_error(call, name, f"the call was rejected by {who}{reason}")
-    if taken.record.tool_result is not None:
-        return ToolMessage(
-            content=taken.record.tool_result, tool_call_id=call["id"] or "", name=name
-        )
-    if not taken.first_take:
-        # an earlier run took the decision and stopped before the tool's result was saved:
-        # the tool may have run; never run it twice
-        return tool_error(
-            call,
-            name,
-            "the approved call may or may not have run (the process stopped while it ran); "
-            "check before calling it again",
-        )
+    # taking the decision is the run's start; its result is saved on the pause
+    earlier = earlier_run(first_start=taken.first_take, saved=taken.record.tool_result)
+    match earlier:
+        case GiveBack(result=result):
+            return ToolMessage(content=result, tool_call_id=call["id"] or "", name=name)
+        case MayHaveRun():
+            return tool_error(call, name, may_have_run(name))
+        case RunNow():
+            pass
+        case _:
+            assert_never(earlier)
     if decision.override_arguments is not None:
         value = binding.spec.input.model_validate(decision.override_arguments)
     message = await _run_reporting_errors(runtime, binding, frame, step, value, call, agent)

@@ -30,12 +30,16 @@ from bot.store.records import (
     MessageRefRecord,
     NewExecution,
     NewPause,
+    NewToolRun,
     OpenTree,
     PauseRecord,
+    ThreadBusy,
+    ToolRun,
     TreePauses,
     interrupts_to_resume,
 )
-from bot.store.repositories import Leases, MessageRefs, PauseStore
+from bot.store.repositories import Leases, MessageRefs, PauseStore, ToolRuns
+from bot.store.tables import ATTACHED_PREFIX
 
 
 def _copied(value: Any) -> Any:
@@ -103,6 +107,7 @@ class MemoryStore(PauseStore):
 
     def __init__(self) -> None:
         self.leases = MemoryLeases()
+        self.tool_runs = MemoryToolRuns(self)
         self._pauses: dict[str, PauseRecord] = {}
         self._by_key: dict[str, str] = {}
         self._unread_at: dict[str, datetime] = {}
@@ -348,10 +353,23 @@ class MemoryStore(PauseStore):
     # ---------------------------------------------------------------- a tree's passes
 
     async def start_tree(self, new: NewExecution, lease: LeaseClaim) -> bool:
+        live = self._live_attached(new)
+        if live is not None and live != new.execution_id:
+            raise ThreadBusy(live)
         if not self.leases.take(lease):
             return False
         await self.ensure_execution(new)
         return True
+
+    def _live_attached(self, new: NewExecution) -> str | None:
+        """The live execution of the attached graph ``new`` starts on its thread, if any."""
+        if not new.workflow.startswith(ATTACHED_PREFIX):
+            return None
+        for row in self._executions.values():
+            same_thread = (row.tenant_id, row.thread_id) == (new.tenant_id, new.thread_id)
+            if same_thread and row.workflow == new.workflow and not row.status.ended:
+                return row.execution_id
+        return None
 
     async def open_tree(self, lease: LeaseClaim, *, moving: bool = False) -> OpenTree | None:
         if not self.leases.take(lease):
@@ -597,6 +615,48 @@ class MemoryStore(PauseStore):
                 row=row,
             )
         )
+
+
+@dataclass(slots=True)
+class _ToolRun:
+    root_execution_id: str
+    result: dict[str, Any] | None = None
+
+
+class MemoryToolRuns(ToolRuns):
+    """``ToolRuns`` in memory; ``MemoryStore.tool_runs`` reads the store's executions (whose
+    trees ended)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+        self._runs: dict[str, _ToolRun] = {}
+
+    async def start(self, new: NewToolRun) -> ToolRun:
+        known = self._runs.get(new.run_key)
+        if known is None:
+            self._runs[new.run_key] = _ToolRun(root_execution_id=new.root_execution_id)
+            return ToolRun(run_key=new.run_key, first=True, result=None)
+        return ToolRun(run_key=new.run_key, first=False, result=_copied(known.result))
+
+    async def finish(self, run_key: str, result: dict[str, Any], at: datetime) -> None:
+        known = self._runs.get(run_key)
+        if known is not None and known.result is None:
+            known.result = _copied(result)
+
+    async def forget(self, run_key: str) -> None:
+        known = self._runs.get(run_key)
+        if known is not None and known.result is None:
+            del self._runs[run_key]
+
+    async def delete_of_trees_ended_before(self, cutoff: datetime) -> int:
+        ended = set()
+        for key, run in self._runs.items():
+            tree = await self._store.get(run.root_execution_id)
+            if tree is not None and tree.status.ended and tree.updated_at < cutoff:
+                ended.add(key)
+        for key in ended:
+            del self._runs[key]
+        return len(ended)
 
 
 class MemoryMessageRefs(MessageRefs):

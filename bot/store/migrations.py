@@ -37,6 +37,7 @@ from bot.store.tables import (
     pause_answers,
     pauses,
     schema_version,
+    tool_runs,
 )
 
 Migration = Callable[[Connection], None]
@@ -210,6 +211,14 @@ def _v9_trace_context(connection: Connection) -> None:
     _add_missing_columns(connection, pauses, ["trace_context"])
 
 
+def _v10_attached_graphs(connection: Connection) -> None:
+    """Attached graphs: their tools' runs (``cs_tool_runs``), and one live execution per thread
+    (a partial unique index; ``App.langgraph``'s ``ainvoke`` relies on it)."""
+    tool_runs.create(connection, checkfirst=True)
+    index = next(i for i in executions.indexes if i.name == "ux_cs_executions_live_attached_thread")
+    index.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -220,6 +229,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v7_pending_by_role,
     _v8_nudge_claims,
     _v9_trace_context,
+    _v10_attached_graphs,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

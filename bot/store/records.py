@@ -230,3 +230,35 @@ class MessageRefRecord:
     @property
     def closed(self) -> bool:
         return self.closed_at is not None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewToolRun:
+    """A tool an attached graph is about to run, keyed by where it runs (``run_key``: the tree,
+    the graph's thread, the task and the tool call)."""
+
+    run_key: str
+    tenant_id: str
+    root_execution_id: str
+    tool: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolRun:
+    """A tool's run as recorded: ``first`` when this call recorded its start (it runs now);
+    otherwise an earlier pass started it, and ``result`` is what it saved (None: it stopped
+    before it could — the tool may have run)."""
+
+    run_key: str
+    first: bool
+    result: dict[str, Any] | None
+
+
+class ThreadBusy(Exception):
+    """An execution of the attached graph already lives on the thread (``execution_id``): a
+    second one is refused by the store, atomically."""
+
+    def __init__(self, execution_id: str) -> None:
+        super().__init__(f"execution {execution_id} is live on this thread")
+        self.execution_id = execution_id

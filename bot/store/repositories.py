@@ -21,8 +21,10 @@ from bot.store.records import (
     MessageRefRecord,
     NewExecution,
     NewPause,
+    NewToolRun,
     OpenTree,
     PauseRecord,
+    ToolRun,
     TreePauses,
 )
 
@@ -147,7 +149,9 @@ class PausedExecutionRepository(Protocol):
 
 class ExecutionRecordRepository(Protocol):
     async def start_tree(self, new: NewExecution, lease: LeaseClaim) -> bool:
-        """Record a new root execution and take its lease, atomically."""
+        """Record a new root execution and take its lease, atomically. An attached graph's
+        execution (workflow ``langgraph:*``) on a thread where one lives (RUNNING or PAUSED)
+        raises ``ThreadBusy`` with that one, and nothing is written."""
         ...
 
     async def open_tree(self, lease: LeaseClaim, *, moving: bool = False) -> OpenTree | None:
@@ -217,6 +221,29 @@ class ExecutionRecordRepository(Protocol):
 
     async def find_pause_answers(self, tenant_id: str, root_execution_id: str) -> list[AuditRow]:
         """The tree's audit trail, in the order the pauses were asked."""
+        ...
+
+
+class ToolRuns(Protocol):
+    """The runs of an attached graph's tools (``cs_tool_runs``): each started once, its result
+    saved once, so a pass run again never runs a tool twice (``bot.runtime.attached_tools``)."""
+
+    async def start(self, new: NewToolRun) -> ToolRun:
+        """Record that the run starts, unless one with its key was recorded: the run as it
+        then is (``first``: this call recorded it)."""
+        ...
+
+    async def finish(self, run_key: str, result: dict[str, Any], at: datetime) -> None:
+        """Save the run's result (once: a result saved stays)."""
+        ...
+
+    async def forget(self, run_key: str) -> None:
+        """The run stopped without running the tool to its end in a way that may be retried
+        (it raised, or paused for a question): remove its start, unless a result was saved."""
+        ...
+
+    async def delete_of_trees_ended_before(self, cutoff: datetime) -> int:
+        """Remove the runs of the trees that ended before ``cutoff``; returns how many."""
         ...
 
 

@@ -30,6 +30,7 @@ from bot.store.records import (
     OpenTree,
     PauseAnswer,
     PauseRecord,
+    ThreadBusy,
     TreePauses,
     interrupts_to_resume,
 )
@@ -53,7 +54,7 @@ from bot.store.statements import (
     UPDATE_PAUSE,
     WAITING_IN_TREE,
 )
-from bot.store.tables import executions, launches, pause_answers, pauses
+from bot.store.tables import LIVE_ATTACHED, executions, launches, pause_answers, pauses
 from bot.store.transactions import Transactions
 
 R = TypeVar("R")
@@ -480,7 +481,13 @@ class SqlStore:
             connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, values)  # a repeated call
             return True
 
-        return await self._tx.write(body)
+        try:
+            return await self._tx.write(body)
+        except IntegrityError:  # the one live execution of an attached graph's thread (v10)
+            live = await self._tx.read(lambda connection: _live_attached(connection, new))
+            if live is None or live == new.execution_id:  # it ended meanwhile: start this one
+                return await self._tx.write(body)
+            raise ThreadBusy(live) from None
 
     async def open_tree(self, lease: LeaseClaim, *, moving: bool = False) -> OpenTree | None:
         """Take the tree's lease and read where the tree stands; None if the lease is held.
@@ -854,3 +861,17 @@ def _carrier(text: str | None) -> dict[str, str] | None:
     if not isinstance(read, dict):
         return None
     return {str(k): str(v) for k, v in read.items()}
+
+
+def _live_attached(connection: Connection, new: NewExecution) -> str | None:
+    """The live execution of the attached graph ``new`` starts on its thread, if any."""
+    statement = select(executions.c.execution_id).where(
+        and_(
+            executions.c.tenant_id == new.tenant_id,
+            executions.c.thread_id == new.thread_id,
+            executions.c.workflow == new.workflow,
+            LIVE_ATTACHED,
+        )
+    )
+    found: str | None = connection.execute(statement).scalar_one_or_none()
+    return found

@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    and_,
 )
 from sqlalchemy.types import TypeDecorator
 
@@ -139,6 +140,25 @@ executions = Table(
     Index("ix_cs_executions_told", "told_at", "updated_at"),
 )
 
+ATTACHED_PREFIX = "langgraph:"
+"""The workflow name of an attached graph's executions: ``langgraph:<graph name>``."""
+
+LIVE_ATTACHED = and_(
+    executions.c.status.in_(["RUNNING", "PAUSED"]),
+    executions.c.workflow.like(f"{ATTACHED_PREFIX}%"),
+)
+Index(
+    "ux_cs_executions_live_attached_thread",
+    executions.c.tenant_id,
+    executions.c.thread_id,
+    executions.c.workflow,
+    unique=True,
+    sqlite_where=LIVE_ATTACHED,
+    postgresql_where=LIVE_ATTACHED,
+)
+"""One live execution per thread of an attached graph (v10): of two instances starting one at
+once, the second insert fails, atomically, on SQLite and PostgreSQL alike."""
+
 pause_answers = Table(
     "cs_pause_answers",
     metadata,
@@ -222,4 +242,19 @@ launches = Table(
     Column("root_execution_id", String(64), nullable=False),
     Column("started_at", UtcDateTime, nullable=False),
     Index("ix_cs_launches_root", "root_execution_id"),
+)
+
+tool_runs = Table(
+    "cs_tool_runs",
+    metadata,
+    # a tool an attached graph runs (v10): started before it runs, its result (sealed like every
+    # payload) saved after, so a pass run again after a crash never runs it twice
+    Column("run_key", String(1024), primary_key=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("root_execution_id", String(64), nullable=False),
+    Column("tool", String(255), nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("result", Text),
+    Column("finished_at", UtcDateTime),
+    Index("ix_cs_tool_runs_root", "root_execution_id"),
 )

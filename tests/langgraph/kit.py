@@ -92,6 +92,11 @@ class Refunds:
 
     runs: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def by_order(self) -> list[dict[str, Any]]:
+        """The runs by order id: the calls of one model turn run side by side, in any order."""
+        return sorted(self.runs, key=lambda run: str(run["order_id"]))
+
     def tool(self) -> BaseTool:
         @tool
         def refund(order_id: str, amount: float) -> str:

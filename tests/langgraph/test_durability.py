@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from bot import Answered, App, ExecutionStatus
-from bot.testing import FakeClock, test_with
+from bot.testing import FakeClock, inspect_app, test_with
 from bot.testing.llm import ScriptedChatModel
 from tests.databases import postgres_database
 from tests.langgraph.kit import OFFICE, Outbox, RefundApproval, Refunds, refund_agent, tool_calls
@@ -52,7 +52,7 @@ async def test_an_answer_after_a_restart_on_a_sqlite_file(tmp_path: Path) -> Non
                 second, reply="approve", tenant_id="acme", answered_by="M1", record=True
             )
     assert done.status is ExecutionStatus.COMPLETED
-    assert refunds.runs == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
+    assert refunds.by_order == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
     assert len(outbox.asks) == 2  # nothing posted twice across the restart
     assert done.record is not None
     assert [e.ran_with for e in done.record.pauses] == [
@@ -81,7 +81,7 @@ async def test_recovery_continues_answers_recorded_and_never_continued(tmp_path:
         assert await app.recover() == 0  # not attached yet: the tree waits for its graph
         app.langgraph("refund-agent", graph, role=RefundApproval)
         await clock.advance(timedelta(seconds=30))
-        assert refunds.runs == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
+        assert refunds.by_order == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
         [row] = await app.cancel("t1", tenant_id="acme")  # already ended: cancel changes nothing
         assert row.status is ExecutionStatus.COMPLETED
 
@@ -108,4 +108,29 @@ async def test_two_instances_answer_the_two_pauses_of_one_interrupt_at_once() ->
         assert ExecutionStatus.COMPLETED in {r.status for r in results}
         final = await one.get_result(results[0].execution_id, tenant_id="acme")
         assert final.status is ExecutionStatus.COMPLETED
-    assert refunds.runs == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
+    assert refunds.by_order == [{"order_id": "7", "amount": 40}, {"order_id": "8", "amount": 5}]
+
+
+@pytest.mark.postgres
+async def test_two_instances_invoking_one_thread_at_once_start_one_execution() -> None:
+    outbox, refunds, model = Outbox(), Refunds(), two_refunds()
+    graph = refund_agent(model, refunds, checkpointer=InMemorySaver())
+    async with (
+        postgres_database() as url,
+        test_with(OFFICE.application, instances=2, database_url=url, services={Outbox: outbox}) as (
+            one,
+            two,
+        ),
+    ):
+        agents = [app.langgraph("refund-agent", graph, role=RefundApproval) for app in (one, two)]
+        results = await asyncio.gather(
+            *(
+                agent.ainvoke(ASK, thread_id="t1", tenant_id="acme", owner_id="U1")
+                for agent in agents
+            )
+        )
+        executions = await inspect_app(one).store.list_executions_by_thread("acme", "t1")
+    assert [e.execution_id for e in executions] == [results[0].execution_id]
+    assert results[1].execution_id == results[0].execution_id
+    assert sorted(r.moved for r in results) == [False, True]  # the other: as it stands
+    assert len(model.calls) == 1 and len(outbox.asks) == 2  # one run asked its two questions

@@ -25,6 +25,8 @@ DESK = "C0DESK"
 MANAGER = "U0MANAGER"
 OWNER = "U0OWNER"
 FINAL = re.compile(r"^Here is what happened: (.*)$")
+INTERRUPTED = "may or may not have run (the process stopped while it ran)"
+"""What the model says of an approved tool a SIGKILL interrupted (``bot.runtime.run_once``)."""
 
 
 def env(stub: SlackStub, port: int, url: str) -> dict[str, str]:
@@ -177,10 +179,16 @@ def check_finished(stub: SlackStub, finals: list[tuple[str, str]], requests: int
         by_thread[thread] = by_thread.get(thread, 0) + 1
     assert by_thread == {thread_of(i): 1 for i in range(requests)}, sorted(by_thread.items())
     texts = [text for _, text in finals]
-    approved = [t for t in texts if "refunded 120.00" in t]
+    # A SIGKILL that lands while an approved tool runs leaves it "may or may not have run": the
+    # survivor never runs it again (at most once) and the model says so; that is a continued
+    # answer too, but it must stay rare (the kill is one instant) and never hide a second run.
+    interrupted = [t for t in texts if INTERRUPTED in t]
+    approved = [t for t in texts if "refunded 120.00" in t or "the refund did not happen" in t]
     rejected = [t for t in texts if "the refund was rejected: too much" in t]
     assert (len(approved), len(rejected)) == (requests - requests // 2, requests // 2), texts
-    assert all(t.count("booked 86.50") == 1 and t.count("refunded") <= 1 for t in texts), texts
+    assert all(t.count("refunded") <= 1 and t.count("booked") <= 1 for t in texts), texts
+    assert all("booked 86.50" in t or "the expense did not happen" in t for t in texts), texts
+    assert len(interrupted) <= max(1, requests // 4), texts
     closed = {
         (u.payload["channel"], u.payload["ts"])
         for u in stub.of("chat.update")

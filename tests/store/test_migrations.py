@@ -1,6 +1,7 @@
 """Migrations from a database an earlier version made: v3 → v4 moves Slack's message references
 into ``cs_message_refs``, v6 adds the reminders' columns, v7 the pending gauge's index, v8 when a
-nudge was claimed, v9 the trace context; on SQLite and PostgreSQL."""
+nudge was claimed, v9 the trace context, v10 the attached graphs' tool runs and one live
+execution per thread; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_v4_moves_slack_s_message_references_into_message_refs(
     v3_database: Database,
 ) -> None:
-    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 9
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 10
     refs = SqlMessageRefs(v3_database)
 
     assert await refs.get("a" * 32) == MessageRefRecord(
@@ -133,7 +134,7 @@ async def test_v4_drops_the_old_table_and_a_second_migrate_does_nothing(
             lambda c: list(c.execute(select(schema_version.c.version)).scalars())
         )
     assert "cs_message_refs" in tables and "cs_slack_messages" not in tables
-    assert sorted(versions) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert sorted(versions) == list(range(1, len(MIGRATIONS) + 1))
     assert len(await SqlMessageRefs(v3_database).open_in_thread("C0APPROVALS", "1.1")) == 2
 
 
@@ -250,10 +251,37 @@ async def test_v9_adds_the_trace_context_column_once(backend: str, tmp_path: Pat
     async with database(backend, tmp_path) as url, Database.open(url) as opened:
         async with opened.engine.begin() as connection:
             await connection.run_sync(_v8_without_trace_context)
-        assert await opened.migrate(LATER) == 9
-        assert await opened.migrate(LATER) == 9  # idempotent
+        assert await opened.migrate(LATER) == len(MIGRATIONS)
+        assert await opened.migrate(LATER) == len(MIGRATIONS)  # idempotent
         async with opened.engine.connect() as connection:
             columns = await connection.run_sync(
                 lambda c: {column["name"] for column in inspect(c).get_columns(pauses.name)}
             )
     assert "trace_context" in columns
+
+
+def _v9_without_attached_graphs(connection: Connection) -> None:
+    """The schema as v9 left it: no tool runs, no one-live-execution-per-thread index."""
+    apply_migrations(connection, schema_version, MIGRATIONS[:9], NOW)
+    connection.exec_driver_sql("DROP INDEX ux_cs_executions_live_attached_thread")
+    connection.exec_driver_sql("DROP TABLE cs_tool_runs")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_v10_adds_the_tool_runs_and_the_live_thread_index_once(
+    backend: str, tmp_path: Path
+) -> None:
+    async with database(backend, tmp_path) as url, Database.open(url) as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(_v9_without_attached_graphs)
+        assert await opened.migrate(LATER) == len(MIGRATIONS)
+        assert await opened.migrate(LATER) == len(MIGRATIONS)  # idempotent
+        async with opened.engine.connect() as connection:
+            tables, indexes = await connection.run_sync(
+                lambda c: (
+                    set(inspect(c).get_table_names()),
+                    {index["name"]: index for index in inspect(c).get_indexes(executions.name)},
+                )
+            )
+    assert "cs_tool_runs" in tables
+    assert indexes["ux_cs_executions_live_attached_thread"]["unique"]

@@ -15,7 +15,7 @@ from bot.store.closings import Answered
 from bot.store.database import Database
 from bot.store.leases import LeaseClaim, SqlLeases
 from bot.store.memory import MemoryStore
-from bot.store.records import NewExecution, PauseAnswer
+from bot.store.records import NewExecution, PauseAnswer, ThreadBusy
 from bot.store.repositories import Leases, PauseStore
 from bot.store.sql import SqlStore
 from tests.databases import STORE_BACKENDS, database
@@ -254,3 +254,55 @@ async def test_only_taking_over_another_owner_s_expired_lease_is_a_takeover(
     await leases.release(noting("b", later))
     assert await leases.try_take(noting("c", later))  # released, so free again: no takeover
     assert takeovers == ["b"]
+
+
+def attached_root(execution_id: str, *, thread: str = "t1") -> NewExecution:
+    return NewExecution(
+        execution_id=execution_id,
+        root_execution_id=execution_id,
+        parent_execution_id=None,
+        thread_id=thread,
+        tenant_id="acme",
+        owner_id="U1",
+        workflow="langgraph:refund-agent",
+        input={"input": "hi"},
+        created_at=NOW,
+    )
+
+
+async def test_one_live_execution_per_thread_of_an_attached_graph(
+    stores: tuple[PauseStore, Leases],
+) -> None:
+    store, _ = stores
+    assert await store.start_tree(attached_root("e1"), claim("a", root="e1"))
+    assert await store.start_tree(attached_root("e1"), claim("a", root="e1"))  # a repeat
+    with pytest.raises(ThreadBusy) as busy:
+        await store.start_tree(attached_root("e2"), claim("b", root="e2"))
+    assert busy.value.execution_id == "e1"
+    assert await store.get("e2") is None  # nothing written, its lease not taken
+    assert await store.start_tree(attached_root("e3", thread="t2"), claim("b", root="e3"))
+    await store.set_status("e1", ExecutionStatus.COMPLETED, NOW)
+    assert await store.start_tree(attached_root("e2"), claim("b", root="e2"))  # e1 ended
+
+
+async def test_our_own_workflows_may_share_a_thread(stores: tuple[PauseStore, Leases]) -> None:
+    store, _ = stores
+    assert await store.start_tree(new_root("e1"), claim("a", root="e1"))
+    assert await store.start_tree(new_root("e2"), claim("a", root="e2"))
+    assert {r.execution_id for r in await store.list_executions_by_thread("acme", "t1")} == {
+        "e1",
+        "e2",
+    }
+
+
+async def test_two_attached_starts_on_one_thread_at_once_make_one_execution(
+    stores: tuple[PauseStore, Leases],
+) -> None:
+    store, _ = stores
+    started = await asyncio.gather(
+        *(store.start_tree(attached_root(f"e{i}"), claim("a", root=f"e{i}")) for i in range(4)),
+        return_exceptions=True,
+    )
+    assert sum(1 for s in started if s is True) == 1
+    assert sum(1 for s in started if isinstance(s, ThreadBusy)) == 3
+    assert len(await store.list_executions_by_thread("acme", "t1")) == 1

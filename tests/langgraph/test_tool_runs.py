@@ -1,0 +1,57 @@
+"""An attached graph's approved tool runs at most once: a process SIGKILLed while the tool runs
+is recovered by another, which does not run the tool again and tells the model so."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
+from bot import App, AssemblyError, ExecutionStatus
+from bot.testing import FakeClock
+from bot.testing.llm import ScriptedChatModel
+from tests.databases import BACKENDS, database
+from tests.langgraph.crash_worker import open_app, refund_agent, run_until_killed
+from tests.langgraph.kit import Outbox, RefundApproval, Refunds, contents_of_tool_messages
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_tool_killed_midway_is_not_run_again_by_the_recovery(
+    backend: str, tmp_path: Path
+) -> None:
+    checkpoints, side_effects = tmp_path / "agent.db", tmp_path / "refunds.txt"
+    async with database(backend, tmp_path) as url:
+        out = run_until_killed(url, checkpoints, side_effects)
+        [execution_id] = re.findall(r"execution (\w+)", out)
+        assert side_effects.read_text().splitlines() == ["refunded 40.00 on order 7"]
+        model = ScriptedChatModel(component="refund").then_return("Done.")
+        clock = FakeClock()
+        async with refund_agent(model, checkpoints, side_effects, die=False) as graph:
+            survivor = await open_app(url, Outbox(), clock)
+            async with survivor:
+                survivor.langgraph("refund-agent", graph, role=RefundApproval)
+                await clock.advance(timedelta(seconds=61))  # the dead lease expires: recovery
+                done = await survivor.get_result(execution_id, tenant_id="acme")
+    assert done.status is ExecutionStatus.COMPLETED
+    assert side_effects.read_text().splitlines() == ["refunded 40.00 on order 7"]  # once
+    [told] = contents_of_tool_messages(model)
+    assert told.startswith("Tool error: the call to refund may or may not have run")
+    assert "was not run again" in told
+
+
+async def test_a_tool_node_whose_tools_cannot_be_guarded_is_refused_at_attach(app: App) -> None:
+    graph = StateGraph(MessagesState)
+    sync_only = ToolNode([Refunds().tool()], wrap_tool_call=lambda call, run: run(call))
+    graph.add_node("tools", sync_only)
+    graph.add_edge(START, "tools")
+    with pytest.raises(AssemblyError) as refused:
+        app.langgraph(
+            "refund-agent", graph.compile(checkpointer=InMemorySaver()), role=RefundApproval
+        )
+    assert refused.value.rules == ["langgraph.tool-node"]
+    assert "awrap_tool_call" in str(refused.value)
