@@ -51,7 +51,7 @@ from channels.web.form import Submission, form_fields, read_form
 from channels.web.inbox import WebInbox
 from channels.web.links import Link, LinkError, LinkKind, LinkProblem, LinkSigner
 from channels.web.notify import Notifier, log, log_notifier
-from channels.web.offers import action_of, not_offered
+from channels.web.offers import Action, action_of, not_offered
 from channels.web.render import (
     ACTION_FIELD,
     CSRF_FIELD,
@@ -193,34 +193,13 @@ class WebServer:
                 said = await self._answering.answer(
                     link, action, decision=ToolCallApprovalDecision(approved=True)
                 )
-            case "reject":
-                reason = _text(fields, "reason")
+            case "reject" | "respond" | "reply":
+                field, missing = _TEXT_FORMS[action]
+                text = _text(fields, field)
                 said = (
-                    Said(status=422, text="Say why you reject it.")
-                    if not reason
-                    else await self._answering.answer(
-                        link,
-                        action,
-                        decision=ToolCallApprovalDecision(approved=False, reason=reason),
-                    )
-                )
-            case "respond":
-                response = _text(fields, "response")
-                said = (
-                    Said(status=422, text="Write your answer first.")
-                    if not response
-                    else await self._answering.answer(
-                        link,
-                        action,
-                        decision=ToolCallApprovalDecision(approved=False, response=response),
-                    )
-                )
-            case "reply":
-                text = _text(fields, "reply")
-                said = (
-                    Said(status=422, text="Write your answer first.")
+                    Said(status=422, text=missing)
                     if not text
-                    else await self._answering.answer(link, action, reply=text)
+                    else await self._answer_with_text(link, action, text)
                 )
             case None:
                 log.warning("web: refused a form with an unknown action")
@@ -230,6 +209,19 @@ class WebServer:
                     "This form asks for something the page does not do: open the link again.",
                 )
         return await self._after(request, link, said, csrf, fields)
+
+    async def _answer_with_text(self, link: Link, action: Action, text: str) -> Said:
+        """A rejection with its reason, an answer in place of the tool, or a free-text reply
+        for the role's interpreter."""
+        match action:
+            case "reject":
+                rejection = ToolCallApprovalDecision(approved=False, reason=text)
+                return await self._answering.answer(link, action, decision=rejection)
+            case "respond":
+                response = ToolCallApprovalDecision(approved=False, response=text)
+                return await self._answering.answer(link, action, decision=response)
+            case _:
+                return await self._answering.answer(link, action, reply=text)
 
     async def _edit(
         self, request: web.Request, link: Link, fields: Mapping[str, str], csrf: str
@@ -415,6 +407,14 @@ def _question(pause: PauseView, link: Link, role_description: str) -> Question:
         answering_as=link.approver,
         description=pause.ask.description or "",
     )
+
+
+_TEXT_FORMS: Final = {
+    "reject": ("reason", "Say why you reject it."),
+    "respond": ("response", "Write your answer first."),
+    "reply": ("reply", "Write your answer first."),
+}
+"""The forms that answer with a text: the field it is in, and what to say when it is empty."""
 
 
 def _text(fields: Mapping[str, str], name: str) -> str:

@@ -12,21 +12,12 @@ import pytest
 
 from bot import (
     App,
-    ChannelAsk,
-    ChannelOf,
-    ChannelOutcome,
-    ChannelReminder,
-    ChannelWithdrawal,
     ExecutionStatus,
     NotPausedError,
     OnExpiry,
-    PauseAnswerer,
     PauseResolution,
     PauseTiming,
-    channel,
-    channel_role,
 )
-from bot.core.channel import AwaitReply
 from bot.testing import FakeClock, inspect_app
 from bot.testing.llm import ScriptedChatModel
 from tests.apps import sample_agent, sample_application
@@ -41,7 +32,7 @@ from tests.langgraph.kit import (
     tool_messages,
 )
 from tests.langgraph.test_attached_agents import plain_graph
-from tests.runtime.test_expiry import Sent
+from tests.runtime.test_expiry import Sent, recording_role
 
 HOUR = timedelta(hours=1)
 SWEPT = timedelta(seconds=5)  # the sweep ticks every 3 s: whole hours from here end after one
@@ -52,29 +43,9 @@ FAILING = PauseTiming(expire_after=2 * HOUR, on_expiry=OnExpiry.FAIL)
 def timed_application(name: str, timing: PauseTiming) -> tuple[Any, type]:
     """An application whose one role, with ``timing``, a recording channel implements."""
 
-    @channel_role(
-        name=f"{name}-approval-channel",
-        description="A manager approves refunds",
-        approves=AnyCall,
-        answered_by=PauseAnswerer.CHANNEL,
-        timing=timing,
+    TimedApproval, Recording = recording_role(
+        name, approves=AnyCall, description="A manager approves refunds", timing=timing
     )
-    class TimedApproval(ChannelOf): ...
-
-    @channel(name=f"{name}-recording-channel", description="Records", deps=[Sent])
-    class Recording(TimedApproval):
-        def __init__(self, sent: Sent) -> None:
-            self.sent = sent
-
-        async def send(self, ask: ChannelAsk) -> AwaitReply:
-            self.sent.asks.append(ask)
-            return ChannelOutcome.await_reply()
-
-        async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
-            self.sent.withdrawals.append(withdrawal)
-
-        async def remind(self, reminder: ChannelReminder) -> None:
-            self.sent.reminders.append(reminder)
 
     idle = sample_agent(
         f"{name}-idle", tools=[], description="Not used", model=ScriptedChatModel(component="idle")

@@ -79,20 +79,23 @@ class Desk:
         return pause.status, pause.resolution
 
 
-def payout_application(
-    name: str, *, role_timing: PauseTiming | None, tool_timing: PauseTiming | None = None
-) -> SampleApplication:
+def recording_role(
+    name: str, *, approves: type[BaseModel], description: str, timing: PauseTiming | None
+) -> tuple[type, type]:
+    """A CHANNEL role with ``timing`` (named ``{name}-approval-channel``), and a channel
+    implementing it that records what it is told in ``Sent``."""
+
     @channel_role(
         name=f"{name}-approval-channel",
-        description="Approves payouts",
-        approves=PayoutInput,
+        description=description,
+        approves=approves,
         answered_by=PauseAnswerer.CHANNEL,
-        timing=role_timing,
+        timing=timing,
     )
-    class PayoutApproval(ChannelOf): ...
+    class TimedApproval(ChannelOf): ...
 
     @channel(name=f"{name}-recording-channel", description="Records", deps=[Sent])
-    class RecordingPayouts(PayoutApproval):
+    class Recording(TimedApproval):
         def __init__(self, sent: Sent) -> None:
             self.sent = sent
 
@@ -108,6 +111,16 @@ def payout_application(
 
         async def escalate(self, escalation: ChannelEscalation) -> None:
             self.sent.escalations.append(escalation)
+
+    return TimedApproval, Recording
+
+
+def payout_application(
+    name: str, *, role_timing: PauseTiming | None, tool_timing: PauseTiming | None = None
+) -> SampleApplication:
+    PayoutApproval, RecordingPayouts = recording_role(
+        name, approves=PayoutInput, description="Approves payouts", timing=role_timing
+    )
 
     @tool(
         name=f"{name}-payout-tool",
