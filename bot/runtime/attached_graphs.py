@@ -15,6 +15,7 @@ our records: a pass takes the answers (RESOLVED → TAKEN) before it resumes wit
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -505,9 +506,17 @@ def _channel_of(runtime: Runtime, role: type) -> ChannelSpec | None:
 
 
 def tool_nodes(graph: Any) -> list[ToolNode]:
-    """The graph's tool nodes (``create_agent``'s ``tools`` node)."""
-    nodes = (getattr(node, "bound", None) for node in getattr(graph, "nodes", {}).values())
-    return [node for node in nodes if isinstance(node, ToolNode)]
+    """The tool nodes of the graph (``create_agent``'s ``tools`` node) and of the subgraphs
+    LangGraph finds in it (``get_subgraphs``: a compiled graph added as a node, an agent
+    inside an agent), so their tools are guarded too."""
+    graphs = [graph]
+    with contextlib.suppress(Exception):  # a graph-like object without subgraphs of its own
+        graphs += [subgraph for _, subgraph in graph.get_subgraphs(recurse=True)]
+    found: list[ToolNode] = []
+    for each in graphs:
+        nodes = (getattr(node, "bound", None) for node in getattr(each, "nodes", {}).values())
+        found += [node for node in nodes if isinstance(node, ToolNode) and node not in found]
+    return found
 
 
 def tools_of(graph: Any) -> list[BaseTool]:

@@ -13,7 +13,9 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from bot import App, AssemblyError, ExecutionStatus
-from bot.testing import FakeClock
+from bot.runtime.attached_graphs import tool_nodes
+from bot.runtime.attached_tools import GuardedTools
+from bot.testing import FakeClock, inspect_app
 from bot.testing.llm import ScriptedChatModel
 from tests.databases import BACKENDS, database
 from tests.langgraph.crash_worker import open_app, refund_agent, run_until_killed
@@ -55,3 +57,22 @@ async def test_a_tool_node_whose_tools_cannot_be_guarded_is_refused_at_attach(ap
         )
     assert refused.value.rules == ["langgraph.tool-node"]
     assert "awrap_tool_call" in str(refused.value)
+
+
+async def test_the_tools_of_a_subgraph_are_guarded_and_known_too(app: App) -> None:
+    """A compiled graph added as a node of another (an agent inside a workflow): its tool
+    node is found through LangGraph's ``get_subgraphs``, guarded, and its tools registered
+    (their schemas validate edits) as for a top-level one."""
+    inner = StateGraph(MessagesState)
+    inner.add_node("tools", ToolNode([Refunds().tool()]))
+    inner.add_edge(START, "tools")
+    outer = StateGraph(MessagesState)
+    outer.add_node("agent", inner.compile())
+    outer.add_edge(START, "agent")
+    compiled = outer.compile(checkpointer=InMemorySaver())
+
+    [node] = tool_nodes(compiled)
+    assert node._awrap_tool_call is None  # not guarded before it is attached
+    app.langgraph("nested-agent", compiled, role=RefundApproval)
+    assert isinstance(node._awrap_tool_call, GuardedTools)
+    assert inspect_app(app).runtime.assembly.tool_named("refund") is not None
