@@ -285,6 +285,22 @@ async def stop(process: asyncio.subprocess.Process) -> tuple[int, str, str]:
     return process.returncode or 0, out.decode(), err.decode()
 
 
+def desk_mention(event_id: str, *, ts: str) -> dict[str, Any]:
+    """A signed-to-be mention of the bot asking the desk for a refund, in a channel."""
+    return {
+        "type": "event_callback",
+        "team_id": TEAM,
+        "event_id": event_id,
+        "event": {
+            "type": "app_mention",
+            "user": "U0OWNER",
+            "text": f"<@{BOT_USER}> refund the broken order",
+            "channel": "C0GENERAL",
+            "ts": ts,
+        },
+    }
+
+
 async def test_serve_runs_the_desk_on_the_offline_model_with_nothing_but_a_slack_app(
     stub: SlackStub, tmp_path: Path
 ) -> None:
@@ -301,18 +317,7 @@ async def test_serve_runs_the_desk_on_the_offline_model_with_nothing_but_a_slack
     try:
         async with aiohttp.ClientSession() as session:
             await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
-            mention = {
-                "type": "event_callback",
-                "team_id": TEAM,
-                "event_id": "Ev0OFFLINE",
-                "event": {
-                    "type": "app_mention",
-                    "user": "U0OWNER",
-                    "text": f"<@{BOT_USER}> refund the broken order",
-                    "channel": "C0GENERAL",
-                    "ts": "1700000950.000001",
-                },
-            }
+            mention = desk_mention("Ev0OFFLINE", ts="1700000950.000001")
             events = f"http://127.0.0.1:{port}/slack/events"
             mentioned = json.dumps(mention)
             assert await signed_post(session, events, mentioned, "application/json") == 200
@@ -353,18 +358,7 @@ async def test_serve_runs_the_desk_as_an_attached_langchain_agent(
     try:
         async with aiohttp.ClientSession() as session:
             await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
-            mention = {
-                "type": "event_callback",
-                "team_id": TEAM,
-                "event_id": "Ev0LANGGRAPH",
-                "event": {
-                    "type": "app_mention",
-                    "user": "U0OWNER",
-                    "text": f"<@{BOT_USER}> refund the broken order",
-                    "channel": "C0GENERAL",
-                    "ts": "1700000960.000001",
-                },
-            }
+            mention = desk_mention("Ev0LANGGRAPH", ts="1700000960.000001")
             assert (
                 await signed_post(session, events, json.dumps(mention), "application/json") == 200
             )
