@@ -16,6 +16,7 @@ from bot import (
     DecidedBy,
     ExecutionContext,
     PauseAnswerer,
+    PauseTiming,
     ReplyInput,
     ReplyInterpretation,
     Sensitive,
@@ -24,7 +25,9 @@ from bot import (
     reply_interpreter,
     tool,
 )
+from bot.components.specs import ChannelRoleSpec, spec_of
 from bot.core.channel import AwaitReply
+from interpreters import KeywordReplyInterpreter
 from tests.apps import sample_agent, sample_application
 
 
@@ -274,16 +277,79 @@ OfficeWorkflow = OFFICE.workflow
 OfficeApplication = OFFICE.application
 
 
-def recording_office_tools(
-    *,
-    refund: tuple[type, type[BaseModel]],
-    expense_role: type,
-    wire: tuple[type, type[BaseModel]],
+class WireInput(BaseModel):
+    iban: str
+    amount: float
+
+
+def office_roles(
+    office: str, *, refund_input: type[BaseModel], wire_timing: PauseTiming | None = None
 ) -> tuple[type, type, type]:
-    """A refund, an expense and a wire tool, each asking its role (``(role, input model)`` for
-    the two whose inputs differ between offices) and recording its runs in the ``Ledger``."""
-    refund_role, refund_input = refund
-    wire_role, wire_input = wire
+    """The refund, expense and wire roles of a channel's test office (``office``: "slack",
+    "web"), each office's own classes:
+
+    * refunds: a CHANNEL role; replies read by the keyword interpreter;
+    * expenses: a THREAD_OWNER role (the requester confirms); keyword interpreter;
+    * wires: a CHANNEL role with separation of duties and no reply interpreter (only the
+      buttons answer it), with ``wire_timing`` on its questions.
+    """
+
+    @reply_interpreter(
+        name=f"{office}-refund-reply-interpreter",
+        description="Reads approve / reject in a reply to a refund",
+        decided_by=DecidedBy.CODE,
+    )
+    class RefundReplyInterpreter(KeywordReplyInterpreter): ...
+
+    @reply_interpreter(
+        name=f"{office}-expense-reply-interpreter",
+        description="Reads approve / reject in a reply to an expense",
+        decided_by=DecidedBy.CODE,
+    )
+    class ExpenseReplyInterpreter(KeywordReplyInterpreter): ...
+
+    @channel_role(
+        name="refund-approval-channel",
+        description="A manager approves card refunds",
+        approves=refund_input,
+        answered_by=PauseAnswerer.CHANNEL,
+        reply_interpreter=RefundReplyInterpreter,
+    )
+    class RefundApprovalChannel(ChannelOf): ...
+
+    @channel_role(
+        name="expense-approval-channel",
+        description="The requester confirms an expense",
+        approves=ExpenseInput,
+        answered_by=PauseAnswerer.THREAD_OWNER,
+        reply_interpreter=ExpenseReplyInterpreter,
+    )
+    class ExpenseApprovalChannel(ChannelOf): ...
+
+    @channel_role(
+        name="wire-approval-channel",
+        description="A manager approves wires, with the buttons only",
+        approves=WireInput,
+        answered_by=PauseAnswerer.CHANNEL,
+        separation_of_duties=True,  # whoever asks for a wire cannot approve it
+        timing=wire_timing,
+    )
+    class WireApprovalChannel(ChannelOf): ...
+
+    return RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel
+
+
+def _approves(role: type) -> type[BaseModel]:
+    spec = spec_of(role)
+    assert isinstance(spec, ChannelRoleSpec)
+    return spec.approves
+
+
+def recording_office_tools(roles: tuple[type, type, type]) -> tuple[type, type, type]:
+    """A refund, an expense and a wire tool asking ``office_roles``'s roles (each taking what
+    its role approves) and recording their runs in the ``Ledger``."""
+    refund_role, expense_role, wire_role = roles
+    refund_input, wire_input = _approves(refund_role), _approves(wire_role)
 
     @tool(
         name="refund-card-tool",

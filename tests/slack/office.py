@@ -15,18 +15,12 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from bot import (
-    DecidedBy,
-    PauseAnswerer,
     PauseTiming,
     Sensitive,
-    channel_role,
-    reply_interpreter,
 )
-from bot.core.channel import ChannelOf
 from channels.slack import slack_channel
-from interpreters import KeywordReplyInterpreter
 from tests.apps import sample_agent, sample_application
-from tests.office import ExpenseInput, recording_office_tools
+from tests.office import office_roles, recording_office_tools
 
 APPROVALS = "C0APPROVALS"
 MANAGER = "U0MANAGER"
@@ -51,56 +45,9 @@ class RefundCardInput(BaseModel):
     email: Annotated[str, Sensitive()] = SECRET_EMAIL
 
 
-class WireInput(BaseModel):
-    iban: str
-    amount: float
-
-
-@reply_interpreter(
-    name="slack-refund-reply-interpreter",
-    description="Reads approve / reject in a reply to a refund",
-    decided_by=DecidedBy.CODE,
+RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel = office_roles(
+    "slack", refund_input=RefundCardInput, wire_timing=WIRE_TIMING
 )
-class RefundReplyInterpreter(KeywordReplyInterpreter): ...
-
-
-@reply_interpreter(
-    name="slack-expense-reply-interpreter",
-    description="Reads approve / reject in a reply to an expense",
-    decided_by=DecidedBy.CODE,
-)
-class ExpenseReplyInterpreter(KeywordReplyInterpreter): ...
-
-
-@channel_role(
-    name="refund-approval-channel",
-    description="A manager approves card refunds",
-    approves=RefundCardInput,
-    answered_by=PauseAnswerer.CHANNEL,
-    reply_interpreter=RefundReplyInterpreter,
-)
-class RefundApprovalChannel(ChannelOf): ...
-
-
-@channel_role(
-    name="expense-approval-channel",
-    description="The requester confirms an expense",
-    approves=ExpenseInput,
-    answered_by=PauseAnswerer.THREAD_OWNER,
-    reply_interpreter=ExpenseReplyInterpreter,
-)
-class ExpenseApprovalChannel(ChannelOf): ...
-
-
-@channel_role(
-    name="wire-approval-channel",
-    description="A manager approves wires, with the buttons only",
-    approves=WireInput,
-    answered_by=PauseAnswerer.CHANNEL,
-    separation_of_duties=True,  # whoever asks for a wire cannot approve it
-    timing=WIRE_TIMING,
-)
-class WireApprovalChannel(ChannelOf): ...
 
 
 SlackRefundChannel = slack_channel(
@@ -122,9 +69,7 @@ SlackWireChannel = slack_channel(
 
 
 RefundCardTool, BookExpenseTool, WireMoneyTool = recording_office_tools(
-    refund=(RefundApprovalChannel, RefundCardInput),
-    expense_role=ExpenseApprovalChannel,
-    wire=(WireApprovalChannel, WireInput),
+    (RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel)
 )
 
 

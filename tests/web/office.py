@@ -17,19 +17,16 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from bot import (
-    DecidedBy,
     PauseAnswerer,
     PauseTiming,
     Sensitive,
     channel_role,
-    reply_interpreter,
     tool,
 )
 from bot.core.channel import ChannelOf
 from channels.web import web_channel
-from interpreters import KeywordReplyInterpreter
 from tests.apps import sample_agent, sample_application
-from tests.office import Done, ExpenseInput, Ledger, recording_office_tools
+from tests.office import Done, Ledger, office_roles, recording_office_tools
 
 ALICE = "alice@example.com"
 BOB = "bob"
@@ -46,11 +43,6 @@ class RefundCardInput(BaseModel):
     email: Annotated[str, Sensitive()] = SECRET_EMAIL
 
 
-class WireInput(BaseModel):
-    iban: str
-    amount: float
-
-
 class PayoutInput(BaseModel):
     payee: str
     amount: float
@@ -62,50 +54,9 @@ PAYOUT_TIMING = PauseTiming(
 )
 
 
-@reply_interpreter(
-    name="web-refund-reply-interpreter",
-    description="Reads approve / reject in an answer to a refund",
-    decided_by=DecidedBy.CODE,
+RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel = office_roles(
+    "web", refund_input=RefundCardInput
 )
-class RefundReplyInterpreter(KeywordReplyInterpreter): ...
-
-
-@reply_interpreter(
-    name="web-expense-reply-interpreter",
-    description="Reads approve / reject in an answer to an expense",
-    decided_by=DecidedBy.CODE,
-)
-class ExpenseReplyInterpreter(KeywordReplyInterpreter): ...
-
-
-@channel_role(
-    name="refund-approval-channel",
-    description="A manager approves card refunds",
-    approves=RefundCardInput,
-    answered_by=PauseAnswerer.CHANNEL,
-    reply_interpreter=RefundReplyInterpreter,
-)
-class RefundApprovalChannel(ChannelOf): ...
-
-
-@channel_role(
-    name="expense-approval-channel",
-    description="The requester confirms an expense",
-    approves=ExpenseInput,
-    answered_by=PauseAnswerer.THREAD_OWNER,
-    reply_interpreter=ExpenseReplyInterpreter,
-)
-class ExpenseApprovalChannel(ChannelOf): ...
-
-
-@channel_role(
-    name="wire-approval-channel",
-    description="A manager approves wires, with the buttons only",
-    approves=WireInput,
-    answered_by=PauseAnswerer.CHANNEL,
-    separation_of_duties=True,
-)
-class WireApprovalChannel(ChannelOf): ...
 
 
 @channel_role(
@@ -132,9 +83,7 @@ WebPayoutChannel = web_channel(
 
 
 RefundCardTool, BookExpenseTool, WireMoneyTool = recording_office_tools(
-    refund=(RefundApprovalChannel, RefundCardInput),
-    expense_role=ExpenseApprovalChannel,
-    wire=(WireApprovalChannel, WireInput),
+    (RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel)
 )
 
 
