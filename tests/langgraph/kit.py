@@ -47,8 +47,17 @@ class Outbox:
         return [a.pause_id for a in self.asks]
 
 
-class AnyCall(BaseModel):
-    """The role approves any call (the attached graph's tools bring their own schemas)."""
+CUSTOMER_EMAIL = "customer@example.com"
+
+
+class RefundCall(BaseModel):
+    """What the refund role approves: the refund tool's arguments (an attached graph's
+    questions are shown, and their edits checked, by the role's model, so it fits the tool's
+    arguments: the same names, of compatible types)."""
+
+    order_id: str
+    amount: float
+    email: str = CUSTOMER_EMAIL
 
 
 @reply_interpreter(
@@ -60,7 +69,7 @@ class RefundReplies(KeywordReplyInterpreter): ...
 @channel_role(
     name="refund-approval-channel",
     description="A manager approves refunds",
-    approves=AnyCall,
+    approves=RefundCall,
     answered_by=PauseAnswerer.CHANNEL,
     reply_interpreter=RefundReplies,
 )
@@ -99,8 +108,8 @@ class Refunds:
 
     def tool(self) -> BaseTool:
         @tool
-        def refund(order_id: str, amount: float) -> str:
-            """Refund an order's card payment."""
+        def refund(order_id: str, amount: float, email: str = CUSTOMER_EMAIL) -> str:
+            """Refund an order's card payment (its receipt to ``email``)."""
             self.runs.append({"order_id": order_id, "amount": amount})
             return f"refunded {amount:.2f} on order {order_id}"
 

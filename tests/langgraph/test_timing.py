@@ -24,7 +24,7 @@ from tests.apps import sample_agent, sample_application
 from tests.conftest import NO_SETTINGS
 from tests.langgraph.conftest import ASK
 from tests.langgraph.kit import (
-    AnyCall,
+    RefundCall,
     Refunds,
     one_refund,
     refund_agent,
@@ -44,7 +44,7 @@ def timed_application(name: str, timing: PauseTiming) -> tuple[Any, type]:
     """An application whose one role, with ``timing``, a recording channel implements."""
 
     TimedApproval, Recording = recording_role(
-        name, approves=AnyCall, description="A manager approves refunds", timing=timing
+        name, approves=RefundCall, description="A manager approves refunds", timing=timing
     )
 
     idle = sample_agent(
