@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.errors import DtoValidationError
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.decisions import validate_decision
 
@@ -28,6 +31,15 @@ def valid_for_the_tool(
     attached graph's tool too; ``DtoValidationError`` if not. The arguments kept are the ones
     the approver's model gave (a valid input of both)."""
     schema = None if binding is None else binding.tool_schema
-    if schema is not None and decision.override_arguments is not None:
-        validate_decision(decision, tool_input=schema, arguments=arguments)
+    if binding is None or schema is None or decision.override_arguments is None:
+        return decision
+    try:
+        schema.model_validate({**arguments, **decision.override_arguments})
+    except ValidationError as error:
+        fields = sorted({str(e["loc"][0]) if e["loc"] else "arguments" for e in error.errors()})
+        raise DtoValidationError(
+            f"the tool {binding.spec.name} does not take the edited "
+            f"{', '.join(fields)} (its own rules refuse {'it' if len(fields) == 1 else 'them'}); "
+            "the question still waits"
+        ) from None
     return decision

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from bot import (
     AwaitReply,
@@ -136,18 +136,88 @@ def refund_agent(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> Any:
     """LangChain's agent over the refund tool, every refund asked for approval."""
+    return approval_agent(
+        model,
+        [refunds.tool()],
+        asks_about="refund",
+        mode=mode,
+        allowed=allowed,
+        checkpointer=checkpointer,
+        description="Refund?",
+    )
+
+
+def approval_agent(
+    model: ScriptedChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    asks_about: str,
+    mode: Literal["batched", "per_call"] = "batched",
+    allowed: Sequence[str] = ("approve", "edit", "reject"),
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    description: str = "Go ahead?",
+) -> Any:
+    """LangChain's ``create_agent`` over ``tools``, its ``HumanInTheLoopMiddleware`` asking
+    about every call of the tool named ``asks_about``, taking ``allowed``."""
     config: InterruptOnConfig = {
         "allowed_decisions": [cast(DecisionType, kind) for kind in allowed],
-        "description": "Refund?",
+        "description": description,
     }
     middleware: HumanInTheLoopMiddleware[Any, Any, Any] = HumanInTheLoopMiddleware(
-        interrupt_on={"refund": config}, interrupt_mode=mode
+        interrupt_on={asks_about: config}, interrupt_mode=mode
     )
     return create_agent(
         model,
-        tools=[refunds.tool()],
+        tools=list(tools),
         middleware=[middleware],
         checkpointer=checkpointer or InMemorySaver(),
+    )
+
+
+class WireArgs(BaseModel):
+    """The wire tool's own arguments: any account (no rule on its length), at most 10 000."""
+
+    iban: str
+    amount: float = Field(le=10_000)
+
+
+@dataclass
+class Wires:
+    """A LangChain wire tool (its schema ``WireArgs``), and every run of it."""
+
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def tool(self, name: str = "wire") -> BaseTool:
+        """The tool, named ``name`` (a name another graph's tool, or one of ours, has too)."""
+
+        @tool(name, args_schema=WireArgs)
+        def wire(iban: str, amount: float) -> str:
+            """Wire money to an account."""
+            self.runs.append({"iban": iban, "amount": amount})
+            return f"wired {amount:.2f} to {iban}"
+
+        return wire
+
+
+def wire_agent(
+    model: ScriptedChatModel,
+    wires: Wires,
+    *,
+    name: str = "wire",
+    allowed: Sequence[str] = ("approve", "edit", "reject"),
+) -> Any:
+    """LangChain's agent over the wire tool (named ``name``), every wire asked for approval."""
+    return approval_agent(
+        model, [wires.tool(name)], asks_about=name, allowed=allowed, description="Wire it?"
+    )
+
+
+def one_wire(
+    iban: str = "DE0012345", amount: float = 500, *, name: str = "wire"
+) -> ScriptedChatModel:
+    """A model that asks for one wire (of the tool named ``name``), then says it is done."""
+    return ScriptedChatModel(component="wire").then_return(
+        tool_calls((name, {"iban": iban, "amount": amount})), "Done."
     )
 
 
