@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, Decided
 from bot.core.context import StepContext
-from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
+from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision, decision_kind
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import AgentFailedError, DtoValidationError
 from bot.core.tracing import carrier, span
@@ -349,6 +349,11 @@ async def _decide_at_once(
     the pause was closed meanwhile (read it again)."""
     try:
         decision = validate_for(binding, raw, arguments=record.ask.arguments)
+        if not record.ask.allows(decision):  # an attached graph is never sent what it refuses
+            allowed = ", ".join(record.ask.allowed_decisions or ())
+            raise DtoValidationError(
+                f"the question takes only {allowed}, not {decision_kind(decision)}"
+            )
     except DtoValidationError as error:
         raise _invalid_at_once(record, place, frame, error) from error
     answer = PauseAnswer(decision=decision.model_dump(mode="json"), responder=None)

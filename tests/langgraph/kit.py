@@ -41,6 +41,8 @@ class Outbox:
 
     def __init__(self) -> None:
         self.asks: list[ChannelAsk] = []
+        self.decide: dict[str, Any] | None = None
+        """A decision the channel gives at once instead of waiting, when set."""
 
     @property
     def pause_ids(self) -> list[str]:
@@ -83,6 +85,8 @@ class OutboxRefundApproval(RefundApproval):
 
     async def send(self, ask: ChannelAsk) -> AwaitReply | Decided:
         self.outbox.asks.append(ask)
+        if self.outbox.decide is not None:
+            return ChannelOutcome.decided(self.outbox.decide)
         return ChannelOutcome.await_reply()
 
 
