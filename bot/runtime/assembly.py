@@ -154,10 +154,13 @@ class Assembly:
         keep theirs); a question of a graph not attached (yet) in this process is checked by
         its role's model. Our own agent's tool is its own."""
         asked_under = self.roles_by_name.get(role)
+        native = self.tool_of_agent(agent, tool)
+        if native is not None:  # never a graph's: attach refuses a graph asking about it
+            return native
         graph = self.attached_graphs.get(agent)
         if graph is not None:
             return _under(graph.binding(tool), asked_under, self)
-        native = self.tool_of_agent(agent, tool) or self.tool_named(tool)
+        native = self.tool_named(tool)
         if asked_under is None or (native is not None and native.role_name == role):
             return native  # our own tool (also for a caller that did not name the agent)
         return role_binding(tool, asked_under, self.channel_of_role(asked_under))

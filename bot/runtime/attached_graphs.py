@@ -281,6 +281,13 @@ class AttachedTrees:
     async def _ask_one(self, frame: RunFrame, place: PausePlace, action: Action) -> PauseRecord:
         """Record the question under the graph's role (a record there already keeps its own)
         and send it once."""
+        if self._runtime.assembly.tool_of_agent(self._attached.name, action.tool) is not None:
+            raise StepFailedError(
+                f"the graph {self._attached.name} asks about {action.tool}, a tool of our agent "
+                "of the same name: a question could not say whose tool it asks about; attach "
+                "the graph under another name",
+                execution_id=frame.execution_id,
+            )
         binding = self._attached.tools.binding(action.tool)
         key = pause_key(frame, self._attached.name, place)
         ask = ToolCallApprovalAsk(
@@ -472,7 +479,6 @@ def attach_graph(
         )
     else:
         channel = runtime.assembly.channel_of_role(role_spec)
-    problems.extend(_name_problems(runtime, name))
     if not name or not callable(getattr(graph, "ainvoke", None)):
         problems.append(
             AssemblyViolation(
@@ -498,6 +504,7 @@ def attach_graph(
             name, graph, role_spec, channel, tools=tools, asked_tools=asked_tools
         )
         problems.extend(unbound)
+        problems.extend(_name_problems(runtime, name, bindings))
     if problems or channel is None:
         raise AssemblyError(problems)
     assert isinstance(role_spec, ChannelRoleSpec)
@@ -506,16 +513,21 @@ def attach_graph(
     return AttachedTrees(runtime, AttachedGraph(name=name, graph=graph, tools=graph_tools))
 
 
-def _name_problems(runtime: Runtime, name: str) -> list[AssemblyViolation]:
-    """A graph named like one of our agents: its questions' records (which keep the asker's
-    name) could not say whose tools they ask about."""
-    if not any(spec.name == name for spec in runtime.assembly.agents.values()):
+def _name_problems(
+    runtime: Runtime, name: str, bindings: Mapping[str, ToolBinding]
+) -> list[AssemblyViolation]:
+    """A graph named like one of our agents that asks about a tool of that agent's name: the
+    records of both questions (which keep the asker's name and the tool's) would look alike."""
+    alike = sorted(tool for tool in bindings if runtime.assembly.tool_of_agent(name, tool))
+    if not alike:
         return []
     return [
         AssemblyViolation(
             rule="langgraph.name",
             component=name,
-            message="an agent of the application has this name: give the graph another one",
+            message=f"an agent of the application has this name and a tool named "
+            f"{', '.join(alike)} too: a question could not say whose tool it asks about; "
+            "give the graph another name",
         )
     ]
 

@@ -21,9 +21,12 @@ from bot import (
     ExecutionStatus,
     PauseAnswerer,
     Refused,
+    StepFailedError,
     channel,
     channel_role,
 )
+from bot.langgraph import request_approval
+from bot.testing import mock_llm
 from bot.testing.llm import ScriptedChatModel
 from tests.apps import sample_agent, sample_application
 from tests.langgraph.conftest import ASK, MEMORY
@@ -41,6 +44,7 @@ from tests.langgraph.kit import (
     wire_agent,
 )
 from tests.langgraph.test_attached_agents import plain_graph
+from tests.office import OfficeAgent, OfficeApplication, RefundApprovalChannel
 
 
 def lookup_tool() -> BaseTool:
@@ -93,9 +97,27 @@ async def test_a_tool_name_a_question_could_not_tell_apart_is_refused_at_attach(
     with pytest.raises(AssemblyError) as two_tools:
         app.langgraph("refund-agent", graph, role=RefundApproval, tools=[other_refund])
     assert two_tools.value.rules == ["langgraph.tool-ambiguous"]
-    with pytest.raises(AssemblyError) as named_like_ours:
-        app.langgraph("idle-agent", graph, role=RefundApproval)  # the office's own agent
-    assert named_like_ours.value.rules == ["langgraph.name"]
+
+    app.langgraph("idle-agent", graph, role=RefundApproval)  # our agent's name, not its tools
+
+
+async def test_a_graph_named_like_our_agent_may_not_ask_about_its_tools() -> None:
+    """Our office agent ``office-agent`` has the tool ``refund-card-tool``: a graph of that
+    name asking about a tool of that name could not be told apart from it."""
+
+    @tool("refund-card-tool")
+    def refund_card(order_id: str, amount: float, email: str) -> str:
+        """Refund a card."""
+        return "refunded"
+
+    graph = approval_agent(one_refund(), [refund_card], asks_about="refund-card-tool")
+    mock_llm(OfficeAgent)  # serves the office agent's model (it is never called here)
+    async with await App.create(OfficeApplication, database_url=MEMORY) as app:
+        with pytest.raises(AssemblyError) as named_like_ours:
+            app.langgraph("office-agent", graph, role=RefundApprovalChannel)
+        assert named_like_ours.value.rules == ["langgraph.name"]
+        assert "a tool named refund-card-tool too" in str(named_like_ours.value)
+        app.langgraph("card-agent", graph, role=RefundApprovalChannel)
 
 
 async def test_a_request_approval_edit_is_checked_by_the_roles_model(
@@ -175,3 +197,24 @@ async def test_a_waiting_question_keeps_the_role_it_was_asked_under(outbox: Outb
         assert isinstance(other, Answered) and other.result is not None
         assert other.result.status is ExecutionStatus.COMPLETED
         assert refunds.runs == [{"order_id": "7", "amount": 40}]
+
+
+async def test_a_graph_named_like_our_agent_may_not_request_approval_of_its_tools() -> None:
+    """The same, asked at run time by ``request_approval`` (no tool node to check at attach):
+    the run fails saying why, and nothing is asked."""
+
+    async def decide(state: MessagesState) -> MessagesState:
+        request_approval("refund-card-tool", {"order_id": "7", "amount": 40, "email": "a@b.c"})
+        return state
+
+    plain = StateGraph(MessagesState)
+    plain.add_node("decide", decide)
+    plain.add_edge(START, "decide")
+    graph = plain.compile(checkpointer=InMemorySaver())
+    mock_llm(OfficeAgent)
+    async with await App.create(OfficeApplication, database_url=MEMORY) as app:
+        agent = app.langgraph("office-agent", graph, role=RefundApprovalChannel)
+        with pytest.raises(StepFailedError) as failed:
+            await agent.ainvoke(ASK, thread_id="t1", tenant_id="acme", owner_id="U1")
+        assert "a tool of our agent of the same name" in failed.value.message
+        assert await app.list_pending(tenant_id="acme") == []
