@@ -83,7 +83,6 @@ class GraphTools:
     """What answering needs of one attached graph (``App.langgraph``): its role, the role's
     channel, and the bindings of the tools it asks about, by name within the graph."""
 
-    role_class: type
     role: ChannelRoleSpec
     channel: ChannelSpec
     tools: Mapping[str, ToolBinding]

@@ -10,7 +10,12 @@ with the answers in the asker's format (``{"decisions": [...]}`` in action order
 the engine's drain does it, under the tree's lease, exactly as for our own workflows.
 
 Unlike our own steps (which take their answer inside the graph), the graph here cannot read
-our records: a pass takes the answers (RESOLVED → TAKEN) before it resumes with them.
+our records: a pass takes the answers (RESOLVED → TAKEN) before it resumes with them; an answer
+to a batch whose other questions still wait is taken by the move that recorded it
+(``take_early``), so it is told at once, as our own steps' answers are.
+
+Each question is shown, and its edits checked, by the role's model (the tools the graph asks
+about are bound within it, their own schemas a second check: ``bot.runtime.graph_tools``).
 """
 
 from __future__ import annotations
@@ -508,7 +513,7 @@ def attach_graph(
     if problems or channel is None:
         raise AssemblyError(problems)
     assert isinstance(role_spec, ChannelRoleSpec)
-    graph_tools = GraphTools(role_class=role, role=role_spec, channel=channel, tools=bindings)
+    graph_tools = GraphTools(role=role_spec, channel=channel, tools=bindings)
     runtime.assembly.attached_graphs[name] = graph_tools
     return AttachedTrees(runtime, AttachedGraph(name=name, graph=graph, tools=graph_tools))
 
