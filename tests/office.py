@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from bot import (
     ChannelAsk,
@@ -278,7 +278,9 @@ OfficeApplication = OFFICE.application
 
 
 class WireInput(BaseModel):
-    iban: str
+    """What the wire role approves (an attached graph's wire tool is shown by it too)."""
+
+    iban: str = Field(title="Account (IBAN)", min_length=4)
     amount: float
 
 

@@ -41,7 +41,7 @@ from bot.core.results import PauseView, ReceivedReply
 from bot.core.tracing import link_to
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
-from bot.runtime.decisions import validate_decision
+from bot.runtime.edit_checks import validate_for
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.services import Runtime
 from bot.store import closings
@@ -124,7 +124,7 @@ async def _waiting(
     record = await runtime.store.find(request.tenant_id, request.pause_id)
     if record is None:
         raise UnknownPauseError()
-    binding = runtime.assembly.tool_named(record.ask.tool)
+    binding = binding_of(runtime, record)
     responder = check_answerer(record, request, None if binding is None else binding.role)
     now = runtime.clock.now()
     if record.status is not PauseStatus.PENDING or past_deadline(record, now):
@@ -229,7 +229,7 @@ async def _answer(
         owner_id=request.by if owners else None,
         answered_by=None if owners else request.by,
     )
-    binding = runtime.assembly.tool_named(record.ask.tool)
+    binding = binding_of(runtime, record)
     try:
         responder = check_answerer(record, resume, None if binding is None else binding.role)
         refusal = None if may_answer is None else await may_answer(current)
@@ -250,6 +250,11 @@ async def _answer(
     return Answered(
         pause=view(resolved), root_execution_id=resolved.root_execution_id, answered_by=responder
     )
+
+
+def binding_of(runtime: Runtime, record: PauseRecord) -> ToolBinding | None:
+    """The binding ``record`` was asked under (its tool within its asker, under its role)."""
+    return runtime.assembly.binding_of(record.ask.tool, agent=record.agent, role=record.role)
 
 
 def reads_with_a_model(runtime: Runtime, record: PauseRecord) -> bool:
@@ -333,12 +338,12 @@ async def _record(
     tool_input = None if binding is None else binding.spec.input
     model_call: int | None = None
     if request.reply is not None:
-        reading = await interpret_reply(runtime, models, record, request.reply, tool_input)
+        reading = await interpret_reply(
+            runtime, models, record, request.reply, tool_input, binding=binding
+        )
         decision, model_call = reading.decision, reading.model_call
     else:
-        decision = validate_decision(
-            request.decision, tool_input=tool_input, arguments=record.ask.arguments
-        )
+        decision = validate_for(binding, request.decision, arguments=record.ask.arguments)
     if not record.ask.allows(decision):
         allowed = ", ".join(record.ask.allowed_decisions or ())
         raise DtoValidationError(

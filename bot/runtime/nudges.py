@@ -58,7 +58,7 @@ def _timing_of(runtime: Runtime, record: PauseRecord) -> PauseTiming | None:
     """The timing of the tool's binding, else of the pause's role: an attached graph's
     ``request_approval`` names tools no tool node has, registered only once asked in this
     process, and its questions are nudged after a restart too."""
-    binding = runtime.assembly.tool_named(record.ask.tool)
+    binding = runtime.assembly.binding_of(record.ask.tool, agent=record.agent, role=record.role)
     if binding is not None:
         return binding.timing
     role = runtime.assembly.roles_by_name.get(record.role)

@@ -19,6 +19,7 @@ from bot.core.results import (
     PendingPause,
 )
 from bot.core.sensitive import mask_arguments
+from bot.runtime.assembly import ToolBinding
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime
@@ -45,8 +46,8 @@ class Views:
             channel=record.channel,
             agent=record.agent,
             ask=record.ask,
-            tool_input=self._tool_input(record.ask.tool),
-            tool_description=self._tool_description(record.ask.tool),
+            tool_input=self._tool_input(record),
+            tool_description=self._tool_description(record),
             owner_id=record.owner_id,
             thread_id=record.thread_id,
             execution_id=record.execution_id,
@@ -63,7 +64,7 @@ class Views:
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
         """A waiting pause as users may see it: sensitive arguments masked, and a CHANNEL
         pause's id left out unless ``reveal`` (for the channel's own server side)."""
-        tool_input = self._tool_input(record.ask.tool)
+        tool_input = self._tool_input(record)
         ask = record.ask.model_copy(
             update={"arguments": mask_arguments(tool_input, record.ask.arguments)}
         )
@@ -87,7 +88,7 @@ class Views:
         )
 
     def _expires_at(self, record: PauseRecord) -> str | None:
-        binding = self._runtime.assembly.tool_named(record.ask.tool)
+        binding = self._binding(record)
         timing = None if binding is None else binding.timing
         expires_at = None if timing is None else timing.expires_at(record.asked_at)
         return None if expires_at is None else expires_at.isoformat()
@@ -152,12 +153,19 @@ class Views:
             children=_children_of(row.execution_id, rows, entries),
         )
 
-    def _tool_input(self, tool: str) -> type[BaseModel] | None:
-        binding = self._runtime.assembly.tool_named(tool)
+    def _binding(self, record: PauseRecord) -> ToolBinding | None:
+        """The binding the question was asked under (its tool within its asker: an attached
+        graph's tools are shown by its role's model)."""
+        return self._runtime.assembly.binding_of(
+            record.ask.tool, agent=record.agent, role=record.role
+        )
+
+    def _tool_input(self, record: PauseRecord) -> type[BaseModel] | None:
+        binding = self._binding(record)
         return None if binding is None else binding.spec.input
 
-    def _tool_description(self, tool: str) -> str:
-        binding = self._runtime.assembly.tool_named(tool)
+    def _tool_description(self, record: PauseRecord) -> str:
+        binding = self._binding(record)
         return "" if binding is None else binding.spec.description
 
 

@@ -132,6 +132,20 @@ def interrupts_to_resume(records: Iterable[PauseRecord]) -> dict[str, tuple[Paus
     return {i: tuple(rs) for i, rs in answered.items() if i not in waiting}
 
 
+def waiting_on_siblings(records: Iterable[PauseRecord]) -> tuple[PauseRecord, ...]:
+    """The answered pauses whose interrupt still waits on another of its questions (an
+    attached graph's batched request, answered in part): not resumed yet, but answered."""
+    records = tuple(records)
+    waiting = {
+        r.interrupt_id
+        for r in records
+        if r.interrupt_id is not None and r.status is PauseStatus.PENDING
+    }
+    return tuple(
+        r for r in records if r.status is PauseStatus.RESOLVED and r.interrupt_id in waiting
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewExecution:
     execution_id: str

@@ -247,9 +247,11 @@ class SlackGateway:
         return ApprovalView(
             pause_id=question.pause_id,
             tool=tool,
-            tool_description=self._catalog.tool_description(tool),
+            tool_description=self._catalog.tool_description(
+                tool, agent=question.agent, role=role
+            ),
             arguments=question.value.arguments,
-            input_model=self._catalog.tool_input(tool),
+            input_model=self._catalog.tool_input(tool, agent=question.agent, role=role),
             agent=question.agent,
             owner_id=question.owner_id,
             role=role,

@@ -18,9 +18,9 @@ withdrawn question shows as withdrawn.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import ClassVar, Final
+from typing import ClassVar, Final, Protocol
 
 from bot.components.decorators import channel
 from bot.components.specs import ChannelRoleSpec, spec_of
@@ -47,6 +47,13 @@ _APPROVER: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}")
 __all__ = ["WebChannel", "WebOutbox", "web_channel"]
 
 
+class DescribeTool(Protocol):
+    """What a question's tool is, by the tool, its asker (our agent or an attached graph) and
+    its role (``Assembly.binding_of``)."""
+
+    def __call__(self, tool: str, *, agent: str, role: str) -> str: ...
+
+
 class WebOutbox:
     """Where web channels send: it signs a link per person and hands each its notice."""
 
@@ -57,7 +64,7 @@ class WebOutbox:
         base_url: str,
         notifier: Notifier,
         link_lifetime: timedelta,
-        describe_tool: Callable[[str], str],
+        describe_tool: DescribeTool,
     ) -> None:
         self._signer = signer
         self._base_url = base_url.rstrip("/")
@@ -69,8 +76,9 @@ class WebOutbox:
     def base_url(self) -> str:
         return self._base_url
 
-    def tool_description(self, tool: str) -> str:
-        return self._describe(tool)
+    def tool_description(self, tool: str, *, agent: str, role: str) -> str:
+        """What ``tool`` is, as asked by ``agent`` under ``role`` (``Assembly.binding_of``)."""
+        return self._describe(tool, agent=agent, role=role)
 
     def question_url(self, pause_id: str, *, approver: str, tenant_id: str) -> str:
         token = self._signer.token(
@@ -143,7 +151,9 @@ class WebOutbox:
                     question.pause_id, approver=person, tenant_id=question.tenant_id
                 ),
                 tool=question.value.tool,
-                tool_description=self._describe(question.value.tool),
+                tool_description=self._describe(
+                    question.value.tool, agent=question.agent, role=question.role
+                ),
                 role_description=config.role_description,
                 tenant_id=question.tenant_id,
                 kind=kind,

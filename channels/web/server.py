@@ -297,8 +297,8 @@ class WebServer:
 
     # ---------------------------------------------------------------- helpers
 
-    def _tool_description(self, tool: str) -> str:
-        binding = self._app.assembly.tool_named(tool)  # an attached graph's tools too
+    def _tool_description(self, tool: str, *, agent: str, role: str) -> str:
+        binding = self._app.assembly.binding_of(tool, agent=agent, role=role)
         return "" if binding is None else binding.spec.description
 
     def _question_response(
