@@ -100,6 +100,9 @@ class ChannelReminder(_StillWaiting):
 
     reminded: int
     """How many reminders were sent before this one (0 for the first)."""
+    escalated: bool = False
+    """Whether the question was escalated before this reminder: its escalation approvers
+    may answer it too, so the channel reminds them as well."""
 
     def __repr__(self) -> str:
         return f"ChannelReminder(role={self.role!r}, reminded={self.reminded})"

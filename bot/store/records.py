@@ -87,7 +87,8 @@ class PauseRecord:
     reminders_sent: int = 0
     escalated_at: datetime | None = None
     nudge_claimed_at: datetime | None = None
-    """When the nudge due was claimed, if it was and is not recorded as sent yet."""
+    """Set while a nudge is claimed and not recorded as sent yet: when the claimed nudge fell
+    due (a sweep that finds the claim lapsed sends again what fell due then)."""
     trace_context: Mapping[str, str] | None = None
     """The trace context it was asked in, if it was asked in a recorded span."""
 

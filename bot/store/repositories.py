@@ -89,8 +89,9 @@ class PausedExecutionRepository(Protocol):
         self, pause_id: str, *, seen: datetime, until: datetime | None, at: datetime
     ) -> bool:
         """Move ``nudge_at`` from ``seen`` to ``until`` while the pause waits: True only for
-        the caller that moved it (a claim made ``at``, kept as ``nudge_claimed_at`` until the
-        nudge is recorded: the sweep that sends the nudge; others see it moved). ``until``
+        the caller that moved it (the sweep that sends the nudge; others see it moved). ``at``,
+        when the claimed nudge fell due, is kept as ``nudge_claimed_at`` until the nudge is
+        recorded (a sweep that finds the claim lapsed sends what fell due then). ``until``
         None: nothing more is due."""
         ...
 

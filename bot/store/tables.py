@@ -102,8 +102,9 @@ pauses = Table(
     Column("nudge_at", UtcDateTime),
     Column("reminders_sent", Integer),
     Column("escalated_at", UtcDateTime),
-    # when the nudge due was claimed (v8), until it is recorded as sent: a claim found lapsed
-    # was left by an instance that died, and the channel may already have been told
+    # set while a nudge is claimed (v8), until it is recorded as sent: when the claimed nudge
+    # fell due. A claim found lapsed was left by an instance that died, and the channel may
+    # already have been told
     Column("nudge_claimed_at", UtcDateTime),
     # the trace context the question was asked in (v9): W3C trace-context headers as JSON, for
     # the span that answers it to link to; NULL without OpenTelemetry
