@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.failures import ExecutionFailure
 from bot.core.results import StepRecord
 
 
@@ -158,7 +159,8 @@ class ExecutionRow:
     status: ExecutionStatus
     input: dict[str, Any]
     output: Any | None
-    error: str | None
+    error: ExecutionFailure | None
+    """Why it failed (status FAILED); None otherwise."""
     created_at: datetime
     updated_at: datetime
 

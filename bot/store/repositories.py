@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
+from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.store.closings import Closing
 from bot.store.leases import LeaseClaim
@@ -166,7 +167,7 @@ class ExecutionRecordRepository(Protocol):
         at: datetime,
         *,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
         release: LeaseClaim | None = None,
         told: bool = False,
     ) -> list[PauseRecord]:
@@ -184,7 +185,7 @@ class ExecutionRecordRepository(Protocol):
         at: datetime,
         *,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
     ) -> None: ...
 
     async def list_executions_by_thread(

@@ -132,10 +132,13 @@ executions = Table(
     Column("status", String(16), nullable=False),
     Column("input", Text, nullable=False),
     Column("output", Text),
-    Column("error", Text),
+    Column("error", Text),  # why it failed: the error's message, sealed (it may quote payload)
     Column("created_at", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
     Column("told_at", UtcDateTime),  # a root's end, once told to its channels (v5)
+    # the stable code of the error that failed it (v11), beside its message in ``error``; NULL
+    # for an execution that failed before v11 (its ``error`` reads "[code] message")
+    Column("error_code", String(64)),
     Index("ix_cs_executions_tenant_thread", "tenant_id", "thread_id"),
     Index("ix_cs_executions_root", "root_execution_id"),
     Index("ix_cs_executions_told", "told_at", "updated_at"),
