@@ -805,18 +805,12 @@ class SqlStore:
             status=ExecutionStatus(m["status"]),
             input=self._codec.decode(m["input"]),
             output=None if m["output"] is None else self._codec.decode(m["output"]),
-            error=self._failure(m["error_code"], m["error"]),
+            error=_failure(
+                m["error_code"], None if m["error"] is None else self._codec.decode(m["error"])
+            ),
             created_at=m["created_at"],
             updated_at=m["updated_at"],
         )
-
-    def _failure(self, code: str | None, sealed: str | None) -> ExecutionFailure | None:
-        if sealed is None:
-            return None
-        message = self._codec.decode(sealed)
-        if code is None:  # failed before v11: the code led the message, "[code] message"
-            return _legacy_failure(str(message))
-        return ExecutionFailure(code=code, message=str(message))
 
     def _audit(self, row: Row[Any]) -> AuditRow:
         m = row._mapping
@@ -891,6 +885,15 @@ def _live_attached(connection: Connection, new: NewExecution) -> str | None:
     )
     found: str | None = connection.execute(statement).scalar_one_or_none()
     return found
+
+
+def _failure(code: str | None, message: Any | None) -> ExecutionFailure | None:
+    """An execution's failure as stored: its code beside its message (opened already)."""
+    if message is None:
+        return None
+    if code is None:  # failed before v11: the code led the message, "[code] message"
+        return _legacy_failure(str(message))
+    return ExecutionFailure(code=code, message=str(message))
 
 
 def _legacy_failure(text: str) -> ExecutionFailure:
