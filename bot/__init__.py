@@ -95,6 +95,7 @@ if TYPE_CHECKING:
         UnknownThreadError,
         UsageError,
     )
+    from bot.core.failures import ExecutionFailure
     from bot.core.pii import (
         CardNumberDetector,
         EmailDetector,
@@ -165,6 +166,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "EmailDetector": "bot.core.pii",
     "ExecutionContext": "bot.core.context",
     "ExecutionFailedError": "bot.core.errors",
+    "ExecutionFailure": "bot.core.failures",
     "ExecutionPauseEvent": "bot.core.results",
     "ExecutionRecord": "bot.core.results",
     "ExecutionResult": "bot.core.results",
@@ -266,6 +268,7 @@ __all__ = [
     "EmailDetector",
     "ExecutionContext",
     "ExecutionFailedError",
+    "ExecutionFailure",
     "ExecutionPauseEvent",
     "ExecutionRecord",
     "ExecutionResult",

@@ -36,7 +36,7 @@ AS_BUILT = {
     # context, results and records
     "StepContext", "Tenant", "ExecutionResult", "ExecutionRecord", "ChildExecutionRecord",
     "StepRecord", "PauseAuditEntry", "PauseView", "PendingPause", "ExecutionPauseEvent",
-    "ExecutionResumeEvent",
+    "ExecutionResumeEvent", "ExecutionFailure",
     # flows
     "JoinFailure", "join_all", "join_fail_fast", "join_quorum_groups",
     # budgets

@@ -19,6 +19,7 @@ from langgraph.types import Command
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.core.errors import CountersignError, StepFailedError
+from bot.core.failures import ExecutionFailure
 from bot.core.tracing import span
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
@@ -390,7 +391,7 @@ class Engine:
             status,
             runtime.clock.now(),
             output=output,
-            error=None if error is None else str(error),
+            error=None if error is None else ExecutionFailure.of(error),
             release=held.claim,
             told=not self.ends_are_told(),
         )

@@ -280,6 +280,7 @@ async def _send(
         thread_id=record.thread_id,
         execution_id=record.execution_id,
         expires_at=expires_at(binding, record.asked_at),
+        tool_input=binding.spec.input,
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.

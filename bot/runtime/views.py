@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.errors import UnknownThreadError
+from bot.core.failures import ExecutionFailure
 from bot.core.results import (
     ChildExecutionRecord,
     ExecutionRecord,
@@ -99,6 +100,7 @@ class Views:
             return None
         if report.status is ExecutionStatus.PAUSED and not report.waiting:
             return None  # resting with nothing pending is odd: read what the store says
+        failure = report.error if report.status is ExecutionStatus.FAILED else None
         return ExecutionResult(
             thread_id=frame.thread_id,
             execution_id=frame.root_execution_id,
@@ -106,6 +108,7 @@ class Views:
             output=report.output,
             pending=[self.pending(r) for r in report.waiting],
             tenant_id=frame.tenant_id,
+            error=None if failure is None else ExecutionFailure.of(failure),
         )
 
     async def result(self, root_execution_id: str, *, record: bool) -> ExecutionResult:
@@ -133,6 +136,7 @@ class Views:
             pending=pending,
             record=await self.record(row) if record else None,
             tenant_id=row.tenant_id,
+            error=_failure_of(row),
         )
 
     async def record(self, row: ExecutionRow) -> ExecutionRecord:
@@ -151,6 +155,7 @@ class Views:
             spend=await self._ledger.execution_spend(row.tenant_id, row.execution_id),
             pauses=entries,
             children=_children_of(row.execution_id, rows, entries),
+            error=_failure_of(row),
         )
 
     def _binding(self, record: PauseRecord) -> ToolBinding | None:
@@ -174,6 +179,11 @@ def _decision(stored: object) -> ToolCallApprovalDecision | None:
     if stored is None:
         return None
     return ToolCallApprovalDecision.model_validate(stored)
+
+
+def _failure_of(row: ExecutionRow) -> ExecutionFailure | None:
+    """Why the execution failed, if it did (a row records its failure with its end)."""
+    return row.error if row.status is ExecutionStatus.FAILED else None
 
 
 def _audit_entry(e: AuditRow) -> PauseAuditEntry:
@@ -202,6 +212,7 @@ def _children_of(
             status=child.status,
             pauses=[e for e in entries if e.execution_id == child.execution_id],
             children=_children_of(child.execution_id, rows, entries),
+            error=_failure_of(child),
         )
         for child in rows
         if child.parent_execution_id == parent

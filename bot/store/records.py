@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.failures import ExecutionFailure
 from bot.core.results import StepRecord
 
 
@@ -87,7 +88,8 @@ class PauseRecord:
     reminders_sent: int = 0
     escalated_at: datetime | None = None
     nudge_claimed_at: datetime | None = None
-    """When the nudge due was claimed, if it was and is not recorded as sent yet."""
+    """Set while a nudge is claimed and not recorded as sent yet: when the claimed nudge fell
+    due (a sweep that finds the claim lapsed sends again what fell due then)."""
     trace_context: Mapping[str, str] | None = None
     """The trace context it was asked in, if it was asked in a recorded span."""
 
@@ -171,7 +173,8 @@ class ExecutionRow:
     status: ExecutionStatus
     input: dict[str, Any]
     output: Any | None
-    error: str | None
+    error: ExecutionFailure | None
+    """Why it failed (status FAILED); None otherwise."""
     created_at: datetime
     updated_at: datetime
 

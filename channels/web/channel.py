@@ -11,8 +11,8 @@ WebRefunds = web_channel(RefundApprovalChannel, name="web-refund-approval-channe
 expires, and hands it to the notifier (``WebOutbox``, provided by ``WebServer``). Whoever holds
 the link answers as that approver, on the question's page. ``remind`` tells them again (with a
 fresh link); ``escalate`` tells the channel's ``escalate_to`` people, who may answer from then
-on. ``withdraw`` has nothing to update: the page reads the question as it now is, so a
-withdrawn question shows as withdrawn.
+on (and are reminded with the approvers after it). ``withdraw`` has nothing to update: the page
+reads the question as it now is, so a withdrawn question shows as withdrawn.
 """
 
 from __future__ import annotations
@@ -102,14 +102,15 @@ class WebOutbox:
         await self._tell(config, ask, asked, kind=NoticeKind.QUESTION, asked=asked)
 
     async def remind(self, reminder: ChannelReminder, config: WebChannelConfig) -> None:
-        """A reminder (its number, the expiry, who was asked), to each person it was asked of."""
-        asked = config.asked(reminder.owner_id)
+        """A reminder (its number, the expiry, who may answer), to each person who may answer
+        it: those it was asked of, and once it is escalated the ``escalate_to`` people too."""
+        people = config.may_answer(reminder.owner_id, escalated=reminder.escalated)
         await self._tell(
             config,
             reminder,
-            asked,
+            people,
             kind=NoticeKind.REMINDER,
-            asked=asked,
+            asked=people,
             reminder=reminder.reminded + 1,
         )
 

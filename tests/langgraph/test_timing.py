@@ -143,7 +143,8 @@ async def test_on_expiry_fail_fails_the_run_with_pause_expired(
         row = await inspect_app(app).store.get(paused.execution_id)
         assert done.status is ExecutionStatus.FAILED
         assert row is not None and row.error is not None
-        assert row.error.startswith("[pause.expired] nobody approved the call to refund in time")
+        assert row.error.code == "pause.expired"
+        assert row.error.message.startswith("nobody approved the call to refund in time")
         assert [w.resolution for w in sent.withdrawals] == [PauseResolution.EXPIRED]
         assert refunds.runs == [] and len(model.calls) == 1
         await _hours(clock, 2)

@@ -52,6 +52,10 @@ HOUR = timedelta(hours=1)
 PAYOUT_TIMING = PauseTiming(
     remind_after=HOUR, remind_every=2 * HOUR, escalate_after=4 * HOUR, expire_after=24 * HOUR
 )
+HOURLY_PAYOUT_TIMING = PauseTiming(
+    remind_after=HOUR, remind_every=HOUR, escalate_after=3 * HOUR, expire_after=24 * HOUR
+)
+"""Reminded every hour and escalated at 3 h: a reminder falls at the escalation's moment."""
 
 
 RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel = office_roles(
@@ -104,9 +108,21 @@ class PayOutTool:
         return Done(status=f"paid {input.amount} to {input.payee}")
 
 
+@tool(
+    name="pay-out-hourly-tool",
+    description="Pays a payee out, reminded every hour",
+    input=PayoutInput,
+    output=Done,
+    channel=PayoutApprovalChannel,
+    timing=HOURLY_PAYOUT_TIMING,
+    deps=[Ledger],
+)
+class HourlyPayOutTool(PayOutTool): ...
+
+
 WebOfficeAgent = sample_agent(
     "web-office",
-    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool, PayOutTool],
+    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool, PayOutTool, HourlyPayOutTool],
     description="Refunds, books expenses, wires money, pays out",
 )
 WEB_OFFICE = sample_application(
