@@ -237,8 +237,10 @@ async def test_an_expired_call_fails_the_run_where_neither_reject_nor_respond_is
     assert refunds.runs == [] and len(model.calls) == 1
     row = await inspect_app(app).store.get(paused.execution_id)
     assert row is not None and row.error is not None
-    assert row.error.startswith("[pause.expired] nobody approved the call to refund in time")
-    assert "takes only approve, edit" in row.error
+    assert row.error.code == "pause.expired"
+    assert row.error.message.startswith("nobody approved the call to refund in time")
+    assert "takes only approve, edit" in row.error.message
+    assert done.error == row.error
     [failed] = moves
     assert isinstance(failed.error, PauseExpiredError) and failed.by_sweep
     assert failed.result is not None and failed.result.status is ExecutionStatus.FAILED

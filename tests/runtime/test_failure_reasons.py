@@ -234,7 +234,7 @@ async def test_an_expiry_a_sweep_closes_with_on_expiry_fail_says_why(tmp_path: P
 
 async def test_an_attached_graph_failing_says_why(tmp_path: Path) -> None:
     @langchain_tool("refund")
-    def refund(order_id: str, amount: float) -> str:
+    def refund(order_id: str, amount: float, email: str = "") -> str:
         """Refund an order's card payment."""
         raise ValueError(f"the card {CARD} is blocked")
 

@@ -389,7 +389,8 @@ async def test_an_expired_question_is_told_only_as_its_middleware_takes(
     assert len(model.calls) == 1  # the model is not called again: the run failed
     row = await inspect_app(world.app).store.get(paused.execution_id)
     assert row is not None and row.error is not None
-    assert row.error.startswith("[pause.expired] nobody approved the call to wire in time")
+    assert row.error.code == "pause.expired"
+    assert row.error.message.startswith("nobody approved the call to wire in time")
     [failed] = [m for m in moves if m.error is not None]
     assert isinstance(failed.error, PauseExpiredError) and failed.by_sweep
     assert_sent_valid(world.stub.calls, {pause_id})
