@@ -32,7 +32,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot.core.clock import Clock
-from channels.slack.payloads import TENANT_KEY, malformed, text_at
+from channels.slack.payloads import TENANT_KEY, malformed, malformed_context, text_at
 from channels.slack.redaction import log
 from channels.slack.store import SeenEvents, SeenEventsBusyError
 
@@ -72,7 +72,7 @@ class RefuseMalformed(AsyncMiddleware):
     async def async_process(
         self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
     ) -> BoltResponse | None:
-        reason = malformed(req.body)
+        reason = malformed(req.body) or malformed_context(req.context)
         if reason is not None:
             return BoltResponse(status=400, body={"error": reason})
         return await next()
