@@ -13,6 +13,7 @@ through. Routes (``add_routes`` puts them on an aiohttp app of yours, beside Sla
   expires, how often it was reminded; ``POST /q/{token}``: its answer (``action`` = approve,
   reject, edit, respond or reply), then 303 back to the question, which now says how it closed.
   An action the page does not offer is refused (403), an unknown one is 400: it still waits.
+  A body that is not a URL-encoded form in UTF-8, each field once, is 400 (``posted_fields``).
 - ``GET /i/{token}``: an inbox link: signs its approver in (a cookie) and goes to ``/inbox``.
 - ``GET /inbox``: what waits for the signed-in approver (the same content as Slack's /pending),
   what expires first at the top, with the time left and the reminders; escalated questions
@@ -52,6 +53,7 @@ from channels.web.inbox import WebInbox
 from channels.web.links import Link, LinkError, LinkKind, LinkProblem, LinkSigner
 from channels.web.notify import Notifier, log, log_notifier
 from channels.web.offers import Action, action_of, not_offered
+from channels.web.posted import UnreadableForm, posted_fields
 from channels.web.render import (
     ACTION_FIELD,
     CSRF_FIELD,
@@ -165,6 +167,20 @@ class WebServer:
         """Refuse (403) a post from another origin or without its form's CSRF token."""
         self._check_csrf(request, fields)
 
+    async def posted_fields(self, request: web.Request) -> dict[str, str]:
+        """The fields of the form posted in ``request``; a body that is not a URL-encoded form
+        in UTF-8 with each field once (``channels.web.posted``) is refused with a 400 page and
+        one warning in the log."""
+        try:
+            return await posted_fields(request)
+        except UnreadableForm as error:
+            log.warning("web: refused a form that cannot be read: %s", error.reason)
+            raise _page_error(
+                web.HTTPBadRequest,
+                "Not understood",
+                "This form could not be read: open the page again and send it from there.",
+            ) from None
+
     # ---------------------------------------------------------------- routes
 
     async def _question(self, request: web.Request) -> web.StreamResponse:
@@ -181,8 +197,7 @@ class WebServer:
 
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         link = self._link(request, LinkKind.QUESTION)
-        form = await request.post()
-        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        fields = await self.posted_fields(request)
         csrf = self._check_csrf(request, fields)
         action = action_of(fields.get(ACTION_FIELD, ""))
         said: Said
