@@ -21,6 +21,8 @@ through. Routes (``add_routes`` puts them on an aiohttp app of yours, beside Sla
 - ``GET /static/countersign.css``.
 
 A forged, tampered or malformed token is 404, an expired one 410: nothing is read or answered.
+A link opens only as it was sent: another spelling of its token (padding, the other base64
+alphabet, a percent-escape in the address) is malformed.
 Every form carries a CSRF token bound to a cookie and to the page's path; a post from another
 origin is refused. Every page is sent with a strict Content-Security-Policy (no script, no
 inline style, forms only to this origin), no referrer to other sites, and no caching.
@@ -368,6 +370,8 @@ class WebServer:
 
     def _link(self, request: web.Request, kind: LinkKind) -> Link:
         try:
+            if request.rel_url.raw_path != request.rel_url.path:
+                raise LinkError(LinkProblem.MALFORMED)  # a percent-escape: another spelling
             return self._signer.open(kind, request.match_info["token"])
         except LinkError as error:
             log.warning("web: refused a %s link: %s", kind.value, error.problem.value)

@@ -1,5 +1,6 @@
-"""``python -m bot``'s web desk answers a body that is not a form with a 400 page and one log
-line, and goes on serving (issue 25, item 1): before, each was a 500 and a traceback."""
+"""``python -m bot``'s web desk against hostile requests (issue 25): a body that is not a form
+is a 400 page and one log line, and the desk goes on serving (item 1: before, each was a 500
+and a traceback); its links open only as they were printed or sent (item 2)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ FORM: Final = "application/x-www-form-urlencoded"
 REFUSED: Final = "refused a form that cannot be read"
 
 
-def test_unreadable_bodies_are_400_and_the_desk_keeps_serving(tmp_path: Path) -> None:
+def test_bad_bodies_are_400_links_have_one_spelling_and_the_desk_serves_on(tmp_path: Path) -> None:
     served = start_python_m_bot(tmp_path, person_env(PORT=str(free_port())))
     try:
         browser = Browser(origin=served.origin)
+        for respelled in (served.inbox_link + "=", served.inbox_link + "=="):
+            assert browser.get(respelled)[0] == 404
+        assert browser.get("/inbox")[0] == 401  # not signed in by them
         assert browser.get(served.inbox_link)[0] == 200
         status, _, page = browser.post_bytes(
             "/", b"text=\xff&csrf=" + browser.csrf("/").encode(), FORM
@@ -29,6 +33,7 @@ def test_unreadable_bodies_are_400_and_the_desk_keeps_serving(tmp_path: Path) ->
         assert status == 200
         links = re.findall(r'href="(http://[^"]+/q/[^"]+)"', page)
         refund = next(link for link in links if "card" in browser.get(link)[2])
+        assert browser.get(refund + "=")[0] == 404
         token = browser.csrf(refund).encode()
         status, _, _ = browser.post_bytes(
             refund, b"action=reject&reason=no&csrf=" + token, f"{FORM}; charset=bogus-9"
