@@ -1,7 +1,8 @@
 """Bolt middlewares: each one small, run on every request before the listeners.
 
-* :class:`RefuseMalformed` — a payload whose fields have the wrong types (``payloads.malformed``)
-  is answered 400 before Bolt's middlewares and matchers read it (they raised: a 500). Runs
+* :class:`RefuseMalformed` — a payload whose fields have the wrong types (``payloads.malformed``,
+  and the ids Bolt copied from it into its context: ``payloads.malformed_context``) is answered
+  400 before Bolt's middlewares and matchers read it (they raised: a 500). Runs
   before authorization, with :class:`ReparseSlashCommand`, through :class:`InOrder`.
 * :class:`ReparseSlashCommand` — Bolt reads any form body containing the substring
   ``payload`` as an interactivity payload, so ``/pending show payload`` arrives empty (notes
