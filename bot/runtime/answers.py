@@ -41,7 +41,7 @@ from bot.core.results import PauseView, ReceivedReply
 from bot.core.tracing import link_to
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
-from bot.runtime.decisions import validate_decision
+from bot.runtime.decisions import REASON_REQUIRED_IN_WORDS, check_reason, validate_decision
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.services import Runtime
 from bot.store import closings
@@ -252,6 +252,22 @@ async def _answer(
     )
 
 
+def _check_reason(
+    runtime: Runtime, record: PauseRecord, decision: ToolCallApprovalDecision, *, from_reply: bool
+) -> None:
+    """A rejection without the reason the question's role requires (the role it was asked
+    under) is refused; a reply that gave none is not understood, with how to give it."""
+    role = runtime.assembly.roles_by_name.get(record.role)
+    if role is None:
+        return
+    try:
+        check_reason(decision, role.reject_reason)
+    except DtoValidationError:
+        if from_reply:
+            raise UninterpretableReplyError(REASON_REQUIRED_IN_WORDS) from None
+        raise
+
+
 def reads_with_a_model(runtime: Runtime, record: PauseRecord) -> bool:
     """Whether the pause's role reads replies with a model: reading may outlast a webhook's
     acknowledgement, so a channel keeps such a reply before it acknowledges."""
@@ -344,6 +360,7 @@ async def _record(
         raise DtoValidationError(
             f"this question takes only {allowed}, not {decision_kind(decision)} (it still waits)"
         )
+    _check_reason(runtime, record, decision, from_reply=request.reply is not None)
     given = PauseAnswer(
         decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
     )

@@ -24,6 +24,7 @@ from bot.core.errors import (
     ReplyInterpreterMissingError,
     UninterpretableReplyError,
 )
+from bot.core.field_errors import failure_text
 from bot.core.reply import ReplyInput, ReplyInterpretation
 from bot.core.tracing import span
 from bot.runtime.decisions import validate_decision
@@ -126,7 +127,7 @@ def _create(runtime: Runtime, interpreter: type, context: ExecutionContext) -> A
         raise
     except Exception as error:  # a crash is an unreadable reply, the error its cause
         raise UninterpretableReplyError(
-            f"the interpreter could not be created: {type(error).__name__}: {error}"
+            f"the interpreter could not be created: {failure_text(error)}"
         ) from error
 
 
@@ -138,7 +139,7 @@ async def _by_code(instance: Any, reply_input: ReplyInput) -> Any:
     except GraphInterrupt:
         raise
     except Exception as error:  # a crash is an unreadable reply, the error its cause
-        raise UninterpretableReplyError(f"{type(error).__name__}: {error}") from error
+        raise UninterpretableReplyError(f"{failure_text(error)}") from error
     if not isinstance(outcome, ReplyInterpretation):
         raise UninterpretableReplyError(
             f"the interpreter returned {type(outcome).__name__}, not a ReplyInterpretation"
