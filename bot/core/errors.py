@@ -175,6 +175,17 @@ class DtoValidationError(AnswerRefusedError):
         super().__init__(message)
         self.field_errors: dict[str, str] = dict(field_errors or {})
 
+    def said(self) -> str:
+        """What is wrong, for the person who answered: each field's error after its name
+        (``amount: Enter a number.``), else the message."""
+        if not self.field_errors:
+            return self.message
+        prefix = f"{OVERRIDES_FIELD}."
+        return " ".join(
+            f"{key.removeprefix(prefix)}: {said}" if key != REASON_FIELD else said
+            for key, said in self.field_errors.items()
+        )
+
     def argument_errors(self) -> dict[str, str]:
         """The errors of edited arguments, by the argument's key."""
         prefix = f"{OVERRIDES_FIELD}."

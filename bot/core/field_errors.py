@@ -139,7 +139,6 @@ def _place(loc: Sequence[int | str]) -> tuple[str, str]:
 
 
 def _sentence(text: str) -> str:
-    text = text[0].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else f"{text}."
 
 

@@ -60,7 +60,10 @@ def validate_decision(
             f"{OVERRIDES_FIELD}: {', '.join(repr(k) for k in unknown)} "
             f"{'is not a field' if len(unknown) == 1 else 'are not fields'} of the tool's input "
             f"(its fields: {known})",
-            field_errors={_argument(key): field_errors.NOT_A_FIELD for key in unknown},
+            field_errors={
+                _argument(key): f"{field_errors.NOT_A_FIELD} Its fields: {known}."
+                for key in unknown
+            },
         )
     merged = {**arguments, **decision.override_arguments}
     try:

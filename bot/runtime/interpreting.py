@@ -107,8 +107,8 @@ async def _interpret(
         value, model_call = await read_with_model(runtime, models, reading)
     try:
         decision = validate_decision(value, tool_input=tool_input, arguments=record.ask.arguments)
-    except DtoValidationError as error:
-        raise UninterpretableReplyError(error.message) from error
+    except DtoValidationError as error:  # said for the person who replied
+        raise UninterpretableReplyError(error.said()) from error
     return Reading(decision=decision, model_call=model_call)
 
 
