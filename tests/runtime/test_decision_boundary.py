@@ -376,7 +376,8 @@ async def test_a_resume_with_a_decision_built_without_validation_is_refused(
         await desk.app.resume(
             pause_id, decision=unvalidated_rejection(), tenant_id="acme", answered_by="M1"
         )
-    unbuilt = ToolCallApprovalDecision.model_construct(reason="no")  # no approved at all
+    # built without the field every decision has: approved
+    unbuilt = ToolCallApprovalDecision.model_construct(reason="no")  # type: ignore[call-arg]
     refused = await desk.app.answer(pause_id, tenant_id="acme", by="M1", decision=unbuilt)
     assert isinstance(refused, Refused) and refused.code == "dto.invalid"
     assert await desk.waits(pause_id)
