@@ -19,7 +19,8 @@ from bot.core.errors import OVERRIDES_FIELD, REASON_FIELD, DtoValidationError
 REASON_REQUIRED: Final = "Say why you reject it: this request takes a rejection only with a reason."
 """What a person is told about a rejection without the reason its role requires."""
 REASON_REQUIRED_IN_WORDS: Final = (
-    'This request takes a rejection only with a reason: reply "reject: <your reason>".'
+    "This request takes a rejection only with a reason: write it after a colon, "
+    'like "reject: wrong customer".'
 )
 """The same, about a reply: how to give the reason in words."""
 

@@ -10,6 +10,7 @@ optional: left empty, the original value is kept. What is refused is said in our
 from __future__ import annotations
 
 import json
+import math
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticUndefined
 
-from bot.core.field_errors import said
+from bot.core.field_errors import NOT_FINITE, said
 from bot.core.sensitive import MASK, sensitive_fields
 from channels.slack.render import ApprovalView, RenderError, truncate
 from channels.slack.render_values import humanize
@@ -274,11 +275,15 @@ def _read_option(field: EditField, selected: object) -> object:
 
 
 def _number(raw: str, kind: type[int | float]) -> object:
-    """The number typed; the raw text when it is not one, for the model to explain."""
+    """The number typed; the raw text when it is not one, for the model to explain. A number
+    that is no number (``inf``, ``nan``, ``1e400``) is refused as such."""
     try:
-        return kind(raw.strip())
+        number = kind(raw.strip())
     except ValueError:
         return raw
+    if isinstance(number, float) and not math.isfinite(number):
+        raise _Unreadable(raw, NOT_FINITE)
+    return number
 
 
 def _block_errors(model: type[BaseModel], errors: Sequence[ErrorDetails]) -> dict[str, str]:

@@ -16,6 +16,7 @@ is said in our words (``bot.core.field_errors``), never pydantic's.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -227,7 +228,22 @@ def _parse(field: FormField, raw: str) -> object:
                 return json.loads(raw)
             except json.JSONDecodeError as error:
                 raise ValueError(f"Enter valid JSON ({error.msg}).") from None
-        case "integer" | "number" if _GROUPED_NUMBER.fullmatch(raw):
-            return raw.replace(",", "")  # as the page shows it: 1,234.50
+        case "integer" | "number":
+            return _number(raw)
         case _:
-            return raw  # numbers are read by the model, which says what is wrong
+            return raw
+
+
+def _number(raw: str) -> str:
+    """The number typed, for the model to read (it says what is wrong): one typed as the page
+    shows money (``1,234.50``) without its separators; one that is no number (``inf``,
+    ``nan``, ``1e400``) refused as such."""
+    if _GROUPED_NUMBER.fullmatch(raw):
+        raw = raw.replace(",", "")
+    try:
+        finite = math.isfinite(float(raw))
+    except ValueError:
+        return raw
+    if not finite:
+        raise ValueError(field_errors.NOT_FINITE)
+    return raw
