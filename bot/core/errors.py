@@ -166,7 +166,8 @@ class DtoValidationError(AnswerRefusedError):
     ``field_errors`` says what is wrong with each field of a decision, for the person who
     answered (never pydantic's wording): ``reason`` (a rejection its role takes only with a
     reason) and, for an edit, ``override_arguments.<key>`` per argument (``argument_errors``),
-    so a form or a modal shows each next to its input. Empty when no field is to blame.
+    so a form or a modal shows each next to its input; for an input ``execute`` refused, by its
+    fields. Empty when no field is to blame.
     """
 
     code = "dto.invalid"

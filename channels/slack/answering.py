@@ -278,6 +278,8 @@ def _refusal(error: CountersignError) -> str:
             return error.message  # Slack's own rule, in its own words
         case PauseAnswererError():
             return NOT_THE_OWNER
+        case DtoValidationError():  # each field's error, said for a person
+            return f"That answer could not be used: {escape(error.said(), 500)}"
         case _:
             return f"That answer could not be used: {escape(error.message, 500)}"
 

@@ -505,3 +505,11 @@ async def test_a_run_that_fails_on_a_validation_error_says_so_in_our_words() -> 
     assert in_our_words(said), said
     assert "Strict is not valid: count: Enter a whole number." in said
     assert isinstance(failed.value.__cause__, ValidationError)
+
+
+async def test_an_input_execute_refuses_is_said_in_our_words(desk: Desk) -> None:
+    with pytest.raises(DtoValidationError) as refused:
+        await desk.app.execute(DESK.workflow, {"text": 5}, tenant_id="acme", owner_id="U1")
+
+    assert in_our_words(str(refused.value)), refused.value
+    assert refused.value.field_errors == {"text": "Enter a text."}
