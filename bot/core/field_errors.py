@@ -56,7 +56,7 @@ _WORDS: Final[Mapping[str, str | Callable[[Mapping[str, Any]], str]]] = {
     "int_parsing": _WHOLE,
     "int_type": _WHOLE,
     "int_from_float": _WHOLE,
-    "int_parsing_size": NOT_FINITE,
+    "int_parsing_size": "This number is too large.",
     "finite_number": NOT_FINITE,
     "greater_than": _limit("gt", "Enter a number greater than {}."),
     "greater_than_equal": _limit("ge", "Enter {} or more."),

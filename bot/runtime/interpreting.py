@@ -139,7 +139,7 @@ async def _by_code(instance: Any, reply_input: ReplyInput) -> Any:
     except GraphInterrupt:
         raise
     except Exception as error:  # a crash is an unreadable reply, the error its cause
-        raise UninterpretableReplyError(f"{failure_text(error)}") from error
+        raise UninterpretableReplyError(failure_text(error)) from error
     if not isinstance(outcome, ReplyInterpretation):
         raise UninterpretableReplyError(
             f"the interpreter returned {type(outcome).__name__}, not a ReplyInterpretation"
