@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from bot.core.clock import Clock, SystemClock
     from bot.core.context import ExecutionContext, StepContext, Tenant
     from bot.core.dtos import (
+        RejectReason,
         ToolCallApprovalAsk,
         ToolCallApprovalDecision,
         WorkflowFinishText,
@@ -209,6 +210,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "Tenant": "bot.core.context",
     "ThreadOwnerError": "bot.core.errors",
     "ToolCallApprovalAsk": "bot.core.dtos",
+    "RejectReason": "bot.core.dtos",
     "ToolCallApprovalDecision": "bot.core.dtos",
     "ToolError": "bot.core.errors",
     "UninterpretableReplyError": "bot.core.errors",
@@ -298,6 +300,7 @@ __all__ = [
     "RecordedAnswer",
     "Refused",
     "RegexDetector",
+    "RejectReason",
     "ReplyInput",
     "ReplyInterpretation",
     "ReplyInterpreterMissingError",

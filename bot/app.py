@@ -23,6 +23,7 @@ from pydantic_core import to_jsonable_python
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import WorkflowSpec
+from bot.core import field_errors
 from bot.core.answers import Answered, AnswerOutcome
 from bot.core.clock import Clock, TimerHandle, wait_with_timeout
 from bot.core.dtos import ToolCallApprovalDecision
@@ -641,7 +642,8 @@ class App:
                 value = start.input.model_validate(dict(input))
         except ValidationError as error:
             raise DtoValidationError(
-                f"the input is not a valid {start.input.__name__}: {error.errors()}"
+                f"the input is not a valid {start.input.__name__}: {field_errors.described(error)}",
+                field_errors=field_errors.by_field(error),
             ) from None
         return spec, value
 

@@ -27,6 +27,7 @@ from bot import (
 )
 from bot.components.specs import ChannelRoleSpec, spec_of
 from bot.core.channel import AwaitReply
+from bot.core.dtos import RejectReason
 from interpreters import KeywordReplyInterpreter
 from tests.apps import sample_agent, sample_application
 
@@ -285,12 +286,17 @@ class WireInput(BaseModel):
 
 
 def office_roles(
-    office: str, *, refund_input: type[BaseModel], wire_timing: PauseTiming | None = None
+    office: str,
+    *,
+    refund_input: type[BaseModel],
+    wire_timing: PauseTiming | None = None,
+    refund_reject_reason: RejectReason = "optional",
 ) -> tuple[type, type, type]:
     """The refund, expense and wire roles of a channel's test office (``office``: "slack",
     "web"), each office's own classes:
 
-    * refunds: a CHANNEL role; replies read by the keyword interpreter;
+    * refunds: a CHANNEL role; replies read by the keyword interpreter; its rejections need a
+      reason when ``refund_reject_reason="required"``;
     * expenses: a THREAD_OWNER role (the requester confirms); keyword interpreter;
     * wires: a CHANNEL role with separation of duties and no reply interpreter (only the
       buttons answer it), with ``wire_timing`` on its questions.
@@ -316,6 +322,7 @@ def office_roles(
         approves=refund_input,
         answered_by=PauseAnswerer.CHANNEL,
         reply_interpreter=RefundReplyInterpreter,
+        reject_reason=refund_reject_reason,
     )
     class RefundApprovalChannel(ChannelOf): ...
 

@@ -47,6 +47,8 @@ AS_BUILT = {
     "block_with_refusal", "replace_with_token",
     # settings
     "Settings", "load_settings",
+    # a role's rule for a rejection's reason
+    "RejectReason",
 }  # fmt: skip
 """Added since (the README documents each)."""
 

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.core.budget import Spend
-from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
+from bot.core.dtos import RejectReason, ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
 
@@ -186,6 +186,9 @@ class PauseView:
     approvers may answer it too."""
     reminded: int = 0
     """How many reminders were sent about it (``PauseTiming.remind_after``)."""
+    reject_reason: RejectReason = "optional"
+    """Whether a rejection must say why (its role's ``reject_reason``): a Reject form or modal
+    requires the reason when ``"required"``."""
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

@@ -41,6 +41,7 @@ from bot.core.results import PauseView, ReceivedReply
 from bot.core.tracing import link_to
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
+from bot.runtime.decisions import REASON_REQUIRED_IN_WORDS, check_reason
 from bot.runtime.edit_checks import validate_for
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.services import Runtime
@@ -257,6 +258,22 @@ def binding_of(runtime: Runtime, record: PauseRecord) -> ToolBinding | None:
     return runtime.assembly.binding_of(record.ask.tool, agent=record.agent, role=record.role)
 
 
+def _check_reason(
+    runtime: Runtime, record: PauseRecord, decision: ToolCallApprovalDecision, *, from_reply: bool
+) -> None:
+    """A rejection without the reason the question's role requires (the role it was asked
+    under) is refused; a reply that gave none is not understood, with how to give it."""
+    role = runtime.assembly.roles_by_name.get(record.role)
+    if role is None:
+        return
+    try:
+        check_reason(decision, role.reject_reason)
+    except DtoValidationError:
+        if from_reply:
+            raise UninterpretableReplyError(REASON_REQUIRED_IN_WORDS) from None
+        raise
+
+
 def reads_with_a_model(runtime: Runtime, record: PauseRecord) -> bool:
     """Whether the pause's role reads replies with a model: reading may outlast a webhook's
     acknowledgement, so a channel keeps such a reply before it acknowledges."""
@@ -349,6 +366,7 @@ async def _record(
         raise DtoValidationError(
             f"this question takes only {allowed}, not {decision_kind(decision)} (it still waits)"
         )
+    _check_reason(runtime, record, decision, from_reply=request.reply is not None)
     given = PauseAnswer(
         decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
     )

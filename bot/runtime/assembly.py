@@ -33,7 +33,7 @@ from bot.components.specs import (
 from bot.core.budget import Budget
 from bot.core.channel import ChannelOf
 from bot.core.context import ExecutionContext
-from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.dtos import REJECT_REASONS, ToolCallApprovalDecision
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.errors import AssemblyError, AssemblyViolation
 from bot.core.pii import PiiPolicy
@@ -183,9 +183,7 @@ class Assembly:
         return None
 
 
-def _under(
-    binding: ToolBinding, role: ChannelRoleSpec | None, assembly: Assembly
-) -> ToolBinding:
+def _under(binding: ToolBinding, role: ChannelRoleSpec | None, assembly: Assembly) -> ToolBinding:
     """An attached graph's ``binding`` under ``role``, the role its question was asked under."""
     if role is None or binding.role is None or role.name == binding.role.name:
         return binding
@@ -355,6 +353,12 @@ def _check_role(checker: _Checker, role_cls: type) -> ChannelRoleSpec | None:
             role.name,
             "separation_of_duties refuses the thread's owner, and only the thread's owner may "
             "answer a THREAD_OWNER role: nobody could answer it (use PauseAnswerer.CHANNEL)",
+        )
+    if role.reject_reason not in REJECT_REASONS:
+        checker.fail(
+            "channel-role.reject-reason",
+            role.name,
+            f'reject_reason must be "required" or "optional", not {role.reject_reason!r}',
         )
     _check_timing(checker, role.name, role.timing)
     checker.assembly.roles[role_cls] = role

@@ -20,6 +20,7 @@ from langgraph.types import Command
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.core.errors import CountersignError, StepFailedError
 from bot.core.failures import ExecutionFailure
+from bot.core.field_errors import failure_text
 from bot.core.tracing import span
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
@@ -359,7 +360,7 @@ class Engine:
             return _Outcome(error=error, ended=True)
         except Exception as error:
             failure = StepFailedError(
-                f"the execution failed: {type(error).__name__}: {error}",
+                f"the execution failed: {failure_text(error)}",
                 execution_id=frame.execution_id,
             )
             failure.__cause__ = error

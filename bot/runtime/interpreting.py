@@ -24,6 +24,7 @@ from bot.core.errors import (
     ReplyInterpreterMissingError,
     UninterpretableReplyError,
 )
+from bot.core.field_errors import failure_text
 from bot.core.reply import ReplyInput, ReplyInterpretation
 from bot.core.tracing import span
 from bot.runtime.assembly import ToolBinding
@@ -112,8 +113,8 @@ async def _interpret(
     try:
         decision = validate_decision(value, tool_input=tool_input, arguments=record.ask.arguments)
         decision = valid_for_the_tool(binding, decision, arguments=record.ask.arguments)
-    except DtoValidationError as error:
-        raise UninterpretableReplyError(error.message) from error
+    except DtoValidationError as error:  # said for the person who replied
+        raise UninterpretableReplyError(error.said()) from error
     return Reading(decision=decision, model_call=model_call)
 
 
@@ -132,7 +133,7 @@ def _create(runtime: Runtime, interpreter: type, context: ExecutionContext) -> A
         raise
     except Exception as error:  # a crash is an unreadable reply, the error its cause
         raise UninterpretableReplyError(
-            f"the interpreter could not be created: {type(error).__name__}: {error}"
+            f"the interpreter could not be created: {failure_text(error)}"
         ) from error
 
 
@@ -144,7 +145,7 @@ async def _by_code(instance: Any, reply_input: ReplyInput) -> Any:
     except GraphInterrupt:
         raise
     except Exception as error:  # a crash is an unreadable reply, the error its cause
-        raise UninterpretableReplyError(f"{type(error).__name__}: {error}") from error
+        raise UninterpretableReplyError(failure_text(error)) from error
     if not isinstance(outcome, ReplyInterpretation):
         raise UninterpretableReplyError(
             f"the interpreter returned {type(outcome).__name__}, not a ReplyInterpretation"

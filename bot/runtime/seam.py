@@ -23,10 +23,11 @@ from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision, decision_kind
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import AgentFailedError, DtoValidationError
+from bot.core.field_errors import failure_text
 from bot.core.tracing import carrier, span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
-from bot.runtime.decisions import invalid_decision
+from bot.runtime.decisions import check_reason, invalid_decision
 from bot.runtime.edit_checks import validate_for
 from bot.runtime.expiry import expire, expires_at, is_due
 from bot.runtime.frame import ClosedByDeadline, RunFrame
@@ -355,6 +356,8 @@ async def _decide_at_once(
             raise DtoValidationError(
                 f"the question takes only {allowed}, not {decision_kind(decision)}"
             )
+        if binding.role is not None:
+            check_reason(decision, binding.role.reject_reason)
     except DtoValidationError as error:
         raise _invalid_at_once(record, place, frame, error) from error
     answer = PauseAnswer(decision=decision.model_dump(mode="json"), responder=None)
@@ -383,7 +386,7 @@ def _send_failed(
     name = binding.channel.name if binding.channel else record.channel
     return AgentFailedError(
         f"the channel {name} failed to send the question for the tool "
-        f"{record.ask.tool}: {type(error).__name__}: {error}",
+        f"{record.ask.tool}: {failure_text(error)}",
         agent=place.agent,
         execution_id=frame.execution_id,
     )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.dtos import RejectReason, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.errors import UnknownThreadError
 from bot.core.failures import ExecutionFailure
@@ -60,6 +60,7 @@ class Views:
             expires_at=self._expires_at(record),
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
+            reject_reason=self._reject_reason(record.role),
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
@@ -87,6 +88,11 @@ class Views:
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
         )
+
+    def _reject_reason(self, role: str) -> RejectReason:
+        """The rule of the role the question was asked under (optional if it is gone)."""
+        spec = self._runtime.assembly.roles_by_name.get(role)
+        return "optional" if spec is None else spec.reject_reason
 
     def _expires_at(self, record: PauseRecord) -> str | None:
         binding = self._binding(record)

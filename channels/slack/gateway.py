@@ -250,9 +250,7 @@ class SlackGateway:
         return ApprovalView(
             pause_id=question.pause_id,
             tool=tool,
-            tool_description=self._catalog.tool_description(
-                tool, agent=question.agent, role=role
-            ),
+            tool_description=self._catalog.tool_description(tool, agent=question.agent, role=role),
             arguments=question.value.arguments,
             input_model=self._catalog.tool_input(tool, agent=question.agent, role=role),
             agent=question.agent,

@@ -210,7 +210,11 @@ class WebServer:
                 said = await self._answering.answer(
                     link, action, decision=ToolCallApprovalDecision(approved=True)
                 )
-            case "reject" | "respond" | "reply":
+            case "reject":  # whether it needs its reason is the role's rule, the runtime's check
+                reason = _text(fields, "reason") or None
+                rejection = ToolCallApprovalDecision(approved=False, reason=reason)
+                said = await self._answering.answer(link, action, decision=rejection)
+            case "respond" | "reply":
                 field, missing = _TEXT_FORMS[action]
                 text = _text(fields, field)
                 said = (
@@ -228,12 +232,8 @@ class WebServer:
         return await self._after(request, link, said, csrf, fields)
 
     async def _answer_with_text(self, link: Link, action: Action, text: str) -> Said:
-        """A rejection with its reason, an answer in place of the tool, or a free-text reply
-        for the role's interpreter."""
+        """An answer in place of the tool, or a free-text reply for the role's interpreter."""
         match action:
-            case "reject":
-                rejection = ToolCallApprovalDecision(approved=False, reason=text)
-                return await self._answering.answer(link, action, decision=rejection)
             case "respond":
                 response = ToolCallApprovalDecision(approved=False, response=text)
                 return await self._answering.answer(link, action, decision=response)
@@ -260,10 +260,12 @@ class WebServer:
             )
         decision = ToolCallApprovalDecision(approved=True, override_arguments=submission.overrides)
         said = await self._answering.answer(link, "edit", decision=decision)
-        if said.field_error:
-            submission = Submission(
-                typed=submission.typed, overrides=None, errors={"": said.field_error}
-            )
+        if said.field_errors or said.field_error:
+            errors = {k: v for k, v in said.field_errors.items() if k in submission.typed}
+            whole = [v for k, v in said.field_errors.items() if k not in submission.typed]
+            if said.field_error or whole:
+                errors[""] = " ".join([*whole, said.field_error]).strip()
+            submission = Submission(typed=submission.typed, overrides=None, errors=errors)
         return await self._after(request, link, said, csrf, fields, submission=submission)
 
     async def _after(
@@ -363,6 +365,7 @@ class WebServer:
             submission=submission,
             reply=reply,
             response=response,
+            reason_required=pause.reject_reason == "required",
         )
         notice = None if said is None else Notice(text=said.text, tone="bad")
         status = 200 if said is None else said.status
@@ -429,7 +432,6 @@ def _question(pause: PauseView, link: Link, role_description: str) -> Question:
 
 
 _TEXT_FORMS: Final = {
-    "reject": ("reason", "Say why you reject it."),
     "respond": ("response", "Write your answer first."),
     "reply": ("reply", "Write your answer first."),
 }

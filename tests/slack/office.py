@@ -1,7 +1,8 @@
 """An office application asking in Slack: the roles are implemented with ``slack_channel``.
 
 * refunds: a CHANNEL role posted in ``APPROVALS``, answered by ``MANAGER`` or members of the
-  user group ``FINANCE``; replies read by the keyword interpreter;
+  user group ``FINANCE``, rejected only with a reason (``reject_reason="required"``); replies
+  read by the keyword interpreter;
 * expenses: a THREAD_OWNER role, posted in the owner's Slack thread; keyword interpreter;
 * wires: a CHANNEL role with no reply interpreter (only the buttons answer it), with time on
   its questions (``WIRE_TIMING``): escalated to ``ONCALL`` with a copy in ``ESCALATIONS``.
@@ -54,7 +55,7 @@ class RefundCardInput(BaseModel):
 
 
 RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel = office_roles(
-    "slack", refund_input=RefundCardInput, wire_timing=WIRE_TIMING
+    "slack", refund_input=RefundCardInput, wire_timing=WIRE_TIMING, refund_reject_reason="required"
 )
 
 

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from bot import ExecutionResumeEvent, ExecutionStatus, PauseExpiredError, PauseStatus
+from bot.core.field_errors import NOT_FINITE
 from bot.langgraph import LangGraphAgent
+from bot.runtime.decisions import REASON_REQUIRED
 from bot.testing import inspect_app
 from bot.testing.llm import ScriptedChatModel
 from channels.slack.answering import SELF_APPROVAL
@@ -394,3 +396,38 @@ async def test_an_expired_question_is_told_only_as_its_middleware_takes(
     [failed] = [m for m in moves if m.error is not None]
     assert isinstance(failed.error, PauseExpiredError) and failed.by_sweep
     assert_sent_valid(world.stub.calls, {pause_id})
+
+
+async def test_an_edit_to_a_number_that_is_no_number_keeps_the_modal_open(
+    world: SlackWorld,
+) -> None:
+    refunds, model = Refunds(), one_refund()
+    _, pause_id = await attach_and_ask(world, refunds, model)
+    view = await open_modal(world, EDIT_ACTION, pause_id)
+
+    for typed in ("1e400", "inf", "nan"):
+        response = await world.submit(MANAGER, view, edits("7", typed))
+        answer = json.loads(await response.text())
+        assert answer == {"response_action": "errors", "errors": {"amount": NOT_FINITE}}
+    await world.settle()
+
+    pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
+    assert pause is not None and pause.status is PauseStatus.PENDING
+    assert refunds.runs == [] and world.stub.of("chat.update") == []
+
+
+async def test_a_reject_without_the_reason_its_role_requires_keeps_the_modal_open(
+    world: SlackWorld,
+) -> None:
+    refunds, model = Refunds(), one_refund()
+    _, pause_id = await attach_and_ask(world, refunds, model)
+    view = await open_modal(world, REJECT_ACTION, pause_id)
+
+    response = await world.submit(MANAGER, view, reason(None))
+
+    answer = json.loads(await response.text())
+    assert answer == {"response_action": "errors", "errors": {"reason": REASON_REQUIRED}}
+    await world.settle()
+    pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
+    assert pause is not None and pause.status is PauseStatus.PENDING
+    assert len(model.calls) == 1  # the model was not told of a rejection

@@ -1,7 +1,8 @@
 """An office application asking on the web: the roles are implemented with ``web_channel``.
 
-* refunds: a CHANNEL role answered by ``ALICE`` or ``BOB``; replies read by the keyword
-  interpreter; the customer's e-mail is sensitive;
+* refunds: a CHANNEL role answered by ``ALICE`` or ``BOB``, rejected only with a reason
+  (``reject_reason="required"``); replies read by the keyword interpreter; the customer's
+  e-mail is sensitive;
 * expenses: a THREAD_OWNER role: the requester (``OWNER``) answers;
 * wires: a CHANNEL role answered by ``ALICE`` or ``OWNER``, with separation of duties and no
   reply interpreter (only the buttons answer it);
@@ -59,7 +60,7 @@ HOURLY_PAYOUT_TIMING = PauseTiming(
 
 
 RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel = office_roles(
-    "web", refund_input=RefundCardInput
+    "web", refund_input=RefundCardInput, refund_reject_reason="required"
 )
 
 
