@@ -122,8 +122,9 @@ def desk_roles(
     interpreters: tuple[type, type],
     prefix: str,
 ) -> tuple[type, type]:
-    """The desk's two roles: refunds (answered as ``refund_answered_by``) and expenses (the
-    requester confirms), each read by its own interpreter (an interpreter serves one role)."""
+    """The desk's two roles: refunds (answered as ``refund_answered_by``, a rejection with its
+    reason) and expenses (the requester confirms), each read by its own interpreter (an
+    interpreter serves one role)."""
     refund_interpreter, expense_interpreter = interpreters
     refund = channel_role(
         name=REFUND_ROLE,
@@ -131,6 +132,7 @@ def desk_roles(
         approves=RefundCardInput,
         answered_by=refund_answered_by,
         reply_interpreter=refund_interpreter,
+        reject_reason="required",  # a refund turned down says why, on every channel of the desk
     )(type(f"{prefix}RefundApprovalChannel", (ChannelOf,), {"__module__": __name__}))
     expense = channel_role(
         name="desk-expense-approval-channel",

@@ -204,7 +204,9 @@ class WebCases:
                 fields = [("csrf", csrf), ("action", "reject"), ("reason", reason)]
                 return self._form(door, "empty reason", path, fields, expect=422)
             case 5:
-                amount = self._rng.choice(["-5", "abc", "0", "nan", "[]", "1,5"])
+                amount = self._rng.choice(
+                    ["-5", "abc", "0", "nan", "[]", "1,5", "inf", "-inf", "1e999", "1e400"]
+                )
                 fields = [
                     ("csrf", csrf),
                     ("action", "edit"),
