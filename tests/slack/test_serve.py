@@ -17,7 +17,8 @@ import pytest
 from bot import App, Settings
 from bot.cli.main import main
 from bot.components.specs import ApplicationSpec, FlowStep, WorkflowSpec, spec_of
-from bot.desk.slack import DeskSettings, build_desk
+from bot.desk.settings import DeskSettings
+from bot.desk.slack import build_desk
 from bot.testing import FakeClock, call_tool, mock_llm
 from channels.slack import SlackBot, SlackSettings
 from channels.slack.render import APPROVE_ACTION
