@@ -141,11 +141,21 @@ def test_no_command_without_slack_settings_serves_the_desk_on_the_web(tmp_path: 
         code, out, err = served.stop()
     assert code == 0, err
     assert out.strip() == "Stopping."
-    lines = err.splitlines()
-    assert lines[0].startswith(MISSING_TOKEN)
-    assert lines[1].startswith(MISSING_SECRET)
-    assert lines[2].startswith("generated a new encryption key in")
-    assert len(lines) == 3
+    missing_token, missing_secret, key_made, *logged = err.splitlines()
+    assert missing_token.startswith(MISSING_TOKEN)
+    assert missing_secret.startswith(MISSING_SECRET)
+    assert " WARNING countersign.security: generated a new encryption key in " in key_made
+    # at the default level (INFO), the desk's default notifier is a line with each link, and
+    # each answer is a line
+    notices = [line for line in logged if " INFO countersign.web: web: Approval needed: " in line]
+    assert len(notices) == 2
+    assert all(f"http://127.0.0.1:{port}/q/" in line for line in notices)
+    answers = [line for line in logged if " INFO countersign.answers: answer recorded: " in line]
+    assert [a.split("answer recorded: ")[1].split(",")[0] for a in answers] == [
+        "approved refund-card-tool",
+        "rejected book-expense-tool",
+    ]
+    assert len(logged) == 4
     assert (tmp_path / "countersign.db").is_file()
 
 
