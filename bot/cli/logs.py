@@ -4,8 +4,8 @@
 
 A text line reads ``<time> <LEVEL> <logger>: <message>``. The libraries' own chatter (the Slack
 SDK's retries and Bolt's internals, through ``countersign.slack.web`` and
-``countersign.slack.bolt``; LangChain's HTTP clients) is kept to warnings unless the level is
-``DEBUG``: at ``INFO`` the log is Countersign's own lines.
+``countersign.slack.bolt``; LangChain's HTTP clients; aiohttp's) is kept to warnings unless the
+level is ``DEBUG``: at ``INFO`` the log is Countersign's own lines.
 
 Each JSON line has ``time`` (ISO 8601, UTC), ``level``, ``logger`` and ``message``, then what the
 call gave as ``extra`` of :data:`EXTRA_FIELDS` (``execution_id``, ``tenant_id``, ``role``,
@@ -97,6 +97,7 @@ LIBRARY_LOGGERS: Final = (
     "openai",
     "aiosqlite",
     "sqlalchemy",
+    "aiohttp",
 )
 """Loggers libraries speak through: at ``DEBUG`` only what they say at that level too."""
 

@@ -78,6 +78,10 @@ from channels.slack.webapi import web_client
 SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
 """Slack retries an event within minutes; ids older than this are pruned."""
 PRUNE_INTERVAL: Final = timedelta(minutes=10)
+BOLT_APP_LOGGER: Final = f"{redaction.bolt_log.name}.app"
+"""Bolt's app name, which it names a logger after and sets to its base logger's level on each
+request: under Bolt's own logger, never ``countersign`` itself (every logger of ours would
+then be held to Bolt's level, the answers' lines at INFO dropped)."""
 
 
 class _State(enum.Enum):
@@ -138,7 +142,7 @@ class SlackBot:
                 signing_secret=settings.signing_secret.get_secret_value(),
                 process_before_response=False,
                 logger=redaction.bolt_log,
-                name="countersign",
+                name=BOLT_APP_LOGGER,
                 before_authorize=InOrder(
                     ReparseSlashCommand(), RefuseMalformed(), CountBoltCalls(app.metrics)
                 ),
