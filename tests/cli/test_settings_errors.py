@@ -131,6 +131,12 @@ ENVIRONMENT_CASES = [
         "is malformed: otlp, console or none, not 'zipkin'",
     ),
     Case(
+        "desk-channel-missing",
+        {"COUNTERSIGN_APPROVAL_CHANNEL": ""},
+        "COUNTERSIGN_APPROVAL_CHANNEL",
+        "is missing: the id of the Slack channel",
+    ),
+    Case(
         "otel-protocol",
         {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
         "OTEL_EXPORTER_OTLP_PROTOCOL",
@@ -334,6 +340,28 @@ def test_a_settings_problem_is_told_before_bolt_langgraph_and_langchain_load(
     told = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
     one_line_naming(Ran(code=done.returncode, out=done.stdout, err="\n".join(told)), case)
     assert imported.isdisjoint(HEAVY), imported & set(HEAVY)
+
+
+def test_the_web_desk_tells_a_bad_port_before_langgraph_and_langchain_load(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=person_env(PORT="abc"),
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+
+    told = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    assert done.returncode == 2
+    assert told[-1] == "PORT is malformed: a port number (1 to 65535), not 'abc'"
+    assert [m.split(" is missing")[0] for m in told[:-1]] == [
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+    ]
+    assert not [line for line in done.stderr.splitlines() if line.endswith(HEAVY)]
+    assert done.stdout == ""  # nothing served
 
 
 # ------------------------------------------------------------------------------ the keys
