@@ -96,7 +96,8 @@ async def wire(
     ring = await keys.load(holds_rows=database.holds_rows)
     checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
     stack.push_async_callback(checkpointer.close)
-    key_check = KeyCheck(ring, database_samplers(database), source=keys.named, clock=clock)
+    samplers = [*database_samplers(database), checkpointer.sample]
+    key_check = KeyCheck(ring, samplers, source=keys.named, clock=clock)
     problem = await key_check.problem()  # a ring that is not the database's: before serving
     if problem is not None:
         raise SettingsError(problem)

@@ -129,7 +129,7 @@ async def _reencrypt(url: str, setting: str, keys: KeySource, batch_size: int) -
     SQLite database whose key file is lost (a new key would read nothing) and keys that do not
     open what is stored (``bot.security.key_check``)."""
     from bot.core.clock import SystemClock
-    from bot.security.key_check import KeyCheck, database_samplers
+    from bot.security.key_check import KeyCheck, checkpoint_file_sampler, database_samplers
     from bot.security.reencrypt import reencrypt
     from bot.store.database import Database, database_failure
 
@@ -143,7 +143,11 @@ async def _reencrypt(url: str, setting: str, keys: KeySource, batch_size: int) -
                 raise
             raise SettingsError(f"{setting}: the database could not be opened: {reason}") from None
         ring = await keys.load(holds_rows=database.holds_rows)
-        check = KeyCheck(ring, database_samplers(database), source=keys.named, clock=SystemClock())
+        samplers = database_samplers(database)
+        in_file = checkpoint_file_sampler(database)  # SQLite's checkpoints, beside it
+        if in_file is not None:
+            samplers.append(in_file)
+        check = KeyCheck(ring, samplers, source=keys.named, clock=SystemClock())
         problem = await check.problem()  # the keys' problem, before anything moves
         if problem is not None:
             raise SettingsError(problem)

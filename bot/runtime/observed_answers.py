@@ -62,17 +62,18 @@ _HEADLINES: Final = {
 
 def note_answer(metrics: Metrics, note: AnswerNote, *, tenant_id: str, by: str) -> None:
     """Count ``note`` (its code only for what was not taken) and log it: ``answer recorded:
-    approved refund-card-tool, by U0MANAGER (role refund-approval-channel)``."""
+    approved refund-card-tool, by U0MANAGER (tenant T0TEAM, role refund-approval-channel)``."""
     metrics.answered(note.outcome, "" if note.outcome == "already_closed" else note.code)
     code = f" ({note.code})" if note.code else ""
-    role = f" (role {note.role})" if note.role else ""
+    role = f", role {note.role}" if note.role else ""
     log.log(
         logging.WARNING if note.outcome == "refused" else logging.INFO,
-        "answer %s%s: %s, by %s%s",
+        "answer %s%s: %s, by %s (tenant %s%s)",
         _HEADLINES.get(note.outcome, note.outcome),
         code,
         note.what or "an answer",
         by or "nobody named",
+        tenant_id,
         role,
         extra={
             "tenant_id": tenant_id,

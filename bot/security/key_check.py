@@ -20,10 +20,9 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Final
 
-from sqlalchemy import Connection, inspect, select
+from sqlalchemy import Connection, inspect, select, text
 
 from bot.core.clock import Clock
 from bot.core.errors import CountersignError
@@ -36,7 +35,6 @@ from bot.security.reencrypt import (
     PAYLOAD_COLUMNS,
     POSTGRES_CHECKPOINT_COLUMNS,
     SQLITE_CHECKPOINT_COLUMNS,
-    CheckpointColumns,
 )
 from bot.store.database import Database, DatabaseUrl, checkpoint_path
 
@@ -111,59 +109,74 @@ async def payload_samples(database: Database) -> list[SealedValue]:
             columns = [target.table.c[c] for c in target.columns]
             for order in ([k.asc() for k in keys], [k.desc() for k in keys]):
                 row = connection.execute(select(*columns).order_by(*order).limit(1)).first()
-                for name, text in zip(target.columns, row or (), strict=False):
-                    if isinstance(text, str):
-                        found.append(SealedValue(where=f"{target.table.name}.{name}", text=text))
+                for name, stored in zip(target.columns, row or (), strict=False):
+                    if isinstance(stored, str):
+                        found.append(SealedValue(where=f"{target.table.name}.{name}", text=stored))
         return found
 
     return await database.transactions.read(read)
 
 
-async def checkpoint_samples(database: Database) -> list[SealedValue]:
-    """The sealed values of the first and last row of LangGraph's checkpoint tables in
-    ``database`` (a checkpoint file: SQLite's; else PostgreSQL's)."""
-    targets = SQLITE_CHECKPOINT_COLUMNS if database.is_sqlite else POSTGRES_CHECKPOINT_COLUMNS
-
-    def read(connection: Connection) -> list[SealedValue]:
-        present = set(inspect(connection).get_table_names())
-        return [
-            value
-            for target in targets
-            if target.table.name in present
-            for value in _checkpoint_rows(connection, target)
-        ]
-
-    return await database.transactions.read(read)
+FetchOne = Callable[[str], Awaitable["Sequence[object] | None"]]
+"""Runs one statement, returns its first row (a checkpointer's own connection)."""
 
 
-def _checkpoint_rows(connection: Connection, target: CheckpointColumns) -> list[SealedValue]:
-    keys = [target.table.c[k] for k in target.keys]
-    values = (target.table.c[target.type_column], target.table.c[target.blob_column])
+async def checkpoint_samples(fetch_one: FetchOne, *, sqlite: bool) -> list[SealedValue]:
+    """The sealed values of the first and last row of LangGraph's checkpoint tables (SQLite's
+    or PostgreSQL's), read with ``fetch_one``; the tables are there (the saver made them)."""
     found = []
-    for order in ([k.asc() for k in keys], [k.desc() for k in keys]):
-        row = connection.execute(select(*values).order_by(*order).limit(1)).first()
-        if row is not None and isinstance(row[0], str) and row[1] is not None:
-            found.append(SealedValue(where=target.table.name, type_tag=row[0], blob=bytes(row[1])))
+    for target in SQLITE_CHECKPOINT_COLUMNS if sqlite else POSTGRES_CHECKPOINT_COLUMNS:
+        for order in ("ASC", "DESC"):
+            keys = ", ".join(f"{key} {order}" for key in target.keys)
+            row = await fetch_one(
+                f"SELECT {target.type_column}, {target.blob_column} "
+                f"FROM {target.table.name} ORDER BY {keys} LIMIT 1"
+            )
+            if (
+                row is not None
+                and isinstance(row[0], str)
+                and isinstance(row[1], bytes | memoryview)
+            ):
+                found.append(
+                    SealedValue(where=target.table.name, type_tag=row[0], blob=bytes(row[1]))
+                )
     return found
 
 
 def database_samplers(database: Database) -> list[Sampler]:
-    """What to read of ``database`` (its payloads, its checkpoints: in it on PostgreSQL, in
-    the file beside it on SQLite, none in memory)."""
+    """What to read of ``database`` itself: its payloads, and on PostgreSQL its checkpoints
+    (on SQLite they are in the file beside it: the checkpointer's ``sample``, or
+    :func:`checkpoint_file_sampler`)."""
     samplers: list[Sampler] = [lambda: payload_samples(database)]
     if not database.is_sqlite:
-        samplers.append(lambda: checkpoint_samples(database))
-    elif database.sqlite_path is not None:
-        path = checkpoint_path(database.sqlite_path)
-        samplers.append(lambda: _checkpoint_file_samples(path))
+        samplers.append(lambda: _checkpoints_in(database))
     return samplers
 
 
-async def _checkpoint_file_samples(path: Path) -> list[SealedValue]:
-    if not await asyncio.to_thread(path.is_file):  # never create it: nothing was checkpointed
-        return []
-    async with Database.open(DatabaseUrl.sqlite_file(path)) as checkpoints:
-        return await checkpoint_samples(checkpoints)
+async def _checkpoints_in(database: Database) -> list[SealedValue]:
+    async def fetch_one(statement: str) -> Sequence[object] | None:
+        def read(connection: Connection) -> Sequence[object] | None:
+            return connection.execute(text(statement)).first()
+
+        return await database.transactions.read(read)
+
+    return await checkpoint_samples(fetch_one, sqlite=database.is_sqlite)
+
+
+def checkpoint_file_sampler(database: Database) -> Sampler | None:
+    """The checkpoints in the file beside a SQLite file ``database``, opened for the reading
+    (``reencrypt``, which has no checkpointer); ``None`` elsewhere."""
+    if database.sqlite_path is None:
+        return None
+    path = checkpoint_path(database.sqlite_path)
+
+    async def sample() -> list[SealedValue]:
+        if not await asyncio.to_thread(path.is_file):  # never create it: nothing checkpointed
+            return []
+        async with Database.open(DatabaseUrl.sqlite_file(path)) as checkpoints:
+            return await _checkpoints_in(checkpoints)
+
+    return sample
 
 
 class KeyCheck:

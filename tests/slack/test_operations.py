@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
 from channels.slack.render import APPROVE_ACTION, REJECT_ACTION
-from tests.slack.checks import buttons
+from tests.slack.checks import all_text, buttons
 from tests.slack.conftest import interactive_body, signed_headers
 from tests.slack.stub import TEAM, SlackStub
 from tests.slack.test_serve import (
@@ -80,12 +80,14 @@ class Events:
 
 
 async def ask_both(events: Events, stub: SlackStub, event_id: str) -> tuple[str, str]:
-    """Mention the bot: it asks the owner for the refund and the expense; their pause ids."""
+    """Mention the bot: it asks the owner for the refund and the expense (at once: in either
+    order); their pause ids, the refund's first."""
     mention = desk_mention(event_id, ts="1700000970.000001")
     assert await events.post(json.dumps(mention), "application/json") == 200
     questions = await stub.wait_for("chat.postMessage", 2)
-    first, second = (str(buttons(q.blocks())[0]["value"]) for q in questions)
-    return first, second
+    [refund] = [q for q in questions if "Refunds a card" in all_text(q.blocks())]
+    [expense] = [q for q in questions if "Books an expense" in all_text(q.blocks())]
+    return str(buttons(refund.blocks())[0]["value"]), str(buttons(expense.blocks())[0]["value"])
 
 
 async def scrape(
@@ -183,7 +185,7 @@ async def test_at_warning_the_log_keeps_refusals_and_leaves_out_the_answers(
     said = [line for line in err.splitlines() if " countersign.answers: " in line]
     assert len(said) == 1
     assert " WARNING countersign.answers: answer refused (pause.not-thread-owner): " in said[0]
-    assert "(role served-refund-approval-channel)" in said[0]
+    assert f"by {STRANGER} (tenant {TEAM}, role served-refund-approval-channel)" in said[0]
 
 
 async def test_the_bind_address_keeps_both_ports_on_loopback(
