@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from bot.core.clock import Clock, SystemClock
     from bot.core.context import ExecutionContext, StepContext, Tenant
     from bot.core.dtos import (
+        RejectReason,
         ToolCallApprovalAsk,
         ToolCallApprovalDecision,
         WorkflowFinishText,
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
         UnknownThreadError,
         UsageError,
     )
+    from bot.core.failures import ExecutionFailure
     from bot.core.pii import (
         CardNumberDetector,
         EmailDetector,
@@ -165,6 +167,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "EmailDetector": "bot.core.pii",
     "ExecutionContext": "bot.core.context",
     "ExecutionFailedError": "bot.core.errors",
+    "ExecutionFailure": "bot.core.failures",
     "ExecutionPauseEvent": "bot.core.results",
     "ExecutionRecord": "bot.core.results",
     "ExecutionResult": "bot.core.results",
@@ -207,6 +210,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "Tenant": "bot.core.context",
     "ThreadOwnerError": "bot.core.errors",
     "ToolCallApprovalAsk": "bot.core.dtos",
+    "RejectReason": "bot.core.dtos",
     "ToolCallApprovalDecision": "bot.core.dtos",
     "ToolError": "bot.core.errors",
     "UninterpretableReplyError": "bot.core.errors",
@@ -266,6 +270,7 @@ __all__ = [
     "EmailDetector",
     "ExecutionContext",
     "ExecutionFailedError",
+    "ExecutionFailure",
     "ExecutionPauseEvent",
     "ExecutionRecord",
     "ExecutionResult",
@@ -295,6 +300,7 @@ __all__ = [
     "RecordedAnswer",
     "Refused",
     "RegexDetector",
+    "RejectReason",
     "ReplyInput",
     "ReplyInterpretation",
     "ReplyInterpreterMissingError",

@@ -23,6 +23,7 @@ from pydantic_core import to_jsonable_python
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import WorkflowSpec
+from bot.core import field_errors
 from bot.core.answers import Answered, AnswerOutcome
 from bot.core.clock import Clock, TimerHandle, wait_with_timeout
 from bot.core.dtos import ToolCallApprovalDecision
@@ -269,14 +270,21 @@ class App:
         *,
         role: type,
         tools: Sequence[BaseTool] = (),
+        asked_tools: Sequence[str] | None = None,
     ) -> LangGraphAgent:
         """Attach a compiled LangGraph graph of your own (``create_agent(...)`` or a
         ``StateGraph`` compiled with a checkpointer): its human-in-the-loop interrupts become
-        pauses sent to ``role``'s channel (``bot.langgraph``). ``tools``: tools whose argument
-        schemas validate edits, beside those found in the graph's tool nodes. Attach again
-        after a restart, before answers come: until then its trees wait."""
+        pauses sent to ``role``'s channel (``bot.langgraph``), shown to the approver (and an
+        edit checked) by the role's model, and the tool's own schema checks an edit too.
+
+        The role's model must fit every tool the graph asks about (the tool's argument names
+        are the model's fields, of compatible types), else ``AssemblyError``
+        (``[langgraph.role-fit]``): the tools ``HumanInTheLoopMiddleware``'s ``interrupt_on``
+        names, else every tool of the graph's tool nodes, or those named in ``asked_tools``.
+        ``tools``: tools the graph asks about beside those (a ``request_approval`` of their
+        name). Attach again after a restart, before answers come: until then its trees wait."""
         self._check_open()
-        trees = attach_graph(self._runtime, name, graph, role, tools)
+        trees = attach_graph(self._runtime, name, graph, role, tools, asked_tools)
         self._engine.attach(trees.workflow, trees)
         return LangGraphAgent(name, functools.partial(self._invoke_attached, trees.workflow))
 
@@ -647,7 +655,8 @@ class App:
                 value = start.input.model_validate(dict(input))
         except ValidationError as error:
             raise DtoValidationError(
-                f"the input is not a valid {start.input.__name__}: {error.errors()}"
+                f"the input is not a valid {start.input.__name__}: {field_errors.described(error)}",
+                field_errors=field_errors.by_field(error),
             ) from None
         return spec, value
 

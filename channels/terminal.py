@@ -1,6 +1,7 @@
 """A channel that asks in the terminal: prints the question; the answer comes through ``resume``.
 
 Named on a tool as is, its pauses are answered by the thread's owner (the person at the prompt).
+What it prints is what a person reads anywhere else: ``Sensitive`` fields masked.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class TerminalUserChannel(ChannelOf):
         self._output = output
 
     async def send(self, ask: ChannelAsk) -> AwaitReply:
-        arguments = json.dumps(ask.value.arguments, ensure_ascii=False)
+        arguments = json.dumps(ask.shown_arguments, ensure_ascii=False)  # Sensitive: masked
         self._output.write(f"? {ask.value.tool} wants to run with {arguments}")
         return ChannelOutcome.await_reply()
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from bot import (
     ChannelAsk,
@@ -27,6 +27,7 @@ from bot import (
 )
 from bot.components.specs import ChannelRoleSpec, spec_of
 from bot.core.channel import AwaitReply
+from bot.core.dtos import RejectReason
 from interpreters import KeywordReplyInterpreter
 from tests.apps import sample_agent, sample_application
 
@@ -278,17 +279,24 @@ OfficeApplication = OFFICE.application
 
 
 class WireInput(BaseModel):
-    iban: str
+    """What the wire role approves (an attached graph's wire tool is shown by it too)."""
+
+    iban: str = Field(title="Account (IBAN)", min_length=4)
     amount: float
 
 
 def office_roles(
-    office: str, *, refund_input: type[BaseModel], wire_timing: PauseTiming | None = None
+    office: str,
+    *,
+    refund_input: type[BaseModel],
+    wire_timing: PauseTiming | None = None,
+    refund_reject_reason: RejectReason = "optional",
 ) -> tuple[type, type, type]:
     """The refund, expense and wire roles of a channel's test office (``office``: "slack",
     "web"), each office's own classes:
 
-    * refunds: a CHANNEL role; replies read by the keyword interpreter;
+    * refunds: a CHANNEL role; replies read by the keyword interpreter; its rejections need a
+      reason when ``refund_reject_reason="required"``;
     * expenses: a THREAD_OWNER role (the requester confirms); keyword interpreter;
     * wires: a CHANNEL role with separation of duties and no reply interpreter (only the
       buttons answer it), with ``wire_timing`` on its questions.
@@ -314,6 +322,7 @@ def office_roles(
         approves=refund_input,
         answered_by=PauseAnswerer.CHANNEL,
         reply_interpreter=RefundReplyInterpreter,
+        reject_reason=refund_reject_reason,
     )
     class RefundApprovalChannel(ChannelOf): ...
 

@@ -36,7 +36,7 @@ AS_BUILT = {
     # context, results and records
     "StepContext", "Tenant", "ExecutionResult", "ExecutionRecord", "ChildExecutionRecord",
     "StepRecord", "PauseAuditEntry", "PauseView", "PendingPause", "ExecutionPauseEvent",
-    "ExecutionResumeEvent",
+    "ExecutionResumeEvent", "ExecutionFailure",
     # flows
     "JoinFailure", "join_all", "join_fail_fast", "join_quorum_groups",
     # budgets
@@ -47,6 +47,8 @@ AS_BUILT = {
     "block_with_refusal", "replace_with_token",
     # settings
     "Settings", "load_settings",
+    # a role's rule for a rejection's reason
+    "RejectReason",
 }  # fmt: skip
 """Added since (the README documents each)."""
 

@@ -21,6 +21,7 @@ from bot.components.specs import (
     WorkflowSpec,
     WorkflowStartSpec,
 )
+from bot.core.dtos import RejectReason
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.timing import PauseTiming
 
@@ -141,6 +142,7 @@ def channel_role(
     reply_interpreter: type | None = None,
     separation_of_duties: bool = False,
     timing: PauseTiming | None = None,
+    reject_reason: RejectReason = "optional",
 ) -> Callable[[C], C]:
     """A role: what is asked (``approves``) and who may answer (required, no default).
 
@@ -151,6 +153,12 @@ def channel_role(
     answer its pauses, as approval policies often require; their answer is refused with
     ``SelfApprovalError`` (``pause.self-approval``) and the pause keeps waiting. A role answered
     by the thread's owner cannot have it (assembly refuses: nobody could answer).
+
+    ``reject_reason="required"``: a rejection must say why, whichever way it comes (a Reject
+    form or modal, a thread reply, ``App.answer`` / ``App.resume``, a channel's
+    ``ChannelOutcome.decided``); without its reason it is refused and the question keeps
+    waiting. ``"optional"`` (the default): a reason may be given. Anything else is
+    ``[channel-role.reject-reason]`` at assembly.
     """
     return _attach(
         lambda cls: ChannelRoleSpec(
@@ -162,6 +170,7 @@ def channel_role(
             reply_interpreter=reply_interpreter,
             separation_of_duties=separation_of_duties,
             timing=timing,
+            reject_reason=reject_reason,
         )
     )
 

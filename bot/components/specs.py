@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
+from bot.core.dtos import RejectReason
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.timing import PauseTiming
 
@@ -137,6 +138,8 @@ class ChannelRoleSpec(ComponentSpec):
     """The execution's owner may not answer (``SelfApprovalError``)."""
     timing: PauseTiming | None = None
     """Reminders, escalation and expiry of the role's questions."""
+    reject_reason: RejectReason = "optional"
+    """``"required"``: a rejection of the role's questions must say why, in every channel."""
     kind: str = "channel-role"
     suffix: str = "-channel"
 

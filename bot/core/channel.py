@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
+
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseResolution
 from bot.core.errors import SetupError
+from bot.core.sensitive import mask_arguments
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,6 +32,15 @@ class ChannelAsk:
     execution_id: str = ""
     expires_at: datetime | None = None
     """When the question expires unanswered (``PauseTiming.expire_after``); None if never."""
+    tool_input: type[BaseModel] | None = None
+    """The tool's input model: which of ``value.arguments`` are ``Sensitive`` (None: unknown,
+    nothing is masked). ``value`` keeps the real arguments, for an edit to start from."""
+
+    @property
+    def shown_arguments(self) -> dict[str, Any]:
+        """The arguments as a person may read them: ``Sensitive`` fields masked, as in
+        /pending, the events, the audit trail, Slack and the web."""
+        return mask_arguments(self.tool_input, self.value.arguments)
 
     def __repr__(self) -> str:  # never print the pause id
         return (
@@ -88,6 +100,9 @@ class ChannelReminder(_StillWaiting):
 
     reminded: int
     """How many reminders were sent before this one (0 for the first)."""
+    escalated: bool = False
+    """Whether the question was escalated before this reminder: its escalation approvers
+    may answer it too, so the channel reminds them as well."""
 
     def __repr__(self) -> str:
         return f"ChannelReminder(role={self.role!r}, reminded={self.reminded})"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -92,6 +92,19 @@ class ToolCallApprovalDecision(BaseModel):
         if self.response is None:
             dumped.pop("response", None)
         return dumped
+
+
+RejectReason = Literal["required", "optional"]
+"""Whether a rejection must say why: a role's ``reject_reason`` (``"optional"`` by default)."""
+REJECT_REASONS: Final[tuple[RejectReason, ...]] = ("required", "optional")
+
+
+def lacks_required_reason(decision: ToolCallApprovalDecision, rule: RejectReason) -> bool:
+    """Whether ``decision`` is a rejection without the reason ``rule`` requires (an answer
+    given in place of the tool is no rejection: its text is what the asker reads)."""
+    if rule != "required" or decision.approved or decision.response is not None:
+        return False
+    return not (decision.reason or "").strip()
 
 
 def decision_kind(decision: ToolCallApprovalDecision) -> str:

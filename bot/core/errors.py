@@ -33,7 +33,7 @@ right to answer and must not leak through logs or error reports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -155,10 +155,46 @@ class ThreadOwnerError(AnswerRefusedError):
     code = "pause.not-thread-owner"
 
 
+OVERRIDES_FIELD = "override_arguments"
+REASON_FIELD = "reason"
+"""The fields of a decision ``DtoValidationError.field_errors`` names."""
+
+
 class DtoValidationError(AnswerRefusedError):
-    """A decision, a resume request or a DTO is invalid; nothing was recorded."""
+    """A decision, a resume request or a DTO is invalid; nothing was recorded.
+
+    ``field_errors`` says what is wrong with each field of a decision, for the person who
+    answered (never pydantic's wording): ``reason`` (a rejection its role takes only with a
+    reason) and, for an edit, ``override_arguments.<key>`` per argument (``argument_errors``),
+    so a form or a modal shows each next to its input; for an input ``execute`` refused, by its
+    fields. Empty when no field is to blame.
+    """
 
     code = "dto.invalid"
+
+    def __init__(self, message: str, *, field_errors: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.field_errors: dict[str, str] = dict(field_errors or {})
+
+    def said(self) -> str:
+        """What is wrong, for the person who answered: each field's error after its name
+        (``amount: Enter a number.``), else the message."""
+        if not self.field_errors:
+            return self.message
+        prefix = f"{OVERRIDES_FIELD}."
+        return " ".join(
+            f"{key.removeprefix(prefix)}: {said}" if key != REASON_FIELD else said
+            for key, said in self.field_errors.items()
+        )
+
+    def argument_errors(self) -> dict[str, str]:
+        """The errors of edited arguments, by the argument's key."""
+        prefix = f"{OVERRIDES_FIELD}."
+        return {
+            key.removeprefix(prefix): said
+            for key, said in self.field_errors.items()
+            if key.startswith(prefix)
+        }
 
 
 class UninterpretableReplyError(AnswerRefusedError):

@@ -8,8 +8,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.core.budget import Spend
-from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
+from bot.core.dtos import RejectReason, ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.failures import ExecutionFailure
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +82,8 @@ class ChildExecutionRecord:
     status: ExecutionStatus
     pauses: list[PauseAuditEntry] = field(default_factory=list)
     children: list[ChildExecutionRecord] = field(default_factory=list)
+    error: ExecutionFailure | None = None
+    """Why this child failed (its status FAILED); None otherwise."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +98,9 @@ class ExecutionRecord:
     pauses: list[PauseAuditEntry] = field(default_factory=list)
     children: list[ChildExecutionRecord] = field(default_factory=list)
     spend: Spend = field(default_factory=Spend)  # model calls whose answers steps took, once
+    error: ExecutionFailure | None = None
+    """Why the execution failed (its status FAILED): the error's code and message; None
+    otherwise."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,6 +116,10 @@ class ExecutionResult:
     """Whether this call's own passes moved the tree. False when another call (a concurrent
     answer's, another instance's) had already taken this answer: the result is the tree as
     it then stood, and whoever moved it reports what happened (say a run's end once)."""
+    error: ExecutionFailure | None = None
+    """Why the execution failed, when its status is FAILED (kept with it: read back the same
+    by ``get_result`` on any instance, also when a sweep failed it); None otherwise. ``execute``
+    and ``resume`` raise the failure itself: this is its code and message."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,6 +186,9 @@ class PauseView:
     approvers may answer it too."""
     reminded: int = 0
     """How many reminders were sent about it (``PauseTiming.remind_after``)."""
+    reject_reason: RejectReason = "optional"
+    """Whether a rejection must say why (its role's ``reject_reason``): a Reject form or modal
+    requires the reason when ``"required"``."""
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

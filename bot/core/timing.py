@@ -83,9 +83,32 @@ class PauseTiming:
         due = [m for m in moments if m is not None and (expires_at is None or m < expires_at)]
         return min(due, default=None)
 
+    def due_nudges(
+        self, asked_at: datetime, *, due_at: datetime, now: datetime, escalated: bool
+    ) -> tuple[Nudge, ...]:
+        """What the sweep sends at ``now`` for the nudge that fell due at ``due_at`` (the
+        pause's ``nudge_at``), in the order their moments came: the reminder whose slot has
+        come (the first slot at or after ``due_at``) and the escalation, if not sent yet. Both
+        when both have come: a reminder slot at the escalation's moment (remind every hour,
+        escalate at 3 h) is a reminder too, sent first, to whom the reminders went until then.
+        Nothing at or after the expiry."""
+        expires_at = self.expires_at(asked_at)
+        if expires_at is not None and now >= expires_at:
+            return ()
+        due: list[tuple[datetime, int, Nudge]] = []
+        reminder_at = self._first_reminder_from(asked_at, due_at)
+        if reminder_at is not None and reminder_at <= now:
+            due.append((reminder_at, 0, Nudge.REMIND))
+        if not escalated and self.escalate_after is not None:
+            escalation_at = asked_at + self.escalate_after
+            if escalation_at <= now:
+                due.append((escalation_at, 1, Nudge.ESCALATE))
+        return tuple(nudge for _, _, nudge in sorted(due))
+
     def due_nudge(self, asked_at: datetime, *, now: datetime, escalated: bool) -> Nudge | None:
-        """What is due at ``now``: the escalation first (it asks again anyway), else a
-        reminder; nothing at or after the expiry."""
+        """What kind of nudge is due at ``now``: the escalation first (it asks again anyway),
+        else a reminder; nothing at or after the expiry. (The sweep asks ``due_nudges``, which
+        also sends a reminder that falls at the escalation's moment.)"""
         expires_at = self.expires_at(asked_at)
         if expires_at is not None and now >= expires_at:
             return None
@@ -95,6 +118,17 @@ class PauseTiming:
         if self.remind_after is not None and asked_at + self.remind_after <= now:
             return Nudge.REMIND
         return None
+
+    def _first_reminder_from(self, asked_at: datetime, since: datetime) -> datetime | None:
+        """The first reminder slot at or after ``since``, if there is one."""
+        if self.remind_after is None:
+            return None
+        first = asked_at + self.remind_after
+        if first >= since:
+            return first
+        if self.remind_every is None:
+            return None
+        return first - ((first - since) // self.remind_every) * self.remind_every  # rounded up
 
     def _next_reminder_at(self, asked_at: datetime, after: datetime | None) -> datetime | None:
         if self.remind_after is None:

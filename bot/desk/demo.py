@@ -53,6 +53,7 @@ class ExpenseReplyInterpreter(KeywordReplyInterpreter): ...
     approves=RefundCardInput,
     answered_by=PauseAnswerer.THREAD_OWNER,
     reply_interpreter=RefundReplyInterpreter,
+    reject_reason="required",  # a refund turned down says why: "reject: wrong customer"
 )
 class RefundApprovalChannel(ChannelOf): ...
 

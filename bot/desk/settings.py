@@ -16,11 +16,11 @@ from bot.core.errors import SettingsError
 from bot.models.provider import ModelProvider, serving_provider
 from bot.settings import environment
 from channels.slack.approvers import is_approver_id
+from channels.slack.conversation_ids import is_conversation_id
 
 OFFLINE_MODEL: Final = "offline"
 """The model name that stands for the demo's scripted model in ``COUNTERSIGN_DESK_MODEL``."""
 DEFAULT_DESK_MODEL: Final = "moonshotai/kimi-k2.6"
-_CONVERSATION_PREFIXES: Final = ("C", "G")
 
 
 DESK_AGENTS: Final = ("native", "langgraph")
@@ -46,7 +46,7 @@ def load_desk_settings(
             "COUNTERSIGN_APPROVAL_CHANNEL is missing: the id of the Slack channel where the "
             "desk asks for approvals (C…; the channel's details show it), invite the bot there"
         )
-    if not (channel.startswith(_CONVERSATION_PREFIXES) and channel[1:].isalnum()):
+    if not is_conversation_id(channel):  # the rule slack_channel applies: one for both
         raise SettingsError(
             f"COUNTERSIGN_APPROVAL_CHANNEL is malformed: a channel id such as C0123456789, "
             f"not {channel!r}"

@@ -114,8 +114,7 @@ class WebDesk:
         session = self._server.session(request)
         if session is None:
             raise web.HTTPUnauthorized(text="open the inbox link first")
-        form = await request.post()
-        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        fields = await self._server.posted_fields(request)
         self._server.check_form(request, fields)
         text = fields.get("text", "").strip()[:2000] or EXAMPLE_REQUEST
         await self._app.execute(

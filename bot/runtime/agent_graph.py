@@ -30,6 +30,7 @@ from langgraph.types import Send
 from bot.components.specs import AgentSpec
 from bot.core.budget import ModelPrice
 from bot.core.errors import AgentFailedError, CountersignError
+from bot.core.field_errors import failure_text
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.frame import RunFrame, checkpoint_ns, frame_of
 from bot.runtime.ledger import usage_of
@@ -110,7 +111,7 @@ class AgentLoop:
         except Exception as error:
             metrics.model_call(self._caller, "failed")
             raise AgentFailedError(
-                f"the model of the agent {spec.name} failed: {type(error).__name__}: {error}",
+                f"the model of the agent {spec.name} failed: {failure_text(error)}",
                 agent=spec.name,
                 execution_id=frame.execution_id,
             ) from error

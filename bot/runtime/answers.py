@@ -40,7 +40,8 @@ from bot.core.results import PauseView, ReceivedReply
 from bot.core.tracing import link_to
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
-from bot.runtime.decisions import validate_decision
+from bot.runtime.decisions import REASON_REQUIRED_IN_WORDS, check_reason
+from bot.runtime.edit_checks import validate_for
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.observed_answers import AnswerNote, note_answer, observe_answer, verdict_of
 from bot.runtime.services import Runtime
@@ -136,7 +137,7 @@ def _admitted(
     runtime: Runtime, record: PauseRecord, request: ResumeRequest
 ) -> tuple[ToolBinding | None, str]:
     """The tool's binding and who answers, if the credential is right and the pause waits."""
-    binding = runtime.assembly.tool_named(record.ask.tool)
+    binding = binding_of(runtime, record)
     responder = check_answerer(record, request, None if binding is None else binding.role)
     now = runtime.clock.now()
     if record.status is not PauseStatus.PENDING or past_deadline(record, now):
@@ -224,7 +225,7 @@ async def _answer(
         owner_id=request.by if owners else None,
         answered_by=None if owners else request.by,
     )
-    binding = runtime.assembly.tool_named(record.ask.tool)
+    binding = binding_of(runtime, record)
     try:
         responder = check_answerer(record, resume, None if binding is None else binding.role)
         refusal = None if may_answer is None else await may_answer(current)
@@ -245,6 +246,27 @@ async def _answer(
     return Answered(
         pause=view(resolved), root_execution_id=resolved.root_execution_id, answered_by=responder
     )
+
+
+def binding_of(runtime: Runtime, record: PauseRecord) -> ToolBinding | None:
+    """The binding ``record`` was asked under (its tool within its asker, under its role)."""
+    return runtime.assembly.binding_of(record.ask.tool, agent=record.agent, role=record.role)
+
+
+def _check_reason(
+    runtime: Runtime, record: PauseRecord, decision: ToolCallApprovalDecision, *, from_reply: bool
+) -> None:
+    """A rejection without the reason the question's role requires (the role it was asked
+    under) is refused; a reply that gave none is not understood, with how to give it."""
+    role = runtime.assembly.roles_by_name.get(record.role)
+    if role is None:
+        return
+    try:
+        check_reason(decision, role.reject_reason)
+    except DtoValidationError:
+        if from_reply:
+            raise UninterpretableReplyError(REASON_REQUIRED_IN_WORDS) from None
+        raise
 
 
 def reads_with_a_model(runtime: Runtime, record: PauseRecord) -> bool:
@@ -340,17 +362,18 @@ async def _record(
     tool_input = None if binding is None else binding.spec.input
     model_call: int | None = None
     if request.reply is not None:
-        reading = await interpret_reply(runtime, models, record, request.reply, tool_input)
+        reading = await interpret_reply(
+            runtime, models, record, request.reply, tool_input, binding=binding
+        )
         decision, model_call = reading.decision, reading.model_call
     else:
-        decision = validate_decision(
-            request.decision, tool_input=tool_input, arguments=record.ask.arguments
-        )
+        decision = validate_for(binding, request.decision, arguments=record.ask.arguments)
     if not record.ask.allows(decision):
         allowed = ", ".join(record.ask.allowed_decisions or ())
         raise DtoValidationError(
             f"this question takes only {allowed}, not {decision_kind(decision)} (it still waits)"
         )
+    _check_reason(runtime, record, decision, from_reply=request.reply is not None)
     given = PauseAnswer(
         decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
     )

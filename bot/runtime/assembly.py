@@ -5,13 +5,15 @@ Every broken rule is collected and reported together in one ``AssemblyError``.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from bot.components.decorators import DEFAULT_TOOL_TIMEOUT
 from bot.components.flow import FlowBuilder
 from bot.components.specs import (
     AgentSpec,
@@ -31,7 +33,7 @@ from bot.components.specs import (
 from bot.core.budget import Budget
 from bot.core.channel import ChannelOf
 from bot.core.context import ExecutionContext
-from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.dtos import REJECT_REASONS, ToolCallApprovalDecision
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.errors import AssemblyError, AssemblyViolation
 from bot.core.pii import PiiPolicy
@@ -51,6 +53,10 @@ class ToolBinding:
     spec: ToolSpec
     role: ChannelRoleSpec | None
     channel: ChannelSpec | None
+    tool_schema: type[BaseModel] | None = None
+    """An attached graph's tool: its own arguments' schema. ``spec.input`` is then the role's
+    model (what the approver is shown and checked by); an edit must make a valid input of
+    this too. None for our own tools (their input is the role's model or a subclass of it)."""
 
     @property
     def answered_by(self) -> PauseAnswerer:
@@ -72,6 +78,48 @@ class ToolBinding:
         return self.channel.name if self.channel is not None else ""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphTools:
+    """What answering needs of one attached graph (``App.langgraph``): its role, the role's
+    channel, and the bindings of the tools it asks about, by name within the graph."""
+
+    role: ChannelRoleSpec
+    channel: ChannelSpec
+    tools: Mapping[str, ToolBinding]
+
+    def binding(self, tool: str) -> ToolBinding:
+        """The tool's binding; a tool the graph has no schema for (a ``request_approval``
+        question) is checked by the role's model alone."""
+        known = self.tools.get(tool)
+        return known if known is not None else role_binding(tool, self.role, self.channel)
+
+
+def role_binding(
+    tool: str,
+    role: ChannelRoleSpec,
+    channel: ChannelSpec | None,
+    *,
+    description: str = "",
+    tool_schema: type[BaseModel] | None = None,
+) -> ToolBinding:
+    """The binding of a question asked about ``tool`` by an attached graph under ``role``:
+    the approver is shown, and an edit checked by, the role's model (and ``tool_schema``)."""
+    spec = ToolSpec(
+        name=tool,
+        description=description,
+        cls=_NotRunHere,
+        input=role.approves,
+        output=None,
+        channel=role.cls,
+        timeout=DEFAULT_TOOL_TIMEOUT,
+    )
+    return ToolBinding(spec=spec, role=role, channel=channel, tool_schema=tool_schema)
+
+
+class _NotRunHere:
+    """The tool of an attached graph runs in the graph, never through Countersign."""
+
+
 @dataclass(slots=True)
 class Assembly:
     application: ApplicationSpec
@@ -85,15 +133,64 @@ class Assembly:
     starts: dict[type, WorkflowStartSpec] = field(default_factory=dict)
     finishes: dict[type, WorkflowFinishSpec] = field(default_factory=dict)
     roles_by_name: dict[str, ChannelRoleSpec] = field(default_factory=dict)
-    attached_tools: dict[str, ToolBinding] = field(default_factory=dict)
-    """The tools of the graphs attached to the App (``App.langgraph``), by name."""
+    attached_graphs: dict[str, GraphTools] = field(default_factory=dict)
+    """The graphs attached to the App (``App.langgraph``), by name: their tools are bound
+    within the graph, so two graphs (or a graph and our own agents) may name a tool alike."""
 
     def tool_named(self, name: str) -> ToolBinding | None:
-        """The tool a pause asked about, by its name (pause records keep names, not classes)."""
+        """One of our own tools, by its name (unique in an application)."""
         for binding in self.tools.values():
             if binding.spec.name == name:
                 return binding
-        return self.attached_tools.get(name)
+        return None
+
+    def binding_of(self, tool: str, *, agent: str, role: str) -> ToolBinding | None:
+        """The binding a question about ``tool`` was asked under, from what its record keeps:
+        ``agent`` (our agent's name, or the attached graph's) and ``role`` (the role's name).
+
+        An attached graph's tool is looked up within that graph, under the role the question
+        was asked under (a graph attached again under another role: the questions waiting
+        keep theirs); a question of a graph not attached (yet) in this process is checked by
+        its role's model. Our own agent's tool is its own."""
+        asked_under = self.roles_by_name.get(role)
+        native = self.tool_of_agent(agent, tool)
+        if native is not None:  # never a graph's: attach refuses a graph asking about it
+            return native
+        graph = self.attached_graphs.get(agent)
+        if graph is not None:
+            return _under(graph.binding(tool), asked_under, self)
+        native = self.tool_named(tool)
+        if asked_under is None or (native is not None and native.role_name == role):
+            return native  # our own tool (also for a caller that did not name the agent)
+        return role_binding(tool, asked_under, self.channel_of_role(asked_under))
+
+    def tool_of_agent(self, agent: str, tool: str) -> ToolBinding | None:
+        """The tool named ``tool`` of our agent named ``agent``."""
+        for spec in self.agents.values():
+            if spec.name != agent:
+                continue
+            for cls in spec.tools:
+                binding = self.tools.get(cls)
+                if binding is not None and binding.spec.name == tool:
+                    return binding
+        return None
+
+    def channel_of_role(self, role: ChannelRoleSpec) -> ChannelSpec | None:
+        """The channel of the application implementing ``role`` (one per application)."""
+        for implementation, spec in self.channels.items():
+            if isinstance(implementation, type) and issubclass(implementation, role.cls):
+                return spec
+        return None
+
+
+def _under(binding: ToolBinding, role: ChannelRoleSpec | None, assembly: Assembly) -> ToolBinding:
+    """An attached graph's ``binding`` under ``role``, the role its question was asked under."""
+    if role is None or binding.role is None or role.name == binding.role.name:
+        return binding
+    spec = dataclasses.replace(binding.spec, input=role.approves, channel=role.cls)
+    return dataclasses.replace(
+        binding, spec=spec, role=role, channel=assembly.channel_of_role(role)
+    )
 
 
 class _Checker:
@@ -256,6 +353,12 @@ def _check_role(checker: _Checker, role_cls: type) -> ChannelRoleSpec | None:
             role.name,
             "separation_of_duties refuses the thread's owner, and only the thread's owner may "
             "answer a THREAD_OWNER role: nobody could answer it (use PauseAnswerer.CHANNEL)",
+        )
+    if role.reject_reason not in REJECT_REASONS:
+        checker.fail(
+            "channel-role.reject-reason",
+            role.name,
+            f'reject_reason must be "required" or "optional", not {role.reject_reason!r}',
         )
     _check_timing(checker, role.name, role.timing)
     checker.assembly.roles[role_cls] = role

@@ -10,35 +10,42 @@ with the answers in the asker's format (``{"decisions": [...]}`` in action order
 the engine's drain does it, under the tree's lease, exactly as for our own workflows.
 
 Unlike our own steps (which take their answer inside the graph), the graph here cannot read
-our records: a pass takes the answers (RESOLVED → TAKEN) before it resumes with them.
+our records: a pass takes the answers (RESOLVED → TAKEN) before it resumes with them; an answer
+to a batch whose other questions still wait is taken by the move that recorded it
+(``take_early``), so it is told at once, as our own steps' answers are.
+
+Each question is shown, and its edits checked, by the role's model (the tools the graph asks
+about are bound within it, their own schemas a second check: ``bot.runtime.graph_tools``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
-from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Interrupt
-from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_jsonable_python
 
-from bot.components.decorators import DEFAULT_TOOL_TIMEOUT
-from bot.components.specs import ChannelRoleSpec, ChannelSpec, ToolSpec, spec_of
+from bot.components.specs import ChannelRoleSpec, spec_of
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseResolution, PauseStatus
-from bot.core.errors import AssemblyError, AssemblyViolation, StepFailedError
-from bot.runtime.assembly import ToolBinding
+from bot.core.errors import (
+    AssemblyError,
+    AssemblyViolation,
+    PauseExpiredError,
+    StepFailedError,
+)
+from bot.runtime.assembly import GraphTools, ToolBinding
 from bot.runtime.attached_tools import GUARD, ToolRunGuard, UnguardableToolNode, guard_tool_node
 from bot.runtime.engine import Ended, Rested
 from bot.runtime.expiry import expire, is_due, nobody_in_time
 from bot.runtime.frame import RunFrame
+from bot.runtime.graph_tools import bind_graph_tools, tool_nodes
 from bot.runtime.seam import PausePlace, Taken, ask_once, new_pause, ran_with
-from bot.runtime.services import Runtime
+from bot.runtime.services import Runtime, log
 from bot.store.records import ExecutionRow, PauseRecord
 from bot.store.tables import ATTACHED_PREFIX
 
@@ -51,16 +58,6 @@ KNOWN_KINDS = (*DECISION_KINDS, "respond")
 """Every kind of answer a question can take (LangChain's ``DecisionType``)."""
 
 Shape = Literal["batched", "per_call", "approval"]
-
-
-class AnyArguments(BaseModel):
-    """The arguments of a tool whose schema is unknown: any object."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class _NotRunHere:
-    """The tool of an attached graph runs in the graph, never through Countersign."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -197,45 +194,14 @@ def _hitl_decision(decision: ToolCallApprovalDecision, record: PauseRecord) -> d
     return {"type": "edit", "edited_action": {"name": record.ask.tool, "args": args}}
 
 
-def tool_binding(
-    name: str,
-    description: str,
-    schema: type[BaseModel],
-    role: type,
-    role_spec: ChannelRoleSpec,
-    channel: ChannelSpec,
-) -> ToolBinding:
-    """What answering needs of an attached graph's tool: its arguments' schema (an edit is
-    validated against it), its role and the role's channel."""
-    spec = ToolSpec(
-        name=name,
-        description=description,
-        cls=_NotRunHere,
-        input=schema,
-        output=None,
-        channel=role,
-        timeout=DEFAULT_TOOL_TIMEOUT,
-    )
-    return ToolBinding(spec=spec, role=role_spec, channel=channel)
-
-
-def schema_of(tool: BaseTool) -> type[BaseModel]:
-    """The arguments the model gives ``tool`` (LangChain's ``tool_call_schema``)."""
-    schema = tool.tool_call_schema
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return schema
-    return AnyArguments
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AttachedGraph:
     """A compiled graph attached under ``name``; its questions go to ``role``."""
 
     name: str
     graph: Any  # a compiled LangGraph graph (Pregel): ainvoke, aget_state
-    role: type
-    role_spec: ChannelRoleSpec
-    channel: ChannelSpec
+    tools: GraphTools
+    """Its role, the role's channel and the tools it asks about (``Assembly.attached_graphs``)."""
 
     @property
     def workflow(self) -> str:
@@ -318,7 +284,16 @@ class AttachedTrees:
         return tuple(records)
 
     async def _ask_one(self, frame: RunFrame, place: PausePlace, action: Action) -> PauseRecord:
-        binding = self.binding(action.tool)
+        """Record the question under the graph's role (a record there already keeps its own)
+        and send it once."""
+        if self._runtime.assembly.tool_of_agent(self._attached.name, action.tool) is not None:
+            raise StepFailedError(
+                f"the graph {self._attached.name} asks about {action.tool}, a tool of our agent "
+                "of the same name: a question could not say whose tool it asks about; attach "
+                "the graph under another name",
+                execution_id=frame.execution_id,
+            )
+        binding = self._attached.tools.binding(action.tool)
         key = pause_key(frame, self._attached.name, place)
         ask = ToolCallApprovalAsk(
             tool=action.tool,
@@ -335,10 +310,10 @@ class AttachedTrees:
                 place,
                 ask,
                 asked_at=place.asked_at or self._runtime.clock.now(),
-                channel=self._attached.channel.name,
+                channel=self._attached.tools.channel.name,
             )
         )
-        sent = await ask_once(self._runtime, binding, frame, record, place)
+        sent = await ask_once(self._runtime, self.binding(record), frame, record, place)
         return sent.record if isinstance(sent, Taken) else sent
 
     async def _expire_due(self, records: tuple[PauseRecord, ...]) -> tuple[PauseRecord, ...]:
@@ -347,7 +322,7 @@ class AttachedTrees:
         now_as: list[PauseRecord] = []
         for record in records:
             due = record.status is PauseStatus.PENDING and is_due(
-                self._runtime, self.binding(record.ask.tool), record
+                self._runtime, self.binding(record), record
             )
             if due:  # None: answered or closed meanwhile, read it as it is
                 closed = await expire(self._runtime, record)
@@ -358,35 +333,49 @@ class AttachedTrees:
 
     def _answer(self, frame: RunFrame, shape: Shape, records: Sequence[PauseRecord]) -> Any | None:
         """The resume value of an interrupt once every question it asked is settled — taken,
-        or expired (its asker reads that nobody approved in time, or the pass fails with
-        ``PauseExpiredError``); None while one waits."""
+        or expired (``_expired``); None while one waits."""
         decisions = []
         for record in records:
             decision = _decision_of(record)
             if decision is None and record.resolution is PauseResolution.EXPIRED:
-                said = nobody_in_time(
-                    self.binding(record.ask.tool),
-                    record.ask.tool,
-                    record.closes_at,
-                    execution_id=frame.execution_id,
-                )
-                decision = ToolCallApprovalDecision(approved=False, reason=said)
+                decision = self._expired(frame, record)
             if decision is None:
                 return None
             decisions.append(decision)
         return answer_value(shape, decisions, records)
 
-    def binding(self, tool: str) -> ToolBinding:
-        """The tool's binding (registered on attach), or one taking any arguments."""
-        known = self._runtime.assembly.tool_named(tool)
-        if known is not None:
-            return known
-        attached = self._attached
-        binding = tool_binding(
-            tool, "", AnyArguments, attached.role, attached.role_spec, attached.channel
+    def _expired(self, frame: RunFrame, record: PauseRecord) -> ToolCallApprovalDecision:
+        """What the asker of an expired question reads, in a decision it offered: a rejection
+        saying that nobody approved in time, else that as its response in place of the tool;
+        the pass fails with ``PauseExpiredError`` (``pause.expired``) when the timing says so
+        (``OnExpiry.FAIL``) or when the question takes neither (LangChain would refuse it)."""
+        binding, execution_id = self.binding(record), frame.execution_id
+        try:
+            said = nobody_in_time(
+                binding, record.ask.tool, record.closes_at, execution_id=execution_id
+            )
+        except PauseExpiredError as failing:
+            _log_expired(frame, record, failing)
+            raise
+        allowed = record.ask.allowed_decisions
+        if allowed is None or "reject" in allowed:
+            return ToolCallApprovalDecision(approved=False, reason=said)
+        if "respond" in allowed:
+            return ToolCallApprovalDecision(approved=False, response=said)
+        untold = PauseExpiredError(
+            f"{said}, and the question takes only {', '.join(allowed)}: the graph cannot be "
+            "told so (it offers neither reject nor respond), so the run fails",
+            execution_id=execution_id,
         )
-        self._runtime.assembly.attached_tools.setdefault(tool, binding)
-        return binding
+        _log_expired(frame, record, untold)
+        raise untold
+
+    def binding(self, record: PauseRecord) -> ToolBinding:
+        """The binding ``record`` was asked under: its tool within this graph, under its role."""
+        found = self._runtime.assembly.binding_of(
+            record.ask.tool, agent=record.agent, role=record.role
+        )
+        return found if found is not None else self._attached.tools.binding(record.ask.tool)
 
     async def resume_input(
         self, frame: RunFrame, to_resume: Mapping[str, tuple[PauseRecord, ...]]
@@ -401,6 +390,13 @@ class AttachedTrees:
             if answer is not None:
                 resume[interrupt_id] = answer
         return frame, Command(resume=resume)
+
+    async def take_early(
+        self, frame: RunFrame, answered: tuple[PauseRecord, ...]
+    ) -> tuple[PauseRecord, ...]:
+        """Take the answers of a batch answered in part (RESOLVED → TAKEN): they are final,
+        and the interrupt is resumed with them once its last question is settled."""
+        return tuple([await self._take(frame, record) for record in answered])
 
     async def _asked_with(
         self, one: PauseRecord, taken: Mapping[str, PauseRecord]
@@ -418,7 +414,7 @@ class AttachedTrees:
 
     async def _take(self, frame: RunFrame, record: PauseRecord) -> PauseRecord:
         store = self._runtime.store
-        binding = self.binding(record.ask.tool)
+        binding = self.binding(record)
         if await store.take(record, ran_with=await ran_with(self._runtime, binding, record)):
             taken = dataclasses.replace(record, status=PauseStatus.TAKEN)
             frame.took.append(taken)
@@ -441,6 +437,22 @@ def _shape_of(record: PauseRecord) -> Shape:
     return "per_call" if shape == "per_call" else "batched"
 
 
+def _log_expired(frame: RunFrame, record: PauseRecord, error: PauseExpiredError) -> None:
+    log.warning(
+        "%s: %s (execution_id=%s tenant_id=%s)",
+        error.code,
+        error.message,
+        frame.execution_id,
+        frame.tenant_id,
+        extra={
+            "execution_id": frame.execution_id,
+            "tenant_id": frame.tenant_id,
+            "role": record.role,
+            "outcome": "expired",
+        },
+    )
+
+
 def pause_key(frame: RunFrame, graph: str, place: PausePlace) -> str:
     """(graph, thread, interrupt id, action index) within the tree."""
     return f"{frame.root_execution_id}|{ATTACHED_PREFIX}{graph}|{frame.thread_id}|" + (
@@ -449,9 +461,15 @@ def pause_key(frame: RunFrame, graph: str, place: PausePlace) -> str:
 
 
 def attach_graph(
-    runtime: Runtime, name: str, graph: Any, role: type, tools: Sequence[BaseTool] = ()
+    runtime: Runtime,
+    name: str,
+    graph: Any,
+    role: type,
+    tools: Sequence[BaseTool] = (),
+    asked_tools: Sequence[str] | None = None,
 ) -> AttachedTrees:
-    """Check what is attached and register its tools (their schemas validate edits)."""
+    """Check what is attached, guard its tools and bind the ones it asks ``role`` about (the
+    role's model must fit them: ``bot.runtime.graph_tools``); every problem at once."""
     problems: list[AssemblyViolation] = []
     role_spec = spec_of(role)
     channel = None
@@ -465,7 +483,7 @@ def attach_graph(
             )
         )
     else:
-        channel = _channel_of(runtime, role)
+        channel = runtime.assembly.channel_of_role(role_spec)
     if not name or not callable(getattr(graph, "ainvoke", None)):
         problems.append(
             AssemblyViolation(
@@ -485,43 +503,38 @@ def attach_graph(
         )
     else:
         problems.extend(_guard_tools(name, graph))
+    bindings: dict[str, ToolBinding] = {}
+    if isinstance(role_spec, ChannelRoleSpec) and channel is not None and not problems:
+        bindings, unbound = bind_graph_tools(
+            name, graph, role_spec, channel, tools=tools, asked_tools=asked_tools
+        )
+        problems.extend(unbound)
+        problems.extend(_name_problems(runtime, name, bindings))
     if problems or channel is None:
         raise AssemblyError(problems)
     assert isinstance(role_spec, ChannelRoleSpec)
-    attached = AttachedGraph(
-        name=name, graph=graph, role=role, role_spec=role_spec, channel=channel
-    )
-    for tool in [*tools_of(graph), *tools]:
-        runtime.assembly.attached_tools[tool.name] = tool_binding(
-            tool.name, tool.description, schema_of(tool), role, role_spec, channel
+    graph_tools = GraphTools(role=role_spec, channel=channel, tools=bindings)
+    runtime.assembly.attached_graphs[name] = graph_tools
+    return AttachedTrees(runtime, AttachedGraph(name=name, graph=graph, tools=graph_tools))
+
+
+def _name_problems(
+    runtime: Runtime, name: str, bindings: Mapping[str, ToolBinding]
+) -> list[AssemblyViolation]:
+    """A graph named like one of our agents that asks about a tool of that agent's name: the
+    records of both questions (which keep the asker's name and the tool's) would look alike."""
+    alike = sorted(tool for tool in bindings if runtime.assembly.tool_of_agent(name, tool))
+    if not alike:
+        return []
+    return [
+        AssemblyViolation(
+            rule="langgraph.name",
+            component=name,
+            message=f"an agent of the application has this name and a tool named "
+            f"{', '.join(alike)} too: a question could not say whose tool it asks about; "
+            "give the graph another name",
         )
-    return AttachedTrees(runtime, attached)
-
-
-def _channel_of(runtime: Runtime, role: type) -> ChannelSpec | None:
-    for implementation, spec in runtime.assembly.channels.items():
-        if isinstance(implementation, type) and issubclass(implementation, role):
-            return spec
-    return None
-
-
-def tool_nodes(graph: Any) -> list[ToolNode]:
-    """The tool nodes of the graph (``create_agent``'s ``tools`` node) and of the subgraphs
-    LangGraph finds in it (``get_subgraphs``: a compiled graph added as a node, an agent
-    inside an agent), so their tools are guarded too."""
-    graphs = [graph]
-    with contextlib.suppress(Exception):  # a graph-like object without subgraphs of its own
-        graphs += [subgraph for _, subgraph in graph.get_subgraphs(recurse=True)]
-    found: list[ToolNode] = []
-    for each in graphs:
-        nodes = (getattr(node, "bound", None) for node in getattr(each, "nodes", {}).values())
-        found += [node for node in nodes if isinstance(node, ToolNode) and node not in found]
-    return found
-
-
-def tools_of(graph: Any) -> list[BaseTool]:
-    """The tools of the graph's tool nodes."""
-    return [tool for node in tool_nodes(graph) for tool in node.tools_by_name.values()]
+    ]
 
 
 def _guard_tools(name: str, graph: Any) -> list[AssemblyViolation]:

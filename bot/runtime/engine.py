@@ -19,6 +19,8 @@ from langgraph.types import Command
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.core.errors import CountersignError, StepFailedError
+from bot.core.failures import ExecutionFailure
+from bot.core.field_errors import failure_text
 from bot.core.tracing import span
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
@@ -31,6 +33,7 @@ from bot.store.records import (
     OpenTree,
     PauseRecord,
     interrupts_to_resume,
+    waiting_on_siblings,
 )
 from bot.store.tables import ATTACHED_PREFIX
 
@@ -69,6 +72,14 @@ class TreeKind(Protocol):
         """The input of a pass that continues a tree cut off midway."""
         ...
 
+    async def take_early(
+        self, frame: RunFrame, answered: tuple[PauseRecord, ...]
+    ) -> tuple[PauseRecord, ...]:
+        """Take answers whose interrupt still waits on another question (appended to
+        ``frame.took``: the call that recorded them tells their channels now, as it would a
+        native step's); the pauses as they then are."""
+        ...
+
 
 class WorkflowTrees:
     """Our compiled workflows: each step takes its own answer (``bot.runtime.seam``), so a
@@ -100,6 +111,12 @@ class WorkflowTrees:
         answered = [r for records in to_resume.values() for r in records]
         resume = {i: {"pause_key": records[0].idempotency_key} for i, records in to_resume.items()}
         return frame.answering(answered), Command(resume=resume)
+
+    async def take_early(
+        self, frame: RunFrame, answered: tuple[PauseRecord, ...]
+    ) -> tuple[PauseRecord, ...]:
+        """Never needed: each of our steps asks one pause per interrupt."""
+        return answered
 
     async def restart_input(self, frame: RunFrame, row: ExecutionRow) -> Any:
         """``None`` continues from the last checkpoint; the input if none was written."""
@@ -225,13 +242,14 @@ class Engine:
                 recovered.append((root, report))
         return recovered
 
-    async def close_due(self) -> list[ExecutionRow]:
+    async def close_due(self) -> list[tuple[ExecutionRow, PassReport]]:
         """Move the trees that wait on a pause past its quorum's deadline: the launch decides
         and withdraws what no longer counts, so the question goes away when the deadline
-        passes, not when the tree next moves. Returns the roots moved."""
+        passes, not when the tree next moves. Returns the roots moved, with their passes (the
+        error that failed one: an expired question whose step fails)."""
         now = self._runtime.clock.now()
         live = await self._guard.live_roots(now)
-        moved: list[ExecutionRow] = []
+        moved: list[tuple[ExecutionRow, PassReport]] = []
         for root in await self._runtime.store.roots_with_due_pauses(now):
             if root in live or self._guard.is_busy_here(root):
                 continue
@@ -240,7 +258,7 @@ class Engine:
                 moved.append(row)
         return moved
 
-    async def _move(self, root_execution_id: str) -> ExecutionRow | None:
+    async def _move(self, root_execution_id: str) -> tuple[ExecutionRow, PassReport] | None:
         """A pass over a resting tree with no answer to give: its waiting steps run again and
         find the deadline passed (marked RUNNING first, so recovery finishes it after a crash)."""
         async with self._guard.hold(root_execution_id, self._open_moving) as held:
@@ -250,8 +268,8 @@ class Engine:
             frame = _frame(current)
             outcome = await self._run(frame, None, held)
             if outcome.rests:
-                await self._drain(frame, outcome, held)
-            return current
+                outcome = await self._drain(frame, outcome, held)
+            return current, PassReport(ran=True, error=outcome.error, taken=tuple(frame.took))
 
     async def _open_moving(self, claim: LeaseClaim) -> OpenTree | None:
         return await self._runtime.store.open_tree(claim, moving=True)
@@ -299,6 +317,7 @@ class Engine:
         while True:
             to_resume = interrupts_to_resume(last.pauses)
             if not to_resume:
+                last = await self._take_early(frame, last)
                 if any(r.status is PauseStatus.RESOLVED for r in last.pauses):
                     return dataclasses.replace(last, waiting=None)  # taken by its own step soon
                 return dataclasses.replace(
@@ -308,6 +327,17 @@ class Engine:
             last = await self._run(resuming, graph_input, held)
             if not last.rests:
                 return last
+
+    async def _take_early(self, frame: RunFrame, last: _Outcome) -> _Outcome:
+        """Take the answers that wait for their interrupt's other questions (an attached
+        graph's batch answered in part), so the move that recorded one tells it at once."""
+        early = waiting_on_siblings(last.pauses)
+        if not early:
+            return last
+        kind = self._kind(frame.workflow)
+        taken = {r.idempotency_key: r for r in await kind.take_early(frame, early)}
+        pauses = tuple(taken.get(r.idempotency_key, r) for r in last.pauses)
+        return dataclasses.replace(last, pauses=pauses)
 
     async def _run(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
         """One LangGraph pass; records where the tree now stands."""
@@ -330,7 +360,7 @@ class Engine:
             return _Outcome(error=error, ended=True)
         except Exception as error:
             failure = StepFailedError(
-                f"the execution failed: {type(error).__name__}: {error}",
+                f"the execution failed: {failure_text(error)}",
                 execution_id=frame.execution_id,
             )
             failure.__cause__ = error
@@ -362,7 +392,7 @@ class Engine:
             status,
             runtime.clock.now(),
             output=output,
-            error=None if error is None else str(error),
+            error=None if error is None else ExecutionFailure.of(error),
             release=held.claim,
             told=not self.ends_are_told(),
         )

@@ -24,9 +24,12 @@ from bot.core.errors import (
     ReplyInterpreterMissingError,
     UninterpretableReplyError,
 )
+from bot.core.field_errors import failure_text
 from bot.core.reply import ReplyInput, ReplyInterpretation
 from bot.core.tracing import span
+from bot.runtime.assembly import ToolBinding
 from bot.runtime.decisions import validate_decision
+from bot.runtime.edit_checks import valid_for_the_tool
 from bot.runtime.model_reading import ModelReading, ReplyModels, read_with_model
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import frame_of_pause
@@ -49,6 +52,8 @@ async def interpret_reply(
     record: PauseRecord,
     reply: str,
     tool_input: type[BaseModel] | None,
+    *,
+    binding: ToolBinding | None = None,
 ) -> Reading:
     """Read ``reply`` as a decision, in a span (``countersign.interpret``: the interpreter's
     kind, code or model, and the outcome — understood, not_understood or refused with its code;
@@ -59,7 +64,7 @@ async def interpret_reply(
     kind = spec.decided_by.value.lower() if isinstance(spec, ReplyInterpreterSpec) else "none"
     with span("interpret", kind=kind, role=record.role) as traced:
         try:
-            reading = await _interpret(runtime, models, record, reply, tool_input)
+            reading = await _interpret(runtime, models, record, reply, tool_input, binding)
         except (UninterpretableReplyError, ReplyInterpreterMissingError) as error:
             traced.set_attribute("outcome", "not_understood")
             traced.set_attribute("code", error.code)
@@ -78,6 +83,7 @@ async def _interpret(
     record: PauseRecord,
     reply: str,
     tool_input: type[BaseModel] | None,
+    binding: ToolBinding | None,
 ) -> Reading:
     role = runtime.assembly.roles_by_name.get(record.role)
     if role is None or role.reply_interpreter is None:
@@ -106,8 +112,9 @@ async def _interpret(
         value, model_call = await read_with_model(runtime, models, reading)
     try:
         decision = validate_decision(value, tool_input=tool_input, arguments=record.ask.arguments)
-    except DtoValidationError as error:
-        raise UninterpretableReplyError(error.message) from error
+        decision = valid_for_the_tool(binding, decision, arguments=record.ask.arguments)
+    except DtoValidationError as error:  # said for the person who replied
+        raise UninterpretableReplyError(error.said()) from error
     return Reading(decision=decision, model_call=model_call)
 
 
@@ -126,7 +133,7 @@ def _create(runtime: Runtime, interpreter: type, context: ExecutionContext) -> A
         raise
     except Exception as error:  # a crash is an unreadable reply, the error its cause
         raise UninterpretableReplyError(
-            f"the interpreter could not be created: {type(error).__name__}: {error}"
+            f"the interpreter could not be created: {failure_text(error)}"
         ) from error
 
 
@@ -138,7 +145,7 @@ async def _by_code(instance: Any, reply_input: ReplyInput) -> Any:
     except GraphInterrupt:
         raise
     except Exception as error:  # a crash is an unreadable reply, the error its cause
-        raise UninterpretableReplyError(f"{type(error).__name__}: {error}") from error
+        raise UninterpretableReplyError(failure_text(error)) from error
     if not isinstance(outcome, ReplyInterpretation):
         raise UninterpretableReplyError(
             f"the interpreter returned {type(outcome).__name__}, not a ReplyInterpretation"

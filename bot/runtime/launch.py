@@ -47,6 +47,7 @@ from bot.components.joins import (
 from bot.components.specs import AgentSpec, LaunchStep, WorkflowSpec, spec_of
 from bot.core.enums import ExecutionStatus, PauseResolution
 from bot.core.errors import StepFailedError
+from bot.core.failures import ExecutionFailure
 from bot.runtime.frame import FRAME_KEY, ClosedByDeadline, RunFrame
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
@@ -263,14 +264,15 @@ class Launch:
                 tally.beyond = error
         else:
             tally.errors[branch.index] = error
-            await self._child_status(branch, ExecutionStatus.FAILED, error=str(error))
+            failure = ExecutionFailure.of(error)
+            await self._child_status(branch, ExecutionStatus.FAILED, error=failure)
 
     async def _child_status(
         self,
         branch: Branch,
         status: ExecutionStatus,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
     ) -> None:
         if not isinstance(spec_of(branch.target), WorkflowSpec):
             return

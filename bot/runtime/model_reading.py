@@ -26,6 +26,7 @@ from bot.components.specs import ChannelRoleSpec, ReplyInterpreterSpec
 from bot.core.context import ExecutionContext
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.errors import UninterpretableReplyError
+from bot.core.field_errors import failure_text
 from bot.core.reply import ReplyInput
 from bot.core.sensitive import sensitive_fields
 from bot.models import DecisionModelError, ModelProvider
@@ -130,7 +131,7 @@ async def read_with_model(
             raise
         except Exception as error:  # a model that failed: an unreadable reply, its cause
             raise UninterpretableReplyError(
-                f"the interpreter's model failed: {type(error).__name__}: {error}"
+                f"the interpreter's model failed: {failure_text(error)}"
             ) from error
 
     now = runtime.clock.now()
@@ -154,7 +155,7 @@ def _chat_model(
         raise
     except Exception as error:  # e.g. ModelUnservedError: the reply cannot be read now
         raise UninterpretableReplyError(
-            f"the interpreter's model is not available: {type(error).__name__}: {error}"
+            f"the interpreter's model is not available: {failure_text(error)}"
         ) from error
 
 

@@ -20,13 +20,15 @@ from pydantic import ValidationError
 
 from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, Decided
 from bot.core.context import StepContext
-from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
+from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision, decision_kind
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import AgentFailedError, DtoValidationError
+from bot.core.field_errors import failure_text
 from bot.core.tracing import carrier, span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
-from bot.runtime.decisions import invalid_decision, validate_decision
+from bot.runtime.decisions import check_reason, invalid_decision
+from bot.runtime.edit_checks import validate_for
 from bot.runtime.expiry import expire, expires_at, is_due
 from bot.runtime.frame import ClosedByDeadline, RunFrame
 from bot.runtime.services import Runtime
@@ -279,6 +281,7 @@ async def _send(
         thread_id=record.thread_id,
         execution_id=record.execution_id,
         expires_at=expires_at(binding, record.asked_at),
+        tool_input=binding.spec.input,
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.
@@ -347,9 +350,14 @@ async def _decide_at_once(
     runs the tool now (a re-run after a crash finds it TAKEN and never runs it again). None if
     the pause was closed meanwhile (read it again)."""
     try:
-        decision = validate_decision(
-            raw, tool_input=binding.spec.input, arguments=record.ask.arguments
-        )
+        decision = validate_for(binding, raw, arguments=record.ask.arguments)
+        if not record.ask.allows(decision):  # an attached graph is never sent what it refuses
+            allowed = ", ".join(record.ask.allowed_decisions or ())
+            raise DtoValidationError(
+                f"the question takes only {allowed}, not {decision_kind(decision)}"
+            )
+        if binding.role is not None:
+            check_reason(decision, binding.role.reject_reason)
     except DtoValidationError as error:
         raise _invalid_at_once(record, place, frame, error) from error
     answer = PauseAnswer(decision=decision.model_dump(mode="json"), responder=None)
@@ -378,7 +386,7 @@ def _send_failed(
     name = binding.channel.name if binding.channel else record.channel
     return AgentFailedError(
         f"the channel {name} failed to send the question for the tool "
-        f"{record.ask.tool}: {type(error).__name__}: {error}",
+        f"{record.ask.tool}: {failure_text(error)}",
         agent=place.agent,
         execution_id=frame.execution_id,
     )

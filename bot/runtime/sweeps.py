@@ -123,8 +123,8 @@ class Sweeps:
     async def close_due(self) -> int:
         """Close the questions whose quorum deadline passed; how many trees were moved."""
         moved = await self._engine.close_due()
-        for root in moved:
-            await self._tell_moved(root, PauseResolution.WITHDRAWN, PassReport(ran=True))
+        for root, report in moved:
+            await self._tell_moved(root, PauseResolution.WITHDRAWN, report)
         return len(moved)
 
     async def nudge(self) -> int:

@@ -16,6 +16,7 @@ from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import PauseResolution
 from bot.core.errors import AgentFailedError, ToolError
+from bot.core.field_errors import failure_text
 from bot.core.tracing import span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.expiry import nobody_in_time
@@ -153,7 +154,7 @@ async def _run_reporting_errors(
         ) from error
     except Exception as error:
         raise AgentFailedError(
-            f"the tool {name} failed: {type(error).__name__}: {error}",
+            f"the tool {name} failed: {failure_text(error)}",
             agent=agent,
             execution_id=frame.execution_id,
         ) from error

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.dtos import RejectReason, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.errors import UnknownThreadError
+from bot.core.failures import ExecutionFailure
 from bot.core.results import (
     ChildExecutionRecord,
     ExecutionRecord,
@@ -19,6 +20,7 @@ from bot.core.results import (
     PendingPause,
 )
 from bot.core.sensitive import mask_arguments
+from bot.runtime.assembly import ToolBinding
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime
@@ -45,8 +47,8 @@ class Views:
             channel=record.channel,
             agent=record.agent,
             ask=record.ask,
-            tool_input=self._tool_input(record.ask.tool),
-            tool_description=self._tool_description(record.ask.tool),
+            tool_input=self._tool_input(record),
+            tool_description=self._tool_description(record),
             owner_id=record.owner_id,
             thread_id=record.thread_id,
             execution_id=record.execution_id,
@@ -58,12 +60,13 @@ class Views:
             expires_at=self._expires_at(record),
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
+            reject_reason=self._reject_reason(record.role),
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
         """A waiting pause as users may see it: sensitive arguments masked, and a CHANNEL
         pause's id left out unless ``reveal`` (for the channel's own server side)."""
-        tool_input = self._tool_input(record.ask.tool)
+        tool_input = self._tool_input(record)
         ask = record.ask.model_copy(
             update={"arguments": mask_arguments(tool_input, record.ask.arguments)}
         )
@@ -86,8 +89,13 @@ class Views:
             reminded=record.reminders_sent,
         )
 
+    def _reject_reason(self, role: str) -> RejectReason:
+        """The rule of the role the question was asked under (optional if it is gone)."""
+        spec = self._runtime.assembly.roles_by_name.get(role)
+        return "optional" if spec is None else spec.reject_reason
+
     def _expires_at(self, record: PauseRecord) -> str | None:
-        binding = self._runtime.assembly.tool_named(record.ask.tool)
+        binding = self._binding(record)
         timing = None if binding is None else binding.timing
         expires_at = None if timing is None else timing.expires_at(record.asked_at)
         return None if expires_at is None else expires_at.isoformat()
@@ -98,6 +106,7 @@ class Views:
             return None
         if report.status is ExecutionStatus.PAUSED and not report.waiting:
             return None  # resting with nothing pending is odd: read what the store says
+        failure = report.error if report.status is ExecutionStatus.FAILED else None
         return ExecutionResult(
             thread_id=frame.thread_id,
             execution_id=frame.root_execution_id,
@@ -105,6 +114,7 @@ class Views:
             output=report.output,
             pending=[self.pending(r) for r in report.waiting],
             tenant_id=frame.tenant_id,
+            error=None if failure is None else ExecutionFailure.of(failure),
         )
 
     async def result(self, root_execution_id: str, *, record: bool) -> ExecutionResult:
@@ -132,6 +142,7 @@ class Views:
             pending=pending,
             record=await self.record(row) if record else None,
             tenant_id=row.tenant_id,
+            error=_failure_of(row),
         )
 
     async def record(self, row: ExecutionRow) -> ExecutionRecord:
@@ -150,14 +161,22 @@ class Views:
             spend=await self._ledger.execution_spend(row.tenant_id, row.execution_id),
             pauses=entries,
             children=_children_of(row.execution_id, rows, entries),
+            error=_failure_of(row),
         )
 
-    def _tool_input(self, tool: str) -> type[BaseModel] | None:
-        binding = self._runtime.assembly.tool_named(tool)
+    def _binding(self, record: PauseRecord) -> ToolBinding | None:
+        """The binding the question was asked under (its tool within its asker: an attached
+        graph's tools are shown by its role's model)."""
+        return self._runtime.assembly.binding_of(
+            record.ask.tool, agent=record.agent, role=record.role
+        )
+
+    def _tool_input(self, record: PauseRecord) -> type[BaseModel] | None:
+        binding = self._binding(record)
         return None if binding is None else binding.spec.input
 
-    def _tool_description(self, tool: str) -> str:
-        binding = self._runtime.assembly.tool_named(tool)
+    def _tool_description(self, record: PauseRecord) -> str:
+        binding = self._binding(record)
         return "" if binding is None else binding.spec.description
 
 
@@ -166,6 +185,11 @@ def _decision(stored: object) -> ToolCallApprovalDecision | None:
     if stored is None:
         return None
     return ToolCallApprovalDecision.model_validate(stored)
+
+
+def _failure_of(row: ExecutionRow) -> ExecutionFailure | None:
+    """Why the execution failed, if it did (a row records its failure with its end)."""
+    return row.error if row.status is ExecutionStatus.FAILED else None
 
 
 def _audit_entry(e: AuditRow) -> PauseAuditEntry:
@@ -194,6 +218,7 @@ def _children_of(
             status=child.status,
             pauses=[e for e in entries if e.execution_id == child.execution_id],
             children=_children_of(child.execution_id, rows, entries),
+            error=_failure_of(child),
         )
         for child in rows
         if child.parent_execution_id == parent

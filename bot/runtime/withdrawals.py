@@ -38,7 +38,7 @@ def _channel_class(runtime: Runtime, record: PauseRecord) -> type | None:
 
 
 def _timeout_of(runtime: Runtime, record: PauseRecord) -> timedelta:
-    binding = runtime.assembly.tool_named(record.ask.tool)
+    binding = runtime.assembly.binding_of(record.ask.tool, agent=record.agent, role=record.role)
     return DEFAULT_TOOL_TIMEOUT if binding is None else binding.spec.timeout
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
+from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.store.closings import Cancelled, Closing, closed_as
 from bot.store.leases import LeaseClaim
@@ -410,7 +411,7 @@ class MemoryStore(PauseStore):
         at: datetime,
         *,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
         release: LeaseClaim | None = None,
         told: bool = False,
     ) -> list[PauseRecord]:
@@ -447,7 +448,7 @@ class MemoryStore(PauseStore):
         at: datetime,
         *,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
     ) -> None:
         self._set(execution_id, status, at, output=output, error=error)
 
@@ -573,7 +574,7 @@ class MemoryStore(PauseStore):
         at: datetime,
         *,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
     ) -> None:
         row = self._executions.get(execution_id)
         if row is None:

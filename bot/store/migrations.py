@@ -219,6 +219,13 @@ def _v10_attached_graphs(connection: Connection) -> None:
     index.create(connection, checkfirst=True)
 
 
+def _v11_failure_codes(connection: Connection) -> None:
+    """Why an execution failed: the error's code in a column of its own, beside its sealed
+    message. Executions that failed before keep their ``error`` as it was ("[code] message",
+    sealed: a migration holds no key to open it), read back as code and message."""
+    _add_missing_columns(connection, executions, ["error_code"])
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -230,6 +237,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v8_nudge_claims,
     _v9_trace_context,
     _v10_attached_graphs,
+    _v11_failure_codes,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.failures import ExecutionFailure
 from bot.core.results import StepRecord
 
 
@@ -87,7 +88,8 @@ class PauseRecord:
     reminders_sent: int = 0
     escalated_at: datetime | None = None
     nudge_claimed_at: datetime | None = None
-    """When the nudge due was claimed, if it was and is not recorded as sent yet."""
+    """Set while a nudge is claimed and not recorded as sent yet: when the claimed nudge fell
+    due (a sweep that finds the claim lapsed sends again what fell due then)."""
     trace_context: Mapping[str, str] | None = None
     """The trace context it was asked in, if it was asked in a recorded span."""
 
@@ -132,6 +134,20 @@ def interrupts_to_resume(records: Iterable[PauseRecord]) -> dict[str, tuple[Paus
     return {i: tuple(rs) for i, rs in answered.items() if i not in waiting}
 
 
+def waiting_on_siblings(records: Iterable[PauseRecord]) -> tuple[PauseRecord, ...]:
+    """The answered pauses whose interrupt still waits on another of its questions (an
+    attached graph's batched request, answered in part): not resumed yet, but answered."""
+    records = tuple(records)
+    waiting = {
+        r.interrupt_id
+        for r in records
+        if r.interrupt_id is not None and r.status is PauseStatus.PENDING
+    }
+    return tuple(
+        r for r in records if r.status is PauseStatus.RESOLVED and r.interrupt_id in waiting
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewExecution:
     execution_id: str
@@ -157,7 +173,8 @@ class ExecutionRow:
     status: ExecutionStatus
     input: dict[str, Any]
     output: Any | None
-    error: str | None
+    error: ExecutionFailure | None
+    """Why it failed (status FAILED); None otherwise."""
     created_at: datetime
     updated_at: datetime
 

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
+from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.store.closings import Closing
 from bot.store.leases import LeaseClaim
@@ -89,8 +90,9 @@ class PausedExecutionRepository(Protocol):
         self, pause_id: str, *, seen: datetime, until: datetime | None, at: datetime
     ) -> bool:
         """Move ``nudge_at`` from ``seen`` to ``until`` while the pause waits: True only for
-        the caller that moved it (a claim made ``at``, kept as ``nudge_claimed_at`` until the
-        nudge is recorded: the sweep that sends the nudge; others see it moved). ``until``
+        the caller that moved it (the sweep that sends the nudge; others see it moved). ``at``,
+        when the claimed nudge fell due, is kept as ``nudge_claimed_at`` until the nudge is
+        recorded (a sweep that finds the claim lapsed sends what fell due then). ``until``
         None: nothing more is due."""
         ...
 
@@ -165,7 +167,7 @@ class ExecutionRecordRepository(Protocol):
         at: datetime,
         *,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
         release: LeaseClaim | None = None,
         told: bool = False,
     ) -> list[PauseRecord]:
@@ -183,7 +185,7 @@ class ExecutionRecordRepository(Protocol):
         at: datetime,
         *,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
     ) -> None: ...
 
     async def list_executions_by_thread(

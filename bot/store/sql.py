@@ -16,6 +16,8 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.errors import ExecutionFailedError
+from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.core.results import StepRecord
 from bot.store.closings import Cancelled, Closing, closed_as
@@ -555,7 +557,7 @@ class SqlStore:
         at: datetime,
         *,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
         release: LeaseClaim | None = None,
         told: bool = False,
     ) -> list[PauseRecord]:
@@ -607,7 +609,7 @@ class SqlStore:
         at: datetime,
         *,
         output: Any | None = None,
-        error: str | None = None,
+        error: ExecutionFailure | None = None,
     ) -> None:
         values = {
             "b_execution_id": execution_id,
@@ -658,13 +660,19 @@ class SqlStore:
             return await self._tx.write(body)
 
     def _status_values(
-        self, status: ExecutionStatus, at: datetime, *, output: Any | None, error: str | None
+        self,
+        status: ExecutionStatus,
+        at: datetime,
+        *,
+        output: Any | None,
+        error: ExecutionFailure | None,
     ) -> dict[str, Any]:
         values: dict[str, Any] = {"status": status.value, "updated_at": at}
         if output is not None:
             values["output"] = self._codec.encode(output)
         if error is not None:
-            values["error"] = self._codec.encode(error)  # may quote customer data
+            values["error"] = self._codec.encode(error.message)  # may quote customer data
+            values["error_code"] = error.code
         return values
 
     def _new_execution(self, new: NewExecution) -> dict[str, Any]:
@@ -797,7 +805,9 @@ class SqlStore:
             status=ExecutionStatus(m["status"]),
             input=self._codec.decode(m["input"]),
             output=None if m["output"] is None else self._codec.decode(m["output"]),
-            error=None if m["error"] is None else self._codec.decode(m["error"]),
+            error=_failure(
+                m["error_code"], None if m["error"] is None else self._codec.decode(m["error"])
+            ),
             created_at=m["created_at"],
             updated_at=m["updated_at"],
         )
@@ -875,3 +885,20 @@ def _live_attached(connection: Connection, new: NewExecution) -> str | None:
     )
     found: str | None = connection.execute(statement).scalar_one_or_none()
     return found
+
+
+def _failure(code: str | None, message: Any | None) -> ExecutionFailure | None:
+    """An execution's failure as stored: its code beside its message (opened already)."""
+    if message is None:
+        return None
+    if code is None:  # failed before v11: the code led the message, "[code] message"
+        return _legacy_failure(str(message))
+    return ExecutionFailure(code=code, message=str(message))
+
+
+def _legacy_failure(text: str) -> ExecutionFailure:
+    """A failure recorded before v11, as ``str(error)`` ("[pause.expired] nobody ...")."""
+    code, bracketed, message = text.removeprefix("[").partition("] ")
+    if text.startswith("[") and bracketed and code and " " not in code:
+        return ExecutionFailure(code=code, message=message)
+    return ExecutionFailure(code=ExecutionFailedError.code, message=text)

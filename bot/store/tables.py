@@ -102,8 +102,9 @@ pauses = Table(
     Column("nudge_at", UtcDateTime),
     Column("reminders_sent", Integer),
     Column("escalated_at", UtcDateTime),
-    # when the nudge due was claimed (v8), until it is recorded as sent: a claim found lapsed
-    # was left by an instance that died, and the channel may already have been told
+    # set while a nudge is claimed (v8), until it is recorded as sent: when the claimed nudge
+    # fell due. A claim found lapsed was left by an instance that died, and the channel may
+    # already have been told
     Column("nudge_claimed_at", UtcDateTime),
     # the trace context the question was asked in (v9): W3C trace-context headers as JSON, for
     # the span that answers it to link to; NULL without OpenTelemetry
@@ -131,10 +132,13 @@ executions = Table(
     Column("status", String(16), nullable=False),
     Column("input", Text, nullable=False),
     Column("output", Text),
-    Column("error", Text),
+    Column("error", Text),  # why it failed: the error's message, sealed (it may quote payload)
     Column("created_at", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
     Column("told_at", UtcDateTime),  # a root's end, once told to its channels (v5)
+    # the stable code of the error that failed it (v11), beside its message in ``error``; NULL
+    # for an execution that failed before v11 (its ``error`` reads "[code] message")
+    Column("error_code", String(64)),
     Index("ix_cs_executions_tenant_thread", "tenant_id", "thread_id"),
     Index("ix_cs_executions_root", "root_execution_id"),
     Index("ix_cs_executions_told", "told_at", "updated_at"),

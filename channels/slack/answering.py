@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, assert_never
 
 from bot.app import App
@@ -28,6 +28,7 @@ from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import (
     CountersignError,
+    DtoValidationError,
     NotPausedError,
     PauseAnswererError,
     ReplyInterpreterMissingError,
@@ -89,6 +90,20 @@ class Answerer:
     audience: Audience
 
 
+async def nothing() -> None:
+    """Nothing left to do after the ack."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModalAnswer:
+    """A modal's answer, before its ack: ``errors`` (by the decision's field, as
+    ``DtoValidationError.field_errors`` names them) keep the modal open, nothing recorded;
+    else ``after`` is what follows the ack."""
+
+    errors: dict[str, str] = field(default_factory=dict)
+    after: AfterAck = nothing
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplyPlace:
     """The thread a reply was written in."""
@@ -143,6 +158,21 @@ class Answering:
         or tell the user why their answer was not taken."""
         return await self._answer(pause_id, who, decision=decision)
 
+    async def record_from_modal(
+        self, pause_id: str, who: Answerer, decision: ToolCallApprovalDecision
+    ) -> ModalAnswer:
+        """As ``record_decision``, for a modal's submission: a decision refused for what a
+        field holds (a reason its role requires, an edited value) comes back as that field's
+        error for the modal, which stays open; nothing was recorded."""
+        outcome = await self._outcome(pause_id, who, decision=decision)
+        if (
+            isinstance(outcome, Refused)
+            and isinstance(outcome.error, DtoValidationError)
+            and outcome.error.field_errors
+        ):
+            return ModalAnswer(errors=outcome.error.field_errors)
+        return ModalAnswer(after=self._after(outcome, who, None))
+
     async def record_reply(
         self, pause_id: str, who: Answerer, text: str, place: ReplyPlace
     ) -> AfterAck:
@@ -160,7 +190,18 @@ class Answering:
         decision: ToolCallApprovalDecision | None = None,
         reply: tuple[str, ReplyPlace] | None = None,
     ) -> AfterAck:
-        outcome = await self._app.answer(
+        outcome = await self._outcome(pause_id, who, decision=decision, reply=reply)
+        return self._after(outcome, who, reply)
+
+    async def _outcome(
+        self,
+        pause_id: str,
+        who: Answerer,
+        *,
+        decision: ToolCallApprovalDecision | None = None,
+        reply: tuple[str, ReplyPlace] | None = None,
+    ) -> AnswerOutcome:
+        return await self._app.answer(
             pause_id,
             tenant_id=who.tenant_id,
             by=who.user,
@@ -170,7 +211,6 @@ class Answering:
             continue_run=False,
             keep_model_replies=True,
         )
-        return self._after(outcome, who, reply)
 
     def _after(
         self, outcome: AnswerOutcome, who: Answerer, reply: tuple[str, ReplyPlace] | None
@@ -256,6 +296,8 @@ def _refusal(error: CountersignError) -> str:
             return error.message  # Slack's own rule, in its own words
         case PauseAnswererError():
             return NOT_THE_OWNER
+        case DtoValidationError():  # each field's error, said for a person
+            return f"That answer could not be used: {escape(error.said(), 500)}"
         case _:
             return f"That answer could not be used: {escape(error.message, 500)}"
 

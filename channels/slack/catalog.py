@@ -55,11 +55,7 @@ class Catalog:
             config = slack_config_of(cls)
             if config is not None and isinstance(spec, ChannelSpec):
                 self._slack[spec.name] = SlackImplementation(name=spec.name, config=config)
-        self._tools: dict[str, tuple[type[BaseModel], str]] = {
-            binding.spec.name: (binding.spec.input, binding.spec.description)
-            for binding in assembly.tools.values()
-        }
-        self._attached = assembly.attached_tools  # the live dict: graphs attach after this
+        self._assembly = assembly  # live: graphs attach after this (App.langgraph)
         self._roles: dict[str, ChannelRoleSpec] = {
             spec.name: spec for spec in assembly.roles.values()
         }
@@ -85,21 +81,15 @@ class Catalog:
             if impl.config.answered_by is PauseAnswerer.CHANNEL
         ]
 
-    def tool_input(self, tool: str) -> type[BaseModel] | None:
-        found = self._tool(tool)
-        return found[0] if found else None
+    def tool_input(self, tool: str, *, agent: str, role: str) -> type[BaseModel] | None:
+        """What a question about ``tool`` asked by ``agent`` under ``role`` is shown by: the
+        tool's input, or an attached graph's role's model."""
+        binding = self._assembly.binding_of(tool, agent=agent, role=role)
+        return None if binding is None else binding.spec.input
 
-    def tool_description(self, tool: str) -> str:
-        found = self._tool(tool)
-        return found[1] if found else ""
-
-    def _tool(self, tool: str) -> tuple[type[BaseModel], str] | None:
-        """A declared tool, else an attached graph's (``App.langgraph`` may come later)."""
-        found = self._tools.get(tool)
-        if found is not None:
-            return found
-        attached = self._attached.get(tool)
-        return None if attached is None else (attached.spec.input, attached.spec.description)
+    def tool_description(self, tool: str, *, agent: str, role: str) -> str:
+        binding = self._assembly.binding_of(tool, agent=agent, role=role)
+        return "" if binding is None else binding.spec.description
 
     def role_description(self, role: str) -> str:
         """What the role named ``role`` is, for a person ("A manager approves card refunds")."""

@@ -16,9 +16,8 @@ thread replies that answer it are handled by ``channels.slack.SlackBot``, which 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import ClassVar, Final
+from typing import ClassVar
 
 from bot.components.decorators import channel
 from bot.components.specs import ChannelRoleSpec, spec_of
@@ -36,10 +35,8 @@ from bot.core.enums import PauseAnswerer
 from bot.core.errors import SetupError
 from channels.slack.approvers import is_approver_id
 from channels.slack.catalog import CONFIG_ATTRIBUTE, SlackChannelConfig
+from channels.slack.conversation_ids import ANY_KIND, is_conversation_id
 from channels.slack.gateway import SlackGateway
-
-_CONVERSATION: Final = re.compile(r"[CDG][A-Z0-9]{2,40}")
-_ESCALATION_CONVERSATION: Final = re.compile(r"[CG][A-Z0-9]{2,40}")
 
 __all__ = ["SlackChannel", "slack_channel"]
 
@@ -136,7 +133,7 @@ def _answered_by(spec: ChannelRoleSpec) -> PauseAnswerer:
 
 
 def _conversation(conversation: str, name: str) -> str:
-    if not _CONVERSATION.fullmatch(conversation):
+    if not is_conversation_id(conversation, kinds=ANY_KIND):
         raise SetupError(
             f"slack_channel {name}: conversation must be a Slack conversation id "
             f"(C…, G… or D…), got {conversation!r}"
@@ -177,7 +174,7 @@ def _escalate_to(
             f"slack_channel {name}: its role is answered by the thread's owner: nobody else "
             "may answer it, leave escalate_to out"
         )
-    conversations = [c for c in escalate_to if _ESCALATION_CONVERSATION.fullmatch(c)]
+    conversations = [c for c in escalate_to if is_conversation_id(c)]
     wrong = [a for a in escalate_to if a not in conversations and not is_approver_id(a)]
     if wrong:
         raise SetupError(

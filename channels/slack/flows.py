@@ -7,6 +7,7 @@ ack. Answering itself is ``channels.slack.answering``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, assert_never
 
@@ -18,7 +19,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from bot.app import App
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
-from channels.slack.answering import AfterAck, Answerer, Answering, ReplyPlace
+from bot.core.errors import OVERRIDES_FIELD
+from channels.slack.answering import AfterAck, Answerer, Answering, ModalAnswer, ReplyPlace
 from channels.slack.conversations import Conversations
 from channels.slack.feedback import Feedback
 from channels.slack.gateway import SlackGateway
@@ -48,6 +50,7 @@ SEVERAL_IN_THREAD: Final = (
     "Several requests wait in this thread: answer each with the buttons on its message."
 )
 MAX_REASON: Final = 3000  # ToolCallApprovalDecision's limit (the modal's too)
+MAX_ERROR: Final = 300  # what a modal shows under an input
 EMPTY_REQUEST: Final = "Tell me what to do in the same message, e.g. “refund order 7”."
 
 
@@ -133,7 +136,7 @@ class Flows:
         )
         match kind:
             case "reject":
-                view = reject_modal(metadata)
+                view = reject_modal(metadata, reason_required=pause.reject_reason == "required")
             case "respond":
                 view = respond_modal(metadata)
             case "edit":
@@ -162,26 +165,29 @@ class Flows:
 
     async def record_reject(
         self, metadata: ModalMetadata, who: Answerer, values: StateValues
-    ) -> AfterAck:
-        """A reject submission, recorded before its ack; the rest follows the ack."""
+    ) -> ModalAnswer:
+        """A reject submission, recorded before its ack; the rest follows the ack. Without
+        the reason its role requires it is refused: the reason's error keeps the modal open."""
         reason = reject_reason(values)
         decision = ToolCallApprovalDecision(
             approved=False, reason=None if reason is None else truncate(reason, MAX_REASON)
         )
-        after = await self._answering.record_decision(metadata.pause_id, who, decision)
-        return self._then_refresh(after, who)
+        answer = await self._answering.record_from_modal(metadata.pause_id, who, decision)
+        if answer.errors:
+            return ModalAnswer(errors={REASON_BLOCK: _one_text(answer.errors.values())})
+        return ModalAnswer(after=self._then_refresh(answer.after, who))
 
     async def record_respond(
         self, metadata: ModalMetadata, who: Answerer, values: StateValues
-    ) -> AfterAck:
+    ) -> ModalAnswer:
         """An answer in place of the tool (the respond modal), recorded before its ack; the
         modal requires the text, so a blank one is only a forged submission: nothing recorded."""
         response = modal_response(values)
         if response is None:
-            return _nothing
+            return ModalAnswer()
         decision = ToolCallApprovalDecision(approved=False, response=truncate(response, MAX_REASON))
         after = await self._answering.record_decision(metadata.pause_id, who, decision)
-        return self._then_refresh(after, who)
+        return ModalAnswer(after=self._then_refresh(after, who))
 
     async def check_edit(
         self, sealed: str, *, user: str, tenant_id: str, values: StateValues
@@ -199,13 +205,19 @@ class Flows:
             return EditChecked(errors=errors)
         return EditChecked(overrides=overrides or {}, metadata=metadata)
 
-    async def record_edit(self, checked: EditChecked, who: Answerer) -> AfterAck:
-        """An edit submission (checked), recorded before its ack; the rest follows the ack."""
+    async def record_edit(
+        self, checked: EditChecked, who: Answerer, values: StateValues
+    ) -> ModalAnswer:
+        """An edit submission (checked), recorded before its ack; the rest follows the ack.
+        What the runtime refuses (a number that is no number, ...) is each input's error: the
+        modal stays open."""
         if checked.metadata is None:
-            return _nothing
+            return ModalAnswer()
         decision = ToolCallApprovalDecision(approved=True, override_arguments=checked.overrides)
-        after = await self._answering.record_decision(checked.metadata.pause_id, who, decision)
-        return self._then_refresh(after, who)
+        answer = await self._answering.record_from_modal(checked.metadata.pause_id, who, decision)
+        if answer.errors:
+            return ModalAnswer(errors=_edit_errors(answer.errors, values))
+        return ModalAnswer(after=self._then_refresh(answer.after, who))
 
     def _then_refresh(self, after: AfterAck, who: Answerer) -> AfterAck:
         async def then() -> None:
@@ -275,5 +287,18 @@ class Flows:
         await self._conversations.start(thread=thread, tenant_id=tenant_id, user=user, text=text)
 
 
-async def _nothing() -> None:
-    """Nothing left to do after the ack."""
+def _one_text(errors: Iterable[str]) -> str:
+    """Several errors of one input as one text (each once), short enough for Slack."""
+    return truncate(" ".join(dict.fromkeys(errors)), MAX_ERROR)
+
+
+def _edit_errors(errors: Mapping[str, str], values: StateValues) -> dict[str, str]:
+    """The runtime's errors of an edit by the modal's input blocks (an argument's block is its
+    key); one about no input the modal has goes on its first input, so Slack shows it."""
+    first = next(iter(values), REASON_BLOCK)
+    prefix = f"{OVERRIDES_FIELD}."
+    blocks: dict[str, list[str]] = {}
+    for field, said in errors.items():
+        key = field.removeprefix(prefix) if field.startswith(prefix) else ""
+        blocks.setdefault(key if key in values else first, []).append(said)
+    return {block: _one_text(said) for block, said in blocks.items()}

@@ -190,12 +190,15 @@ class SlackGateway:
     # ---------------------------------------------------------------- time on the question
 
     async def remind(self, reminder: ChannelReminder, *, config: SlackChannelConfig) -> None:
-        """A reply in the question's thread mentioning who may answer; nothing once the
-        message shows an outcome, nor when a resend finds it already there."""
+        """A reply in the question's thread mentioning who may answer (once it is escalated,
+        its ``escalate_to`` people too); nothing once the message shows an outcome, nor when a
+        resend finds it already there."""
         ref = await self.messages.get(reminder.pause_id)
         if ref is None or ref.closed:
             return
         approvers = config.approvers or (reminder.owner_id,)
+        if reminder.escalated:
+            approvers = tuple(dict.fromkeys((*approvers, *config.escalate_to)))
         text = reminder_text(
             self._question_view(reminder),
             approvers,
@@ -247,9 +250,9 @@ class SlackGateway:
         return ApprovalView(
             pause_id=question.pause_id,
             tool=tool,
-            tool_description=self._catalog.tool_description(tool),
+            tool_description=self._catalog.tool_description(tool, agent=question.agent, role=role),
             arguments=question.value.arguments,
-            input_model=self._catalog.tool_input(tool),
+            input_model=self._catalog.tool_input(tool, agent=question.agent, role=role),
             agent=question.agent,
             owner_id=question.owner_id,
             role=role,

@@ -1,7 +1,8 @@
 """Bolt middlewares: each one small, run on every request before the listeners.
 
-* :class:`RefuseMalformed` — a payload whose fields have the wrong types (``payloads.malformed``)
-  is answered 400 before Bolt's middlewares and matchers read it (they raised: a 500). Runs
+* :class:`RefuseMalformed` — a payload whose fields have the wrong types (``payloads.malformed``,
+  and the ids Bolt copied from it into its context: ``payloads.malformed_context``) is answered
+  400 before Bolt's middlewares and matchers read it (they raised: a 500). Runs
   before authorization, with :class:`ReparseSlashCommand`, through :class:`InOrder`.
 * :class:`ReparseSlashCommand` — Bolt reads any form body containing the substring
   ``payload`` as an interactivity payload, so ``/pending show payload`` arrives empty (notes
@@ -32,7 +33,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot.core.clock import Clock
-from channels.slack.payloads import TENANT_KEY, malformed, text_at
+from channels.slack.payloads import TENANT_KEY, malformed, malformed_context, text_at
 from channels.slack.redaction import log
 from channels.slack.store import SeenEvents, SeenEventsBusyError
 
@@ -72,7 +73,7 @@ class RefuseMalformed(AsyncMiddleware):
     async def async_process(
         self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
     ) -> BoltResponse | None:
-        reason = malformed(req.body)
+        reason = malformed(req.body) or malformed_context(req.context)
         if reason is not None:
             return BoltResponse(status=400, body={"error": reason})
         return await next()

@@ -3,7 +3,9 @@
 Payloads are outside data, even signed ones. :func:`malformed` checks, before Bolt's own
 middlewares and matchers read anything, that each field a listener or Bolt reads has the type
 Slack sends (pydantic models, strict, extra fields allowed): Bolt raised on e.g. ``actions``
-that is not a list of objects or an ``event`` that is not an object, and answered 500. Past
+that is not a list of objects or an ``event`` that is not an object, and answered 500.
+:func:`malformed_context` checks what Bolt itself copied out of the payload into its context
+(the team, user and channel ids), wherever in the payload it found them. Past
 that, every accessor still tolerates a missing or mistyped field and answers ``None`` rather
 than raising, so a strange payload is ignored, never a crash.
 """
@@ -134,11 +136,24 @@ class _BlockActions(_Interaction):
     actions: list[_Action] = Field(min_length=1)
 
 
+class _Option(_Shape):
+    value: str | None = None
+
+
+class _Input(_Shape):
+    """One input's state in a submitted view: what the listeners read of it (a text input's
+    ``value``, a select's ``selected_option``), else a number or a list was read as empty."""
+
+    value: str | None = None
+    selected_option: _Option | None = None
+
+
 class _State(_Shape):
-    values: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
+    values: dict[str, dict[str, _Input]] = Field(default_factory=dict)
 
 
 class _View(_Shape):
+    type: str  # Slack always sends it ("modal"); Bolt reads it of a view it has no listener for
     callback_id: str | None = None
     private_metadata: str | None = None
     state: _State | None = None
@@ -180,6 +195,9 @@ _PAYLOADS: Final[Mapping[str, type[_Shape]]] = {
     "event_callback": _EventCallback,
 }
 _LISTENED_EVENTS: Final = frozenset({"message", "app_mention", "app_home_opened"})
+_OBJECTS_EVERYWHERE: Final = ("event", "view")
+"""Keys Bolt reads as objects in a payload of any type (``event.bot_id`` for every request,
+``view.type`` when it logs a request no listener takes)."""
 
 
 def malformed(body: object) -> str | None:
@@ -190,6 +208,9 @@ def malformed(body: object) -> str | None:
     """
     if not isinstance(body, Mapping):
         return "the payload is not an object"
+    for key in _OBJECTS_EVERYWHERE:
+        if key in body and not isinstance(body[key], Mapping):
+            return f"{key}: not an object"
     kind = body.get("type")
     shape = _PAYLOADS.get(kind) if isinstance(kind, str) else None
     try:
@@ -199,11 +220,40 @@ def malformed(body: object) -> str | None:
         return _first_error(error)
     if shape is _EventCallback:
         event = body["event"]
-        event_shape = _ListenedEvent if event.get("type") in _LISTENED_EVENTS else _OtherEvent
+        listened = isinstance(event.get("type"), str) and event["type"] in _LISTENED_EVENTS
+        event_shape = _ListenedEvent if listened else _OtherEvent  # _OtherEvent: a string type
         try:
             event_shape.model_validate(event)
         except ValidationError as error:
             return _first_error(error, "event")
+    return None
+
+
+_CONTEXT_TEXTS: Final = (
+    "enterprise_id",
+    "team_id",
+    "user_id",
+    "actor_enterprise_id",
+    "actor_team_id",
+    "actor_user_id",
+    "channel_id",
+    "thread_ts",
+    "response_url",
+    "function_execution_id",
+    "function_bot_access_token",
+)
+"""The ids Bolt copies into its context from wherever they are in a payload (``team``,
+``team_id``, ``authorizations[0]``, ``event``, ``user``, ``view``...), as it found them."""
+
+
+def malformed_context(context: Mapping[str, object]) -> str | None:
+    """Why the ids Bolt read from a payload into ``context`` are not all strings, if they are
+    not: its per-request Web API client sends ``team_id`` with every call (a list or an object
+    there raised in aiohttp: a 500), and its matchers and middlewares compare the others."""
+    for key in _CONTEXT_TEXTS:
+        value = context.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key}: not a string"
     return None
 
 

@@ -82,11 +82,15 @@ class PendingLists:
             tool=pending.ask.tool,
             agent=pending.agent,
             arguments=pending.ask.arguments,
-            input_model=self._catalog.tool_input(pending.ask.tool),
+            input_model=self._catalog.tool_input(
+                pending.ask.tool, agent=pending.agent, role=pending.channel
+            ),
             owner_id=pending.owner_id or "",
             asked_at=pending.asked_at,
             role=pending.channel,
-            tool_description=self._catalog.tool_description(pending.ask.tool),
+            tool_description=self._catalog.tool_description(
+                pending.ask.tool, agent=pending.agent, role=pending.channel
+            ),
             role_description=self._catalog.role_description(pending.channel),  # the role's name
             expires_at=pending.expires_at,
             time_left=None if expires is None else expires - now,

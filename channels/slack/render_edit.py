@@ -3,12 +3,14 @@
 Each field of the tool's input model becomes one input whose block id is the argument's key
 (the field's alias, else its name) and whose action id is always ``"value"``. Inputs that cannot
 show the current value (sensitive fields, values too long for an input) start empty and are
-optional: left empty, the original value is kept.
+optional: left empty, the original value is kept. What is refused is said in our words
+(``bot.core.field_errors``), never pydantic's.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticUndefined
 
+from bot.core.field_errors import NOT_FINITE, said
 from bot.core.sensitive import MASK, sensitive_fields
 from channels.slack.render import ApprovalView, RenderError, truncate
 from channels.slack.render_values import humanize
@@ -58,6 +61,7 @@ class EditField:
     sensitive: bool
     description: str | None
     default: object  # shown when the argument was not given; None when there is none
+    nullable: bool = False  # takes None: an emptied input is None
 
 
 def require_model(view: ApprovalView) -> type[BaseModel]:
@@ -87,6 +91,7 @@ def _field(name: str, info: FieldInfo, *, sensitive: bool) -> EditField:
         sensitive=sensitive,
         description=info.description,
         default=None if info.default is PydanticUndefined else info.default,
+        nullable=_takes_none(info.annotation),
     )
 
 
@@ -104,6 +109,12 @@ def _classify(annotation: object) -> tuple[FieldKind, tuple[object, ...]]:
     if 0 < len(choices) <= _MAX_OPTIONS:
         return "choice", choices
     return "json", ()
+
+
+def _takes_none(annotation: object) -> bool:
+    return annotation is None or (
+        get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
+    )
 
 
 def _without_none(annotation: object) -> object:
@@ -170,8 +181,9 @@ def parse_edit_submission(view: ApprovalView, state_values: StateValues) -> dict
     """The override arguments a submission asks for, not validated.
 
     Every argument the modal shows is read back: an empty input keeps the original value
-    where the modal said so (sensitive, or too long to show), else leaves the argument out
-    (the model's default applies). Arguments the model does not declare are kept as they
+    where the modal said so (sensitive, or too long to show), else is ``None`` where the
+    field takes it, else leaves the argument out (the model's default applies, or it is
+    required: "Enter a value."). Arguments the model does not declare are kept as they
     were. Input that cannot be read (bad JSON) is kept as the raw text; see
     :func:`validate_edit_submission` for the errors.
     """
@@ -220,8 +232,10 @@ def _collect(
 
 
 def _when_empty(field: EditField, arguments: Mapping[str, Any]) -> object:
+    """An emptied input: the value kept where the modal said so, else ``None`` where the
+    field takes it, else no value (its default applies, or it is required)."""
     if not keeps_when_empty(field, arguments):
-        return _EMPTY
+        return None if field.nullable else _EMPTY
     original = arguments[field.key]
     if field.sensitive and original == MASK:
         # The view was built from masked arguments: keeping "••••••" would send the mask on.
@@ -261,11 +275,15 @@ def _read_option(field: EditField, selected: object) -> object:
 
 
 def _number(raw: str, kind: type[int | float]) -> object:
-    """The number typed; the raw text when it is not one, for the model to explain."""
+    """The number typed; the raw text when it is not one, for the model to explain. A number
+    that is no number (``inf``, ``nan``, ``1e400``) is refused as such."""
     try:
-        return kind(raw.strip())
+        number = kind(raw.strip())
     except ValueError:
         return raw
+    if isinstance(number, float) and not math.isfinite(number):
+        raise _Unreadable(raw, NOT_FINITE)
+    return number
 
 
 def _block_errors(model: type[BaseModel], errors: Sequence[ErrorDetails]) -> dict[str, str]:
@@ -286,8 +304,9 @@ def _block_errors(model: type[BaseModel], errors: Sequence[ErrorDetails]) -> dic
 
 
 def _message(error: ErrorDetails, field: EditField | None) -> str:
+    """One error in our words (``bot.core.field_errors``), never pydantic's."""
     if field is not None and field.sensitive and error["type"] == "missing":
         return HIDDEN_UNAVAILABLE
     loc = error["loc"]
     where = ".".join(str(part) for part in (loc[1:] if field else loc))
-    return f"{where}: {error['msg']}" if where else error["msg"]
+    return f"{where}: {said(error)}" if where else said(error)

@@ -52,13 +52,16 @@ KEEP_LONG_HINT: Final = "too long to show here; leave empty to keep"
 # Reject.
 
 
-def reject_modal(private_metadata: str) -> dict[str, object]:
-    """A modal asking for an optional reason; ``private_metadata`` carries the caller's ids."""
+def reject_modal(private_metadata: str, *, reason_required: bool = False) -> dict[str, object]:
+    """A modal asking for the reason, required when the role takes a rejection only with one
+    (``reject_reason="required"``), else optional; ``private_metadata`` carries the caller's
+    ids."""
     reason = InputBlock(
         block_id=REASON_BLOCK,
         label="Reason",
         element=PlainTextInputElement(action_id=REASON_ACTION, multiline=True, max_length=3000),
-        optional=True,
+        optional=not reason_required,
+        hint="This request is rejected only with a reason." if reason_required else None,
     )
     view = View(
         type="modal",

@@ -10,7 +10,7 @@ tells, and its HTTP status.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, assert_never
 
 from bot.app import App
@@ -25,6 +25,7 @@ from bot.core.answers import (
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import (
+    REASON_FIELD,
     CountersignError,
     DtoValidationError,
     ReplyInterpreterMissingError,
@@ -54,6 +55,8 @@ class Said:
     text: str = ""
     closed: bool = False
     field_error: str = ""  # a refused edit: shown on the edit form
+    field_errors: dict[str, str] = field(default_factory=dict)
+    """A refused edit's errors by argument key: each shown next to its input."""
 
 
 class WebAnswering:
@@ -122,9 +125,24 @@ def _refused(error: CountersignError) -> Said:
         case SelfApprovalError():
             return Said(status=403, text=SELF_APPROVAL)
         case DtoValidationError():
-            return Said(status=422, text=error.message, field_error=error.message)
+            return _invalid(error)
         case _:
             return Said(status=403, text=error.message)
+
+
+def _invalid(error: DtoValidationError) -> Said:
+    """A refused decision, said as the runtime says it for a person: a rejection without the
+    reason its role requires, an edit with an error per argument (next to each input)."""
+    reason = error.field_errors.get(REASON_FIELD)
+    if reason is not None:
+        return Said(status=422, text=reason)
+    by_argument = error.argument_errors()
+    if by_argument:
+        return Said(status=422, text=SOME_VALUES, field_errors=by_argument)
+    return Said(status=422, text=error.message, field_error=error.message)
+
+
+SOME_VALUES: Final = "Some values need a change: see below."
 
 
 def closed_text(pause: PauseView, viewer: str | None) -> str:

@@ -41,6 +41,12 @@ class WebChannelConfig:
             return (owner_id,)
         return self.approvers
 
+    def may_answer(self, owner_id: str, *, escalated: bool) -> tuple[str, ...]:
+        """Who may answer a question now: who it was asked of, and once it is escalated its
+        ``escalate_to`` people too."""
+        asked = self.asked(owner_id)
+        return tuple(dict.fromkeys((*asked, *self.escalate_to))) if escalated else asked
+
 
 def web_config_of(cls: type) -> WebChannelConfig | None:
     config = cls.__dict__.get(CONFIG_ATTRIBUTE)

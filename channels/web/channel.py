@@ -11,16 +11,16 @@ WebRefunds = web_channel(RefundApprovalChannel, name="web-refund-approval-channe
 expires, and hands it to the notifier (``WebOutbox``, provided by ``WebServer``). Whoever holds
 the link answers as that approver, on the question's page. ``remind`` tells them again (with a
 fresh link); ``escalate`` tells the channel's ``escalate_to`` people, who may answer from then
-on. ``withdraw`` has nothing to update: the page reads the question as it now is, so a
-withdrawn question shows as withdrawn.
+on (and are reminded with the approvers after it). ``withdraw`` has nothing to update: the page
+reads the question as it now is, so a withdrawn question shows as withdrawn.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import ClassVar, Final
+from typing import ClassVar, Final, Protocol
 
 from bot.components.decorators import channel
 from bot.components.specs import ChannelRoleSpec, spec_of
@@ -47,6 +47,13 @@ _APPROVER: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}")
 __all__ = ["WebChannel", "WebOutbox", "web_channel"]
 
 
+class DescribeTool(Protocol):
+    """What a question's tool is, by the tool, its asker (our agent or an attached graph) and
+    its role (``Assembly.binding_of``)."""
+
+    def __call__(self, tool: str, *, agent: str, role: str) -> str: ...
+
+
 class WebOutbox:
     """Where web channels send: it signs a link per person and hands each its notice."""
 
@@ -57,7 +64,7 @@ class WebOutbox:
         base_url: str,
         notifier: Notifier,
         link_lifetime: timedelta,
-        describe_tool: Callable[[str], str],
+        describe_tool: DescribeTool,
     ) -> None:
         self._signer = signer
         self._base_url = base_url.rstrip("/")
@@ -69,8 +76,9 @@ class WebOutbox:
     def base_url(self) -> str:
         return self._base_url
 
-    def tool_description(self, tool: str) -> str:
-        return self._describe(tool)
+    def tool_description(self, tool: str, *, agent: str, role: str) -> str:
+        """What ``tool`` is, as asked by ``agent`` under ``role`` (``Assembly.binding_of``)."""
+        return self._describe(tool, agent=agent, role=role)
 
     def question_url(self, pause_id: str, *, approver: str, tenant_id: str) -> str:
         token = self._signer.token(
@@ -94,14 +102,15 @@ class WebOutbox:
         await self._tell(config, ask, asked, kind=NoticeKind.QUESTION, asked=asked)
 
     async def remind(self, reminder: ChannelReminder, config: WebChannelConfig) -> None:
-        """A reminder (its number, the expiry, who was asked), to each person it was asked of."""
-        asked = config.asked(reminder.owner_id)
+        """A reminder (its number, the expiry, who may answer), to each person who may answer
+        it: those it was asked of, and once it is escalated the ``escalate_to`` people too."""
+        people = config.may_answer(reminder.owner_id, escalated=reminder.escalated)
         await self._tell(
             config,
             reminder,
-            asked,
+            people,
             kind=NoticeKind.REMINDER,
-            asked=asked,
+            asked=people,
             reminder=reminder.reminded + 1,
         )
 
@@ -143,7 +152,9 @@ class WebOutbox:
                     question.pause_id, approver=person, tenant_id=question.tenant_id
                 ),
                 tool=question.value.tool,
-                tool_description=self._describe(question.value.tool),
+                tool_description=self._describe(
+                    question.value.tool, agent=question.agent, role=question.role
+                ),
                 role_description=config.role_description,
                 tenant_id=question.tenant_id,
                 kind=kind,

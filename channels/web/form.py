@@ -5,17 +5,26 @@ Each property of the schema is one input named after the argument's key. Numbers
 choices (``enum``) and text have inputs of their own; anything else (objects, lists, unions)
 is edited as JSON. A sensitive field (``bot.core.sensitive``) never shows its value: its input
 starts empty, and left empty it keeps the value it had.
+
+An emptied input is no value, never "keep the old one": ``None`` where the schema allows it,
+the field's default where it has one, else that field's error ("Enter a value."). A posted
+``arg.<key>`` the schema does not declare is refused, never dropped. A number may be typed
+with thousands separators, as the request's page shows money (``1,234.50``). What is refused
+is said in our words (``bot.core.field_errors``), never pydantic's.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from bot.core import field_errors
 from bot.core.sensitive import sensitive_fields
 
 FieldKind = Literal["integer", "number", "boolean", "choice", "text", "json"]
@@ -27,6 +36,8 @@ _SIMPLE: Final[Mapping[str, FieldKind]] = {
     "boolean": "boolean",
     "string": "text",
 }
+_GROUPED_NUMBER: Final = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+"""A number with thousands separators: ``1,234.50``, ``-12,000``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +49,8 @@ class FormField:
     required: bool
     sensitive: bool
     description: str | None
+    nullable: bool = False
+    """The schema takes ``null``: an emptied input is ``None``."""
 
     @property
     def input_name(self) -> str:
@@ -74,7 +87,16 @@ def _field(
         required=required,
         sensitive=sensitive,
         description=prop.get("description"),
+        nullable=_takes_null(prop),
     )
+
+
+def _takes_null(prop: Mapping[str, Any]) -> bool:
+    options = prop.get("anyOf")
+    if isinstance(options, list):
+        return any(isinstance(o, dict) and o.get("type") == "null" for o in options)
+    kind = prop.get("type")
+    return kind == "null" or (isinstance(kind, list) and "null" in kind)
 
 
 def _without_null(prop: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -135,14 +157,19 @@ def read_form(
     (unmasked: a sensitive field left empty keeps its value)."""
     fields = form_fields(model)
     typed = {f.key: form.get(f.input_name, "") for f in fields}
-    values: dict[str, Any] = dict(arguments)
     errors: dict[str, str] = {}
+    undeclared = _undeclared(form, typed)
+    if undeclared:
+        errors[""] = (
+            f"This form sends {', '.join(undeclared)}, which this request does not take: "
+            "open the link again and use its form."
+        )
+    values: dict[str, Any] = dict(arguments)
     for field in fields:
-        raw = typed[field.key].strip() if field.kind != "text" else typed[field.key]
-        if raw == "" and (field.sensitive or field.kind != "text"):
-            if field.key not in arguments and field.required:
-                errors[field.key] = "Enter a value."
-            continue  # left empty: keeps its value
+        raw = typed[field.key] if field.kind == "text" else typed[field.key].strip()
+        if raw == "":
+            _when_empty(field, arguments, values)
+            continue
         try:
             values[field.key] = _parse(field, raw)
         except ValueError as error:
@@ -150,11 +177,8 @@ def read_form(
     try:
         validated = model.model_validate(values)
     except ValidationError as error:
-        for detail in error.errors():
-            loc = detail["loc"]
-            key = str(loc[0]) if loc else ""
-            key = key if key in typed else ""
-            errors.setdefault(key, _message(detail["msg"], loc[1:]))
+        for key, problem in field_errors.by_field(error).items():
+            errors.setdefault(key if key in typed else "", problem)
     else:
         if not errors:
             dumped = validated.model_dump(mode="json", by_alias=True)
@@ -164,6 +188,29 @@ def read_form(
                 errors={},
             )
     return Submission(typed=typed, overrides=None, errors=errors)
+
+
+def _undeclared(form: Mapping[str, str], typed: Mapping[str, str]) -> list[str]:
+    """The argument inputs posted that the form does not have (a forged or stale form)."""
+    return sorted(
+        name.removeprefix(FIELD_PREFIX)
+        for name in form
+        if name.startswith(FIELD_PREFIX) and name.removeprefix(FIELD_PREFIX) not in typed
+    )
+
+
+def _when_empty(field: FormField, arguments: Mapping[str, Any], values: dict[str, Any]) -> None:
+    """What an emptied input means: a sensitive one keeps its hidden value; else ``None`` where
+    the schema takes it, the default where there is one (the argument left out), and for a
+    required field no value at all (the model says "Enter a value.")."""
+    if field.sensitive and field.key in arguments:
+        return
+    if field.nullable:
+        values[field.key] = None
+    elif field.kind == "text" and not field.required:
+        values[field.key] = ""
+    else:
+        values.pop(field.key, None)
 
 
 def _parse(field: FormField, raw: str) -> object:
@@ -181,10 +228,22 @@ def _parse(field: FormField, raw: str) -> object:
                 return json.loads(raw)
             except json.JSONDecodeError as error:
                 raise ValueError(f"Enter valid JSON ({error.msg}).") from None
+        case "integer" | "number":
+            return _number(raw)
         case _:
-            return raw  # numbers are read by the model, which says what is wrong
+            return raw
 
 
-def _message(msg: str, where: tuple[int | str, ...]) -> str:
-    path = ".".join(str(part) for part in where)
-    return f"{path}: {msg}" if path else msg
+def _number(raw: str) -> str:
+    """The number typed, for the model to read (it says what is wrong): one typed as the page
+    shows money (``1,234.50``) without its separators; one that is no number (``inf``,
+    ``nan``, ``1e400``) refused as such."""
+    if _GROUPED_NUMBER.fullmatch(raw):
+        raw = raw.replace(",", "")
+    try:
+        finite = math.isfinite(float(raw))
+    except ValueError:
+        return raw
+    if not finite:
+        raise ValueError(field_errors.NOT_FINITE)
+    return raw

@@ -77,7 +77,9 @@ class WebInbox:
                 pending.pause_id, approver=session.approver, tenant_id=session.tenant_id
             ),
             tool=pending.ask.tool,
-            tool_description=self._outbox.tool_description(pending.ask.tool),
+            tool_description=self._outbox.tool_description(
+                pending.ask.tool, agent=pending.agent, role=pending.channel
+            ),
             arguments=pending.ask.arguments,  # masked by list_pending
             asked_at=pending.asked_at[:16].replace("T", " "),
             time_left=waiting.left_text(),

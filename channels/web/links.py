@@ -7,6 +7,7 @@ every other and a key rotation keeps old links working until the old key leaves 
     <key id> "." base64url(nonce || AES-256-GCM(kind, pause id, approver, tenant, expiry))
              "." base64url(HMAC-SHA256 over everything before it)
 
+Each part has one spelling (unpadded base64url, unused bits zero): any other is malformed.
 The pause id is inside the sealed part: never readable in a URL, a page or a log. The HMAC is
 checked first, in constant time, so a forged or tampered token costs no decryption; the kind is
 bound in as associated data, so a session cookie never opens a question, nor an inbox link.
@@ -150,7 +151,14 @@ def _b64(raw: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
+    """The bytes ``text`` spells, if it spells them as ``_b64`` does: the decoder alone also
+    took padding, ``+`` and ``/``, characters outside the alphabet (skipped) and a last
+    character with its unused bits set, so one token had many texts and a link refused by its
+    exact text could be opened by another."""
     try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError):
         raise LinkError(LinkProblem.MALFORMED) from None
+    if _b64(raw) != text:
+        raise LinkError(LinkProblem.MALFORMED)
+    return raw

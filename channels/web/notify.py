@@ -12,10 +12,11 @@ web_channel(Role, name=..., approvers=[...], notify=page_the_desk)            # 
 
 The web has no push of its own, so a notifier is told three things, one ``WebNotice`` per
 person each time: the question when it is asked (``NoticeKind.QUESTION``, to its approvers),
-each reminder (``REMINDER``, to its approvers, with the reminder's number, when the question
-expires and who was asked) and the escalation (``ESCALATION``, to the channel's
-``escalate_to`` people). A notice is for one person because its link is theirs: whoever holds
-it answers as them. Neither the link nor the notice shows the pause id.
+each reminder (``REMINDER``, to its approvers — once it is escalated, to the ``escalate_to``
+people too —, with the reminder's number, when the question expires and who may answer) and
+the escalation (``ESCALATION``, to the channel's ``escalate_to`` people). A notice is for one
+person because its link is theirs: whoever holds it answers as them. Neither the link nor the
+notice shows the pause id.
 
 A notifier is called best effort: one that fails is logged (``web.notify-failed``) and the
 others are still told; the question keeps waiting, and the inbox shows it all anyway.
@@ -57,7 +58,8 @@ class WebNotice:
     expires_at: datetime | None = None
     """When the question expires unanswered; None if it does not."""
     approvers: tuple[str, ...] = ()
-    """Who the question was asked of (its approvers; for a THREAD_OWNER question its owner)."""
+    """Who the question was asked of (its approvers; for a THREAD_OWNER question its owner);
+    on a reminder after the escalation, the ``escalate_to`` people too: who may answer."""
 
     @property
     def subject(self) -> str:

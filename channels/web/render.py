@@ -103,6 +103,8 @@ class Forms:
     reply: str = ""
     reject_reason: str = ""
     response: str = ""
+    reason_required: bool = False
+    """The role takes a rejection only with its reason (``reject_reason="required"``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,10 +180,12 @@ def _forms(forms: Forms) -> str:
             '<button class="primary" name="go">Approve</button></form>'
         )
     if offers.reject:
+        label = "Reason for rejecting" if forms.reason_required else "Reason (optional)"
+        required = " required" if forms.reason_required else ""
         buttons.append(
             f'<form method="post">{_hidden(forms.csrf, "reject")}'
-            '<label for="reason">Reason for rejecting</label>'
-            f'<input type="text" id="reason" name="reason" maxlength="3000" required '
+            f'<label for="reason">{label}</label>'
+            f'<input type="text" id="reason" name="reason" maxlength="3000"{required} '
             f'value="{escape(forms.reject_reason)}">'
             '<button class="danger">Reject</button></form>'
         )

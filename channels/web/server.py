@@ -13,6 +13,7 @@ through. Routes (``add_routes`` puts them on an aiohttp app of yours, beside Sla
   expires, how often it was reminded; ``POST /q/{token}``: its answer (``action`` = approve,
   reject, edit, respond or reply), then 303 back to the question, which now says how it closed.
   An action the page does not offer is refused (403), an unknown one is 400: it still waits.
+  A body that is not a URL-encoded form in UTF-8, each field once, is 400 (``posted_fields``).
 - ``GET /i/{token}``: an inbox link: signs its approver in (a cookie) and goes to ``/inbox``.
 - ``GET /inbox``: what waits for the signed-in approver (the same content as Slack's /pending),
   what expires first at the top, with the time left and the reminders; escalated questions
@@ -20,6 +21,8 @@ through. Routes (``add_routes`` puts them on an aiohttp app of yours, beside Sla
 - ``GET /static/countersign.css``.
 
 A forged, tampered or malformed token is 404, an expired one 410: nothing is read or answered.
+A link opens only as it was sent: another spelling of its token (padding, the other base64
+alphabet, a percent-escape in the address) is malformed.
 Every form carries a CSRF token bound to a cookie and to the page's path; a post from another
 origin is refused. Every page is sent with a strict Content-Security-Policy (no script, no
 inline style, forms only to this origin), no referrer to other sites, and no caching.
@@ -52,6 +55,7 @@ from channels.web.inbox import WebInbox
 from channels.web.links import Link, LinkError, LinkKind, LinkProblem, LinkSigner
 from channels.web.notify import Notifier, log, log_notifier
 from channels.web.offers import Action, action_of, not_offered
+from channels.web.posted import UnreadableForm, posted_fields
 from channels.web.render import (
     ACTION_FIELD,
     CSRF_FIELD,
@@ -165,6 +169,20 @@ class WebServer:
         """Refuse (403) a post from another origin or without its form's CSRF token."""
         self._check_csrf(request, fields)
 
+    async def posted_fields(self, request: web.Request) -> dict[str, str]:
+        """The fields of the form posted in ``request``; a body that is not a URL-encoded form
+        in UTF-8 with each field once (``channels.web.posted``) is refused with a 400 page and
+        one warning in the log."""
+        try:
+            return await posted_fields(request)
+        except UnreadableForm as error:
+            log.warning("web: refused a form that cannot be read: %s", error.reason)
+            raise _page_error(
+                web.HTTPBadRequest,
+                "Not understood",
+                "This form could not be read: open the page again and send it from there.",
+            ) from None
+
     # ---------------------------------------------------------------- routes
 
     async def _question(self, request: web.Request) -> web.StreamResponse:
@@ -181,8 +199,7 @@ class WebServer:
 
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         link = self._link(request, LinkKind.QUESTION)
-        form = await request.post()
-        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        fields = await self.posted_fields(request)
         csrf = self._check_csrf(request, fields)
         action = action_of(fields.get(ACTION_FIELD, ""))
         said: Said
@@ -193,7 +210,11 @@ class WebServer:
                 said = await self._answering.answer(
                     link, action, decision=ToolCallApprovalDecision(approved=True)
                 )
-            case "reject" | "respond" | "reply":
+            case "reject":  # whether it needs its reason is the role's rule, the runtime's check
+                reason = _text(fields, "reason") or None
+                rejection = ToolCallApprovalDecision(approved=False, reason=reason)
+                said = await self._answering.answer(link, action, decision=rejection)
+            case "respond" | "reply":
                 field, missing = _TEXT_FORMS[action]
                 text = _text(fields, field)
                 said = (
@@ -211,12 +232,8 @@ class WebServer:
         return await self._after(request, link, said, csrf, fields)
 
     async def _answer_with_text(self, link: Link, action: Action, text: str) -> Said:
-        """A rejection with its reason, an answer in place of the tool, or a free-text reply
-        for the role's interpreter."""
+        """An answer in place of the tool, or a free-text reply for the role's interpreter."""
         match action:
-            case "reject":
-                rejection = ToolCallApprovalDecision(approved=False, reason=text)
-                return await self._answering.answer(link, action, decision=rejection)
             case "respond":
                 response = ToolCallApprovalDecision(approved=False, response=text)
                 return await self._answering.answer(link, action, decision=response)
@@ -243,10 +260,12 @@ class WebServer:
             )
         decision = ToolCallApprovalDecision(approved=True, override_arguments=submission.overrides)
         said = await self._answering.answer(link, "edit", decision=decision)
-        if said.field_error:
-            submission = Submission(
-                typed=submission.typed, overrides=None, errors={"": said.field_error}
-            )
+        if said.field_errors or said.field_error:
+            errors = {k: v for k, v in said.field_errors.items() if k in submission.typed}
+            whole = [v for k, v in said.field_errors.items() if k not in submission.typed]
+            if said.field_error or whole:
+                errors[""] = " ".join([*whole, said.field_error]).strip()
+            submission = Submission(typed=submission.typed, overrides=None, errors=errors)
         return await self._after(request, link, said, csrf, fields, submission=submission)
 
     async def _after(
@@ -297,8 +316,8 @@ class WebServer:
 
     # ---------------------------------------------------------------- helpers
 
-    def _tool_description(self, tool: str) -> str:
-        binding = self._app.assembly.tool_named(tool)  # an attached graph's tools too
+    def _tool_description(self, tool: str, *, agent: str, role: str) -> str:
+        binding = self._app.assembly.binding_of(tool, agent=agent, role=role)
         return "" if binding is None else binding.spec.description
 
     def _question_response(
@@ -346,6 +365,7 @@ class WebServer:
             submission=submission,
             reply=reply,
             response=response,
+            reason_required=pause.reject_reason == "required",
         )
         notice = None if said is None else Notice(text=said.text, tone="bad")
         status = 200 if said is None else said.status
@@ -353,6 +373,8 @@ class WebServer:
 
     def _link(self, request: web.Request, kind: LinkKind) -> Link:
         try:
+            if request.rel_url.raw_path != request.rel_url.path:
+                raise LinkError(LinkProblem.MALFORMED)  # a percent-escape: another spelling
             return self._signer.open(kind, request.match_info["token"])
         except LinkError as error:
             log.warning("web: refused a %s link: %s", kind.value, error.problem.value)
@@ -410,7 +432,6 @@ def _question(pause: PauseView, link: Link, role_description: str) -> Question:
 
 
 _TEXT_FORMS: Final = {
-    "reject": ("reason", "Say why you reject it."),
     "respond": ("response", "Write your answer first."),
     "reply": ("reply", "Write your answer first."),
 }

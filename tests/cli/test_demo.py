@@ -269,6 +269,23 @@ def test_a_path_that_is_no_database_file_is_one_line(
     )
 
 
+def test_a_refund_is_rejected_only_with_a_reason_at_the_prompt(tmp_path: Path) -> None:
+    """The demo's refund role takes a rejection only with its reason
+    (``reject_reason="required"``): a bare "reject" is not understood and says how."""
+    ran = python_m_bot("demo", cwd=tmp_path, stdin="reject\nno way: wrong customer\nlgtm\n")
+
+    assert ran.code == 0, ran.err
+    assert (
+        "Not understood: This request takes a rejection only with a reason: write it after a "
+        'colon, like "reject: wrong customer". The question still waits; try again.'
+    ) in ran.out
+    assert ran.out.count("[1/2] refund-card-tool") == 1
+    assert audit_trail(ran.out) == [
+        f"1. refund-card-tool: REPLIED by {OWNER_ID}: rejected: wrong customer",
+        f"2. book-expense-tool: REPLIED by {OWNER_ID}: approved",
+    ]
+
+
 def test_help_shows_the_words_understood_and_questions_come_as_asked(tmp_path: Path) -> None:
     ran = python_m_bot("demo", cwd=tmp_path, stdin="?\napprove\nHELP\nreject: too expensive\n")
 

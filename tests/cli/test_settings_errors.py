@@ -214,6 +214,22 @@ def test_an_application_that_cannot_be_imported_says_so_and_names_pythonpath(
     assert "malformed" not in line
 
 
+@pytest.mark.parametrize("channel", ["C1", "Cabc123", "D0DIRECT"])
+def test_a_channel_id_slack_would_refuse_is_one_line_naming_the_setting(
+    channel: str, slack_setup: Callable[..., dict[str, str]], tmp_path: Path
+) -> None:
+    """The desk's settings check is the rule ``slack_channel`` applies (a channel id, C… or
+    G…, then 2 to 40 upper-case letters and digits): what one refuses the other does too, so a
+    setting never passes the first to fail the second with a traceback."""
+    ran = python_m_bot("serve", cwd=tmp_path, env=slack_setup(COUNTERSIGN_APPROVAL_CHANNEL=channel))
+
+    one_line_naming(
+        ran,
+        Case(channel, {}, "COUNTERSIGN_APPROVAL_CHANNEL is malformed", f"not {channel!r}"),
+    )
+    assert not (tmp_path / "countersign.db").exists()  # refused before the database opened
+
+
 def test_a_refused_bot_token_is_one_line_naming_it(
     slack_api: SlackStub, slack_setup: Callable[..., dict[str, str]], tmp_path: Path
 ) -> None:

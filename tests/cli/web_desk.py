@@ -42,12 +42,21 @@ class Browser:
         )
         return self._open(request)
 
-    def submit(self, url: str, fields: dict[str, str]) -> tuple[int, str, str]:
-        """Open ``url`` and post its form with its CSRF token and ``fields``."""
+    def post_bytes(self, url: str, body: bytes, content_type: str) -> tuple[int, str, str]:
+        """Post ``body`` as it is (bytes a form would never hold), from this origin."""
+        headers = {"Origin": self.origin, "Content-Type": content_type}
+        return self._open(urllib.request.Request(self._absolute(url), data=body, headers=headers))
+
+    def csrf(self, url: str) -> str:
+        """The CSRF token of the form on ``url`` (its cookie is kept)."""
         _, _, page = self.get(url)
         found = _CSRF.search(page)
         assert found is not None, page
-        return self.post(url, {"csrf": found.group(1), **fields})
+        return found.group(1)
+
+    def submit(self, url: str, fields: dict[str, str]) -> tuple[int, str, str]:
+        """Open ``url`` and post its form with its CSRF token and ``fields``."""
+        return self.post(url, {"csrf": self.csrf(url), **fields})
 
     def _absolute(self, url: str) -> str:
         return url if url.startswith("http") else f"{self.origin}{url}"

@@ -28,7 +28,7 @@ from bot import App, Settings
 from bot.testing import FakeClock
 from bot.testing.llm import ScriptedChatModel
 from tests.databases import TEST_ENCRYPTION_KEYS
-from tests.langgraph.kit import OFFICE, Outbox, RefundApproval, tool_calls
+from tests.langgraph.kit import CUSTOMER_EMAIL, OFFICE, Outbox, RefundApproval, tool_calls
 
 ASK = {"messages": [{"role": "user", "content": "refund order 7"}]}
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def refund_tool(side_effects: Path, *, die: bool) -> BaseTool:
     @tool
-    def refund(order_id: str, amount: float) -> str:
-        """Refund an order's card payment."""
+    def refund(order_id: str, amount: float, email: str = CUSTOMER_EMAIL) -> str:
+        """Refund an order's card payment (its receipt to ``email``)."""
         with side_effects.open("a") as file:  # the side effect: one line per run
             file.write(f"refunded {amount:.2f} on order {order_id}\n")
         if die:

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from bot import (
     AwaitReply,
@@ -41,14 +41,25 @@ class Outbox:
 
     def __init__(self) -> None:
         self.asks: list[ChannelAsk] = []
+        self.decide: dict[str, Any] | None = None
+        """A decision the channel gives at once instead of waiting, when set."""
 
     @property
     def pause_ids(self) -> list[str]:
         return [a.pause_id for a in self.asks]
 
 
-class AnyCall(BaseModel):
-    """The role approves any call (the attached graph's tools bring their own schemas)."""
+CUSTOMER_EMAIL = "customer@example.com"
+
+
+class RefundCall(BaseModel):
+    """What the refund role approves: the refund tool's arguments (an attached graph's
+    questions are shown, and their edits checked, by the role's model, so it fits the tool's
+    arguments: the same names, of compatible types)."""
+
+    order_id: str
+    amount: float
+    email: str = CUSTOMER_EMAIL
 
 
 @reply_interpreter(
@@ -60,7 +71,7 @@ class RefundReplies(KeywordReplyInterpreter): ...
 @channel_role(
     name="refund-approval-channel",
     description="A manager approves refunds",
-    approves=AnyCall,
+    approves=RefundCall,
     answered_by=PauseAnswerer.CHANNEL,
     reply_interpreter=RefundReplies,
 )
@@ -74,6 +85,8 @@ class OutboxRefundApproval(RefundApproval):
 
     async def send(self, ask: ChannelAsk) -> AwaitReply | Decided:
         self.outbox.asks.append(ask)
+        if self.outbox.decide is not None:
+            return ChannelOutcome.decided(self.outbox.decide)
         return ChannelOutcome.await_reply()
 
 
@@ -99,8 +112,8 @@ class Refunds:
 
     def tool(self) -> BaseTool:
         @tool
-        def refund(order_id: str, amount: float) -> str:
-            """Refund an order's card payment."""
+        def refund(order_id: str, amount: float, email: str = CUSTOMER_EMAIL) -> str:
+            """Refund an order's card payment (its receipt to ``email``)."""
             self.runs.append({"order_id": order_id, "amount": amount})
             return f"refunded {amount:.2f} on order {order_id}"
 
@@ -127,18 +140,88 @@ def refund_agent(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> Any:
     """LangChain's agent over the refund tool, every refund asked for approval."""
+    return approval_agent(
+        model,
+        [refunds.tool()],
+        asks_about="refund",
+        mode=mode,
+        allowed=allowed,
+        checkpointer=checkpointer,
+        description="Refund?",
+    )
+
+
+def approval_agent(
+    model: ScriptedChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    asks_about: str,
+    mode: Literal["batched", "per_call"] = "batched",
+    allowed: Sequence[str] = ("approve", "edit", "reject"),
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    description: str = "Go ahead?",
+) -> Any:
+    """LangChain's ``create_agent`` over ``tools``, its ``HumanInTheLoopMiddleware`` asking
+    about every call of the tool named ``asks_about``, taking ``allowed``."""
     config: InterruptOnConfig = {
         "allowed_decisions": [cast(DecisionType, kind) for kind in allowed],
-        "description": "Refund?",
+        "description": description,
     }
     middleware: HumanInTheLoopMiddleware[Any, Any, Any] = HumanInTheLoopMiddleware(
-        interrupt_on={"refund": config}, interrupt_mode=mode
+        interrupt_on={asks_about: config}, interrupt_mode=mode
     )
     return create_agent(
         model,
-        tools=[refunds.tool()],
+        tools=list(tools),
         middleware=[middleware],
         checkpointer=checkpointer or InMemorySaver(),
+    )
+
+
+class WireArgs(BaseModel):
+    """The wire tool's own arguments: any account (no rule on its length), at most 10 000."""
+
+    iban: str
+    amount: float = Field(le=10_000)
+
+
+@dataclass
+class Wires:
+    """A LangChain wire tool (its schema ``WireArgs``), and every run of it."""
+
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def tool(self, name: str = "wire") -> BaseTool:
+        """The tool, named ``name`` (a name another graph's tool, or one of ours, has too)."""
+
+        @tool(name, args_schema=WireArgs)
+        def wire(iban: str, amount: float) -> str:
+            """Wire money to an account."""
+            self.runs.append({"iban": iban, "amount": amount})
+            return f"wired {amount:.2f} to {iban}"
+
+        return wire
+
+
+def wire_agent(
+    model: ScriptedChatModel,
+    wires: Wires,
+    *,
+    name: str = "wire",
+    allowed: Sequence[str] = ("approve", "edit", "reject"),
+) -> Any:
+    """LangChain's agent over the wire tool (named ``name``), every wire asked for approval."""
+    return approval_agent(
+        model, [wires.tool(name)], asks_about=name, allowed=allowed, description="Wire it?"
+    )
+
+
+def one_wire(
+    iban: str = "DE0012345", amount: float = 500, *, name: str = "wire"
+) -> ScriptedChatModel:
+    """A model that asks for one wire (of the tool named ``name``), then says it is done."""
+    return ScriptedChatModel(component="wire").then_return(
+        tool_calls((name, {"iban": iban, "amount": amount})), "Done."
     )
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
-from bot import AlreadyClosed, Answered, App, ExecutionStatus, Refused
+from bot import AgentFailedError, AlreadyClosed, Answered, App, ExecutionStatus, Refused
 from bot.langgraph import request_approval
 from bot.testing.llm import ScriptedChatModel
 from tests.langgraph.conftest import ASK
@@ -218,7 +219,8 @@ async def test_request_approval_in_a_plain_state_graph(app: App, outbox: Outbox)
         answered_by="M1",
     )
     assert done.status is ExecutionStatus.COMPLETED
-    assert done.output == {"order_id": "9", "amount": 12.5, "outcome": "refunded 10"}
+    # the edit as the role's model took it (its amount a float)
+    assert done.output == {"order_id": "9", "amount": 12.5, "outcome": "refunded 10.0"}
     assert runs == ["9"]
 
 
@@ -232,3 +234,18 @@ async def test_cancel_withdraws_the_questions(app: App, outbox: Outbox) -> None:
     assert await app.list_pending(tenant_id="acme") == []
     late = await app.answer(outbox.pause_ids[0], tenant_id="acme", by="M1", reply="approve")
     assert isinstance(late, AlreadyClosed)
+
+
+async def test_a_channel_deciding_at_once_what_the_middleware_does_not_take_fails_the_run(
+    app: App, outbox: Outbox
+) -> None:
+    """A channel that decides at once with a rejection the middleware does not offer: the run
+    fails saying so (``agent.failed``), and the middleware is never sent it."""
+    outbox.decide = {"approved": False, "reason": "no"}
+    refunds, model = Refunds(), one_refund()
+    graph = refund_agent(model, refunds, allowed=("approve", "edit"))
+    agent = app.langgraph("refund-agent", graph, role=RefundApproval)
+    with pytest.raises(AgentFailedError) as failed:
+        await agent.ainvoke(ASK, thread_id="t1", tenant_id="acme", owner_id="U1")
+    assert "the question takes only approve, edit, not reject" in failed.value.message
+    assert refunds.runs == [] and len(model.calls) == 1

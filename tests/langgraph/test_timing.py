@@ -12,9 +12,11 @@ import pytest
 
 from bot import (
     App,
+    ExecutionResumeEvent,
     ExecutionStatus,
     NotPausedError,
     OnExpiry,
+    PauseExpiredError,
     PauseResolution,
     PauseTiming,
 )
@@ -24,7 +26,7 @@ from tests.apps import sample_agent, sample_application
 from tests.conftest import NO_SETTINGS
 from tests.langgraph.conftest import ASK
 from tests.langgraph.kit import (
-    AnyCall,
+    RefundCall,
     Refunds,
     one_refund,
     refund_agent,
@@ -44,7 +46,7 @@ def timed_application(name: str, timing: PauseTiming) -> tuple[Any, type]:
     """An application whose one role, with ``timing``, a recording channel implements."""
 
     TimedApproval, Recording = recording_role(
-        name, approves=AnyCall, description="A manager approves refunds", timing=timing
+        name, approves=RefundCall, description="A manager approves refunds", timing=timing
     )
 
     idle = sample_agent(
@@ -141,7 +143,8 @@ async def test_on_expiry_fail_fails_the_run_with_pause_expired(
         row = await inspect_app(app).store.get(paused.execution_id)
         assert done.status is ExecutionStatus.FAILED
         assert row is not None and row.error is not None
-        assert row.error.startswith("[pause.expired] nobody approved the call to refund in time")
+        assert row.error.code == "pause.expired"
+        assert row.error.message.startswith("nobody approved the call to refund in time")
         assert [w.resolution for w in sent.withdrawals] == [PauseResolution.EXPIRED]
         assert refunds.runs == [] and len(model.calls) == 1
         await _hours(clock, 2)
@@ -190,3 +193,57 @@ async def test_one_call_of_a_turn_answered_the_other_expired_resume_the_turn_onc
     assert refunds.runs == [{"order_id": "7", "amount": 40}]  # the answered one ran, once
     assert [w.pause_id for w in sent.withdrawals] == [second.pause_id]
     assert len(model.calls) == 2
+
+
+async def test_an_expired_call_is_answered_instead_where_reject_is_not_taken(
+    reminded: tuple[App, type], sent: Sent, clock: FakeClock
+) -> None:
+    """The middleware takes approve and respond, not reject: on expiry the model reads that
+    nobody approved in time as the call's answer, and the run goes on."""
+    app, role = reminded
+    refunds, model = Refunds(), one_refund()
+    graph = refund_agent(model, refunds, allowed=("approve", "respond"))
+    agent = app.langgraph("refund-agent", graph, role=role)
+    paused = await agent.ainvoke(ASK, thread_id="t1", tenant_id="acme", owner_id="U1")
+    asked_at = clock.now()
+    await clock.advance(5 * HOUR + SWEPT)
+
+    done = await app.get_result(paused.execution_id, tenant_id="acme")
+    assert done.status is ExecutionStatus.COMPLETED and refunds.runs == []
+    [told] = [str(m.content) for m in tool_messages(model.calls[-1].messages)]
+    expired_at = (asked_at + 5 * HOUR).isoformat()
+    assert told == (
+        f"nobody approved the call to refund in time (it expired at {expired_at}); it did not run"
+    )
+
+
+async def test_an_expired_call_fails_the_run_where_neither_reject_nor_respond_is_taken(
+    reminded: tuple[App, type], sent: Sent, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The middleware takes approve and edit only: nothing it takes says that nobody approved
+    in time, so the run fails with ``pause.expired`` — in its record, in the log and in the
+    move's event — and the middleware is never sent a decision it did not offer."""
+    app, role = reminded
+    moves: list[ExecutionResumeEvent] = []
+    app.on_execution_resume(moves.append)
+    refunds, model = Refunds(), one_refund()
+    graph = refund_agent(model, refunds, allowed=("approve", "edit"))
+    agent = app.langgraph("refund-agent", graph, role=role)
+    paused = await agent.ainvoke(ASK, thread_id="t1", tenant_id="acme", owner_id="U1")
+    await clock.advance(5 * HOUR + SWEPT)
+
+    done = await app.get_result(paused.execution_id, tenant_id="acme")
+    assert done.status is ExecutionStatus.FAILED
+    assert refunds.runs == [] and len(model.calls) == 1
+    row = await inspect_app(app).store.get(paused.execution_id)
+    assert row is not None and row.error is not None
+    assert row.error.code == "pause.expired"
+    assert row.error.message.startswith("nobody approved the call to refund in time")
+    assert "takes only approve, edit" in row.error.message
+    assert done.error == row.error
+    [failed] = moves
+    assert isinstance(failed.error, PauseExpiredError) and failed.by_sweep
+    assert failed.result is not None and failed.result.status is ExecutionStatus.FAILED
+    [logged] = [r for r in caplog.records if r.getMessage().startswith("pause.expired")]
+    assert paused.execution_id in logged.getMessage()
+    assert [w.resolution for w in sent.withdrawals] == [PauseResolution.EXPIRED]

@@ -13,8 +13,8 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from bot import App, AssemblyError, ExecutionStatus
-from bot.runtime.attached_graphs import tool_nodes
 from bot.runtime.attached_tools import GuardedTools
+from bot.runtime.graph_tools import tool_nodes
 from bot.testing import FakeClock, inspect_app
 from bot.testing.llm import ScriptedChatModel
 from tests.databases import BACKENDS, database
@@ -75,4 +75,7 @@ async def test_the_tools_of_a_subgraph_are_guarded_and_known_too(app: App) -> No
     assert node._awrap_tool_call is None  # not guarded before it is attached
     app.langgraph("nested-agent", compiled, role=RefundApproval)
     assert isinstance(node._awrap_tool_call, GuardedTools)
-    assert inspect_app(app).runtime.assembly.tool_named("refund") is not None
+    assembly = inspect_app(app).runtime.assembly
+    binding = assembly.binding_of("refund", agent="nested-agent", role="refund-approval-channel")
+    assert binding is not None and binding.tool_schema is not None
+    assert set(binding.tool_schema.model_fields) == {"order_id", "amount", "email"}

@@ -182,6 +182,8 @@ async def test_an_interpreters_edit_with_an_unknown_key_is_refused_naming_it(
     with pytest.raises(UninterpretableReplyError) as error:
         await office.app.resume(pause_id, reply="ok, 20", tenant_id="acme", answered_by="m")
     assert isinstance(error.value.__cause__, DtoValidationError)
-    assert "'amout' is not a field of the tool's input" in error.value.reason
+    assert error.value.reason == (
+        "amout: This field is not part of the request. Its fields: amount, email, order_id."
+    )
     await _still_pending(office, pause_id)
     assert office.ledger.runs == []

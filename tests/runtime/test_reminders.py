@@ -203,3 +203,83 @@ async def test_a_claim_whose_instance_died_is_sent_after_it_lapses(tmp_path: Any
         await desk.clock.advance(HOUR)
         [_, second] = desk.sent.reminders
         assert (second.reminded, second.nudge_key, second.retried) == (1, "reminder-2", False)
+
+
+HOURLY = PauseTiming(
+    remind_after=HOUR, remind_every=HOUR, escalate_after=3 * HOUR, expire_after=24 * HOUR
+)
+"""A reminder slot at the escalation's moment (3 h)."""
+
+
+def test_a_reminder_at_the_escalations_moment_is_due_with_it_and_first() -> None:
+    def due(due_at: float, now: float, *, escalated: bool = False) -> tuple[Nudge, ...]:
+        return HOURLY.due_nudges(
+            ASKED,
+            due_at=ASKED + due_at * HOUR,
+            now=ASKED + now * HOUR,
+            escalated=escalated,
+        )
+
+    assert due(2, 2) == (Nudge.REMIND,)
+    assert due(3, 3) == (Nudge.REMIND, Nudge.ESCALATE)  # the 3 h reminder is not skipped
+    assert HOURLY.next_nudge_at(ASKED, after=ASKED + 3 * HOUR, escalated=True) == ASKED + 4 * HOUR
+    assert due(4, 4, escalated=True) == (Nudge.REMIND,)
+    assert due(1, 6) == (Nudge.REMIND, Nudge.ESCALATE)  # missed slots: one reminder
+    assert due(3.5, 3.6, escalated=True) == ()  # no slot came since it fell due
+    assert due(23, 24, escalated=True) == ()  # expired
+    assert TIMING.due_nudges(
+        ASKED, due_at=ASKED + 4 * HOUR, now=ASKED + 4 * HOUR, escalated=False
+    ) == (
+        Nudge.ESCALATE,  # reminded at 3 h and 5 h: nothing falls at the escalation's 4 h
+    )
+
+
+async def test_every_hourly_reminder_is_sent_and_those_after_the_escalation_say_so(
+    tmp_path: Any,
+) -> None:
+    sample = payout_application("hourly", role_timing=HOURLY)
+    async with open_desk(sample, tmp_path) as desk:
+        payout_call(desk)
+        await desk.ask()
+        await desk.clock.advance(SWEPT)
+        counts = []
+        for _ in range(5):
+            await _hours(desk, 1)
+            counts.append((len(desk.sent.reminders), len(desk.sent.escalations)))
+
+        assert counts == [(1, 0), (2, 0), (3, 1), (4, 1), (5, 1)]
+        reminders = desk.sent.reminders
+        assert [r.nudge_key for r in reminders] == [f"reminder-{n}" for n in range(1, 6)]
+        assert [r.escalated for r in reminders] == [False, False, False, True, True]
+
+
+async def test_a_lapsed_claim_of_a_reminder_and_the_escalation_sends_both_again(
+    tmp_path: Any,
+) -> None:
+    """An instance claimed the 3 h reminder and the escalation and died: the claim keeps when
+    they fell due, so the sweep after it sends both again (``retried``), not the escalation
+    alone."""
+    sample = payout_application("hourly-crash", role_timing=HOURLY)
+    async with open_desk(sample, tmp_path) as desk:
+        payout_call(desk)
+        pause_id = await desk.ask()
+        await desk.clock.advance(SWEPT)
+        await _hours(desk, 2)
+        store = inspect_app(desk.app).store
+        record = await store.find("t", pause_id)
+        assert record is not None and record.nudge_at == record.asked_at + 3 * HOUR
+        due = record.nudge_at
+        claim = due + NUDGE_CLAIM  # the dead instance's sweep claimed both, on time
+        assert await store.claim_nudge(pause_id, seen=due, until=claim, at=due)
+
+        await _hours(desk, 1)  # 3 h: claimed by the dead instance
+        assert len(desk.sent.reminders) == 2 and desk.sent.escalations == []
+        await desk.clock.advance(NUDGE_CLAIM)
+
+        resent = desk.sent.reminders[-1]
+        assert (resent.nudge_key, resent.retried, resent.escalated) == ("reminder-3", True, False)
+        [escalation] = desk.sent.escalations
+        assert escalation.retried
+        after = await store.find("t", pause_id)
+        assert after is not None and after.reminders_sent == 3
+        assert after.nudge_at == record.asked_at + 4 * HOUR and after.nudge_claimed_at is None

@@ -364,7 +364,10 @@ async def test_a_resume_takes_a_valid_decision_or_refuses_it_and_the_pause_still
         assert await pauses.status() is PauseStatus.PENDING
         assert len(world.ledger.runs) == runs
         await world.app.resume(
-            pause_id, decision={"approved": False}, tenant_id=TEAM, answered_by=MANAGER
+            pause_id,
+            decision={"approved": False, "reason": "no"},
+            tenant_id=TEAM,
+            answered_by=MANAGER,
         )
     await world.settle()
 

@@ -1,7 +1,8 @@
 """An office application asking in Slack: the roles are implemented with ``slack_channel``.
 
 * refunds: a CHANNEL role posted in ``APPROVALS``, answered by ``MANAGER`` or members of the
-  user group ``FINANCE``; replies read by the keyword interpreter;
+  user group ``FINANCE``, rejected only with a reason (``reject_reason="required"``); replies
+  read by the keyword interpreter;
 * expenses: a THREAD_OWNER role, posted in the owner's Slack thread; keyword interpreter;
 * wires: a CHANNEL role with no reply interpreter (only the buttons answer it), with time on
   its questions (``WIRE_TIMING``): escalated to ``ONCALL`` with a copy in ``ESCALATIONS``.
@@ -17,10 +18,11 @@ from pydantic import BaseModel, Field
 from bot import (
     PauseTiming,
     Sensitive,
+    tool,
 )
 from channels.slack import slack_channel
 from tests.apps import sample_agent, sample_application
-from tests.office import office_roles, recording_office_tools
+from tests.office import Done, Ledger, WireInput, office_roles, recording_office_tools
 
 APPROVALS = "C0APPROVALS"
 MANAGER = "U0MANAGER"
@@ -36,6 +38,13 @@ WIRE_TIMING = PauseTiming(
     escalate_after=timedelta(hours=4),
     expire_after=timedelta(hours=24),
 )
+HOURLY_WIRE_TIMING = PauseTiming(
+    remind_after=timedelta(hours=1),
+    remind_every=timedelta(hours=1),
+    escalate_after=timedelta(hours=3),
+    expire_after=timedelta(hours=24),
+)
+"""Reminded every hour and escalated at 3 h: a reminder falls at the escalation's moment."""
 SECRET_EMAIL = "carol.secret@example.com"
 
 
@@ -46,7 +55,7 @@ class RefundCardInput(BaseModel):
 
 
 RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel = office_roles(
-    "slack", refund_input=RefundCardInput, wire_timing=WIRE_TIMING
+    "slack", refund_input=RefundCardInput, wire_timing=WIRE_TIMING, refund_reject_reason="required"
 )
 
 
@@ -73,9 +82,27 @@ RefundCardTool, BookExpenseTool, WireMoneyTool = recording_office_tools(
 )
 
 
+@tool(
+    name="wire-money-hourly-tool",
+    description="Wires money, reminded every hour",
+    input=WireInput,
+    output=Done,
+    channel=WireApprovalChannel,
+    timing=HOURLY_WIRE_TIMING,
+    deps=[Ledger],
+)
+class HourlyWireMoneyTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: WireInput) -> Done:
+        self.ledger.runs.append(("wire", input.model_dump()))
+        return Done(status=f"wired {input.amount}")
+
+
 SlackOfficeAgent = sample_agent(
     "slack-office",
-    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool],
+    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool, HourlyWireMoneyTool],
     description="Refunds, books expenses, wires money",
 )
 SLACK_OFFICE = sample_application(

@@ -326,7 +326,7 @@ async def test_an_answer_given_through_the_api_updates_the_message(world: SlackW
     pause_id = await ask_refund(world)
 
     await world.app.resume(
-        pause_id, decision={"approved": False}, tenant_id=TEAM, answered_by="api"
+        pause_id, decision={"approved": False, "reason": "no"}, tenant_id=TEAM, answered_by="api"
     )
     await world.settle()
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 import pytest
 
 from channels.slack.render import APPROVE_ACTION, EDIT_MODAL, REJECT_MODAL
-from tests.slack.conftest import SlackWorld, interactive_body, signed_headers
+from channels.slack.render_modal import REASON_ACTION, REASON_BLOCK
+from channels.slack.signing import MetadataSigner, ModalMetadata
+from tests.slack.conftest import SECRET, SlackWorld, interactive_body, signed_headers
 from tests.slack.office import MANAGER
 from tests.slack.stub import TEAM
 from tests.slack.test_clicks import ask_refund
@@ -300,4 +302,106 @@ async def test_a_signed_event_of_the_wrong_shape_is_never_a_server_error(
     response = await world.post(json.dumps(envelope), content_type="application/json")
 
     assert response.status < 500
+    await assert_still_waiting(world, pause_id)
+
+
+# ------------------------------------------------------------------- wrong types (issue 25, item 3)
+
+EVENTS_OF_ANY_TYPE: dict[str, Any] = {
+    "event type a list": {"type": ["message"], "user": MANAGER, "text": "approve"},
+    "event type an object": {"type": {"name": "message"}, "user": MANAGER, "text": "approve"},
+    "event type a list, home": {"type": ["app_home_opened"], "user": MANAGER, "tab": "home"},
+}
+
+
+@pytest.mark.parametrize("event", EVENTS_OF_ANY_TYPE.values(), ids=EVENTS_OF_ANY_TYPE.keys())
+async def test_an_event_whose_type_is_not_a_string_is_400(world: SlackWorld, event: Any) -> None:
+    """``event.type`` was looked up in a set: a list or an object raised (a 500)."""
+    pause_id = await ask_refund(world)
+    envelope = {"type": "event_callback", "team_id": TEAM, "event_id": "Ev0TYPE", "event": event}
+
+    response = await world.post(json.dumps(envelope), content_type="application/json")
+
+    assert response.status == 400
+    await assert_still_waiting(world, pause_id)
+
+
+READ_IN_EVERY_PAYLOAD: dict[str, dict[str, Any]] = {
+    "event a number, another type": {"type": "app_rate_limited", "event": 7},
+    "event a list, no type": {"event": [{"type": "message"}]},
+    "view a number, another type": {"type": "shortcut", "callback_id": "c", "view": 7},
+    "view without its type": {
+        "type": "view_submission",
+        "user": {"id": MANAGER},
+        "view": {"callback_id": "someone_elses_modal"},
+    },
+    "team id an object, a command": {
+        "command": "/pending",
+        "user_id": MANAGER,
+        "team_id": {"id": TEAM},
+        "response_url": "http://127.0.0.1:9/none",
+    },
+    "team id an object, an event's authorizations": {
+        "type": "event_callback",
+        "event_id": "Ev0AUTH",
+        "event": {"type": "app_home_opened", "user": MANAGER, "tab": "home"},
+        "authorizations": [{"team_id": {"id": TEAM}, "user_id": "U0BOT"}],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "payload", READ_IN_EVERY_PAYLOAD.values(), ids=READ_IN_EVERY_PAYLOAD.keys()
+)
+async def test_a_field_bolt_reads_of_any_payload_with_the_wrong_type_is_400(
+    world: SlackWorld, payload: dict[str, Any]
+) -> None:
+    """Bolt reads ``event.bot_id``, ``view.type`` and the team, user and channel ids of every
+    payload (its per-request client sends ``team_id`` with each call): another type was a 500.
+    Each request here is the world's first, as Bolt checks its token on the first one."""
+    pause_id = await ask_refund(world)
+
+    as_json = await world.post(json.dumps(payload), content_type="application/json")
+    as_form = await world.post(interactive_body(payload))
+
+    assert (as_json.status, as_form.status) == (400, 400)
+    await assert_still_waiting(world, pause_id)
+
+
+def _sealed(kind: Literal["reject", "edit"], pause_id: str) -> str:
+    metadata = ModalMetadata(kind=kind, pause_id=pause_id, user=MANAGER, channel="C0APPROVALS")
+    return MetadataSigner(SECRET).seal(metadata)
+
+
+TYPED_VALUES: dict[str, tuple[str, dict[str, Any]]] = {
+    "a reason that is a number": (REJECT_MODAL, {REASON_BLOCK: {REASON_ACTION: {"value": 7}}}),
+    "a reason that is a list": (
+        REJECT_MODAL,
+        {REASON_BLOCK: {REASON_ACTION: {"value": ["too much"]}}},
+    ),
+    "an amount that is a number": (
+        EDIT_MODAL,
+        {"order_id": {"value": {"value": "7"}}, "amount": {"value": {"value": 20}}},
+    ),
+    "an option that is a string": (
+        EDIT_MODAL,
+        {"order_id": {"value": {"value": "7", "selected_option": "0"}}},
+    ),
+}
+
+
+@pytest.mark.parametrize(("callback_id", "values"), TYPED_VALUES.values(), ids=TYPED_VALUES.keys())
+async def test_a_submission_whose_input_is_not_text_is_refused_not_read_as_empty(
+    world: SlackWorld, callback_id: str, values: dict[str, Any]
+) -> None:
+    """An input's ``value`` Slack sends as a string (or null): another type was read as left
+    empty, so the approver's reject went through without its reason, and an edit approved the
+    amount it did not change."""
+    pause_id = await ask_refund(world)
+    kind: Literal["reject", "edit"] = "reject" if callback_id == REJECT_MODAL else "edit"
+    view = {"private_metadata": _sealed(kind, pause_id), "state": {"values": values}}
+
+    response = await world.post(interactive_body(submission_payload(callback_id, view)))
+
+    assert response.status == 400
     await assert_still_waiting(world, pause_id)

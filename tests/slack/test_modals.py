@@ -1,4 +1,6 @@
-"""Reject with a reason and edit & approve, through modals whose metadata is signed."""
+"""Reject with a reason and edit & approve, through modals whose metadata is signed; what the
+runtime refuses (a number that is no number, a reason the role requires) keeps the modal open
+with the field's error."""
 
 from __future__ import annotations
 
@@ -6,13 +8,18 @@ import base64
 import json
 from typing import Any
 
+import pytest
+
 from bot import PauseStatus, ToolCallApprovalDecision
+from bot.core.field_errors import NOT_FINITE
+from bot.runtime.decisions import REASON_REQUIRED, REASON_REQUIRED_IN_WORDS
 from channels.slack.render import EDIT_ACTION, EDIT_MODAL, REJECT_ACTION, REJECT_MODAL
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
-from tests.slack.office import MANAGER, SECRET_EMAIL, STRANGER
+from tests.slack.office import MANAGER, OWNER, SECRET_EMAIL, STRANGER
 from tests.slack.stub import TEAM
-from tests.slack.test_clicks import ask_refund
+from tests.slack.test_clicks import ask_expense, ask_refund
+from tests.slack.test_messages import FIRST_POST, thread_posts
 
 
 def reason(text: str | None) -> dict[str, Any]:
@@ -170,3 +177,101 @@ async def test_a_tampered_edit_modal_is_refused_on_its_first_input(world: SlackW
     assert list(answer["errors"]) == ["order_id"]
     await world.settle()
     assert world.ledger.runs == []
+
+
+# --------------------------------------------------------------------------------------------
+# What the runtime refuses, shown in the modal: numbers that are no numbers, a required reason.
+
+
+@pytest.mark.parametrize("typed", ["inf", "-inf", "nan", "1e400", "Infinity"])
+async def test_an_edit_to_a_number_that_is_no_number_keeps_the_modal_open_on_its_field(
+    world: SlackWorld, typed: str
+) -> None:
+    """Before, the modal closed, the page said approved with changes, the run failed on
+    ``None`` and the requester was sent pydantic's text with its documentation link."""
+    pause_id = await ask_refund(world)
+    view = await open_modal(world, EDIT_ACTION, pause_id)
+
+    response = await world.submit(MANAGER, view, edits("7", typed))
+
+    assert response.status == 200
+    answer = json.loads(await response.text())
+    assert answer == {"response_action": "errors", "errors": {"amount": NOT_FINITE}}
+    await world.settle()
+    pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
+    assert pause is not None and pause.status is PauseStatus.PENDING
+    assert world.ledger.runs == []
+    assert world.stub.of("chat.update") == []
+    assert all("pydantic" not in json.dumps(call.payload) for call in world.stub.calls)
+
+    response = await world.submit(MANAGER, view, edits("7", "1.5"))
+    assert await response.text() == ""
+    await world.settle()
+    assert [run[1]["amount"] for run in world.ledger.runs] == [1.5]
+
+
+async def test_the_reject_modal_of_a_role_that_requires_a_reason_requires_it(
+    world: SlackWorld,
+) -> None:
+    pause_id = await ask_refund(world)
+    view = await open_modal(world, REJECT_ACTION, pause_id)
+    [block] = [b for b in view["blocks"] if b["type"] == "input"]
+    assert block["block_id"] == "reason" and block["optional"] is False
+
+    for blank in (None, "   "):  # what a forged (or older) modal can send
+        response = await world.submit(MANAGER, view, reason(blank))
+        answer = json.loads(await response.text())
+        assert answer == {"response_action": "errors", "errors": {"reason": REASON_REQUIRED}}
+    await world.settle()
+    pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
+    assert pause is not None and pause.status is PauseStatus.PENDING
+    assert world.stub.of("chat.update") == []
+
+    response = await world.submit(MANAGER, view, reason("wrong customer"))
+    assert await response.text() == ""
+    await world.settle()
+    pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
+    assert pause is not None and pause.decision == ToolCallApprovalDecision(
+        approved=False, reason="wrong customer"
+    )
+
+
+async def test_the_reject_modal_of_a_role_with_an_optional_reason_takes_none(
+    world: SlackWorld,
+) -> None:
+    pause_id = await ask_expense(world, None)
+    response = await world.click(OWNER, REJECT_ACTION, pause_id)
+    assert response.status == 200
+    await world.settle()
+    [opened] = world.stub.of("views.open")
+    view = opened.view()
+    [block] = [b for b in view["blocks"] if b["type"] == "input"]
+    assert block.get("optional") is True
+
+    response = await world.submit(OWNER, view, reason(None))
+    assert await response.text() == ""
+    await world.settle()
+    pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
+    assert pause is not None and pause.decision == ToolCallApprovalDecision(approved=False)
+
+
+async def test_a_bare_reject_in_the_thread_of_a_role_that_requires_a_reason_says_how(
+    world: SlackWorld,
+) -> None:
+    pause_id = await ask_refund(world)
+
+    await world.message(MANAGER, "reject", thread_ts=FIRST_POST)
+    await world.settle()
+
+    pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
+    assert pause is not None and pause.status is PauseStatus.PENDING
+    [said] = thread_posts(world)
+    assert said.startswith(f'I could not read "reject" as an answer. {REASON_REQUIRED_IN_WORDS}')
+    assert world.stub.of("chat.update") == []
+
+    await world.message(MANAGER, "reject: wrong customer", thread_ts=FIRST_POST)
+    await world.settle()
+    pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
+    assert pause is not None and pause.decision == ToolCallApprovalDecision(
+        approved=False, reason="wrong customer"
+    )

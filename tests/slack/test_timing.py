@@ -4,6 +4,7 @@ thread mentioning the approvers, an escalation asks it again in the escalation c
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -24,6 +25,7 @@ from tests.slack.office import (
     MANAGER,
     ONCALL,
     ExpenseApprovalChannel,
+    HourlyWireMoneyTool,
     RefundApprovalChannel,
     RefundCardTool,
     SlackOfficeApplication,
@@ -105,6 +107,60 @@ async def test_reminders_in_the_thread_and_an_escalated_copy_both_updated(
     await _hours(world, 4)  # answered: no more reminders
     assert len(world.stub.of("chat.postMessage")) == 5
     assert_sent_valid(world.stub.calls, {pause_id})
+
+
+async def test_a_reminder_due_with_the_escalation_is_sent_and_mentions_the_on_call_after(
+    world: SlackWorld,
+) -> None:
+    """Reminded every hour, escalated at 3 h: the 3 h reminder is posted (mentioning the
+    approvers, before the escalation mentions the on-call), and each reminder after the
+    escalation mentions the on-call too, who may answer it from then on."""
+    world.llm.then_return(call_tool(HourlyWireMoneyTool, {"iban": "DE00", "amount": 5.0}))
+    result = await world.execute("wire 5")
+    assert result.status is ExecutionStatus.PAUSED
+    [posted] = world.stub.of("chat.postMessage")
+    pause_id = str(buttons(posted.blocks())[0]["value"])
+    [asked] = await world.bot.messages.copies(pause_id)
+    await world.clock.advance(timedelta(seconds=5))  # just after a sweep's tick from now on
+
+    def said_since(seen: int) -> list[tuple[str, str]]:
+        """The posts after the first ``seen``: (where, what kind and whom it mentions)."""
+        return [
+            (str(p.payload["channel"]), _nudge_of(str(p.payload["text"])))
+            for p in world.stub.of("chat.postMessage")[seen:]
+        ]
+
+    approvers = f"<@{MANAGER}> <!subteam^{FINANCE}>"
+    hours: list[list[tuple[str, str]]] = []
+    for _ in range(5):
+        seen = len(world.stub.of("chat.postMessage"))
+        await _hours(world, 1)
+        hours.append(said_since(seen))
+    assert hours == [
+        [(APPROVALS, f"reminder: {approvers}")],
+        [(APPROVALS, f"reminder: {approvers}")],
+        [
+            (APPROVALS, f"reminder: {approvers}"),  # first: the approvers' own reminder
+            (APPROVALS, f"escalation: <@{ONCALL}>"),
+            (ESCALATIONS, "the question"),
+        ],
+        [(APPROVALS, f"reminder: {approvers} <@{ONCALL}>")],
+        [(APPROVALS, f"reminder: {approvers} <@{ONCALL}>")],
+    ]
+    reminders = [p for p in world.stub.of("chat.postMessage") if ":bell:" in p.payload["text"]]
+    assert all(r.payload["thread_ts"] == asked.ts for r in reminders)
+    assert "(reminder 5)" in str(reminders[-1].payload["text"])
+    assert_sent_valid(world.stub.calls, {pause_id})
+
+
+def _nudge_of(text: str) -> str:
+    """What a post is: a reminder or an escalation note and whom it mentions, or the question."""
+    mentions = " ".join(re.findall(r"<@[A-Z0-9]+>|<!subteam\^[A-Z0-9]+>", text))
+    if text.startswith(":bell:"):
+        return f"reminder: {mentions}"
+    if text.startswith(":rotating_light:"):
+        return f"escalation: {mentions}"
+    return "the question"
 
 
 async def test_an_expired_question_loses_its_buttons_everywhere(world: SlackWorld) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.store.closings import Answered, Cancelled, Closing, DecidedAtOnce, Withdrawn
 from bot.store.database import Database
@@ -269,6 +270,28 @@ def new_root(execution_id: str, *, at: datetime = NOW, parent: str | None = None
         input={"text": "hi"},
         created_at=at,
     )
+
+
+async def test_an_execution_keeps_why_it_failed(store: PauseStore) -> None:
+    """The failure's code and message, recorded with a tree's end or a child's status, read
+    back as they were; a run that did not fail has none."""
+    root_failure = ExecutionFailure(code="pause.expired", message="nobody approved in time")
+    child_failure = ExecutionFailure(code="step.failed", message="ValueError: card 4111 ✗")
+    for new in (new_root("e1"), new_root("c1", parent="e1"), new_root("c2", parent="e1")):
+        await store.ensure_execution(new)
+    await store.set_status("c1", ExecutionStatus.FAILED, NOW, error=child_failure)
+    await store.set_status("c2", ExecutionStatus.COMPLETED, NOW, output={"text": "ok"})
+    await store.end_tree("e1", ExecutionStatus.FAILED, NOW, error=root_failure)
+
+    rows = {r.execution_id: r for r in await store.list_executions_by_root("e1")}
+    assert {key: row.error for key, row in rows.items()} == {
+        "e1": root_failure,
+        "c1": child_failure,
+        "c2": None,
+    }
+    root = await store.get("e1")
+    assert root is not None and root.status is ExecutionStatus.FAILED
+    assert root.error == root_failure
 
 
 async def test_a_reply_is_kept_unread_until_read_or_closed(store: PauseStore) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
+from bot.core.failures import ExecutionFailure
 from bot.store.closings import Answered
 from bot.store.database import Database
 from bot.store.leases import LeaseClaim, SqlLeases
@@ -20,6 +21,8 @@ from bot.store.repositories import Leases, PauseStore
 from bot.store.sql import SqlStore
 from tests.databases import STORE_BACKENDS, database
 from tests.store.test_contract import new_pause
+
+BOOM = ExecutionFailure(code="agent.failed", message="boom")
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TTL = timedelta(seconds=60)
@@ -192,7 +195,7 @@ async def test_end_tree_closes_what_waits_records_the_end_and_gives_the_lease_up
     answer = PauseAnswer(decision={"approved": True}, responder="m")
     await store.close(resolved.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
     closed = await store.end_tree(
-        "root-1", ExecutionStatus.FAILED, NOW, error="boom", release=claim("a")
+        "root-1", ExecutionStatus.FAILED, NOW, error=BOOM, release=claim("a")
     )
     assert [(c.pause_id, c.is_sent) for c in closed] == [
         (sent.pause_id, True),
@@ -203,7 +206,7 @@ async def test_end_tree_closes_what_waits_records_the_end_and_gives_the_lease_up
         for c in closed
     )
     row = await store.get("root-1")
-    assert row is not None and row.status is ExecutionStatus.FAILED and row.error == "boom"
+    assert row is not None and row.status is ExecutionStatus.FAILED and row.error == BOOM
     audit = await store.find_pause_answers("acme", "root-1")
     assert sorted(a.resolution.value for a in audit) == ["CANCELLED", "CANCELLED", "REPLIED"]
     assert await leases.live_roots(NOW) == set()

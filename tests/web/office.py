@@ -1,7 +1,8 @@
 """An office application asking on the web: the roles are implemented with ``web_channel``.
 
-* refunds: a CHANNEL role answered by ``ALICE`` or ``BOB``; replies read by the keyword
-  interpreter; the customer's e-mail is sensitive;
+* refunds: a CHANNEL role answered by ``ALICE`` or ``BOB``, rejected only with a reason
+  (``reject_reason="required"``); replies read by the keyword interpreter; the customer's
+  e-mail is sensitive;
 * expenses: a THREAD_OWNER role: the requester (``OWNER``) answers;
 * wires: a CHANNEL role answered by ``ALICE`` or ``OWNER``, with separation of duties and no
   reply interpreter (only the buttons answer it);
@@ -52,10 +53,14 @@ HOUR = timedelta(hours=1)
 PAYOUT_TIMING = PauseTiming(
     remind_after=HOUR, remind_every=2 * HOUR, escalate_after=4 * HOUR, expire_after=24 * HOUR
 )
+HOURLY_PAYOUT_TIMING = PauseTiming(
+    remind_after=HOUR, remind_every=HOUR, escalate_after=3 * HOUR, expire_after=24 * HOUR
+)
+"""Reminded every hour and escalated at 3 h: a reminder falls at the escalation's moment."""
 
 
 RefundApprovalChannel, ExpenseApprovalChannel, WireApprovalChannel = office_roles(
-    "web", refund_input=RefundCardInput
+    "web", refund_input=RefundCardInput, refund_reject_reason="required"
 )
 
 
@@ -104,9 +109,21 @@ class PayOutTool:
         return Done(status=f"paid {input.amount} to {input.payee}")
 
 
+@tool(
+    name="pay-out-hourly-tool",
+    description="Pays a payee out, reminded every hour",
+    input=PayoutInput,
+    output=Done,
+    channel=PayoutApprovalChannel,
+    timing=HOURLY_PAYOUT_TIMING,
+    deps=[Ledger],
+)
+class HourlyPayOutTool(PayOutTool): ...
+
+
 WebOfficeAgent = sample_agent(
     "web-office",
-    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool, PayOutTool],
+    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool, PayOutTool, HourlyPayOutTool],
     description="Refunds, books expenses, wires money, pays out",
 )
 WEB_OFFICE = sample_application(

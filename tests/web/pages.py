@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import re
 
 from aiohttp import ClientResponse, ClientSession
@@ -19,6 +20,12 @@ def csrf_of(page: str) -> str:
     found = _CSRF.search(page)
     assert found is not None, "the page has no form"
     return found.group(1)
+
+
+def field_error(page: str, key: str) -> str | None:
+    """The error the page shows under the input of argument ``key`` (unescaped)."""
+    found = re.search(rf'<p class="field-error" id="f-{re.escape(key)}-error">([^<]*)</p>', page)
+    return None if found is None else html.unescape(found.group(1))
 
 
 def has_forms(page: str) -> bool:

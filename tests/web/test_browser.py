@@ -150,3 +150,40 @@ async def test_an_approver_answers_instead_of_an_agents_tool_in_the_browser(
 
     assert refunds.runs == []
     assert contents_of_tool_messages(model) == [answer]
+
+
+async def test_an_emptied_amount_is_its_error_and_money_as_shown_is_read_back(
+    web_world: WebWorld,
+) -> None:
+    """Clearing Amount once approved the amount asked for; the reason the refund role requires
+    is required by the page too (the browser does not post the form without it)."""
+    _need_chromium()
+    from playwright.async_api import async_playwright, expect
+
+    await web_world.ask(call_tool(RefundCardTool, {"order_id": "A-9", "amount": 120}), "done")
+    path = web_world.link(ALICE, "refund-card-tool")
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+        )
+        page = await browser.new_page()
+        await page.goto(f"{web_world.base_url}{path}")
+
+        await page.get_by_role("button", name="Reject").click()  # no reason: not posted
+        await expect(page.get_by_role("status")).to_have_count(0)
+        assert await page.get_by_label("Reason for rejecting").evaluate(
+            "input => input.validity.valueMissing"
+        )
+
+        await page.get_by_label("Amount").fill("")
+        await page.get_by_role("button", name="Approve with these values").click()
+        await expect(page.locator("#f-amount-error")).to_have_text("Enter a value.")
+        await page.get_by_label("Amount").fill("1,234.50")
+        await page.get_by_role("button", name="Approve with these values").click()
+        await expect(page.get_by_role("status")).to_have_text("Approved with changes by you.")
+        await browser.close()
+
+    assert web_world.ledger.runs == [
+        ("refund", {"order_id": "A-9", "amount": 1234.5, "email": SECRET_EMAIL})
+    ]

@@ -6,11 +6,16 @@ from __future__ import annotations
 import html
 from datetime import timedelta
 
+import pytest
+
 from bot import ExecutionStatus, PauseStatus
+from bot.core.field_errors import NOT_FINITE
 from bot.core.sensitive import MASK
+from bot.runtime.decisions import REASON_REQUIRED
 from bot.testing import call_tool
 from channels.web.server import CONTENT_SECURITY_POLICY
 from tests.web.conftest import WebWorld
+from tests.web.graphs import attach_refunds
 from tests.web.office import (
     ALICE,
     BOB,
@@ -22,7 +27,7 @@ from tests.web.office import (
     RefundCardTool,
     WireMoneyTool,
 )
-from tests.web.pages import answer, csrf_of, has_forms, open_page, post
+from tests.web.pages import answer, csrf_of, field_error, has_forms, open_page, post
 
 REFUND = "refund-card-tool"
 
@@ -93,18 +98,38 @@ async def test_approve(web_world: WebWorld) -> None:
 
 
 async def test_reject_with_a_reason_and_not_without(web_world: WebWorld) -> None:
+    """The refund role takes a rejection only with its reason (``reject_reason="required"``):
+    the page requires it, and the runtime refuses a post without it."""
     pause_id = await ask_refund(web_world)
     path = web_world.link(BOB, REFUND)
+    _, page = await open_page(web_world.http, path)
+    assert 'name="reason" maxlength="3000" required' in page
 
     status, page = await answer(web_world.http, path, "reject", reason="   ")
     assert status == 422
-    assert "Say why you reject it." in page
+    assert html.escape(REASON_REQUIRED) in page
     assert await status_of(web_world, pause_id) is PauseStatus.PENDING
 
     status, page = await answer(web_world.http, path, "reject", reason="too much")
     assert status == 303
     assert "Rejected by you: too much" in page
     assert not has_forms(page)
+    assert web_world.ledger.runs == []
+
+
+async def test_reject_without_a_reason_where_the_role_makes_it_optional(
+    web_world: WebWorld,
+) -> None:
+    await web_world.ask(call_tool(BookExpenseTool, {"purpose": "lunch", "amount": 30}), "ok")
+    path = web_world.link(OWNER, "book-expense-tool")
+    _, page = await open_page(web_world.http, path)
+    assert "Reason (optional)" in page
+    assert 'name="reason" maxlength="3000" value' in page  # not required
+
+    status, page = await answer(web_world.http, path, "reject", reason="")
+
+    assert status == 303
+    assert "Rejected by you." in page
     assert web_world.ledger.runs == []
 
 
@@ -131,6 +156,105 @@ async def test_edit_and_approve_shows_field_errors_in_place_then_runs_what_was_a
     assert web_world.ledger.runs == [
         ("refund", {"order_id": "7", "amount": 20.0, "email": SECRET_EMAIL})
     ]
+
+
+@pytest.mark.parametrize("typed", ["inf", "-inf", "nan", "1e400", "Infinity", " -1e999 "])
+async def test_an_edit_to_a_number_that_is_no_number_is_that_fields_error(
+    web_world: WebWorld, typed: str
+) -> None:
+    """Before, the page said "Approved with changes" and the run failed on ``None``."""
+    pause_id = await ask_refund(web_world)
+    path = web_world.link(ALICE, REFUND)
+
+    status, page = await answer(
+        web_world.http, path, "edit", **{"arg.order_id": "7", "arg.amount": typed}
+    )
+
+    assert status == 422
+    assert field_error(page, "amount") == NOT_FINITE
+    assert "Approved" not in page
+    assert all(words not in page for words in ("pydantic", "Input should"))
+    assert await status_of(web_world, pause_id) is PauseStatus.PENDING
+    assert web_world.ledger.runs == []
+
+
+async def test_an_emptied_field_is_its_error_not_the_old_value(web_world: WebWorld) -> None:
+    """Before, clearing Amount approved the original amount and said "Approved with
+    changes"."""
+    pause_id = await ask_refund(web_world, amount=120)
+    path = web_world.link(ALICE, REFUND)
+
+    for emptied in ("", "   "):
+        status, page = await answer(
+            web_world.http, path, "edit", **{"arg.order_id": "7", "arg.amount": emptied}
+        )
+        assert status == 422
+        assert field_error(page, "amount") == "Enter a value."
+    status, page = await answer(
+        web_world.http, path, "edit", **{"arg.order_id": "", "arg.amount": "120"}
+    )
+    assert status == 422
+    assert field_error(page, "order_id") == "Enter a value."
+    assert await status_of(web_world, pause_id) is PauseStatus.PENDING
+    assert web_world.ledger.runs == []
+
+
+async def test_a_field_the_form_does_not_have_is_refused_not_dropped(
+    web_world: WebWorld,
+) -> None:
+    pause_id = await ask_refund(web_world)
+    path = web_world.link(ALICE, REFUND)
+
+    status, page = await answer(
+        web_world.http,
+        path,
+        "edit",
+        **{"arg.order_id": "7", "arg.amount": "20", "arg.discount": "90"},
+    )
+
+    assert status == 422
+    assert "This form sends discount, which this request does not take" in page
+    assert await status_of(web_world, pause_id) is PauseStatus.PENDING
+    assert web_world.ledger.runs == []
+
+
+async def test_a_number_typed_as_the_page_shows_money_is_read_back(web_world: WebWorld) -> None:
+    await ask_refund(web_world)
+    path = web_world.link(ALICE, REFUND)
+
+    status, page = await answer(
+        web_world.http, path, "edit", **{"arg.order_id": "7", "arg.amount": "1,234.50"}
+    )
+
+    assert status == 303, page
+    assert [ran["amount"] for _, ran in web_world.ledger.runs] == [1234.5]
+
+
+async def test_an_attached_agents_edit_and_reject_are_checked_the_same_way(
+    web_world: WebWorld,
+) -> None:
+    refunds, model, path = await attach_refunds(web_world, ("approve", "edit", "reject"))
+
+    status, page = await answer(
+        web_world.http, path, "edit", **{"arg.order_id": "7", "arg.amount": "1e400"}
+    )
+    assert status == 422
+    assert field_error(page, "amount") == NOT_FINITE
+    status, page = await answer(
+        web_world.http, path, "edit", **{"arg.order_id": "7", "arg.amount": ""}
+    )
+    assert status == 422
+    assert field_error(page, "amount") == "Enter a value."
+    status, page = await answer(web_world.http, path, "reject", reason="")
+    assert status == 422
+    assert html.escape(REASON_REQUIRED) in page
+    assert refunds.runs == [] and len(model.calls) == 1
+
+    status, _ = await answer(
+        web_world.http, path, "edit", **{"arg.order_id": "7", "arg.amount": "1,234.50"}
+    )
+    assert status == 303
+    assert refunds.runs == [{"order_id": "7", "amount": 1234.5}]
 
 
 async def test_free_text_not_understood_waits_then_understood_answers(web_world: WebWorld) -> None:

@@ -27,6 +27,7 @@ from tests.web.office import (
     HOUR,
     TENANT,
     ExpenseApprovalChannel,
+    HourlyPayOutTool,
     PayoutApprovalChannel,
     PayOutTool,
     RefundCardTool,
@@ -34,6 +35,7 @@ from tests.web.office import (
 from tests.web.pages import answer, csrf_of, forged_csrf, has_forms, open_page, post
 
 PAYOUT = "pay-out-tool"
+HOURLY = "pay-out-hourly-tool"
 SWEPT = timedelta(seconds=5)
 """The sweep ticks every 3 s from the App's start: whole hours from ``SWEPT`` after the
 question end just after a tick that came at or after the hour."""
@@ -92,18 +94,60 @@ async def test_reminders_and_the_escalation_reach_the_notifier(web_world: WebWor
     assert f"asked of {BOB} first" in escalation.text
     assert len(told(web_world, NoticeKind.REMINDER)) == 2
 
-    await hours(web_world, 1)  # 5 h
+    await hours(web_world, 1)  # 5 h: escalated, so Carol may answer: she is reminded too
     reminders = told(web_world, NoticeKind.REMINDER)
-    assert [(n.approver, n.reminder) for n in reminders] == [(BOB, 1), (BOB, 2), (BOB, 3)]
+    assert [(n.approver, n.reminder) for n in reminders] == [
+        (BOB, 1),
+        (BOB, 2),
+        (BOB, 3),
+        (CAROL, 3),
+    ]
+    assert reminders[-1].approvers == (BOB, CAROL)
 
     await hours(web_world, 20)  # 25 h: reminded at 7, 9, ..., 23 h; expired at 24 h
-    assert [n.reminder for n in told(web_world, NoticeKind.REMINDER)] == list(range(1, 13))
+    numbers = [n.reminder for n in told(web_world, NoticeKind.REMINDER) if n.approver == BOB]
+    assert numbers == list(range(1, 13))
     assert len(told(web_world, NoticeKind.ESCALATION)) == 1
     assert all(pause_id not in n.text and pause_id not in repr(n) for n in web_world.notices)
     status, page = await open_page(web_world.http, path_of(escalation.url))
     assert status == 200
     assert "Nobody answered in time: this request expired." in page
     assert not has_forms(page)
+
+
+async def test_a_reminder_due_with_the_escalation_is_sent_and_reaches_the_escalated_too(
+    web_world: WebWorld,
+) -> None:
+    """Reminded every hour, escalated at 3 h: the 3 h reminder is sent (to Bob, before the
+    escalation reaches Carol), and every reminder after the escalation reaches Carol too."""
+    result = await web_world.ask(call_tool(HourlyPayOutTool, {"payee": "Dana", "amount": 9}))
+    assert result.status is ExecutionStatus.PAUSED
+    await web_world.clock.advance(SWEPT)
+
+    def nudges() -> list[tuple[NoticeKind, str, int]]:
+        return [
+            (n.kind, n.approver, n.reminder)
+            for n in web_world.notices
+            if n.tool == HOURLY and n.kind is not NoticeKind.QUESTION
+        ]
+
+    reminder, escalation = NoticeKind.REMINDER, NoticeKind.ESCALATION
+    said: list[list[tuple[NoticeKind, str, int]]] = []
+    for _ in range(5):
+        await hours(web_world, 1)
+        said.append(nudges()[sum(len(s) for s in said) :])
+    assert said == [
+        [(reminder, BOB, 1)],
+        [(reminder, BOB, 2)],
+        [(reminder, BOB, 3), (escalation, CAROL, 0)],  # the reminder first: it was Bob's
+        [(reminder, BOB, 4), (reminder, CAROL, 4)],
+        [(reminder, BOB, 5), (reminder, CAROL, 5)],
+    ]
+    reminders = [n for n in web_world.notices if n.tool == HOURLY and n.kind is reminder]
+    assert [n.approvers for n in reminders] == [(BOB,)] * 3 + [(BOB, CAROL)] * 4
+    assert reminders[-1].approver == CAROL
+    status, page = await open_page(web_world.http, path_of(reminders[-1].url))
+    assert status == 200 and has_forms(page)  # her reminder's link answers
 
 
 async def test_an_escalation_approver_may_answer_only_once_it_is_escalated(

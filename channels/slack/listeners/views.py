@@ -50,9 +50,12 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         who = _answerer(metadata, user, tenant, context)
         values = state_values(view)
         record = flows.record_reject if kind == "reject" else flows.record_respond
-        after = await record(metadata, who, values)  # before the 200
+        answer = await record(metadata, who, values)  # before the 200
+        if answer.errors:  # e.g. a reason its role requires: nothing recorded, the modal stays
+            await ack(response_action="errors", errors=answer.errors)
+            return
         await ack()
-        tasks.spawn(after(), name=f"slack {kind}")
+        tasks.spawn(answer.after(), name=f"slack {kind}")
 
     async def on_edit(
         ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
@@ -72,9 +75,12 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             await ack()
             return
         who = _answerer(checked.metadata, user, tenant, context)
-        after = await flows.record_edit(checked, who)  # before the 200
+        answer = await flows.record_edit(checked, who, values)  # before the 200
+        if answer.errors:  # refused by the runtime's checks: nothing recorded
+            await ack(response_action="errors", errors=answer.errors)
+            return
         await ack()
-        tasks.spawn(after(), name="slack edit")
+        tasks.spawn(answer.after(), name="slack edit")
 
     bolt.view(REJECT_MODAL)(on_reject)
     bolt.view(RESPOND_MODAL)(on_respond)

@@ -1,0 +1,40 @@
+"""The terminal shows a question as every other channel does: ``Sensitive`` fields masked.
+
+Run as a person runs a terminal desk: a process whose standard output is the terminal, the
+answer typed on standard input, for our own agent's tool and for an attached LangGraph agent.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from bot.core.sensitive import MASK
+from tests.cli.processes import REPO, TIMEOUT_SECONDS
+from tests.cli.terminal_cards import CARD_NUMBER
+
+
+@pytest.mark.parametrize(
+    ("kind", "tool"), [("native", "charge-card-tool"), ("graph", "charge_card")]
+)
+def test_the_terminal_masks_a_sensitive_field_like_every_channel(kind: str, tool: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.cli.terminal_cards", kind],
+        input="approve\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    shown = f'{{"order_id": "A-1001", "card_number": "{MASK}", "amount": 120.0}}'
+    assert lines[0] == f"? {tool} wants to run with {shown}"  # the terminal channel's question
+    assert lines[1] == f"pending: {tool} {shown}"  # what /pending and the events show
+    assert lines[2] == f"audit: {tool}: REPLIED by you: approved ran with {shown}"
+    assert lines[-1] == "ended COMPLETED"
+    assert CARD_NUMBER not in done.stdout + done.stderr
