@@ -62,8 +62,9 @@ from bot.runtime.frame import RunFrame
 from bot.runtime.services import log
 from bot.runtime.sweeps import SWEEP_INTERVAL, Sweeps
 from bot.security.derived import DerivedKeys
+from bot.security.key_check import READY_NAME as KEYS_READY_NAME
 from bot.settings import Settings
-from bot.store.database import Database
+from bot.store.database import Database, database_failure
 from bot.store.records import NewExecution, ThreadBusy
 from bot.store.repositories import MessageRefs
 from bot.wiring import Wiring, wire
@@ -92,6 +93,7 @@ class App:
         self._message_refs = wiring.message_refs
         self._derived_keys = wiring.derived_keys
         self._checkpointer = wiring.checkpointer
+        self._key_check = wiring.key_check
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -196,15 +198,26 @@ class App:
         return self._runtime.metrics
 
     async def readiness(self) -> Readiness:
-        """Whether this instance can take work (``/readyz``): open, and its database answers a
-        ``SELECT 1`` within ``READY_TIMEOUT``."""
+        """Whether this instance can take work (``/readyz``): open, its database answers a
+        ``SELECT 1`` within ``READY_TIMEOUT``, and its encryption keys open what the database
+        holds (``bot.security.key_check``: read again every 30 s on the App's clock)."""
         if self._state is _State.CLOSED:
             return Readiness(problems=(("app", "closed"),))
+        problem = await self._within_ready_timeout(self._database.problem())
+        if problem is not None:
+            return Readiness(problems=(("database", problem),))
         try:
-            problem = await wait_with_timeout(self.clock, self._database.problem(), READY_TIMEOUT)
+            keys = await self._within_ready_timeout(self._key_check.kept())
+        except Exception as error:  # the database failed under the check: its problem
+            reason = database_failure(error) or type(error).__name__
+            return Readiness(problems=(("database", reason),))
+        return Readiness(problems=() if keys is None else ((KEYS_READY_NAME, keys),))
+
+    async def _within_ready_timeout(self, check: Awaitable[str | None]) -> str | None:
+        try:
+            return await wait_with_timeout(self.clock, check, READY_TIMEOUT)
         except TimeoutError:
-            problem = f"no answer within {READY_TIMEOUT.total_seconds():g} s"
-        return Readiness(problems=() if problem is None else (("database", problem),))
+            return f"no answer within {READY_TIMEOUT.total_seconds():g} s"
 
     @property
     def sql_engine(self) -> AsyncEngine:

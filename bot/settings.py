@@ -10,10 +10,11 @@ and an injected ``environ`` (every test of these loaders) needs a custom source.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -23,6 +24,13 @@ from bot.store.database import DEFAULT_DATABASE_URL, database_url_problem
 
 if TYPE_CHECKING:
     from bot.models import ModelProvider
+
+PORT_NUMBER: Final = "a port number (1 to 65535)"
+"""What a port setting takes, in the words every loader uses (``PORT``, the metrics port)."""
+LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
+BIND_ADDRESS: Final = (
+    "an IP address of this machine (0.0.0.0: every interface; 127.0.0.1: this machine only)"
+)
 
 
 class Settings(BaseModel):
@@ -45,12 +53,35 @@ class Settings(BaseModel):
     HTTP server; with HTTP they are on ``PORT`` too)."""
     countersign_log_format: Literal["text", "json"] = "text"
     """``json``: one JSON object per log line (``bot.cli.logs``)."""
+    countersign_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    """The least severe records logged (any case): at ``INFO`` each answer is a line, and so is
+    each notice of the web desk's default notifier; ``WARNING`` leaves only what went wrong."""
+    countersign_bind_address: str | None = None
+    """The address ``serve`` binds its ports to (``PORT``, the web desk's, the metrics port):
+    an IP address; unset, every interface for Slack (it must reach ``/slack/events``) and this
+    machine only for the web desk of a fresh clone."""
     countersign_readyz_slack: bool = False
     """``1``/``true``: ``/readyz`` also asks Slack whether the bot token works (``auth.test``,
     its answer kept 30 s) and answers 503 naming ``slack`` when it does not."""
     countersign_metrics_token: SecretStr | None = Field(default=None, repr=False)
     """When set, ``/metrics`` answers only ``Authorization: Bearer <token>`` (else 401): the
     Slack ``PORT`` is public. At least 16 characters of a bearer token's alphabet."""
+
+    @field_validator("countersign_log_level", mode="before")
+    @classmethod
+    def _any_case(cls, level: object) -> object:
+        named = level.strip().upper() if isinstance(level, str) else level
+        return named if named in LOG_LEVELS else level  # a wrong one is shown as given
+
+    @field_validator("countersign_bind_address")
+    @classmethod
+    def _an_ip_address(cls, address: str | None) -> str | None:
+        if address is None:
+            return None
+        try:
+            return str(ipaddress.ip_address(address.strip()))
+        except ValueError:
+            raise ValueError(f"{BIND_ADDRESS}, not {_shown(address)}") from None
 
     @field_validator("countersign_metrics_token")
     @classmethod
@@ -107,16 +138,67 @@ def load_settings(
     try:
         settings = Settings.model_validate({k: v for k, v in values.items() if k in known})
     except ValidationError as error:
-        raise malformed(error, str.upper) from None
+        raise malformed(error, str.upper, expected=_EXPECTED) from None
     problem = database_url_problem(settings.database_url)
     if problem is not None:
         raise SettingsError(f"DATABASE_URL: {problem}")
     return settings
 
 
-def malformed(error: ValidationError, variable: Callable[[str], str]) -> SettingsError:
-    """The first problem of ``error`` as one line naming its variable (``variable(field)``)."""
+_EXPECTED: Final[Mapping[str, str]] = {
+    "countersign_metrics_port": PORT_NUMBER,
+    "countersign_log_format": "text or json",
+    "countersign_log_level": ", ".join(LOG_LEVELS[:-1]) + f" or {LOG_LEVELS[-1]}",
+    "countersign_readyz_slack": "1 or 0 (or true or false)",
+}
+
+
+def malformed(
+    error: ValidationError,
+    variable: Callable[[str], str],
+    *,
+    expected: Mapping[str, str] | None = None,
+) -> SettingsError:
+    """The first problem of ``error`` as one line naming its variable (``variable(field)``), in
+    our words, never pydantic's: ``expected[field]`` (``"a port number (1 to 65535)"``), else
+    what the kind of problem says is wanted, then the value given (``not 'abc'``). A validator
+    of ours words its own problem (and never shows a secret it was given)."""
     first = error.errors()[0]
-    name = variable(str(first["loc"][0])) if first.get("loc") else "a setting"
-    message = str(first["msg"]).removeprefix("Value error, ")
-    return SettingsError(f"{name} is malformed: {message}")
+    field = str(first["loc"][0]) if first.get("loc") else ""
+    name = variable(field) if field else "a setting"
+    if first["type"] == "missing":
+        return SettingsError(f"{name} is missing")
+    if first["type"] == "value_error":  # one of our validators: its own words
+        message = str(first["msg"]).removeprefix("Value error, ")
+        return SettingsError(f"{name} is malformed: {message}")
+    wanted = (expected or {}).get(field) or _wanted(first["type"], first.get("ctx") or {})
+    return SettingsError(f"{name} is malformed: {wanted}, not {_shown(first.get('input'))}")
+
+
+def _wanted(kind: str, ctx: Mapping[str, Any]) -> str:
+    """What a value must be, by the kind of problem pydantic found (its own words left out)."""
+    match kind:
+        case "int_parsing" | "int_type" | "int_from_float":
+            return "a whole number"
+        case "float_parsing" | "float_type" | "finite_number":
+            return "a number"
+        case "bool_parsing" | "bool_type":
+            return "1 or 0 (or true or false)"
+        case "literal_error":
+            return str(ctx.get("expected", "one of the values it takes"))
+        case "greater_than_equal":
+            return f"at least {ctx.get('ge')}"
+        case "greater_than":
+            return f"more than {ctx.get('gt')}"
+        case "less_than_equal":
+            return f"at most {ctx.get('le')}"
+        case "less_than":
+            return f"less than {ctx.get('lt')}"
+        case _:
+            return "a value it takes"
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """A value given, quoted and cut short (a setting's value is a line of the environment)."""
+    text = value if isinstance(value, str) else repr(value)
+    return repr(text if len(text) <= limit else text[:limit] + "…")

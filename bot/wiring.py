@@ -39,6 +39,7 @@ from bot.runtime.workflow_graph import build_workflow_graph
 from bot.security.checkpoint_serde import encrypted_checkpoint_serde
 from bot.security.codec import EncryptingCodec
 from bot.security.derived import DerivedKeys
+from bot.security.key_check import KeyCheck, database_samplers
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
@@ -62,6 +63,7 @@ class Wiring:
     message_refs: MessageRefs
     derived_keys: DerivedKeys
     checkpointer: BaseCheckpointSaver[Any]
+    key_check: KeyCheck
 
 
 async def wire(
@@ -94,6 +96,11 @@ async def wire(
     ring = await keys.load(holds_rows=database.holds_rows)
     checkpointer = await open_checkpointer(url, serde=encrypted_checkpoint_serde(ring))
     stack.push_async_callback(checkpointer.close)
+    samplers = [*database_samplers(database), checkpointer.sample]
+    key_check = KeyCheck(ring, samplers, source=keys.named, clock=clock)
+    problem = await key_check.problem()  # a ring that is not the database's: before serving
+    if problem is not None:
+        raise SettingsError(problem)
     codec = EncryptingCodec(ring)
     store = SqlStore(database, codec)
     token = settings.countersign_metrics_token
@@ -130,6 +137,7 @@ async def wire(
         message_refs=SqlMessageRefs(database),
         derived_keys=DerivedKeys(ring),
         checkpointer=checkpointer.saver,
+        key_check=key_check,
     )
 
 

@@ -107,6 +107,11 @@ def reencrypt_command(args: argparse.Namespace) -> int:
         print(error.message, file=sys.stderr)
         return EXIT_USAGE
     except CountersignError as error:
+        if _missing_key(error):  # a key the setting lacks: the setting's problem
+            print(
+                f"{SETTING} lacks a key: re-encryption stopped at {error.message}", file=sys.stderr
+            )
+            return EXIT_USAGE
         print(f"re-encryption stopped: {error.message}", file=sys.stderr)
         return EXIT_FAILED
     except Exception as error:
@@ -120,8 +125,11 @@ def reencrypt_command(args: argparse.Namespace) -> int:
 
 
 async def _reencrypt(url: str, setting: str, keys: KeySource, batch_size: int) -> ReencryptReport:
-    """Refuses a database that cannot be opened (a ``SettingsError`` naming ``setting``) and a
-    SQLite database whose key file is lost (a new key would read nothing)."""
+    """Refuses a database that cannot be opened (a ``SettingsError`` naming ``setting``), a
+    SQLite database whose key file is lost (a new key would read nothing) and keys that do not
+    open what is stored (``bot.security.key_check``)."""
+    from bot.core.clock import SystemClock
+    from bot.security.key_check import KeyCheck, checkpoint_file_sampler, database_samplers
     from bot.security.reencrypt import reencrypt
     from bot.store.database import Database, database_failure
 
@@ -135,7 +143,22 @@ async def _reencrypt(url: str, setting: str, keys: KeySource, batch_size: int) -
                 raise
             raise SettingsError(f"{setting}: the database could not be opened: {reason}") from None
         ring = await keys.load(holds_rows=database.holds_rows)
+        samplers = database_samplers(database)
+        in_file = checkpoint_file_sampler(database)  # SQLite's checkpoints, beside it
+        if in_file is not None:
+            samplers.append(in_file)
+        check = KeyCheck(ring, samplers, source=keys.named, clock=SystemClock())
+        problem = await check.problem()  # the keys' problem, before anything moves
+        if problem is not None:
+            raise SettingsError(problem)
         return await reencrypt(database, ring, batch_size=batch_size)
+
+
+def _missing_key(error: CountersignError) -> bool:
+    """Whether re-encryption stopped at a value under a key id the ring does not hold."""
+    from bot.security.errors import UnknownKeyError
+
+    return isinstance(error.__cause__, UnknownKeyError)
 
 
 def describe(report: ReencryptReport) -> str:

@@ -146,6 +146,9 @@ def _serve_slack_or_web(args: argparse.Namespace) -> int:
         return _serve_slack()
     for setting in missing:
         print(f"{setting.name} is missing: {setting.how_to_get}", file=sys.stderr)
+    from bot.cli.preflight import check_web_desk
+
+    check_web_desk()  # its problems are told before LangGraph and LangChain load
     print(
         "Serving the office desk on the web instead (the terminal demo: python -m bot demo).",
         flush=True,
@@ -156,11 +159,9 @@ def _serve_slack_or_web(args: argparse.Namespace) -> int:
 
 
 def _serve_slack() -> int:
-    from bot.security.key_source import key_source
-    from bot.settings import load_settings
+    from bot.cli.preflight import check_slack_serve
 
-    settings = load_settings()  # its problems are told before Slack's libraries load
-    key_source(settings.database_url, settings.countersign_encryption_keys)
+    check_slack_serve()  # its problems are told before Bolt, LangGraph and LangChain load
 
     from bot.cli.serve import serve_slack
 

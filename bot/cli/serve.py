@@ -2,7 +2,8 @@
 
 HTTP on ``PORT`` (``POST /slack/events``, ``GET /healthz``, ``/readyz``, ``/metrics``), or
 Socket Mode when ``SLACK_APP_TOKEN`` is set (``COUNTERSIGN_METRICS_PORT``: the probes on a port
-of their own), until SIGINT or SIGTERM; then the bot finishes its background work
+of their own), both on ``COUNTERSIGN_BIND_ADDRESS`` (default every interface), until SIGINT or
+SIGTERM; then the bot finishes its background work
 (bounded) and the App closes. The application is ``COUNTERSIGN_APP`` (``module:Class``), else
 the built-in Slack office desk (``bot.desk.slack``). A missing or malformed setting, a bot token
 Slack refuses (one ``auth.test`` at start) and a database that cannot be opened are one line on
@@ -23,11 +24,14 @@ from typing import Final, TextIO
 from aiohttp import web
 
 from bot.app import App
-from bot.cli.logs import configure_logging
+from bot.cli.binding import EVERY_INTERFACE, Binding
+from bot.cli.logs import logging_as
+from bot.cli.traces import configure_tracing, trace_export
 from bot.components.specs import ApplicationSpec, spec_of
 from bot.core.errors import AssemblyError, SettingsError
-from bot.desk.offline_model import OFFLINE_MODEL, OfflineDemoModel
-from bot.desk.slack import DeskSettings, build_desk, check_desk_model, load_desk_settings
+from bot.desk.offline_model import OfflineDemoModel
+from bot.desk.settings import OFFLINE_MODEL, DeskSettings, check_desk_model, load_desk_settings
+from bot.desk.slack import build_desk
 from bot.langgraph import LangGraphAgent
 from bot.models.provider import resolve_chat_model
 from bot.runtime.probes import METRICS_PATH, probe_app
@@ -41,19 +45,43 @@ from channels.slack.web import EVENTS_PATH
 
 EXIT_OK: Final = 0
 EXIT_SETTINGS: Final = 2
-HOST: Final = "0.0.0.0"  # every interface: Slack must reach /slack/events
+HOST: Final = EVERY_INTERFACE  # without COUNTERSIGN_BIND_ADDRESS: Slack must reach /slack/events
 
 
 def serve_slack(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> int:
-    """Serve until a signal; the exit code."""
-    return asyncio.run(_serve(environ, str(env_file), sys.stdout, sys.stderr))
+    """Serve until a signal; the exit code. Spans are exported as the ``OTEL_*`` settings say
+    (``bot.cli.traces``), what is left of them on the way out."""
+    try:
+        tracing = configure_tracing(trace_export(environ))
+    except SettingsError as error:
+        print(error.message, file=sys.stderr)
+        return EXIT_SETTINGS
+    try:
+        return asyncio.run(_serve(environ, str(env_file), sys.stdout, sys.stderr))
+    finally:
+        tracing.close()
 
 
 async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, err: TextIO) -> int:
     try:
         slack = load_slack_settings(environ, env_file=env_file)
         settings = load_settings(environ, env_file=env_file)
-        configure_logging(settings)
+    except SettingsError as error:
+        print(error.message, file=err)
+        return EXIT_SETTINGS
+    with logging_as(settings):
+        return await _serve_with(slack, settings, environ, env_file, out, err)
+
+
+async def _serve_with(
+    slack: SlackSettings,
+    settings: Settings,
+    environ: Mapping[str, str] | None,
+    env_file: str,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    try:
         key_source(settings.database_url, settings.countersign_encryption_keys)  # at once
         application, desk = load_application(settings, environ, env_file)
         await check_bot_token(slack)
@@ -113,35 +141,29 @@ async def _run(
     probes: web.AppRunner | None = None
     try:
         await bot.start()
+        address = settings.countersign_bind_address
         port = settings.countersign_metrics_port
         if port is not None:
             probe = probe_app(app, is_open=lambda: not stop.is_set(), checks=bot.ready_checks)
             probes = web.AppRunner(probe)
             await probes.setup()
-            try:
-                await web.TCPSite(probes, HOST, port).start()
-            except OSError as error:
-                print(
-                    f"COUNTERSIGN_METRICS_PORT {port} cannot be served: {error.strerror or error}",
-                    file=err,
-                )
+            metrics = Binding.of(address, port, default=HOST, setting="COUNTERSIGN_METRICS_PORT")
+            problem = await metrics.serve(probes)
+            if problem is not None:
+                print(problem, file=err)
                 return EXIT_SETTINGS
-            print(f"Metrics on http://{HOST}:{port}{METRICS_PATH}", file=out, flush=True)
+            print(f"Metrics on {metrics.shown}{METRICS_PATH}", file=out, flush=True)
         if slack.socket_mode:
             print("Countersign is connected to Slack over Socket Mode.", file=out, flush=True)
         else:
             runner = web.AppRunner(bot.web_app(), access_log=None)
             await runner.setup()
-            try:
-                await web.TCPSite(runner, HOST, slack.port).start()
-            except OSError as error:
-                print(f"PORT {slack.port} cannot be served: {error.strerror or error}", file=err)
+            events = Binding.of(address, slack.port, default=HOST)
+            problem = await events.serve(runner)
+            if problem is not None:
+                print(problem, file=err)
                 return EXIT_SETTINGS
-            print(
-                f"Countersign serves Slack on http://{HOST}:{slack.port}{EVENTS_PATH}",
-                file=out,
-                flush=True,
-            )
+            print(f"Countersign serves Slack on {events.shown}{EVENTS_PATH}", file=out, flush=True)
         # what was built to start (the App, its graphs, Bolt) lives as long as the process:
         # out of the collector's generations, full collections stay short and acks fast
         gc.freeze()

@@ -1,9 +1,10 @@
 """``python -m bot`` without Slack settings: the office desk on the web, on 127.0.0.1.
 
 It prints the address and an inbox link (the link signs its holder in); a person asks the desk
-for something on the page and answers its questions there. HTTP on ``PORT`` (default 8000),
-until SIGINT or SIGTERM. The database is ``DATABASE_URL`` (the embedded SQLite default); the
-model is the offline demo model unless ``COUNTERSIGN_DESK_MODEL`` names one a provider serves.
+for something on the page and answers its questions there. HTTP on ``PORT`` (default 8000) at
+``COUNTERSIGN_BIND_ADDRESS`` (default 127.0.0.1), until SIGINT or SIGTERM. The database is
+``DATABASE_URL`` (the embedded SQLite default); the model is the offline demo model unless
+``COUNTERSIGN_DESK_MODEL`` names one a provider serves.
 """
 
 from __future__ import annotations
@@ -18,50 +19,58 @@ from typing import Final, TextIO
 from aiohttp import web
 
 from bot.app import App
-from bot.cli.logs import configure_logging
+from bot.cli.binding import Binding
+from bot.cli.logs import logging_as
+from bot.cli.preflight import check_web_desk, web_desk_settings
+from bot.cli.traces import configure_tracing, trace_export
 from bot.core.errors import AssemblyError, SettingsError
-from bot.desk.offline_model import OFFLINE_MODEL
-from bot.desk.slack import DeskSettings, check_desk_model
 from bot.desk.web import DESK_PERSON, DESK_TENANT, INBOX_NOTE, WebDesk, build_web_desk
-from bot.security.key_source import key_source
-from bot.settings import environment, load_settings
+from bot.settings import load_settings
 from channels.web import WebServer
 
 EXIT_OK: Final = 0
 EXIT_SETTINGS: Final = 2
 HOST: Final = "127.0.0.1"  # a desk to try on this machine: nobody else reaches it
-DEFAULT_PORT: Final = 8000
 
 
 def serve_web_desk(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> int:
     """Serve until a signal; the exit code."""
-    return asyncio.run(_serve(environ, str(env_file), sys.stdout, sys.stderr))
-
-
-async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, err: TextIO) -> int:
     try:
-        values = environment(environ, env_file=env_file)
-        port = _port(values.get("PORT", ""))
-        settings = load_settings(environ, env_file=env_file)
-        configure_logging(settings)
-        key_source(settings.database_url, settings.countersign_encryption_keys)
-        model = values.get("COUNTERSIGN_DESK_MODEL", "").strip() or OFFLINE_MODEL
-        check_desk_model(
-            DeskSettings(approval_channel="", approvers=(), model=model),
-            settings.model_providers(),
-        )
-        app = await App.create(build_web_desk(model), settings=settings)
-    except (SettingsError, AssemblyError) as error:
-        print(error.message, file=err)
+        tracing = configure_tracing(trace_export(environ))
+    except SettingsError as error:
+        print(error.message, file=sys.stderr)
         return EXIT_SETTINGS
     try:
-        return await _run(app, port, out, err)
+        return asyncio.run(_serve(environ, env_file, sys.stdout, sys.stderr))
     finally:
-        await app.close()
+        tracing.close()
 
 
-async def _run(app: App, port: int, out: TextIO, err: TextIO) -> int:
-    base_url = f"http://{HOST}:{port}"
+async def _serve(
+    environ: Mapping[str, str] | None, env_file: Path, out: TextIO, err: TextIO
+) -> int:
+    try:
+        port = check_web_desk(environ, env_file)
+        settings = load_settings(environ, env_file=str(env_file))
+    except SettingsError as error:
+        print(error.message, file=err)
+        return EXIT_SETTINGS
+    with logging_as(settings):
+        try:
+            model = web_desk_settings(environ, env_file).model
+            app = await App.create(build_web_desk(model), settings=settings)
+        except (SettingsError, AssemblyError) as error:
+            print(error.message, file=err)
+            return EXIT_SETTINGS
+        try:
+            binding = Binding.of(settings.countersign_bind_address, port, default=HOST)
+            return await _run(app, binding, out, err)
+        finally:
+            await app.close()
+
+
+async def _run(app: App, binding: Binding, out: TextIO, err: TextIO) -> int:
+    base_url = binding.url
     server = WebServer(app, base_url=base_url, inbox_note=INBOX_NOTE)
     workflow = app.assembly.application.entry_workflow
     assert workflow is not None
@@ -72,10 +81,9 @@ async def _run(app: App, port: int, out: TextIO, err: TextIO) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     try:
-        try:
-            await web.TCPSite(runner, HOST, port).start()
-        except OSError as error:
-            print(f"PORT {port} cannot be served: {error.strerror or error}", file=err)
+        problem = await binding.serve(runner)
+        if problem is not None:
+            print(problem, file=err)
             return EXIT_SETTINGS
         print(f"Countersign serves the office desk on {base_url}/", file=out)
         print(
@@ -91,12 +99,3 @@ async def _run(app: App, port: int, out: TextIO, err: TextIO) -> int:
             loop.remove_signal_handler(signum)
         await runner.cleanup()
     return EXIT_OK
-
-
-def _port(text: str) -> int:
-    text = text.strip()
-    if not text:
-        return DEFAULT_PORT
-    if not text.isdigit() or not 1 <= int(text) <= 65535:
-        raise SettingsError(f"PORT is malformed: a port number (1 to 65535), not {text!r}")
-    return int(text)

@@ -22,9 +22,6 @@ from langchain_core.tools import BaseTool
 
 from bot.desk.office import EXPENSE_TOOL, REFUND_TOOL, Done
 
-OFFLINE_MODEL = "offline"
-"""The model name that stands for this model in ``COUNTERSIGN_DESK_MODEL``."""
-
 
 @dataclass(frozen=True, slots=True)
 class _ScriptedCall:

@@ -19,7 +19,8 @@ from bot.components.decorators import reply_interpreter
 from bot.core.dtos import WorkflowStartText
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.desk.office import desk_application, desk_roles
-from bot.desk.offline_model import OFFLINE_MODEL, OfflineDemoModel
+from bot.desk.offline_model import OfflineDemoModel
+from bot.desk.settings import OFFLINE_MODEL
 from channels.web import WebServer, web_channel
 from channels.web.render import page
 from channels.web.server import INBOX, html

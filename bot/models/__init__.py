@@ -5,25 +5,31 @@ serves it; a ``langchain_core`` chat model instance is used as is. Decision mode
 approval as P(yes) from one completion's log-probabilities.
 """
 
-from bot.models.decision import (
-    NO_TOKENS,
-    YES_TOKENS,
-    DecisionModelError,
-    probability_of_yes,
-    probability_of_yes_in,
-)
-from bot.models.openai_compatible import (
-    OpenAICompatibleProvider,
-    OpenAICompatibleSettings,
-    providers_from_env,
-)
-from bot.models.provider import (
-    ModelNamePattern,
-    ModelProvider,
-    ModelUnservedError,
-    resolve_chat_model,
-    serving_provider,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.models.decision import (
+        NO_TOKENS,
+        YES_TOKENS,
+        DecisionModelError,
+        probability_of_yes,
+        probability_of_yes_in,
+    )
+    from bot.models.openai_compatible import (
+        OpenAICompatibleProvider,
+        OpenAICompatibleSettings,
+        providers_from_env,
+    )
+    from bot.models.provider import (
+        ModelNamePattern,
+        ModelProvider,
+        ModelUnservedError,
+        resolve_chat_model,
+        serving_provider,
+    )
 
 __all__ = [
     "NO_TOKENS",
@@ -40,3 +46,34 @@ __all__ = [
     "resolve_chat_model",
     "serving_provider",
 ]
+
+_EXPORTED_FROM: dict[str, str] = {
+    "DecisionModelError": "bot.models.decision",
+    "ModelNamePattern": "bot.models.provider",
+    "ModelProvider": "bot.models.provider",
+    "ModelUnservedError": "bot.models.provider",
+    "NO_TOKENS": "bot.models.decision",
+    "OpenAICompatibleProvider": "bot.models.openai_compatible",
+    "OpenAICompatibleSettings": "bot.models.openai_compatible",
+    "YES_TOKENS": "bot.models.decision",
+    "probability_of_yes": "bot.models.decision",
+    "probability_of_yes_in": "bot.models.decision",
+    "providers_from_env": "bot.models.openai_compatible",
+    "resolve_chat_model": "bot.models.provider",
+    "serving_provider": "bot.models.provider",
+}
+"""Where each public name lives, imported on first use: LangChain loads only when a model
+is made, so reading the model settings stays quick."""
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTED_FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -2,7 +2,8 @@
 
 Models are ``langchain_openai.ChatOpenAI`` instances pointed at the configured base URL; they are
 made on first use and cached per model name. Nothing here reaches the network until a model is
-called.
+called, and LangChain is imported only then: reading the settings (``providers_from_env``) is
+quick, so a process tells a bad setting before it loads LangChain.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from langchain_core.language_models import BaseChatModel
-from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from bot.core.budget import ModelPrice
@@ -25,6 +25,10 @@ from bot.models.provider import (
     ModelUnservedError,
     matches_any,
 )
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_openai import ChatOpenAI
 
 DEFAULT_TIMEOUT = timedelta(seconds=60)
 DEFAULT_MAX_RETRIES = 2
@@ -165,6 +169,8 @@ class OpenAICompatibleProvider:
         return chat_model
 
     def _make_chat_model(self, model: str) -> ChatOpenAI:
+        from langchain_openai import ChatOpenAI
+
         settings = self._settings
         return ChatOpenAI(
             model=model,
@@ -200,6 +206,7 @@ def providers_from_env(environ: Mapping[str, str]) -> list[ModelProvider]:
     given = [setting for setting in _ALL_SETTINGS if values[setting]]
     if not given:
         return []
+    timeout = _env_timeout(values[TIMEOUT_SETTING])  # its own mistake first, then what is missing
     _require_all(values, given)
     models = _env_patterns(MODEL_NAMES_SETTING, values[MODEL_NAMES_SETTING])
     decision_models = _env_patterns(
@@ -213,7 +220,7 @@ def providers_from_env(environ: Mapping[str, str]) -> list[ModelProvider]:
         api_key=_env_api_key(values[API_KEY_SETTING]),
         models=tuple(pattern.text for pattern in models),
         decision_models=tuple(pattern.text for pattern in decision_models),
-        timeout=_env_timeout(values[TIMEOUT_SETTING]),
+        timeout=timeout,
     )
     return [OpenAICompatibleProvider(settings)]
 
@@ -277,6 +284,6 @@ def _env_timeout(value: str) -> timedelta:
         seconds = math.nan
     if not math.isfinite(seconds) or seconds <= 0:
         raise SettingsError(
-            f"{TIMEOUT_SETTING} is malformed: expected a positive number of seconds, got {value!r}"
+            f"{TIMEOUT_SETTING} is malformed: a positive number of seconds, not {value!r}"
         )
     return timedelta(seconds=seconds)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING
 
 from bot.core.errors import UsageError
 from bot.core.providers import ModelProvider as ModelProvider
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 
 class ModelUnservedError(UsageError, LookupError):
@@ -61,6 +63,8 @@ def resolve_chat_model(
 
     An instance is returned as is; a name goes to the first provider that serves it.
     """
+    from langchain_core.language_models import BaseChatModel
+
     if isinstance(model, BaseChatModel):
         return model
     provider = serving_provider(model, providers)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, assert_never
+from typing import Any
 
 from bot.components.specs import ChannelRoleSpec, ReplyInterpreterSpec, spec_of
 from bot.core.answers import (
@@ -36,7 +36,6 @@ from bot.core.errors import (
     UninterpretableReplyError,
     UnknownPauseError,
 )
-from bot.core.metrics import Metrics
 from bot.core.results import PauseView, ReceivedReply
 from bot.core.tracing import link_to
 from bot.runtime.assembly import ToolBinding
@@ -44,6 +43,7 @@ from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import REASON_REQUIRED_IN_WORDS, check_reason
 from bot.runtime.edit_checks import validate_for
 from bot.runtime.interpreting import ReplyModels, interpret_reply
+from bot.runtime.observed_answers import AnswerNote, note_answer, observe_answer, verdict_of
 from bot.runtime.services import Runtime
 from bot.store import closings
 from bot.store.records import PauseAnswer, PauseRecord
@@ -122,15 +122,27 @@ async def _waiting(
 ) -> tuple[PauseRecord, ToolBinding | None, str]:
     """The pause ``request`` answers, if it still waits and the credential is right: the
     record, its tool's binding and who answers. Raises the refusals of any answer."""
+    record = await _found(runtime, request)
+    return (record, *_admitted(runtime, record, request))
+
+
+async def _found(runtime: Runtime, request: ResumeRequest) -> PauseRecord:
     record = await runtime.store.find(request.tenant_id, request.pause_id)
     if record is None:
         raise UnknownPauseError()
+    return record
+
+
+def _admitted(
+    runtime: Runtime, record: PauseRecord, request: ResumeRequest
+) -> tuple[ToolBinding | None, str]:
+    """The tool's binding and who answers, if the credential is right and the pause waits."""
     binding = binding_of(runtime, record)
     responder = check_answerer(record, request, None if binding is None else binding.role)
     now = runtime.clock.now()
     if record.status is not PauseStatus.PENDING or past_deadline(record, now):
         raise not_paused(record, now)
-    return record, binding, responder
+    return binding, responder
 
 
 AnswerCheck = Callable[[PauseView], Awaitable[str | None]]
@@ -170,25 +182,8 @@ async def answer(
         may_answer=may_answer,
         keep_model_replies=keep_model_replies,
     )
-    count_outcome(runtime.metrics, outcome)
+    observe_answer(runtime.metrics, outcome, tenant_id=request.tenant_id, by=request.by)
     return outcome
-
-
-def count_outcome(metrics: Metrics, outcome: AnswerOutcome) -> None:
-    """One ``countersign_answers`` sample for ``outcome``, with its error code when refused."""
-    match outcome:
-        case Answered():
-            metrics.answered("answered")
-        case ReplyKept():
-            metrics.answered("reply_kept")
-        case NotUnderstood(error=error):
-            metrics.answered("not_understood", error.code)
-        case AlreadyClosed():
-            metrics.answered("already_closed")
-        case Refused(error=error):
-            metrics.answered("refused", error.code)
-        case _ as never:
-            assert_never(never)
 
 
 async def _answer(
@@ -322,22 +317,34 @@ async def _keep(
 async def record_answer(
     runtime: Runtime, request: ResumeRequest, models: ReplyModels
 ) -> PauseRecord:
-    """Phase 1: returns the pause as it now is (RESOLVED, with its answer); counted like
-    ``answer``'s outcomes (a refusal raised is counted with its code)."""
+    """Phase 1: returns the pause as it now is (RESOLVED, with its answer); observed like
+    ``answer``'s outcomes (a refusal raised is counted and logged with its code)."""
+    role: str | None = None
+
+    def noted(outcome: str, error: CountersignError | None = None, what: str = "") -> None:
+        note = AnswerNote(
+            outcome=outcome, code="" if error is None else error.code, role=role, what=what
+        )
+        by = request.owner_id or request.answered_by or ""
+        note_answer(runtime.metrics, note, tenant_id=request.tenant_id, by=by)
+
     try:
         request.check_shape()
-        record, binding, responder = await _waiting(runtime, request)
+        record = await _found(runtime, request)
+        role = record.role
+        binding, responder = _admitted(runtime, record, request)
         resolved = await _record(runtime, models, record, binding, responder, request)
-    except NotPausedError:
-        runtime.metrics.answered("already_closed")
+    except NotPausedError as error:
+        noted("already_closed", error)
         raise
     except (UninterpretableReplyError, ReplyInterpreterMissingError) as error:
-        runtime.metrics.answered("not_understood", error.code)
+        noted("not_understood", error)
         raise
     except CountersignError as error:
-        runtime.metrics.answered("refused", error.code)
+        noted("refused", error)
         raise
-    runtime.metrics.answered("answered")
+    decision = None if resolved.answer is None else resolved.answer.decision
+    noted("answered", what=f"{verdict_of(decision)} {resolved.ask.tool}")
     return resolved
 
 

@@ -1,9 +1,12 @@
-"""LangGraph's checkpointer beside our tables: SQLite file, in memory, or PostgreSQL."""
+"""LangGraph's checkpointer beside our tables: SQLite file, in memory, or PostgreSQL.
+
+Each comes with ``sample``: a few of its stored values, read on its own connection, for the
+start's check that the key ring opens them (``bot.security.key_check``)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiosqlite
@@ -12,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from bot.security.key_check import Sampler, SealedValue, checkpoint_samples
 from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, DatabaseUrl, checkpoint_path
 
 
@@ -19,10 +23,17 @@ from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, DatabaseUrl, checkpoint_p
 class OpenCheckpointer:
     saver: BaseCheckpointSaver[Any]
     close: Callable[[], Awaitable[None]]
+    sample: Sampler = field(default_factory=lambda: _no_samples)
+    """A few stored values (the first and last row of each table); none in memory (a random
+    key, as new as the saver), and on PostgreSQL the database's own sampler reads them."""
 
 
 async def _nothing() -> None:
     return None
+
+
+async def _no_samples() -> list[SealedValue]:
+    return []
 
 
 async def open_checkpointer(
@@ -37,8 +48,17 @@ async def open_checkpointer(
         await connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         saver = AsyncSqliteSaver(connection, serde=serde)
         await saver.setup()
-        return OpenCheckpointer(saver=saver, close=connection.close)
+        return OpenCheckpointer(saver=saver, close=connection.close, sample=_sampler(saver))
     return await _open_postgres(database_url, serde)
+
+
+def _sampler(saver: AsyncSqliteSaver) -> Sampler:
+    async def fetch_one(statement: str) -> Sequence[object] | None:
+        async with saver.lock, saver.conn.execute(statement) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else tuple(row)
+
+    return lambda: checkpoint_samples(fetch_one, sqlite=True)
 
 
 PSYCOPG_OPTIONS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}

@@ -9,25 +9,34 @@
 - ``reencrypt``: move every stored value to the current key (``python -m bot reencrypt``).
 """
 
-from bot.security.checkpoint_serde import (
-    CheckpointResealer,
-    RingCipher,
-    checkpoint_key_id,
-    encrypted_checkpoint_serde,
-)
-from bot.security.codec import EncryptingCodec, payload_key_id
-from bot.security.errors import DecryptionError, ReencryptError, UnknownKeyError
-from bot.security.key_file import key_file_for, load_or_create_key_file, read_key_file
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# imported at once (it is light): the name is also its module's, and a later import of the
+# module must not shadow the function
 from bot.security.key_source import KeySource, key_source
-from bot.security.keys import (
-    SETTING,
-    EncryptionKey,
-    KeyRing,
-    generate_key,
-    parse_key_ring,
-    random_key_ring,
-)
-from bot.security.reencrypt import ReencryptReport, reencrypt_database
+
+if TYPE_CHECKING:
+    from bot.security.checkpoint_serde import (
+        CheckpointResealer,
+        RingCipher,
+        checkpoint_key_id,
+        encrypted_checkpoint_serde,
+    )
+    from bot.security.codec import EncryptingCodec, payload_key_id
+    from bot.security.errors import DecryptionError, ReencryptError, UnknownKeyError
+    from bot.security.key_file import key_file_for, load_or_create_key_file, read_key_file
+    from bot.security.keys import (
+        SETTING,
+        EncryptionKey,
+        KeyRing,
+        generate_key,
+        parse_key_ring,
+        random_key_ring,
+    )
+    from bot.security.reencrypt import ReencryptReport, reencrypt_database
 
 __all__ = [
     "SETTING",
@@ -53,3 +62,41 @@ __all__ = [
     "read_key_file",
     "reencrypt_database",
 ]
+
+_EXPORTED_FROM: dict[str, str] = {
+    "CheckpointResealer": "bot.security.checkpoint_serde",
+    "DecryptionError": "bot.security.errors",
+    "EncryptingCodec": "bot.security.codec",
+    "EncryptionKey": "bot.security.keys",
+    "KeyRing": "bot.security.keys",
+    "ReencryptError": "bot.security.errors",
+    "ReencryptReport": "bot.security.reencrypt",
+    "RingCipher": "bot.security.checkpoint_serde",
+    "SETTING": "bot.security.keys",
+    "UnknownKeyError": "bot.security.errors",
+    "checkpoint_key_id": "bot.security.checkpoint_serde",
+    "encrypted_checkpoint_serde": "bot.security.checkpoint_serde",
+    "generate_key": "bot.security.keys",
+    "key_file_for": "bot.security.key_file",
+    "load_or_create_key_file": "bot.security.key_file",
+    "parse_key_ring": "bot.security.keys",
+    "payload_key_id": "bot.security.codec",
+    "random_key_ring": "bot.security.keys",
+    "read_key_file": "bot.security.key_file",
+    "reencrypt_database": "bot.security.reencrypt",
+}
+"""Where each public name lives, imported on first use: LangGraph loads only with the
+checkpoint serde, so the key settings are read (and a bad one told) before it loads."""
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTED_FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -31,6 +31,15 @@ class KeySource:
     key_file: Path | None
     """The key file of a SQLite file database; None in memory and on PostgreSQL."""
 
+    @property
+    def named(self) -> str:
+        """Where the keys come from, as a line tells it (``COUNTERSIGN_ENCRYPTION_KEYS``)."""
+        if self.configured is not None:
+            return SETTING
+        if self.key_file is not None:
+            return f"the key file {self.key_file.resolve()} ({SETTING} is not set)"
+        return "the in-memory database's random key"
+
     async def load(self, *, holds_rows: Callable[[], Awaitable[bool]] | None = None) -> KeyRing:
         """The keys; a key file is made if there is none, unless ``holds_rows()`` says the
         database already holds rows (written with the key of a file that is now lost: a new key

@@ -10,11 +10,17 @@
 Nothing below this package imports it (a contract checked in CI, ``.importlinter``).
 """
 
-from channels.slack.bot import SlackBot
-from channels.slack.channel import SlackChannel, slack_channel
-from channels.slack.gateway import SlackGateway
-from channels.slack.settings import SlackSettings, load_slack_settings
-from channels.slack.threads import SlackThread
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from channels.slack.bot import SlackBot
+    from channels.slack.channel import SlackChannel, slack_channel
+    from channels.slack.gateway import SlackGateway
+    from channels.slack.settings import SlackSettings, load_slack_settings
+    from channels.slack.threads import SlackThread
 
 __all__ = [
     "SlackBot",
@@ -25,3 +31,28 @@ __all__ = [
     "load_slack_settings",
     "slack_channel",
 ]
+
+_EXPORTED_FROM: dict[str, str] = {
+    "SlackBot": "channels.slack.bot",
+    "SlackChannel": "channels.slack.channel",
+    "SlackGateway": "channels.slack.gateway",
+    "SlackSettings": "channels.slack.settings",
+    "SlackThread": "channels.slack.threads",
+    "load_slack_settings": "channels.slack.settings",
+    "slack_channel": "channels.slack.channel",
+}
+"""Where each public name lives, imported on first use: Bolt loads only with ``SlackBot``
+and the channel, so the Slack settings are read (and a bad one told) before it loads."""
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTED_FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -25,10 +25,11 @@ from bot.core.answers import (
     ReplyKept,
 )
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.enums import PauseResolution, PauseStatus
+from bot.core.enums import PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import (
     CountersignError,
     DtoValidationError,
+    NotPausedError,
     PauseAnswererError,
     ReplyInterpreterMissingError,
     SelfApprovalError,
@@ -36,6 +37,7 @@ from bot.core.errors import (
     UnknownPauseError,
 )
 from bot.core.results import PauseView
+from bot.runtime.observed_answers import observe_answer
 from channels.slack.authorization import Authorizer
 from channels.slack.feedback import (
     NO_LONGER_AVAILABLE,
@@ -129,16 +131,24 @@ class Answering:
         For opening a modal (Reject, Edit & approve): nothing is answered yet."""
         pause = await self._app.find_pause(pause_id, tenant_id=who.tenant_id)
         if pause is None:
+            self._observe(Refused(pause=None, error=UnknownPauseError()), who)
             await self._feedback.tell(who.audience, NO_LONGER_AVAILABLE)
             return None
         if pause.status is not PauseStatus.PENDING:
+            self._observe(AlreadyClosed(pause=pause, error=NotPausedError("it is closed")), who)
             await self._tell_closed(pause, who)
             return None
         refusal = await self._authorizer.check(pause, user=who.user, team=who.team)
         if refusal is not None:
+            self._observe(Refused(pause=pause, error=refused_as(pause, refusal.text)), who)
             await self._feedback.tell(who.audience, refusal.text)
             return None
         return pause
+
+    def _observe(self, outcome: AnswerOutcome, who: Answerer) -> None:
+        """A click refused before its modal opened is an answer refused like any other:
+        counted and logged as ``App.answer`` does with its outcomes."""
+        observe_answer(self._app.metrics, outcome, tenant_id=who.tenant_id, by=who.user)
 
     async def record_decision(
         self, pause_id: str, who: Answerer, decision: ToolCallApprovalDecision
@@ -263,6 +273,14 @@ class Answering:
         else:
             await self._feedback.tell(who.audience, already_answered(pause.responder))
         await self._gateway.show_outcome(pause)
+
+
+def refused_as(pause: PauseView, words: str) -> CountersignError:
+    """Slack's refusal of who may answer, as the runtime's error of it: not the thread's
+    owner (a THREAD_OWNER pause), or not one of its approvers."""
+    if pause.answered_by is PauseAnswerer.THREAD_OWNER:
+        return ThreadOwnerError(words)
+    return PauseAnswererError(words)
 
 
 def _refusal(error: CountersignError) -> str:

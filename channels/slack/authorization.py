@@ -3,7 +3,7 @@
 A CHANNEL pause: the approvers of its Slack channel (users, or members of user groups), and
 once it is escalated its ``escalate_to`` approvers too (the first answer from either wins). A
 THREAD_OWNER pause: the thread's owner (the runtime checks it again: ``ThreadOwnerError``).
-Anybody else is refused; the refusal is logged with the Slack user and team, never the pause.
+Anybody else is refused; the refusal is counted and logged with the Slack user, never the pause.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from bot.runtime.answers import AnswerCheck
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
 from channels.slack.feedback import NOT_AN_APPROVER, NOT_THE_OWNER
-from channels.slack.redaction import log
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,17 +32,9 @@ class Authorizer:
         self._directory = directory
 
     async def check(self, pause: PauseView, *, user: str, team: str | None) -> Refusal | None:
-        """``None`` when ``user`` may answer ``pause``; else the refusal (logged)."""
-        refusal = await self._refusal(pause, user)
-        if refusal is not None:
-            log.warning(
-                "slack: refused an answer by user %s of team %s to a %s pause of role %s",
-                user,
-                team or "?",
-                pause.answered_by.value,
-                pause.role,
-            )
-        return refusal
+        """``None`` when ``user`` may answer ``pause``; else the refusal (the runtime counts and
+        logs it with the answer's outcome: ``bot.runtime.observed_answers``)."""
+        return await self._refusal(pause, user)
 
     def rule_for(self, *, user: str, team: str | None) -> AnswerCheck:
         """Slack's own rule of who may answer, for ``App.answer(..., may_answer=...)``: the words

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from types import TracebackType
 from typing import Any, Final, Self
@@ -28,6 +30,7 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.socket_mode.async_internals import send_async_response
 from slack_bolt.adapter.socket_mode.internals import build_headers
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
@@ -45,6 +48,7 @@ from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
 from channels.slack.catalog import Catalog
 from channels.slack.conversations import Conversations
+from channels.slack.counted_calls import CountBoltCalls
 from channels.slack.database import SlackDatabase
 from channels.slack.edge import RequestSignatures
 from channels.slack.feedback import Feedback
@@ -60,7 +64,7 @@ from channels.slack.middlewares import (
     handled_event,
 )
 from channels.slack.notes import RequesterNotes
-from channels.slack.observing import Dispatch, observed_dispatch
+from channels.slack.observing import Dispatch, edge_counter, observed_dispatch
 from channels.slack.pending import PendingLists
 from channels.slack.services import SlackServices
 from channels.slack.settings import SlackSettings
@@ -68,12 +72,16 @@ from channels.slack.signature_log import RefusedSignatures
 from channels.slack.signing import MetadataSigner
 from channels.slack.store import SeenEvents, SlackMessageStore
 from channels.slack.tasks import AckFirst, BackgroundTasks
-from channels.slack.web import build_web_app
+from channels.slack.web import EVENTS_PATH, build_web_app
 from channels.slack.webapi import web_client
 
 SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
 """Slack retries an event within minutes; ids older than this are pruned."""
 PRUNE_INTERVAL: Final = timedelta(minutes=10)
+BOLT_APP_LOGGER: Final = f"{redaction.bolt_log.name}.app"
+"""Bolt's app name, which it names a logger after and sets to its base logger's level on each
+request: under Bolt's own logger, never ``countersign`` itself (every logger of ours would
+then be held to Bolt's level, the answers' lines at INFO dropped)."""
 
 
 class _State(enum.Enum):
@@ -128,14 +136,17 @@ class SlackBot:
         )
         app.provide(SlackGateway, self.gateway)
         self.services = self._services(catalog, directory)
-        self.bolt = AsyncApp(
-            client=self.client,
-            signing_secret=settings.signing_secret.get_secret_value(),
-            process_before_response=False,
-            logger=redaction.bolt_log,
-            name="countersign",
-            before_authorize=InOrder(ReparseSlashCommand(), RefuseMalformed()),
-        )
+        with _without_bolts_token_warning():
+            self.bolt = AsyncApp(
+                client=self.client,
+                signing_secret=settings.signing_secret.get_secret_value(),
+                process_before_response=False,
+                logger=redaction.bolt_log,
+                name=BOLT_APP_LOGGER,
+                before_authorize=InOrder(
+                    ReparseSlashCommand(), RefuseMalformed(), CountBoltCalls(app.metrics)
+                ),
+            )
         self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
@@ -203,6 +214,7 @@ class SlackBot:
                 observed=self._app,
                 dispatch=self._dispatch,
                 ready_checks=self.ready_checks,
+                middlewares=(edge_counter(self._app.metrics, self._app.clock, path=EVENTS_PATH),),
             )
         return self._web_app
 
@@ -302,6 +314,23 @@ class SlackBot:
             await self.seen_events.prune(self._app.clock.now() - SEEN_EVENTS_KEPT)
         except SQLAlchemyError as error:  # the timer must live on: the next tick prunes
             redaction.log.warning("slack: pruning seen events failed: %s", type(error).__name__)
+
+
+@contextmanager
+def _without_bolts_token_warning() -> Iterator[None]:
+    """Bolt reads ``SLACK_BOT_TOKEN`` from the environment although it is given a client, and
+    then warns on every start that the token will be unused: our client carries that very
+    token, so that one warning (and only it) is left out while Bolt is made."""
+    unused = warning_client_prioritized_and_token_skipped()
+
+    def not_it(record: logging.LogRecord) -> bool:
+        return record.getMessage() != unused
+
+    redaction.bolt_log.addFilter(not_it)
+    try:
+        yield
+    finally:
+        redaction.bolt_log.removeFilter(not_it)
 
 
 class _GatedSocketModeHandler(AsyncSocketModeHandler):

@@ -2,6 +2,10 @@
 action, outcome and HTTP status) and a count by kind and outcome, with the time to Bolt's answer
 (``countersign_slack_requests``, ``countersign_slack_request_duration_seconds``).
 
+A request the HTTP edge refuses before Bolt sees it (``channels.slack.web``) is counted too, by
+why, as its kind: ``bad_signature`` (401: a wrong ``SLACK_SIGNING_SECRET`` shows here),
+``too_large`` (413), ``unreadable`` (400), outcome ``refused`` (:func:`edge_counter`).
+
 Wraps Bolt's dispatch (HTTP and Socket Mode alike) and only reads the body: the work a listener
 starts after its ack runs in a task made inside the dispatch, so its spans (answer, continue)
 are children of the request's. Never a tenant, user or pause id: the kind (``block_actions``,
@@ -12,8 +16,11 @@ command or the event type, all named by our manifest and blocks.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import timedelta
 from typing import Any, Final
 
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
@@ -22,6 +29,11 @@ from bot.core.metrics import Metrics
 from bot.core.tracing import span
 
 Dispatch = Callable[[AsyncBoltRequest], Awaitable[BoltResponse]]
+
+DISPATCHED: Final = web.RequestKey("countersign.slack.dispatched", bool)
+"""Set on an HTTP request once it reaches Bolt's dispatch (counted there, not at the edge)."""
+EDGE_KINDS: Final = {401: "bad_signature", 413: "too_large", 400: "unreadable"}
+"""Why the edge refused a request, by its status: the kind it is counted as."""
 
 _KINDS: Final = frozenset(
     {
@@ -105,3 +117,29 @@ def observed_dispatch(dispatch: Dispatch, metrics: Metrics, clock: Clock) -> Dis
         return response
 
     return observed
+
+
+def edge_counter(metrics: Metrics, clock: Clock, *, path: str) -> Middleware:
+    """An aiohttp middleware counting each request to ``path`` the edge answered without
+    dispatching it (a bad signature, a body too large or unreadable), by why."""
+
+    @web.middleware
+    async def counted(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path != path:
+            return await handler(request)
+        started = clock.now()
+        try:
+            response = await handler(request)
+        except web.HTTPException as error:  # a body over the size cap: 413 raised by aiohttp
+            _count_edge(request, error.status, metrics, clock.now() - started)
+            raise
+        _count_edge(request, response.status, metrics, clock.now() - started)
+        return response
+
+    return counted
+
+
+def _count_edge(request: web.Request, status: int, metrics: Metrics, took: timedelta) -> None:
+    if request.get(DISPATCHED):
+        return  # Bolt answered: counted by its kind in observed_dispatch
+    metrics.slack_request(EDGE_KINDS.get(status, "other"), outcome_of(status), took)

@@ -13,7 +13,7 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from bot.core.errors import SettingsError
-from bot.settings import environment, malformed
+from bot.settings import PORT_NUMBER, environment, malformed
 
 DEFAULT_API_URL: Final = "https://slack.com/api/"
 DEFAULT_PORT: Final = 3000
@@ -33,6 +33,13 @@ ENVIRONMENT: Final[Mapping[str, str]] = {
 """Environment variable → field. Error messages name the variable, never the field."""
 
 _VARIABLE_OF: Final[Mapping[str, str]] = {field: name for name, field in ENVIRONMENT.items()}
+
+_EXPECTED: Final[Mapping[str, str]] = {
+    "port": PORT_NUMBER,
+    "max_body_bytes": "a number of bytes, at least 1024",
+    "shutdown_grace_seconds": "a number of seconds, 0 or more",
+}
+"""What each field takes, for the line a bad value gets (``PORT`` like the web desk's)."""
 
 _HOW_TO_GET: Final[Mapping[str, str]] = {
     "bot_token": "create the Slack app from manifest.yml and copy its Bot User OAuth Token "
@@ -117,4 +124,6 @@ def load_slack_settings(
     try:
         return SlackSettings.model_validate(fields)
     except ValidationError as error:
-        raise malformed(error, lambda field: _VARIABLE_OF.get(field, "a Slack setting")) from None
+        raise malformed(
+            error, lambda field: _VARIABLE_OF.get(field, "a Slack setting"), expected=_EXPECTED
+        ) from None

@@ -22,6 +22,7 @@ from typing import Final
 
 from aiohttp import web
 from aiohttp.hdrs import CONTENT_TYPE
+from aiohttp.typedefs import Middleware
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
@@ -36,6 +37,7 @@ from bot.runtime.probes import (
 )
 from channels.slack.edge import RequestSignatures, decoded, too_deep
 from channels.slack.middlewares import handled_event
+from channels.slack.observing import DISPATCHED
 from channels.slack.tasks import AckFirst
 
 EVENTS_PATH: Final = "/slack/events"
@@ -61,6 +63,7 @@ def build_web_app(
     observed: Observed | None = None,
     dispatch: Callable[[AsyncBoltRequest], Awaitable[BoltResponse]] | None = None,
     ready_checks: Sequence[ReadyCheck] = (),
+    middlewares: Sequence[Middleware] = (),
 ) -> web.Application:
     """An aiohttp application serving ``bolt``; ``is_open`` turns ``/healthz`` to 503 at close.
 
@@ -69,7 +72,8 @@ def build_web_app(
     body is given only when it is text of a sane depth (else ``""``). ``observed``: the App
     whose ``/metrics`` and ``/readyz`` are served too. ``dispatch``: Bolt's, observed
     (``channels.slack.observing``); ``bolt.async_dispatch`` when not given. ``ready_checks``:
-    what ``/readyz`` checks beside the App.
+    what ``/readyz`` checks beside the App. ``middlewares``: aiohttp's, around every route
+    (``channels.slack.observing.edge_counter`` counts what the edge refuses).
     """
     dispatched = dispatch or bolt.async_dispatch
 
@@ -98,6 +102,7 @@ def build_web_app(
             )
         except _UNREADABLE:
             return _bad_request("the body is neither JSON nor a form Slack sends")
+        request[DISPATCHED] = True
         with gate.acking():
             response = await dispatched(bolt_request)
         event_id = handled_event(bolt_request)
@@ -105,7 +110,7 @@ def build_web_app(
             await on_handled(event_id)  # everything before the ack is done: retries drop it
         return await to_aiohttp_response(response)
 
-    application = web.Application(client_max_size=max_body_bytes)
+    application = web.Application(client_max_size=max_body_bytes, middlewares=middlewares)
     application.router.add_post(EVENTS_PATH, slack_events)
     if observed is None:
         application.router.add_get(HEALTH_PATH, health_handler(is_open))

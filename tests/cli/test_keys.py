@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import bot.security.key_check
 from bot.cli.keys import keygen_command, reencrypt_command, register
 from bot.security import generate_key, parse_key_ring
 from tests.office import Inbox, Ledger
@@ -126,12 +127,31 @@ def test_reencrypt_names_a_missing_old_key_and_no_key(
     _office_under(url, KEY_A)
     monkeypatch.setenv("COUNTERSIGN_ENCRYPTION_KEYS", KEY_B)  # A was dropped too early
 
-    assert run("reencrypt", "--database-url", url) == 1
+    assert run("reencrypt", "--database-url", url) == 2  # the setting's problem
 
     [err] = capsys.readouterr().err.splitlines()
-    assert err.startswith("re-encryption stopped: cs_pauses row (id=1): a stored value is ")
-    assert "encrypted under key id 'key-a'" in err
+    assert err.startswith("COUNTERSIGN_ENCRYPTION_KEYS cannot open the stored data: values in ")
+    assert "encrypted under key id 'key-a', which it does not hold: put that key back" in err
     assert KEY_A.split(":")[1] not in err and KEY_B.split(":")[1] not in err
+    assert set(key_ids(asyncio.run(stored_values(url)))) == {"key-a"}  # nothing moved
+
+
+def test_reencrypt_stopped_by_a_missing_key_midway_names_the_setting(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A value under a dropped key that the check at start did not read (it reads a few)."""
+    url = f"sqlite+aiosqlite:///{workdir / 'office.db'}"
+    _office_under(url, KEY_A)
+    monkeypatch.setenv("COUNTERSIGN_ENCRYPTION_KEYS", KEY_B)
+    monkeypatch.setattr(bot.security.key_check, "ring_problem", lambda *_, **__: None)
+
+    assert run("reencrypt", "--database-url", url) == 2
+
+    [err] = capsys.readouterr().err.splitlines()
+    assert err.startswith(
+        "COUNTERSIGN_ENCRYPTION_KEYS lacks a key: re-encryption stopped at cs_pauses row (id=1): "
+    )
+    assert "encrypted under key id 'key-a'" in err
 
 
 @pytest.mark.parametrize(

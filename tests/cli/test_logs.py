@@ -10,18 +10,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.cli.logs import JsonHandler, configure_logging
+from bot.cli.logs import JsonHandler, TextHandler, configure_logging, logging_as
 from bot.settings import Settings, load_settings
 
 
 @pytest.fixture
 def lines() -> Iterator[io.StringIO]:
     stream = io.StringIO()
-    configure_logging(Settings(countersign_log_format="json"), stream)
-    try:
+    with logging_as(Settings(countersign_log_format="json"), stream):
         yield stream
-    finally:
-        configure_logging(Settings())
 
 
 def parsed(stream: io.StringIO) -> list[dict[str, object]]:
@@ -80,9 +77,36 @@ def test_a_pause_id_is_redacted_in_the_message_the_extras_and_the_traceback(
     assert "ValueError: unknown pause <redacted>" in str(line["exception"])
 
 
-def test_text_is_python_s_default_and_configuring_again_leaves_one_handler() -> None:
-    configure_logging(Settings(countersign_log_format="json"), io.StringIO())
-    configure_logging(Settings(countersign_log_format="json"), io.StringIO())
-    assert sum(isinstance(h, JsonHandler) for h in logging.getLogger().handlers) == 1
-    configure_logging(load_settings({}, env_file=None))
-    assert not any(isinstance(h, JsonHandler) for h in logging.getLogger().handlers)
+def test_configuring_again_leaves_one_handler_and_the_block_leaves_none() -> None:
+    root = logging.getLogger()
+    before = list(root.handlers), root.level
+    with logging_as(Settings(countersign_log_format="json"), io.StringIO()):
+        configure_logging(Settings(countersign_log_format="json"), io.StringIO())
+        assert sum(isinstance(h, JsonHandler) for h in root.handlers) == 1
+        configure_logging(load_settings({}, env_file=None))
+        assert not any(isinstance(h, JsonHandler) for h in root.handlers)
+        assert sum(isinstance(h, TextHandler) for h in root.handlers) == 1
+        assert root.level == logging.INFO  # the default level
+    assert (list(root.handlers), root.level) == before
+
+
+def test_a_text_line_names_its_time_level_and_logger_and_redacts_a_pause_id() -> None:
+    stream = io.StringIO()
+    pause_id = secrets.token_hex(16)
+    with logging_as(load_settings({"COUNTERSIGN_LOG_LEVEL": "debug"}, env_file=None), stream):
+        logging.getLogger("countersign.test-logs").debug("clicked %s", pause_id)
+
+    [line] = stream.getvalue().splitlines()
+    assert line.endswith(" DEBUG countersign.test-logs: clicked <redacted>")
+
+
+def test_the_libraries_are_kept_to_warnings_unless_the_level_is_debug() -> None:
+    stream = io.StringIO()
+    with logging_as(Settings(), stream):
+        logging.getLogger("countersign.slack.web").info("a retry handler found")
+        logging.getLogger("countersign.answers").info("answer recorded")
+    with logging_as(Settings(countersign_log_level="DEBUG"), stream):
+        logging.getLogger("countersign.slack.web").debug("sending a request")
+
+    said = [line.split(": ", 1)[1] for line in stream.getvalue().splitlines()]
+    assert said == ["answer recorded", "sending a request"]

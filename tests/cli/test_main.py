@@ -6,6 +6,8 @@ import os
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -141,12 +143,40 @@ def test_no_command_without_slack_settings_serves_the_desk_on_the_web(tmp_path: 
         code, out, err = served.stop()
     assert code == 0, err
     assert out.strip() == "Stopping."
-    lines = err.splitlines()
-    assert lines[0].startswith(MISSING_TOKEN)
-    assert lines[1].startswith(MISSING_SECRET)
-    assert lines[2].startswith("generated a new encryption key in")
-    assert len(lines) == 3
+    missing_token, missing_secret, key_made, *logged = err.splitlines()
+    assert missing_token.startswith(MISSING_TOKEN)
+    assert missing_secret.startswith(MISSING_SECRET)
+    assert " WARNING countersign.security: generated a new encryption key in " in key_made
+    # at the default level (INFO), the desk's default notifier is a line with each link, and
+    # each answer is a line
+    notices = [line for line in logged if " INFO countersign.web: web: Approval needed: " in line]
+    assert len(notices) == 2
+    assert all(f"http://127.0.0.1:{port}/q/" in line for line in notices)
+    answers = [line for line in logged if " INFO countersign.answers: answer recorded: " in line]
+    assert [a.split("answer recorded: ")[1].split(",")[0] for a in answers] == [
+        "approved refund-card-tool",
+        "rejected book-expense-tool",
+    ]
+    assert len(logged) == 4
     assert (tmp_path / "countersign.db").is_file()
+
+
+def test_the_web_desk_binds_the_address_it_is_given(tmp_path: Path) -> None:
+    """``COUNTERSIGN_BIND_ADDRESS``: the desk listens there (and links there), nowhere else."""
+    port = free_port()
+    served = start_python_m_bot(
+        tmp_path, person_env(PORT=str(port), COUNTERSIGN_BIND_ADDRESS="127.0.0.2")
+    )
+    try:
+        assert f"Countersign serves the office desk on http://127.0.0.2:{port}/" in served.printed
+        assert served.inbox_link.startswith(f"http://127.0.0.2:{port}/i/")
+        status, _, page = Browser(origin=served.origin).get(served.inbox_link)
+        assert status == 200 and "Nothing waits for you." in page
+        with pytest.raises(urllib.error.URLError):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10)
+    finally:
+        code, _, err = served.stop()
+    assert code == 0, err
 
 
 def test_the_terminal_demo_stays_python_m_bot_demo(tmp_path: Path) -> None:

@@ -8,17 +8,23 @@ left.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from bot.security import generate_key
 from bot.settings import load_settings
 from bot.store.database import DEFAULT_DATABASE_URL
-from tests.cli.processes import REPO, Ran, free_port, person_env, python_m_bot
+from tests.cli.processes import REPO, TIMEOUT_SECONDS, Ran, free_port, person_env, python_m_bot
 from tests.databases import TEST_ENCRYPTION_KEYS
+from tests.office import Inbox, Ledger
+from tests.security.office_run import KEY_A, KEY_B, open_office, script_office, start_office
 from tests.slack.stub import SlackStub
 
 KEYS = "COUNTERSIGN_ENCRYPTION_KEYS"
@@ -71,6 +77,74 @@ ENVIRONMENT_CASES = [
         'the database could not be opened: database "does_not_exist_xyz" does not exist',
         postgres=True,
     ),
+    # each in our words, never pydantic's ("Input should be a valid integer")
+    Case(
+        "port-abc", {"PORT": "abc"}, "PORT", "is malformed: a port number (1 to 65535), not 'abc'"
+    ),
+    Case("port-too-high", {"PORT": "70000"}, "PORT", "a port number (1 to 65535), not '70000'"),
+    Case(
+        "metrics-port",
+        {"COUNTERSIGN_METRICS_PORT": "http"},
+        "COUNTERSIGN_METRICS_PORT",
+        "a port number (1 to 65535), not 'http'",
+    ),
+    Case(
+        "max-body",
+        {"SLACK_MAX_BODY_BYTES": "10"},
+        "SLACK_MAX_BODY_BYTES",
+        "a number of bytes, at least 1024, not '10'",
+    ),
+    Case(
+        "readyz-slack",
+        {"COUNTERSIGN_READYZ_SLACK": "maybe"},
+        "COUNTERSIGN_READYZ_SLACK",
+        "1 or 0 (or true or false), not 'maybe'",
+    ),
+    Case(
+        "log-format",
+        {"COUNTERSIGN_LOG_FORMAT": "xml"},
+        "COUNTERSIGN_LOG_FORMAT",
+        "text or json, not 'xml'",
+    ),
+    Case(
+        "log-level",
+        {"COUNTERSIGN_LOG_LEVEL": "loud"},
+        "COUNTERSIGN_LOG_LEVEL",
+        "is malformed: DEBUG, INFO, WARNING or ERROR, not 'loud'",
+    ),
+    Case(
+        "bind-address",
+        {"COUNTERSIGN_BIND_ADDRESS": "example.com"},
+        "COUNTERSIGN_BIND_ADDRESS",
+        "an IP address of this machine (0.0.0.0: every interface; 127.0.0.1: this machine only)",
+    ),
+    Case(
+        "model-timeout-alone",  # its own mistake, not a missing base URL
+        {"COUNTERSIGN_MODEL_TIMEOUT_SECONDS": "abc"},
+        "COUNTERSIGN_MODEL_TIMEOUT_SECONDS",
+        "is malformed: a positive number of seconds, not 'abc'",
+    ),
+    Case(
+        "otel-exporter",
+        {"OTEL_TRACES_EXPORTER": "zipkin"},
+        "OTEL_TRACES_EXPORTER",
+        "is malformed: otlp, console or none, not 'zipkin'",
+    ),
+    Case(
+        "desk-channel-missing",
+        {"COUNTERSIGN_APPROVAL_CHANNEL": ""},
+        "COUNTERSIGN_APPROVAL_CHANNEL",
+        "is missing: the id of the Slack channel",
+    ),
+    Case(
+        "otel-protocol",
+        {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "is malformed: http/protobuf (the exporter of the otel extra), not 'grpc'",
+    ),
+]
+WORDING_CASES = [
+    c for c in ENVIRONMENT_CASES if c.settings.keys().isdisjoint({KEYS, "DATABASE_URL"})
 ]
 
 
@@ -80,6 +154,7 @@ def one_line_naming(ran: Ran, case: Case, setting: str | None = None) -> None:
     [line] = ran.err_lines
     assert (setting or case.names) in line
     assert case.says in line
+    assert "Input should" not in line and "pydantic" not in line
 
 
 # ------------------------------------------------------------------------------ serve, bare
@@ -250,3 +325,147 @@ def test_a_blank_database_url_in_dot_env_is_unset_too(tmp_path: Path) -> None:
     ran = python_m_bot("reencrypt", cwd=tmp_path)
 
     assert ran.err_lines == [f"DATABASE_URL: there is no database at {tmp_path / 'countersign.db'}"]
+
+
+# ------------------------------------------------------------------------------ told at once
+
+HEAVY = ("slack_bolt", "langgraph", "langchain_core", "langchain_openai")
+
+
+@pytest.mark.parametrize("case", [c.param() for c in WORDING_CASES])
+def test_a_settings_problem_is_told_before_bolt_langgraph_and_langchain_load(
+    case: Case, slack_setup: Callable[..., dict[str, str]], tmp_path: Path
+) -> None:
+    """They take seconds to import: a mistyped setting is told without waiting for them
+    (``-X importtime`` lists every module the process imported)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot", "serve"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=slack_setup(**case.settings),
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+
+    imported = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    told = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    one_line_naming(Ran(code=done.returncode, out=done.stdout, err="\n".join(told)), case)
+    assert imported.isdisjoint(HEAVY), imported & set(HEAVY)
+
+
+def test_the_web_desk_tells_a_bad_port_before_langgraph_and_langchain_load(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=person_env(PORT="abc"),
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+
+    told = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    assert done.returncode == 2
+    assert told[-1] == "PORT is malformed: a port number (1 to 65535), not 'abc'"
+    assert [m.split(" is missing")[0] for m in told[:-1]] == [
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+    ]
+    assert not [line for line in done.stderr.splitlines() if line.endswith(HEAVY)]
+    assert done.stdout == ""  # nothing served
+
+
+# ------------------------------------------------------------------------------ the keys
+
+
+def _office_under(url: str, keys: str) -> None:
+    """Leave a paused office run in ``url``, written under ``keys``."""
+    script_office()
+
+    async def start() -> None:
+        async with await open_office(url, keys, Inbox(), Ledger()) as app:
+            await start_office(app)
+
+    asyncio.run(start())
+
+
+OTHER_KEY_A = generate_key("key-a").entry()  # the same id as KEY_A, another key
+
+
+@pytest.mark.parametrize(
+    ("keys", "says"),
+    [
+        (KEY_B, "are encrypted under key id 'key-a', which it does not hold: put that key back"),
+        (OTHER_KEY_A, "under key id 'key-a' do not open with the key it gives that id"),
+    ],
+    ids=["another-key", "same-id-another-key"],
+)
+@pytest.mark.parametrize("command", [("serve",), ()], ids=["serve", "bare"])
+def test_keys_that_do_not_open_the_database_stop_the_start_in_one_line(
+    command: tuple[str, ...],
+    keys: str,
+    says: str,
+    slack_setup: Callable[..., dict[str, str]],
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    _office_under(url, KEY_A)
+
+    ran = python_m_bot(*command, cwd=tmp_path, env=slack_setup(**{KEYS: keys}))
+
+    assert ran.code == 2, ran.err
+    [line] = ran.err_lines
+    assert line.startswith(f"{KEYS} cannot open the stored data: values in cs_")
+    assert says in line
+    assert KEY_A.split(":")[1] not in line and keys.split(":")[1] not in line
+
+
+def test_the_web_desk_stops_on_keys_that_do_not_open_its_database(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    _office_under(url, KEY_A)
+
+    ran = python_m_bot(
+        cwd=tmp_path, env=person_env(DATABASE_URL=url, PORT=str(free_port()), **{KEYS: KEY_B})
+    )
+
+    assert ran.code == 2, ran.err
+    *missing, line = ran.err_lines  # the Slack settings it misses, then why it stops
+    assert [m.split(" is missing")[0] for m in missing] == [
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+    ]
+    assert line.startswith(f"{KEYS} cannot open the stored data: ")
+
+
+def test_reencrypt_with_a_missing_old_key_names_the_setting(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    _office_under(url, KEY_A)
+
+    ran = python_m_bot("reencrypt", cwd=tmp_path, env=person_env(DATABASE_URL=url, **{KEYS: KEY_B}))
+
+    assert ran.code == 2, ran.err
+    [line] = ran.err_lines
+    assert line.startswith(f"{KEYS} cannot open the stored data: ")
+    assert "'key-a', which it does not hold" in line
+
+
+# ------------------------------------------------------------------------------ the address
+
+
+def test_an_address_not_of_this_machine_is_one_line_naming_it(
+    slack_setup: Callable[..., dict[str, str]], tmp_path: Path
+) -> None:
+    env = slack_setup(COUNTERSIGN_BIND_ADDRESS="192.0.2.1")  # TEST-NET-1: nobody's
+
+    ran = python_m_bot("serve", cwd=tmp_path, env=env)
+
+    assert ran.code == 2, ran.err
+    line = ran.err_lines[-1]
+    assert line.startswith(
+        f"PORT {env['PORT']} cannot be served on 192.0.2.1 (COUNTERSIGN_BIND_ADDRESS): "
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot import SettingsError, load_settings
-from bot.desk.slack import load_desk_settings
+from bot.desk.settings import load_desk_settings
 from channels.slack.settings import load_slack_settings
 
 DOT_ENV = """\

@@ -17,7 +17,7 @@ from typing import Final
 
 from tests.cli.processes import TIMEOUT_SECONDS
 
-INBOX_LINK: Final = re.compile(r"(http://127\.0\.0\.1:\d+/i/\S+)")
+INBOX_LINK: Final = re.compile(r"(http://127\.0\.0\.\d+:\d+/i/\S+)")
 _CSRF: Final = re.compile(r'name="csrf" value="([^"]+)"')
 
 

@@ -3,13 +3,15 @@ value under A (every stored value's key id is scanned), and the data reads under
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Text
 
 import bot.wiring
-from bot.security import UnknownKeyError, parse_key_ring, reencrypt_database
+from bot import SettingsError
+from bot.security import parse_key_ring, reencrypt_database
 from bot.security.reencrypt import PAYLOAD_COLUMNS
 from bot.store.codec import JsonCodec
 from bot.store.tables import metadata
@@ -53,10 +55,14 @@ async def test_rotation_then_reencrypt_leaves_nothing_under_the_old_key(
         mixed = key_ids(await stored_values(url))
         assert set(mixed) == {"key-a", "key-b"}
 
-        # B alone cannot read A's rows yet, and says which key is missing
-        async with await open_office(url, KEY_B, inbox, ledger) as app:
-            with pytest.raises(UnknownKeyError, match="'key-a'"):
-                await app.list_pending(tenant_id=TENANT)
+        # B alone cannot read A's rows yet: the App does not start, and says which key is missing
+        with pytest.raises(SettingsError) as refused:
+            await open_office(url, KEY_B, inbox, ledger)
+        assert re.match(
+            r"COUNTERSIGN_ENCRYPTION_KEYS cannot open the stored data: values in cs_\w+\.\w+ are "
+            r"encrypted under key id 'key-a', which it does not hold",
+            refused.value.message,
+        )
 
         report = await reencrypt_database(url, parse_key_ring(f"{KEY_B},{KEY_A}"), batch_size=2)
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.core.metrics import CONTENT_TYPE
+from bot.security import KeyRing, generate_key, key_file_for, read_key_file, reencrypt_database
 from channels.slack.render import APPROVE_ACTION
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import MANAGER, STRANGER
 from tests.slack.stub import TEAM
 from tests.slack.test_clicks import ask_refund
 
+README = Path(__file__).resolve().parents[2] / "README.md"
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
@@ -108,3 +111,58 @@ async def test_readyz_is_200_with_a_database_and_503_without(world: SlackWorld) 
     assert await unready.json() == {"status": "unready", "problems": {"database": "closed"}}
     health = await world.http.get("/healthz")
     assert health.status == 200  # liveness: the process serves
+
+
+async def test_the_readme_names_every_sweep_and_every_refused_request_kind(
+    world: SlackWorld,
+) -> None:
+    await ask_refund(world, final=None)
+    await world.clock.advance(timedelta(hours=1))  # every sweep runs, the retention one too
+    await world.post("payload=%7B%7D", sign=False)
+    samples = await scrape(world)
+    readme = README.read_text(encoding="utf-8")
+    rows = {
+        line.split("|")[1].strip(): line for line in readme.splitlines() if line.startswith("| `")
+    }
+
+    sweeps = {
+        dict(labels)["sweep"] for name, labels in samples if name == "countersign_sweeps_total"
+    }
+    assert sweeps >= {"recovery", "deadline", "reminders", "retention"}
+    row = rows["`countersign_sweeps_total`, `countersign_swept_total`"]
+    assert [s for s in sorted(sweeps) if f"`{s}`" not in row] == []
+    kinds = {
+        dict(labels)["kind"]
+        for name, labels in samples
+        if name == "countersign_slack_requests_total"
+    }
+    assert "bad_signature" in kinds
+    row = next(
+        line for name, line in rows.items() if name.startswith("`countersign_slack_requests_total`")
+    )
+    assert [k for k in ("bad_signature", "too_large", "unreadable") if f"`{k}`" not in row] == []
+
+
+async def test_readyz_names_the_encryption_keys_once_the_data_is_under_a_key_they_lack(
+    world: SlackWorld, tmp_path: Path
+) -> None:
+    """Another instance rotated the keys and re-encrypted: this one's ring no longer opens the
+    data. ``/readyz`` says so once its last check is 30 s old (the App's clock)."""
+    await ask_refund(world, final=None)
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    kept = read_key_file(key_file_for(tmp_path / "countersign.db"))
+    rotated = KeyRing([generate_key("key-new"), *kept.keys])
+    assert (await world.http.get("/readyz")).status == 200
+
+    report = await reencrypt_database(url, rotated)
+    assert report.total > 0
+    assert (await world.http.get("/readyz")).status == 200  # what it read 0 s ago
+    await world.clock.advance(timedelta(seconds=30))
+    unready = await world.http.get("/readyz")
+
+    assert unready.status == 503
+    body = await unready.json()
+    assert body["status"] == "unready"
+    [problem] = body["problems"].values()
+    assert list(body["problems"]) == ["encryption_keys"]
+    assert "under key id 'key-new', which it does not hold" in problem

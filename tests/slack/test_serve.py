@@ -17,7 +17,8 @@ import pytest
 from bot import App, Settings
 from bot.cli.main import main
 from bot.components.specs import ApplicationSpec, FlowStep, WorkflowSpec, spec_of
-from bot.desk.slack import DeskSettings, build_desk
+from bot.desk.settings import DeskSettings
+from bot.desk.slack import build_desk
 from bot.testing import FakeClock, call_tool, mock_llm
 from channels.slack import SlackBot, SlackSettings
 from channels.slack.render import APPROVE_ACTION
@@ -126,9 +127,12 @@ def test_a_taken_port_is_one_line_and_exit_2(
 
         assert main(["serve"]) == 2
 
-    err = capsys.readouterr().err.strip()
+    *logged, err = capsys.readouterr().err.strip().splitlines()  # the log, then the problem
     assert err.startswith(f"PORT {port} cannot be served: ")
-    assert "in use" in err and "\n" not in err
+    assert "in use" in err
+    assert all(
+        " WARNING countersign.security: generated a new encryption key" in line for line in logged
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -418,7 +422,8 @@ async def test_a_refused_signature_is_a_warning_with_the_team_once_a_minute(
     finally:
         code, _, err = await stop(process)
     assert code == 0, err
-    warnings = [line for line in err.splitlines() if "refused a Slack request" in line]
+    logged = [line.split(" WARNING countersign.slack: ") for line in err.splitlines()]
+    warnings = [said for *_, said in logged if said.startswith("refused a Slack request")]
     assert warnings == [
         f"refused a Slack request with a signature that does not match (team {TEAM}): check "
         "SLACK_SIGNING_SECRET against the Slack app's Basic Information page"
