@@ -44,6 +44,12 @@ class ToolCallApprovalAsk(BaseModel):
     allowed_decisions: tuple[str, ...] | None = None
     """The kinds of answer the asker takes, of ``approve``, ``edit``, ``reject``, ``respond``;
     None: ``approve``, ``edit`` and ``reject`` (``respond`` only where the asker names it)."""
+    request: str | None = None
+    """What the person who started the work asked, in their words (the workflow's start text,
+    or the latest human message before the call), masked like the arguments; None if unknown."""
+    stated_reason: str | None = None
+    """The model's own words in the turn that made the call (why the agent wants to do this),
+    masked like the arguments; None where the model said nothing beside the call."""
 
     def allows(self, decision: ToolCallApprovalDecision) -> bool:
         """Whether the asker takes ``decision``: an approval with changed arguments is an
