@@ -266,8 +266,13 @@ def assemble(application: type, providers: Sequence[ServesModels] = ()) -> Assem
     app = checker.assembly.application
     for implementation in app.channels:
         _check_implementation(checker, implementation)
-    if not app.workflows:
-        checker.fail("application.no-workflows", app.name, "name at least one workflow")
+    if not app.workflows and not app.channels:
+        checker.fail(
+            "application.no-workflows",
+            app.name,
+            "name at least one workflow, or the channels of the roles its attached graphs ask "
+            "(channels=[...]: an application of attached graphs and roles alone)",
+        )
     for workflow in app.workflows:
         _check_workflow(checker, workflow)
     if app.entry_workflow is not None and app.entry_workflow not in app.workflows:
