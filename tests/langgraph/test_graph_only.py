@@ -27,7 +27,9 @@ class NothingAtAll: ...
 async def test_an_application_of_roles_alone_serves_an_attached_graph() -> None:
     outbox, refunds = Outbox(), Refunds()
     async with await App.create(GraphsOnly, database_url=MEMORY, services={Outbox: outbox}) as app:
-        agent = app.langgraph("refund-agent", refund_agent(one_refund(), refunds), role=RefundApproval)
+        agent = app.langgraph(
+            "refund-agent", refund_agent(one_refund(), refunds), role=RefundApproval
+        )
         paused = await agent.ainvoke(ASK, thread_id="t1", tenant_id="acme", owner_id="U1")
         assert paused.status is ExecutionStatus.PAUSED
         [ask] = outbox.asks
