@@ -271,6 +271,7 @@ class App:
         role: type,
         tools: Sequence[BaseTool] = (),
         asked_tools: Sequence[str] | None = None,
+        roles: Mapping[str, type] | None = None,
     ) -> LangGraphAgent:
         """Attach a compiled LangGraph graph of your own (``create_agent(...)`` or a
         ``StateGraph`` compiled with a checkpointer): its human-in-the-loop interrupts become
@@ -282,9 +283,11 @@ class App:
         (``[langgraph.role-fit]``): the tools ``HumanInTheLoopMiddleware``'s ``interrupt_on``
         names, else every tool of the graph's tool nodes, or those named in ``asked_tools``.
         ``tools``: tools the graph asks about beside those (a ``request_approval`` of their
-        name). Attach again after a restart, before answers come: until then its trees wait."""
+        name). ``roles``: the role asked about a tool apart from ``role`` (``{"wire":
+        WireApproval}``: its model must fit that tool; it is asked about it too). Attach again
+        after a restart, before answers come: until then its trees wait."""
         self._check_open()
-        trees = attach_graph(self._runtime, name, graph, role, tools, asked_tools)
+        trees = attach_graph(self._runtime, name, graph, role, tools, asked_tools, roles)
         self._engine.attach(trees.workflow, trees)
         return LangGraphAgent(name, functools.partial(self._invoke_attached, trees.workflow))
 

@@ -29,7 +29,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command, Interrupt
 from pydantic_core import to_jsonable_python
 
-from bot.components.specs import ChannelRoleSpec, spec_of
+from bot.components.specs import ChannelRoleSpec, ChannelSpec, spec_of
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import (
@@ -310,7 +310,7 @@ class AttachedTrees:
                 place,
                 ask,
                 asked_at=place.asked_at or self._runtime.clock.now(),
-                channel=self._attached.tools.channel.name,
+                channel=(binding.channel or self._attached.tools.channel).name,
             )
         )
         sent = await ask_once(self._runtime, self.binding(record), frame, record, place)
@@ -467,23 +467,18 @@ def attach_graph(
     role: type,
     tools: Sequence[BaseTool] = (),
     asked_tools: Sequence[str] | None = None,
+    roles: Mapping[str, type] | None = None,
 ) -> AttachedTrees:
-    """Check what is attached, guard its tools and bind the ones it asks ``role`` about (the
-    role's model must fit them: ``bot.runtime.graph_tools``); every problem at once."""
+    """Check what is attached, guard its tools and bind the ones it asks ``role`` about (and
+    those ``roles`` names, each under its own role; the role's model must fit them:
+    ``bot.runtime.graph_tools``); every problem at once."""
     problems: list[AssemblyViolation] = []
-    role_spec = spec_of(role)
-    channel = None
-    if not isinstance(role_spec, ChannelRoleSpec) or role not in runtime.assembly.roles:
-        problems.append(
-            AssemblyViolation(
-                rule="langgraph.role",
-                component=name,
-                message=f"role={getattr(role, '__name__', role)!s} must be a @channel_role "
-                "implemented by a channel of the application (channels=[...])",
-            )
-        )
-    else:
-        channel = runtime.assembly.channel_of_role(role_spec)
+    role_spec, channel = _role_of(runtime, name, role, "role", problems)
+    per_tool: dict[str, tuple[ChannelRoleSpec, ChannelSpec]] = {}
+    for tool_name, tool_role in (roles or {}).items():
+        found = _role_of(runtime, name, tool_role, f"roles[{tool_name!r}]", problems)
+        if found[0] is not None and found[1] is not None:
+            per_tool[tool_name] = (found[0], found[1])
     if not name or not callable(getattr(graph, "ainvoke", None)):
         problems.append(
             AssemblyViolation(
@@ -504,18 +499,42 @@ def attach_graph(
     else:
         problems.extend(_guard_tools(name, graph))
     bindings: dict[str, ToolBinding] = {}
-    if isinstance(role_spec, ChannelRoleSpec) and channel is not None and not problems:
+    if role_spec is not None and channel is not None and not problems:
         bindings, unbound = bind_graph_tools(
-            name, graph, role_spec, channel, tools=tools, asked_tools=asked_tools
+            name,
+            graph,
+            role_spec,
+            channel,
+            tools=tools,
+            asked_tools=asked_tools,
+            roles=per_tool,
         )
         problems.extend(unbound)
         problems.extend(_name_problems(runtime, name, bindings))
-    if problems or channel is None:
+    if problems or role_spec is None or channel is None:
         raise AssemblyError(problems)
-    assert isinstance(role_spec, ChannelRoleSpec)
-    graph_tools = GraphTools(role=role_spec, channel=channel, tools=bindings)
+    graph_tools = GraphTools(role=role_spec, channel=channel, tools=bindings, roles=per_tool)
     runtime.assembly.attached_graphs[name] = graph_tools
     return AttachedTrees(runtime, AttachedGraph(name=name, graph=graph, tools=graph_tools))
+
+
+def _role_of(
+    runtime: Runtime, name: str, role: type, argument: str, problems: list[AssemblyViolation]
+) -> tuple[ChannelRoleSpec | None, ChannelSpec | None]:
+    """``role``'s spec and the channel implementing it; a violation when it is neither a role
+    of the application nor implemented there."""
+    role_spec = spec_of(role)
+    if not isinstance(role_spec, ChannelRoleSpec) or role not in runtime.assembly.roles:
+        problems.append(
+            AssemblyViolation(
+                rule="langgraph.role",
+                component=name,
+                message=f"{argument}={getattr(role, '__name__', role)!s} must be a "
+                "@channel_role implemented by a channel of the application (channels=[...])",
+            )
+        )
+        return None, None
+    return role_spec, runtime.assembly.channel_of_role(role_spec)
 
 
 def _name_problems(
