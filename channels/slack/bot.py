@@ -18,7 +18,7 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from types import TracebackType
@@ -94,7 +94,9 @@ class SlackBot:
     """The Slack bot of one App. ``.bolt`` is the Bolt app, ``.web_app()`` its HTTP server.
 
     A mention or a DM starts work: the application's entry workflow, or ``agent`` (a graph
-    attached with ``App.langgraph``) invoked with the message on the Slack thread's id.
+    attached with ``App.langgraph``) invoked with the message on the Slack thread's id; with
+    several (``agents=[...]``), the one whose name starts the message (``refunds: ...``),
+    else the first.
     """
 
     def __init__(
@@ -104,6 +106,8 @@ class SlackBot:
         *,
         client: AsyncWebClient | None = None,
         agent: LangGraphAgent | None = None,
+        agents: Sequence[LangGraphAgent] = (),
+        suggested_prompts: Sequence[tuple[str, str]] = (),
         check_slack_when_ready: bool = False,
     ) -> None:
         try:
@@ -114,7 +118,8 @@ class SlackBot:
         redaction.settle_bolt_level()
         self._app = app
         self._settings = settings
-        self._agent = agent
+        self._agents = tuple(dict.fromkeys([*([agent] if agent else []), *agents]))
+        self._prompts = tuple(suggested_prompts)
         self._state = _State.NEW
         self._session = aiohttp.ClientSession()
         self.client = client or web_client(settings, self._session, metrics=app.metrics)
@@ -162,7 +167,7 @@ class SlackBot:
         app, client, session = self._app, self.client, self._session
         feedback = Feedback(client, session)
         conversations = Conversations(
-            app=app, gateway=self.gateway, catalog=catalog, agent=self._agent
+            app=app, gateway=self.gateway, catalog=catalog, agents=self._agents
         )
         answering = Answering(
             app=app,

@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app import App
 from bot.core.channel import ChannelAsk, ChannelEscalation, ChannelReminder, ChannelWithdrawal
 from bot.core.enums import PauseAnswerer
+from bot.core.errors import SetupError
 from bot.core.results import PauseView
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
@@ -331,6 +332,11 @@ def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str 
         thread = SlackThread.parse(ask.thread_id)
         if thread is not None:
             return thread.channel, thread.ts
+    if config.conversation is None:
+        raise SetupError(
+            f"the role {config.role} asks in the owner's Slack thread, and thread "
+            f"{ask.thread_id} was not started in Slack: give its channel a conversation"
+        )
     return config.conversation, None
 
 
