@@ -3,7 +3,6 @@ served in Slack as a process, against the Slack Web API stub."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -80,7 +79,7 @@ async def test_a_mention_runs_your_graph_and_its_answer_is_said_in_the_thread(
             posts = await stub.wait_for("chat.postMessage", 2)
             await stub.wait_for("chat.update", 1)
     finally:
-        code, out, err = await stop(process)
+        code, _, err = await stop(process)
     assert code == 0, err
     assert posts[-1].payload["thread_ts"] == THREAD_TS
     assert posts[-1].payload["text"] == ANSWER
