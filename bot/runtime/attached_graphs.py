@@ -38,12 +38,15 @@ from bot.core.errors import (
     PauseExpiredError,
     StepFailedError,
 )
+from bot.core.sensitive import sensitive_fields
 from bot.runtime.assembly import GraphTools, ToolBinding
 from bot.runtime.attached_tools import GUARD, ToolRunGuard, UnguardableToolNode, guard_tool_node
 from bot.runtime.engine import Ended, Rested
 from bot.runtime.expiry import expire, is_due, nobody_in_time
 from bot.runtime.frame import RunFrame
 from bot.runtime.graph_tools import bind_graph_tools, tool_nodes
+from bot.runtime.pii import policies_of
+from bot.runtime.question_context import graph_context, masked_context
 from bot.runtime.seam import PausePlace, Taken, ask_once, new_pause, ran_with
 from bot.runtime.services import Runtime, log
 from bot.store.records import ExecutionRow, PauseRecord
@@ -271,6 +274,7 @@ class AttachedTrees:
     ) -> tuple[PauseRecord, ...]:
         """Record and send the questions of one interrupt, once each."""
         now = self._runtime.clock.now()
+        state = (await self._attached.graph.aget_state(self.config(frame))).values
         records = []
         for index, action in enumerate(request.actions):
             place = PausePlace(
@@ -280,10 +284,12 @@ class AttachedTrees:
                 asked_at=now,
                 position=index,
             )
-            records.append(await self._ask_one(frame, place, action))
+            records.append(await self._ask_one(frame, place, action, state))
         return tuple(records)
 
-    async def _ask_one(self, frame: RunFrame, place: PausePlace, action: Action) -> PauseRecord:
+    async def _ask_one(
+        self, frame: RunFrame, place: PausePlace, action: Action, state: Any
+    ) -> PauseRecord:
         """Record the question under the graph's role (a record there already keeps its own)
         and send it once."""
         if self._runtime.assembly.tool_of_agent(self._attached.name, action.tool) is not None:
@@ -295,12 +301,25 @@ class AttachedTrees:
             )
         binding = self._attached.tools.binding(action.tool)
         key = pause_key(frame, self._attached.name, place)
+        request, reason = graph_context(
+            state, tool=action.tool, arguments=action.args, call_id=action.call_id
+        )
+        sensitive = sensitive_fields(binding.spec.input) | sensitive_fields(binding.tool_schema)
+        policies = policies_of(self._runtime.assembly, [])
+
+        def masked(text: str | None) -> str | None:
+            return masked_context(
+                text, policies=policies, arguments=action.args, sensitive=sensitive
+            )
+
         ask = ToolCallApprovalAsk(
             tool=action.tool,
             arguments=action.args,
             call_id=action.call_id,
             description=action.description,
             allowed_decisions=action.allowed,
+            request=masked(request),
+            stated_reason=masked(reason),
         )
         record = await self._runtime.store.get_or_create(
             new_pause(

@@ -263,6 +263,8 @@ class SlackGateway:
             expires_at=None if isinstance(question, ChannelWithdrawal) else question.expires_at,
             description=question.value.description,
             allowed_decisions=question.value.allowed_decisions,
+            request=question.value.request,
+            stated_reason=question.value.stated_reason,
         )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:

@@ -41,6 +41,8 @@ def approval_view(
         separates_duties=separates_duties,
         description=pause.ask.description,
         allowed_decisions=pause.ask.allowed_decisions,
+        request=pause.ask.request,
+        stated_reason=pause.ask.stated_reason,
     )
 
 

@@ -6,6 +6,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from bot import (
@@ -16,12 +17,15 @@ from bot import (
     ChannelOf,
     ChannelOutcome,
     DecidedBy,
+    EmailDetector,
     ExecutionStatus,
     PauseAnswerer,
+    PiiPolicy,
     Refused,
     application,
     channel,
     channel_role,
+    replace_with_token,
     reply_interpreter,
 )
 from bot.testing import ScriptedChatModel
@@ -169,3 +173,36 @@ async def test_a_role_named_for_a_tool_that_the_application_lacks_is_refused() -
     [violation] = refused.value.violations
     assert violation.rule == "langgraph.role"
     assert violation.message.startswith("roles['wire']=WireApproval must be a @channel_role")
+
+
+# --------------------------------------------------------------------------------------------
+# The question's context: what was asked, and the model's words before its call, masked.
+
+
+@application(
+    name="masked-context",
+    channels=[OutboxRefundApproval],
+    pii_policies=[PiiPolicy(detector=EmailDetector(), action=replace_with_token())],
+)
+class MaskedContext: ...
+
+
+async def test_the_question_carries_the_request_and_the_models_reason_masked() -> None:
+    outbox = Outbox()
+    said = AIMessage(
+        content="Refunding 7 as mail@example.com asked.",
+        tool_calls=[{"name": "refund", "args": {"order_id": "7", "amount": 40}, "id": "c9"}],
+    )
+    model = ScriptedChatModel(component="refund").then_return(said, "Done.")
+    ask = {"messages": [{"role": "user", "content": "refund order 7, write to mail@example.com"}]}
+    async with await App.create(
+        MaskedContext, database_url=MEMORY, services={Outbox: outbox}
+    ) as app:
+        agent = app.langgraph("refund-agent", refund_agent(model, Refunds()), role=RefundApproval)
+        paused = await agent.ainvoke(ask, thread_id="t1", tenant_id="acme", owner_id="U1")
+
+    [question] = outbox.asks
+    assert question.value.request == "refund order 7, write to ••••••"
+    assert question.value.stated_reason == "Refunding 7 as •••••• asked."
+    [pending] = paused.pending
+    assert pending.ask.request == question.value.request  # kept masked: every reader alike

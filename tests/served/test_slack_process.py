@@ -15,6 +15,7 @@ from tests.served.modules import (
     MY_AGENT,
     NOTHING_TO_APPROVE,
     PLAIN_GRAPH,
+    REASON,
     REQUEST,
     runs,
     write,
@@ -70,6 +71,8 @@ async def test_a_mention_runs_your_graph_and_its_answer_is_said_in_the_thread(
             assert question.payload["thread_ts"] == THREAD_TS  # the requester approves, there
             shown = all_text(question.blocks())
             assert "Order ID" in shown and "A-7" in shown  # the tool's own arguments
+            assert f"Asked: “{REQUEST}”" in shown  # why the agent asks
+            assert f"The agent says: “{REASON}”" in shown
             assert runs(tmp_path) == []
             click = click_payload(str(buttons(question.blocks())[0]["value"]))
             assert (
