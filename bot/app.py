@@ -564,8 +564,11 @@ class App:
         )
         return await self._finish(result, report)
 
-    async def cancel(self, thread_id: str, *, tenant_id: str) -> list[ExecutionResult]:
-        """Cancel a conversation: every unfinished execution of the thread; pauses withdrawn."""
+    async def cancel(
+        self, thread_id: str, *, tenant_id: str, by: str | None = None
+    ) -> list[ExecutionResult]:
+        """Cancel a conversation: every unfinished execution of the thread; pauses withdrawn
+        (``by``: who stopped it, told to their channels with each withdrawal)."""
         self._check_open()
         rows = await self._runtime.store.list_executions_by_thread(tenant_id, thread_id)
         roots = [row for row in rows if row.parent_execution_id is None]
@@ -573,7 +576,7 @@ class App:
             raise UnknownThreadError(f"no execution of thread {thread_id} is known for this tenant")
         results = []
         for root in roots:
-            await self._engine.cancel_tree(root)
+            await self._engine.cancel_tree(root, by=by)
             await self._mark_told(root.execution_id)
             results.append(await self._views.result(root.execution_id, record=False))
         return results

@@ -21,6 +21,7 @@ from bot.core.errors import CountersignError
 from bot.core.results import ExecutionResult
 from bot.langgraph import LangGraphAgent
 from bot.runtime.graph_output import answer_of
+from channels.slack.agent_sessions import AgentSessions
 from channels.slack.catalog import Catalog
 from channels.slack.gateway import SlackGateway
 from channels.slack.redaction import log
@@ -40,10 +41,13 @@ class Conversations:
         catalog: Catalog,
         agent: LangGraphAgent | None = None,
         agents: Sequence[LangGraphAgent] = (),
+        sessions: AgentSessions | None = None,
     ) -> None:
         self._app = app
         self._gateway = gateway
         self._catalog = catalog
+        self._sessions = sessions
+        self._owners: dict[str, str] = {}  # an assistant thread's requester, by thread id
         self._agents = tuple(dict.fromkeys([*([agent] if agent else []), *agents]))
 
     async def start(self, *, thread: SlackThread, tenant_id: str, user: str, text: str) -> None:
@@ -53,6 +57,7 @@ class Conversations:
         if workflow is None and not self._agents:
             await self._gateway.say_in_thread(thread.channel, thread.ts, NO_WORKFLOW)
             return
+        self._owners[thread.thread_id()] = user
         try:
             if self._agents:
                 agent, text = addressed(self._agents, text)
@@ -82,7 +87,12 @@ class Conversations:
         if thread is None or not result.moved:
             return  # another call ended it, and says so
         if result.status is ExecutionStatus.COMPLETED:
-            await self._gateway.say_in_thread(thread.channel, thread.ts, _answer(result.output))
+            said = _answer(result.output)
+            sessions, owner = self._sessions, self._owners.pop(result.thread_id, None)
+            if sessions is not None and owner is not None and sessions.holds(result.thread_id):
+                await sessions.answer(thread, said, user=owner)  # the assistant pane's stream
+                return
+            await self._gateway.say_in_thread(thread.channel, thread.ts, said)
         elif result.status is ExecutionStatus.FAILED:
             await self._gateway.say_in_thread(
                 thread.channel, thread.ts, ":warning: Sorry, this request failed."

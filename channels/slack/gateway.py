@@ -161,7 +161,7 @@ class SlackGateway:
     ) -> bool:
         """Update the message of a question that closed without an answer, from what the
         withdrawal carries (no read back)."""
-        outcome = closed_resolution(withdrawal.resolution)
+        outcome = closed_resolution(withdrawal.resolution, by=withdrawal.cancelled_by)
         view = self._question_view(withdrawal)
         closed = ClosedQuestion(
             tenant_id=withdrawal.tenant_id,

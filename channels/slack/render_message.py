@@ -88,7 +88,10 @@ class Withdrawn:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cancelled:
-    """The run was cancelled."""
+    """The run was cancelled; ``by`` (a Slack user id) when someone stopped it (an agent
+    session's Stop)."""
+
+    by: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,6 +279,11 @@ def _describe(view: ApprovalView, outcome: Outcome) -> _Description:
             return _Description(
                 headline=":heavy_minus_sign: *No longer needed*",
                 summary="no longer needed",
+            )
+        case Cancelled(by=by) if by:
+            return _Description(
+                headline=f":octagonal_sign: *Stopped* by {mention(by)}",
+                summary=f"stopped by {mention(by)}",
             )
         case Cancelled():
             return _Description(headline=":no_entry_sign: *Cancelled*", summary="cancelled")
