@@ -128,6 +128,7 @@ if TYPE_CHECKING:
     from bot.core.sensitive import Sensitive
     from bot.core.timing import OnExpiry, PauseTiming
     from bot.runtime.auto_channels import AutoApproveChannel, AutoRejectChannel
+    from bot.served.api import ServedGraph, serve_graph
     from bot.settings import Settings, load_settings
 
 _EXPORTED_FROM: dict[str, str] = {
@@ -197,6 +198,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "ReplyInterpreterMissingError": "bot.core.errors",
     "SelfApprovalError": "bot.core.errors",
     "Sensitive": "bot.core.sensitive",
+    "ServedGraph": "bot.served.api",
     "SensitiveFields": "bot.core.pii",
     "Settings": "bot.settings",
     "SettingsError": "bot.core.errors",
@@ -232,6 +234,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "load_settings": "bot.settings",
     "replace_with_token": "bot.core.pii",
     "reply_interpreter": "bot.components.decorators",
+    "serve_graph": "bot.served.api",
     "start": "bot.components.flow",
     "tool": "bot.components.decorators",
     "workflow": "bot.components.decorators",
@@ -308,6 +311,7 @@ __all__ = [
     "SelfApprovalError",
     "Sensitive",
     "SensitiveFields",
+    "ServedGraph",
     "Settings",
     "SettingsError",
     "SetupError",
@@ -341,6 +345,7 @@ __all__ = [
     "load_settings",
     "replace_with_token",
     "reply_interpreter",
+    "serve_graph",
     "start",
     "tool",
     "workflow",

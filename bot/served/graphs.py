@@ -80,8 +80,19 @@ def load_graph(target: GraphTarget, *, name: str) -> LoadedGraph:
             "compiled graph, or a function returning one)"
         )
     graph = _made(target, found)
-    asked = _asked(target, graph)
-    return LoadedGraph(name=name, target=target.text, graph=graph, asked=asked)
+    return checked_graph(graph, name=name, shown=target.text)
+
+
+def checked_graph(
+    graph: Pregel[Any, Any, Any, Any], *, name: str, shown: str, setting: str = GRAPH_SETTING
+) -> LoadedGraph:
+    """``graph`` checked (it asks something Countersign can put to a person); a
+    ``SettingsError`` naming ``setting`` otherwise."""
+    try:
+        asked = _asked(shown, graph)
+    except SettingsError as error:
+        raise SettingsError(setting + error.message.removeprefix(GRAPH_SETTING)) from None
+    return LoadedGraph(name=name, target=shown, graph=graph, asked=asked)
 
 
 _MISSING: Final = object()
@@ -125,13 +136,13 @@ def _failed(what: str, error: BaseException) -> str:
     return f"{GRAPH_SETTING}: {what} failed: {type(error).__name__}: {reason}"[:600]
 
 
-def _asked(target: GraphTarget, graph: Pregel[Any, Any, Any, Any]) -> tuple[BaseTool, ...]:
+def _asked(shown: str, graph: Pregel[Any, Any, Any, Any]) -> tuple[BaseTool, ...]:
     """The tools the graph asks about (its middleware's ``interrupt_on``, with schemas); a
     graph that asks nothing Countersign can read is refused."""
     breakpoints = [*_listed(graph.interrupt_before_nodes), *_listed(graph.interrupt_after_nodes)]
     if breakpoints:
         raise SettingsError(
-            f"{GRAPH_SETTING}: {target.text} stops at breakpoints (interrupt_before / "
+            f"{GRAPH_SETTING}: {shown} stops at breakpoints (interrupt_before / "
             f"interrupt_after: {', '.join(breakpoints)}), which ask nobody anything: {SUPPORTED}"
         )
     interrupting = interrupting_tools(graph)
@@ -142,16 +153,16 @@ def _asked(target: GraphTarget, graph: Pregel[Any, Any, Any, Any]) -> tuple[Base
         return ()
     if interrupting is not None:
         raise SettingsError(
-            f"{GRAPH_SETTING}: {target.text} has nothing to approve: its "
+            f"{GRAPH_SETTING}: {shown} has nothing to approve: its "
             "HumanInTheLoopMiddleware's interrupt_on names no tool"
         )
     if BARE in names:
         raise SettingsError(
-            f"{GRAPH_SETTING}: {target.text} calls LangGraph's interrupt() with a value of its "
+            f"{GRAPH_SETTING}: {shown} calls LangGraph's interrupt() with a value of its "
             f"own, which Countersign cannot put to a person: {SUPPORTED}"
         )
     raise SettingsError(
-        f"{GRAPH_SETTING}: {target.text} has nothing to approve (no HumanInTheLoopMiddleware "
+        f"{GRAPH_SETTING}: {shown} has nothing to approve (no HumanInTheLoopMiddleware "
         f"with interrupt_on, no node asking): {SUPPORTED}"
     )
 

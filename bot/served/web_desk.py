@@ -58,9 +58,13 @@ class GraphDesk:
 
     def web_app(self) -> web.Application:
         application = self._server.web_app()
+        self.add_routes(application)
+        return application
+
+    def add_routes(self, application: web.Application) -> None:
+        """The page asking the graphs (``/``) on ``application``."""
         application.router.add_get(START_PATH, self._home)
         application.router.add_post(START_PATH, self._start)
-        return application
 
     async def _home(self, request: web.Request) -> web.StreamResponse:
         session = self._server.session(request)

@@ -11,6 +11,11 @@ order they were asked for, ``gap`` apart on the App's clock, and a status supers
 waited is never sent (only the latest). An answer is never dropped: its caller awaits it.
 A Slack refusal is one warning: the run goes on.
 
+``agents.sessions.setStatus``, ``chat.startStream`` and ``chat.stopStream`` are called by
+name (``api_call``, the JSON slack_sdk's own methods send): the slack-sdk versions we take
+(``pyproject.toml``) do not all have methods for them (3.48 has ``agents_sessions_setStatus``
+and ``chat_startStream``).
+
 Which threads are assistant threads is known from Slack's events in this process (a thread
 started, a message in it): after a restart, a thread is one again from its next message.
 """
@@ -100,14 +105,19 @@ class AgentSessions:
         returns once both were sent (in the thread's order)."""
 
         async def streamed() -> None:
-            started = await self._client.chat_startStream(
-                channel=thread.channel,
-                thread_ts=thread.ts,
-                recipient_team_id=thread.team,
-                recipient_user_id=user,
-                markdown_text=redact(text)[:MAX_STREAMED],
+            started = await self._client.api_call(
+                "chat.startStream",
+                json={
+                    "channel": thread.channel,
+                    "thread_ts": thread.ts,
+                    "recipient_team_id": thread.team,
+                    "recipient_user_id": user,
+                    "markdown_text": redact(text)[:MAX_STREAMED],
+                },
             )
-            await self._client.chat_stopStream(channel=thread.channel, ts=str(started["ts"]))
+            await self._client.api_call(
+                "chat.stopStream", json={"channel": thread.channel, "ts": str(started["ts"])}
+            )
 
         done = asyncio.get_running_loop().create_future()
         self._enqueue(
@@ -123,8 +133,9 @@ class AgentSessions:
             await self._client.assistant_threads_setStatus(
                 channel_id=thread.channel, thread_ts=thread.ts, status=status
             )
-            await self._client.agents_sessions_setStatus(
-                channel_id=thread.channel, thread_ts=thread.ts, status=session
+            await self._client.api_call(
+                "agents.sessions.setStatus",
+                json={"channel_id": thread.channel, "thread_ts": thread.ts, "status": session},
             )
 
         step = _Step(send=self._quietly(sent, "status"), is_status=True, last=last)
