@@ -11,7 +11,6 @@ from typing_extensions import TypedDict
 
 from bot import ExecutionStatus, SetupError, serve_graph
 from bot.langgraph import request_approval
-from tests.web.pages import open_page
 
 MEMORY = "sqlite+aiosqlite:///:memory:"
 
@@ -69,7 +68,8 @@ async def test_its_web_pages_ask_the_graph() -> None:
         from aiohttp.test_utils import TestClient, TestServer
 
         async with TestClient(TestServer(served.web_app())) as http:
-            status, page = await open_page(http, "/")
+            response = await http.get("/")
+            status, page = response.status, await response.text()
     assert status == 401 and "Open the inbox link" in page  # nobody signed in yet
 
 
