@@ -150,7 +150,7 @@ def _serve_slack_or_web(args: argparse.Namespace) -> int:
     from bot.cli.preflight import check_web_desk
 
     check_web_desk()  # its problems are told before LangGraph and LangChain load
-    from bot.desk.settings import GRAPH_SETTING
+    from bot.served.targets import GRAPH_SETTING
     from bot.settings import environment
 
     what = "your graph" if environment().get(GRAPH_SETTING) else "the office desk"

@@ -32,10 +32,8 @@ from bot.components.specs import ApplicationSpec, spec_of
 from bot.core.errors import AssemblyError, SettingsError
 from bot.desk.offline_model import OfflineDemoModel
 from bot.desk.settings import (
-    GRAPH_SETTING,
     OFFLINE_MODEL,
     DeskSettings,
-    SuggestedPrompt,
     check_desk_model,
     load_desk_settings,
     load_served_settings,
@@ -47,6 +45,7 @@ from bot.runtime.probes import METRICS_PATH, probe_app
 from bot.security.key_source import key_source
 from bot.served.application import ServedApplication
 from bot.served.serve import slack_application
+from bot.served.targets import GRAPH_SETTING, SuggestedPrompt
 from bot.settings import Settings, load_settings
 from bot.store.database import database_failure
 from channels.slack.bot import SlackBot

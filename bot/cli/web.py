@@ -25,11 +25,12 @@ from bot.cli.logs import logging_as
 from bot.cli.preflight import check_web_desk, web_desk_settings
 from bot.cli.traces import run_traced
 from bot.core.errors import AssemblyError, SettingsError
-from bot.desk.settings import GRAPH_SETTING, load_served_settings
+from bot.desk.settings import load_served_settings
 from bot.desk.web import DESK_PERSON, DESK_TENANT, INBOX_NOTE, WebDesk, build_web_desk
 from bot.langgraph import LangGraphAgent
 from bot.served.application import ServedApplication
 from bot.served.serve import web_application
+from bot.served.targets import GRAPH_SETTING
 from bot.served.web_desk import INBOX_NOTE as GRAPH_INBOX_NOTE
 from bot.served.web_desk import GraphDesk
 from bot.settings import load_settings

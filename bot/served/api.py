@@ -26,10 +26,9 @@ from bot.app import App
 from bot.components.decorators import application
 from bot.core.clock import Clock
 from bot.core.errors import SettingsError, SetupError
-from bot.desk.web import DESK_PERSON
 from bot.langgraph import LangGraphAgent
 from bot.served.application import ServedApplication, served_application
-from bot.served.channels import slack_roles, web_roles
+from bot.served.channels import WEB_PERSON, slack_roles, web_roles
 from bot.served.graphs import checked_graph, slug
 from bot.served.web_desk import GraphDesk
 from bot.settings import Settings
@@ -131,7 +130,7 @@ class ServedGraph:
         if self._slack is not None:
             roles = slack_roles(self._approval_channel, self._approvers)
         else:
-            roles = web_roles(self._approvers or (DESK_PERSON,))
+            roles = web_roles(self._approvers or (WEB_PERSON,))
         return served_application(
             [loaded], answered_by=roles.answered_by, implement=roles.implement
         )

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from bot.core.enums import PauseAnswerer
-from bot.desk.web import DESK_PERSON
 from bot.served.application import Implement
 from channels.slack import slack_channel
 from channels.web import web_channel
@@ -40,7 +40,11 @@ def slack_roles(approval_channel: str | None, approvers: Sequence[str]) -> Roles
     return Roles(answered_by=answered_by, implement=implement)
 
 
-def web_roles(approvers: Sequence[str] = (DESK_PERSON,)) -> Roles:
+WEB_PERSON: Final = "you"
+"""Who answers on the web desk (its one person; ``bot.desk.web.DESK_PERSON`` too)."""
+
+
+def web_roles(approvers: Sequence[str] = (WEB_PERSON,)) -> Roles:
     """Asked on the web: by ``approvers`` (the web desk's one person), in their inbox."""
 
     def implement(role: type, name: str) -> type:

@@ -21,8 +21,8 @@ from langchain_core.tools import BaseTool
 from langgraph.pregel import Pregel
 
 from bot.core.errors import SettingsError
-from bot.desk.settings import GRAPH_SETTING, GraphTarget
 from bot.runtime.graph_tools import interrupting_tools, subgraphs, tools_of
+from bot.served.targets import GRAPH_SETTING, GraphTarget
 
 ASKING: Final = "request_approval"
 BARE: Final = "interrupt"

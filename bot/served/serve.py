@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.desk.settings import ServedSettings
 from bot.served.application import ServedApplication, served_application
 from bot.served.channels import slack_roles, web_roles
 from bot.served.graphs import load_graphs
+from bot.served.targets import ServedSettings
 
 
 def slack_application(settings: ServedSettings) -> ServedApplication:

@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot import SettingsError
-from bot.desk.settings import (
-    GraphTarget,
-    ServedSettings,
-    SuggestedPrompt,
-    load_served_settings,
-)
+from bot.desk.settings import load_served_settings
+from bot.served.targets import GraphTarget, ServedSettings, SuggestedPrompt
 
 SLACK = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s"}
 
