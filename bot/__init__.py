@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         Answered,
         AnswerOutcome,
         NotUnderstood,
+        RecordedAnswer,
         Refused,
         ReplyKept,
     )
@@ -122,7 +123,6 @@ if TYPE_CHECKING:
         PauseView,
         PendingPause,
         ReceivedReply,
-        RecordedAnswer,
         StepRecord,
     )
     from bot.core.sensitive import Sensitive
@@ -190,7 +190,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "PiiPolicy": "bot.core.pii",
     "PiiRefusedError": "bot.core.errors",
     "ReceivedReply": "bot.core.results",
-    "RecordedAnswer": "bot.core.results",
+    "RecordedAnswer": "bot.core.answers",
     "RegexDetector": "bot.core.pii",
     "ReplyInput": "bot.core.reply",
     "ReplyInterpretation": "bot.core.reply",
