@@ -10,8 +10,9 @@ the exported members reads every name of ``__all__``.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from bot.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -349,15 +350,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Import a public name's module on first use (``python -m bot --help`` stays fast)."""
-    module = _EXPORTED_FROM.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTED_FROM, __all__)

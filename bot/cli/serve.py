@@ -26,7 +26,7 @@ from aiohttp import web
 from bot.app import App
 from bot.cli.binding import EVERY_INTERFACE, Binding
 from bot.cli.logs import logging_as
-from bot.cli.traces import configure_tracing, trace_export
+from bot.cli.traces import run_traced
 from bot.components.specs import ApplicationSpec, spec_of
 from bot.core.errors import AssemblyError, SettingsError
 from bot.desk.offline_model import OfflineDemoModel
@@ -51,15 +51,7 @@ HOST: Final = EVERY_INTERFACE  # without COUNTERSIGN_BIND_ADDRESS: Slack must re
 def serve_slack(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> int:
     """Serve until a signal; the exit code. Spans are exported as the ``OTEL_*`` settings say
     (``bot.cli.traces``), what is left of them on the way out."""
-    try:
-        tracing = configure_tracing(trace_export(environ))
-    except SettingsError as error:
-        print(error.message, file=sys.stderr)
-        return EXIT_SETTINGS
-    try:
-        return asyncio.run(_serve(environ, str(env_file), sys.stdout, sys.stderr))
-    finally:
-        tracing.close()
+    return run_traced(environ, lambda: _serve(environ, str(env_file), sys.stdout, sys.stderr))
 
 
 async def _serve(environ: Mapping[str, str] | None, env_file: str, out: TextIO, err: TextIO) -> int:

@@ -16,11 +16,13 @@ protocol we do not ship, or an exporter asked for without the ``otel`` extra ins
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from bot.core.errors import SettingsError
 
@@ -136,3 +138,20 @@ def configure_tracing(export: TraceExport) -> Tracing:
         provider.add_span_processor(BatchSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
     return Tracing(provider.shutdown)
+
+
+def run_traced(
+    environ: Mapping[str, str] | None, serve: Callable[[], Coroutine[Any, Any, int]]
+) -> int:
+    """Run ``serve`` (a server's main coroutine) until it returns its exit code, its spans
+    exported as the ``OTEL_*`` settings say and what is left of them flushed on the way out; a
+    bad trace setting is one line and exit 2 before anything is served."""
+    try:
+        tracing = configure_tracing(trace_export(environ))
+    except SettingsError as error:
+        print(error.message, file=sys.stderr)
+        return 2  # a settings problem, as every command exits on one
+    try:
+        return asyncio.run(serve())
+    finally:
+        tracing.close()

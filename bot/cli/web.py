@@ -22,7 +22,7 @@ from bot.app import App
 from bot.cli.binding import Binding
 from bot.cli.logs import logging_as
 from bot.cli.preflight import check_web_desk, web_desk_settings
-from bot.cli.traces import configure_tracing, trace_export
+from bot.cli.traces import run_traced
 from bot.core.errors import AssemblyError, SettingsError
 from bot.desk.web import DESK_PERSON, DESK_TENANT, INBOX_NOTE, WebDesk, build_web_desk
 from bot.settings import load_settings
@@ -35,15 +35,7 @@ HOST: Final = "127.0.0.1"  # a desk to try on this machine: nobody else reaches 
 
 def serve_web_desk(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> int:
     """Serve until a signal; the exit code."""
-    try:
-        tracing = configure_tracing(trace_export(environ))
-    except SettingsError as error:
-        print(error.message, file=sys.stderr)
-        return EXIT_SETTINGS
-    try:
-        return asyncio.run(_serve(environ, env_file, sys.stdout, sys.stderr))
-    finally:
-        tracing.close()
+    return run_traced(environ, lambda: _serve(environ, env_file, sys.stdout, sys.stderr))
 
 
 async def _serve(

@@ -7,8 +7,9 @@ approval as P(yes) from one completion's log-probabilities.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from bot.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from bot.models.decision import (
@@ -66,14 +67,4 @@ _EXPORTED_FROM: dict[str, str] = {
 is made, so reading the model settings stays quick."""
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTED_FROM.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTED_FROM, __all__)

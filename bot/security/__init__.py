@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from bot.core.lazy_exports import lazy_exports
 
 # imported at once (it is light): the name is also its module's, and a later import of the
 # module must not shadow the function
@@ -89,14 +90,4 @@ _EXPORTED_FROM: dict[str, str] = {
 checkpoint serde, so the key settings are read (and a bad one told) before it loads."""
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTED_FROM.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTED_FROM, __all__)
