@@ -1,9 +1,9 @@
 """Answering a pause, channel-neutral: the one path every answer takes — ``App.answer`` under
 every channel, ``App.resume`` under the spec's callers, ``App.read_kept`` and the sweep for a
 reply kept to read later. It checks the request's shape, reads the pause once, checks who
-answers (the role's rules, then the channel's own ``may_answer``), then reads a reply or
-validates a decision and records it: phase 1 of a resume (phase 2, moving the tree on, is the
-engine's).
+answers by the role's rules, then that the pause still waits, then the channel's own
+``may_answer``; then it reads a reply or validates a decision and records it: phase 1 of a
+resume (phase 2, moving the tree on, is the engine's).
 
 What became of the answer is a closed union carrying the pause as it now is
 (``bot.core.answers``): refusals are outcomes, not exceptions (``App.resume`` raises the one it
@@ -207,12 +207,15 @@ async def _answer(
     if record is None:
         return Refused(pause=None, error=UnknownPauseError())
     current = view(record)
+    binding = binding_of(runtime, record)
+    try:  # who may answer before how it closed: a stranger holding the id learns nothing of it
+        responder = responder_of(record, request, None if binding is None else binding.role)
+    except CountersignError as error:
+        return Refused(pause=current, error=error)
     now = runtime.clock.now()
     if record.status is not PauseStatus.PENDING or past_deadline(record, now):
         return AlreadyClosed(pause=current, error=not_paused(record, now))
-    binding = binding_of(runtime, record)
     try:
-        responder = responder_of(record, request, None if binding is None else binding.role)
         refusal = None if may_answer is None else await may_answer(current)
         if refusal is not None:
             raise PauseAnswererError(refusal)

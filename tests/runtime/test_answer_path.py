@@ -9,6 +9,7 @@ from typing import Any, cast
 import pytest
 
 from bot import (
+    AlreadyClosed,
     Answered,
     AnswerOutcome,
     App,
@@ -16,6 +17,7 @@ from bot import (
     PauseAnswererError,
     PauseStatus,
     RecordedAnswer,
+    Refused,
     ThreadOwnerError,
 )
 from bot.runtime import answers
@@ -171,3 +173,34 @@ def test_the_old_names_keep_working() -> None:
     assert closings.Replied.__name__ == "Replied"  # one class named Answered: bot's
     assert observing.outcome_of is observing.response_outcome
     assert observing.response_outcome(200) == "ok"
+
+
+async def test_who_may_answer_is_checked_before_how_the_question_closed(
+    make_office: MakeOffice,
+) -> None:
+    """On every path: the wrong person, or the wrong credential, is refused as such also once
+    the question closed, and learns nothing of how it closed (nor who answered it)."""
+    script_refund_and_expense()
+    office = await make_office()
+    await run(office, owner_id="U1")
+    expense = office.inbox.last("book-expense-tool").pause_id
+    await office.app.resume(expense, decision={"approved": True}, tenant_id="acme", owner_id="U1")
+
+    with pytest.raises(ThreadOwnerError):
+        await office.app.resume(
+            expense, decision={"approved": False}, tenant_id="acme", owner_id="U2"
+        )
+    with pytest.raises(PauseAnswererError):
+        await office.app.resume(
+            expense, decision={"approved": False}, tenant_id="acme", answered_by="m"
+        )
+    stranger = await office.app.answer(
+        expense, tenant_id="acme", by="U2", decision={"approved": False}
+    )
+    owner = await office.app.answer(
+        expense, tenant_id="acme", by="U1", decision={"approved": False}
+    )
+
+    assert isinstance(stranger, Refused) and stranger.code == "pause.not-thread-owner"
+    assert "U1" not in stranger.error.message
+    assert isinstance(owner, AlreadyClosed) and owner.pause.responder == "U1"
