@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         Answered,
         AnswerOutcome,
         NotUnderstood,
+        RecordedAnswer,
         Refused,
         ReplyKept,
     )
@@ -123,7 +124,6 @@ if TYPE_CHECKING:
         PauseView,
         PendingPause,
         ReceivedReply,
-        RecordedAnswer,
         StepRecord,
     )
     from bot.core.sensitive import Sensitive
@@ -192,7 +192,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "PiiPolicy": "bot.core.pii",
     "PiiRefusedError": "bot.core.errors",
     "ReceivedReply": "bot.core.results",
-    "RecordedAnswer": "bot.core.results",
+    "RecordedAnswer": "bot.core.answers",
     "RegexDetector": "bot.core.pii",
     "ReplyInput": "bot.core.reply",
     "ReplyInterpretation": "bot.core.reply",

@@ -28,13 +28,7 @@ from bot.core.answers import Answered, AnswerOutcome
 from bot.core.clock import Clock, TimerHandle, wait_with_timeout
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
-from bot.core.errors import (
-    AppClosedError,
-    CountersignError,
-    DtoValidationError,
-    NotPausedError,
-    UnknownThreadError,
-)
+from bot.core.errors import AppClosedError, DtoValidationError, UnknownThreadError
 from bot.core.metrics import Metrics, Readiness
 from bot.core.results import (
     ExecutionPauseEvent,
@@ -43,17 +37,15 @@ from bot.core.results import (
     PauseView,
     PendingPause,
     ReceivedReply,
-    RecordedAnswer,
 )
 from bot.core.tracing import link_to, span
 from bot.langgraph import LangGraphAgent
 from bot.runtime.answers import (
     AnswerCheck,
     AnswerRequest,
-    ResumeRequest,
     answer,
-    receive_reply,
-    record_answer,
+    answered_or_raise,
+    named_answerer,
 )
 from bot.runtime.assembly import Assembly
 from bot.runtime.attached_graphs import attach_graph
@@ -375,32 +367,80 @@ class App:
         """Answer a pause as ``by`` (its thread's owner or its channel's answerer: the pause
         says which), with a decision or a free-text reply; what became of it, as a closed union
         carrying the pause as it now is (``bot.core.answers``): refusals are outcomes, not
-        exceptions. The pause is read once.
+        exceptions. The pause is read once. The one answer path: every channel answers here,
+        and ``resume`` is this path under the spec's name.
 
         ``may_answer``: the channel's own rule of who may answer (asked after the role's).
         ``continue_run=False``: record only (phase 1; ``Answered.result`` is ``None``) and move
         the run on later with ``continue_answer`` — a webhook records before it acknowledges.
         ``keep_model_replies``: a reply the role reads with a model is kept unread
         (``ReplyKept``) to read after the acknowledgement with ``read_kept``."""
-        self._check_open()
+        request = AnswerRequest(
+            pause_id=pause_id, tenant_id=tenant_id, by=by, decision=_given(decision), reply=reply
+        )
         with span("answer"):
-            outcome = await answer(
-                self._runtime,
-                self._reply_models,
-                AnswerRequest(
-                    pause_id=pause_id,
-                    tenant_id=tenant_id,
-                    by=by,
-                    decision=dict(decision) if isinstance(decision, Mapping) else decision,
-                    reply=reply,
-                ),
-                view=self._views.pause,
+            return await self._answer(
+                request,
                 may_answer=may_answer,
+                continue_run=continue_run,
                 keep_model_replies=keep_model_replies,
             )
-            if isinstance(outcome, Answered) and continue_run:
-                return dataclasses.replace(outcome, result=await self.continue_answer(outcome))
-            return outcome
+
+    async def resume(
+        self,
+        pause_id: str,
+        *,
+        tenant_id: str,
+        decision: ToolCallApprovalDecision | Mapping[str, Any] | None = None,
+        reply: str | None = None,
+        owner_id: str | None = None,
+        answered_by: str | None = None,
+        record: bool = False,
+    ) -> ExecutionResult:
+        """The spec's name for ``answer``: who answers is named by the spec's credentials
+        (``owner_id`` for a THREAD_OWNER pause, ``answered_by`` for a CHANNEL pause; the other
+        one, both or neither is ``PauseAnswererError``), the tree is moved on at once, and any
+        outcome but ``Answered`` is raised as its error."""
+        by, answering_as = named_answerer(owner_id, answered_by)
+        request = AnswerRequest(
+            pause_id=pause_id,
+            tenant_id=tenant_id,
+            by=by,
+            decision=_given(decision),
+            reply=reply,
+            answering_as=answering_as,
+        )
+        with span("resume"):  # a refusal raised marks it failed, with the error's type
+            answered = answered_or_raise(
+                await self._answer(request, continue_run=True, record=record)
+            )
+        assert answered.result is not None  # continued
+        return answered.result
+
+    async def _answer(
+        self,
+        request: AnswerRequest,
+        *,
+        continue_run: bool,
+        may_answer: AnswerCheck | None = None,
+        keep_model_replies: bool = False,
+        record: bool = False,
+    ) -> AnswerOutcome:
+        """The answer path under ``answer`` and ``resume`` (``bot.runtime.answers.answer``),
+        the tree moved on when the answer was recorded and ``continue_run``."""
+        self._check_open()
+        outcome = await answer(
+            self._runtime,
+            self._reply_models,
+            request,
+            view=self._views.pause,
+            may_answer=may_answer,
+            keep_model_replies=keep_model_replies,
+        )
+        if isinstance(outcome, Answered) and continue_run:
+            result = await self.continue_answer(outcome, record=record)
+            return dataclasses.replace(outcome, result=result)
+        return outcome
 
     async def read_kept(
         self, received: ReceivedReply, *, continue_run: bool = True
@@ -419,120 +459,10 @@ class App:
             await self._runtime.store.forget_reply(received.pause_id)
         return outcome
 
-    async def resume(
-        self,
-        pause_id: str,
-        *,
-        tenant_id: str,
-        decision: ToolCallApprovalDecision | Mapping[str, Any] | None = None,
-        reply: str | None = None,
-        owner_id: str | None = None,
-        answered_by: str | None = None,
-        record: bool = False,
-    ) -> ExecutionResult:
-        """Answer a pause by its id (a decision or a free-text reply) and move its tree on;
-        a refusal raises (``answer`` returns it instead)."""
-        with span("resume"):
-            recorded = await self.record_answer(
-                pause_id,
-                tenant_id=tenant_id,
-                decision=decision,
-                reply=reply,
-                owner_id=owner_id,
-                answered_by=answered_by,
-            )
-            return await self.continue_answer(recorded, record=record)
-
-    async def record_answer(
-        self,
-        pause_id: str,
-        *,
-        tenant_id: str,
-        decision: ToolCallApprovalDecision | Mapping[str, Any] | None = None,
-        reply: str | None = None,
-        owner_id: str | None = None,
-        answered_by: str | None = None,
-    ) -> RecordedAnswer:
-        """Phase 1 of ``resume``: check who answers and the answer, and record it (the pause
-        goes PENDING → RESOLVED atomically; every refusal of ``resume`` is raised here, the pause
-        untouched). Short: a webhook calls it before it acknowledges, so an acknowledged answer
-        is never lost; then ``continue_answer``."""
-        self._check_open()
-        request = ResumeRequest(
-            pause_id=pause_id,
-            tenant_id=tenant_id,
-            decision=dict(decision) if isinstance(decision, Mapping) else decision,
-            reply=reply,
-            owner_id=owner_id,
-            answered_by=answered_by,
-        )
-        pause = await record_answer(self._runtime, request, self._reply_models)
-        return RecordedAnswer(
-            pause=self._views.pause(pause),
-            root_execution_id=pause.root_execution_id,
-            answered_by=owner_id or answered_by or "",
-        )
-
-    async def receive_reply(
-        self,
-        pause_id: str,
-        *,
-        tenant_id: str,
-        reply: str,
-        owner_id: str | None = None,
-        answered_by: str | None = None,
-    ) -> ReceivedReply:
-        """Keep a free-text reply to read later: who answers and that the pause waits are
-        checked (refusals raised as by ``resume``), the reply is stored, not read. A webhook
-        whose reply interpreter is a model calls it before it acknowledges, then ``read_reply``;
-        a reply never read is read by the recovery sweep."""
-        self._check_open()
-        request = ResumeRequest(
-            pause_id=pause_id,
-            tenant_id=tenant_id,
-            decision=None,
-            reply=reply,
-            owner_id=owner_id,
-            answered_by=answered_by,
-        )
-        await receive_reply(self._runtime, request)
-        return ReceivedReply(
-            pause_id=pause_id,
-            tenant_id=tenant_id,
-            reply=reply,
-            owner_id=owner_id,
-            answered_by=answered_by,
-        )
-
-    async def read_reply(self, received: ReceivedReply) -> RecordedAnswer:
-        """Read a kept reply with the role's interpreter and record the answer (phase 1); a
-        reply that cannot be read raises as ``resume`` would, and is forgotten (the pause keeps
-        waiting for a clearer answer)."""
-        self._check_open()
-        try:
-            return await self.record_answer(
-                received.pause_id,
-                tenant_id=received.tenant_id,
-                reply=received.reply,
-                owner_id=received.owner_id,
-                answered_by=received.answered_by,
-            )
-        except NotPausedError:
-            raise
-        except CountersignError:
-            await self._runtime.store.forget_reply(received.pause_id)
-            raise
-
-    async def read_unread(self) -> int:
-        """Read the replies kept more than ``UNREAD_GRACE`` ago and never read (their process
-        died), and move their trees on (runs with the sweep); how many were read."""
-        return 0 if self._state is _State.CLOSED else await self._sweeps.read_unread()
-
-    async def continue_answer(
-        self, recorded: RecordedAnswer | Answered, *, record: bool = False
-    ) -> ExecutionResult:
-        """Phase 2 of ``resume``: move the answered pause's tree on (with every other answer
-        recorded meanwhile) and return where it stands."""
+    async def continue_answer(self, recorded: Answered, *, record: bool = False) -> ExecutionResult:
+        """Phase 2 of an answer: move the answered pause's tree on (with every other answer
+        recorded meanwhile) and return where it stands — after ``answer(...,
+        continue_run=False)``; if the process stops first, the recovery sweep does it."""
         self._check_open()
         pause = recorded.pause
         with span("continue", execution_id=recorded.root_execution_id):
@@ -723,3 +653,10 @@ class App:
         result = event.result
         if told and result is not None and result.status.ended:
             await self._mark_told(result.execution_id)
+
+
+def _given(
+    decision: ToolCallApprovalDecision | Mapping[str, Any] | None,
+) -> ToolCallApprovalDecision | dict[str, Any] | None:
+    """A decision as the answer path takes it (a mapping copied: checked, never kept)."""
+    return dict(decision) if isinstance(decision, Mapping) else decision

@@ -1,4 +1,6 @@
-"""What ``App.answer`` returns: a closed union, each case with the pause as it now is.
+"""What ``App.answer`` returns: a closed union, each case with the pause as it now is. It is the
+one answer path's result under every channel; ``App.resume`` (the spec's name) takes the same
+path and raises the error of any case but ``Answered``.
 
 Match it exhaustively (``assert_never``)::
 
@@ -40,6 +42,11 @@ class Answered:
 
     def __repr__(self) -> str:
         return f"Answered(pause={self.pause!r})"
+
+
+RecordedAnswer = Answered
+"""The old name of an answer recorded but not yet continued (``Answered`` with ``result``
+``None``: ``App.answer(..., continue_run=False)``), kept working."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,7 +20,9 @@ class PendingPause:
     pause_id: str | None
     answered_by: PauseAnswerer
     agent: str
-    channel: str
+    role: str
+    """The name of the role whose question it is (for a concrete ``@channel`` named on a tool
+    as is, the channel's own name): what ``PauseView.role`` says of it."""
     ask: ToolCallApprovalAsk
     execution_id: str
     thread_id: str
@@ -35,12 +37,18 @@ class PendingPause:
     reminded: int = 0
     """How many reminders were sent about it (``PauseTiming.remind_after``)."""
 
+    @property
+    def channel(self) -> str:
+        """The spec's name for ``role`` ("the channel asked": a role's name or a
+        ``@channel``'s), kept working; it never names the role's implementation (that is
+        ``PauseView.channel``)."""
+        return self.role
+
     def __repr__(self) -> str:
         shown = "<hidden>" if self.pause_id is None else "<owner's>"
         return (
             f"PendingPause(pause_id={shown}, answered_by={self.answered_by!s}, "
-            f"agent={self.agent!r}, "
-            f"channel={self.channel!r}, tool={self.ask.tool!r})"
+            f"agent={self.agent!r}, role={self.role!r}, tool={self.ask.tool!r})"
         )
 
 
@@ -196,8 +204,10 @@ class PauseView:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReceivedReply:
-    """A free-text reply kept unread (``App.receive_reply``), to read after the webhook
-    acknowledged it (``App.read_reply``); the recovery sweep reads it if nobody does."""
+    """A free-text reply kept unread (``App.answer(..., keep_model_replies=True)`` returns it in
+    ``ReplyKept.received``), to read after the webhook acknowledged it (``App.read_kept``); the
+    recovery sweep reads it if nobody does. ``owner_id`` or ``answered_by`` is who wrote it, as
+    the pause is answered."""
 
     pause_id: str
     tenant_id: str
@@ -207,17 +217,3 @@ class ReceivedReply:
 
     def __repr__(self) -> str:  # never print the pause id
         return f"ReceivedReply(tenant_id={self.tenant_id!r})"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RecordedAnswer:
-    """An answer recorded (phase 1 of a resume, ``App.record_answer``): ``pause`` as it now is
-    (RESOLVED). ``App.continue_answer`` moves its tree on (phase 2); if the process stops first,
-    the recovery sweep does. A webhook records before it acknowledges, then continues."""
-
-    pause: PauseView
-    root_execution_id: str
-    answered_by: str
-
-    def __repr__(self) -> str:
-        return f"RecordedAnswer(pause={self.pause!r})"

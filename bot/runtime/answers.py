@@ -1,10 +1,14 @@
-"""Answering a pause, channel-neutral: check the request, who answers and the answer, then
-record it (phase 1 of a resume; phase 2, moving the tree on, is the engine's).
+"""Answering a pause, channel-neutral: the one path every answer takes — ``App.answer`` under
+every channel, ``App.resume`` under the spec's callers, ``App.read_kept`` and the sweep for a
+reply kept to read later. It checks the request's shape, reads the pause once, checks who
+answers by the role's rules, then that the pause still waits, then the channel's own
+``may_answer``; then it reads a reply or validates a decision and records it: phase 1 of a
+resume (phase 2, moving the tree on, is the engine's).
 
-``answer`` is the one call every channel's inbound side makes: it reads the pause once, asks
-the channel's own rule (``may_answer``) if it has one, and returns what became of the answer as
-a closed union carrying the pause as it now is (``bot.core.answers``). Nothing here moves the
-tree; every outcome but ``Answered`` leaves the pause exactly as it was.
+What became of the answer is a closed union carrying the pause as it now is
+(``bot.core.answers``): refusals are outcomes, not exceptions (``App.resume`` raises the one it
+got: ``answered_or_raise``). Nothing here moves the tree; every outcome but ``Answered`` leaves
+the pause exactly as it was.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final, assert_never
 
 from bot.components.specs import ChannelRoleSpec, ReplyInterpreterSpec, spec_of
 from bot.core.answers import (
@@ -43,58 +47,103 @@ from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import REASON_REQUIRED_IN_WORDS, check_reason
 from bot.runtime.edit_checks import validate_for
 from bot.runtime.interpreting import ReplyModels, interpret_reply
-from bot.runtime.observed_answers import AnswerNote, note_answer, observe_answer, verdict_of
+from bot.runtime.observed_answers import observe_answer
 from bot.runtime.services import Runtime
 from bot.store import closings
 from bot.store.records import PauseAnswer, PauseRecord
 
+AnswerCheck = Callable[[PauseView], Awaitable[str | None]]
+"""A channel's own rule of who may answer (Slack: approvers by user group), asked with the pause
+once the runtime's rules passed: the words of a refusal for the person, or ``None``."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ResumeRequest:
+class AnswerRequest:
+    """An answer to a pause by ``by`` (the thread's owner or the channel's answerer: the pause
+    says which): a decision or a free-text reply."""
+
     pause_id: str
     tenant_id: str
+    by: str
     decision: ToolCallApprovalDecision | dict[str, Any] | None
     reply: str | None
-    owner_id: str | None
-    answered_by: str | None
+    answering_as: PauseAnswerer | None = None
+    """The kind of answerer the caller named ``by`` as, when it named one (``App.resume``:
+    ``owner_id`` is the THREAD_OWNER credential, ``answered_by`` the CHANNEL one); a pause
+    answered by the other kind refuses it (``pause.wrong-answerer``) and ``by`` is checked
+    against the pause, not before the look-up. ``None``: the pause says which."""
 
-    def check_shape(self) -> None:
-        """Exactly one of decision or reply; a non-empty reply; before any look-up."""
-        if (self.decision is None) == (self.reply is None):
-            raise DtoValidationError("give exactly one of decision or reply")
-        if self.reply is not None and not self.reply.strip():
-            raise DtoValidationError("the reply is empty")
-        if not isinstance(self.pause_id, str) or not self.pause_id:
-            raise DtoValidationError("pause_id must be a non-empty string")
-        if not isinstance(self.tenant_id, str) or not self.tenant_id:
-            raise DtoValidationError("tenant_id must be a non-empty string")
+    def __repr__(self) -> str:  # never print the pause id
+        return f"AnswerRequest(tenant_id={self.tenant_id!r}, by={self.by!r})"
 
 
-def check_answerer(
-    record: PauseRecord, request: ResumeRequest, role: ChannelRoleSpec | None = None
+def named_answerer(
+    owner_id: str | None, answered_by: str | None
+) -> tuple[str, PauseAnswerer | None]:
+    """``App.resume``'s credentials as the answer path takes them: exactly one of them named →
+    who answers and as what; both or neither → nobody named (refused before the look-up)."""
+    if owner_id is not None and answered_by is None:
+        return owner_id, PauseAnswerer.THREAD_OWNER
+    if answered_by is not None and owner_id is None:
+        return answered_by, PauseAnswerer.CHANNEL
+    return "", None
+
+
+NOBODY_NAMED: Final = (
+    "name who answers: a non-empty by (App.answer), or exactly one of owner_id and "
+    "answered_by (App.resume)"
+)
+WRONG_CREDENTIAL: Final = {
+    PauseAnswerer.THREAD_OWNER: (
+        "this pause is answered by the thread's owner: pass owner_id, not answered_by"
+    ),
+    PauseAnswerer.CHANNEL: (
+        "this pause is answered through its channel: pass a non-empty answered_by, not owner_id"
+    ),
+}
+
+
+def check_shape(request: AnswerRequest) -> None:
+    """Before any look-up: exactly one of decision or reply, a non-empty reply, the ids, and
+    someone named to answer."""
+    if (request.decision is None) == (request.reply is None):
+        raise DtoValidationError("give exactly one of decision or reply")
+    if request.reply is not None and not request.reply.strip():
+        raise DtoValidationError("the reply is empty")
+    if not isinstance(request.pause_id, str) or not request.pause_id:
+        raise DtoValidationError("pause_id must be a non-empty string")
+    if not isinstance(request.tenant_id, str) or not request.tenant_id:
+        raise DtoValidationError("tenant_id must be a non-empty string")
+    if request.answering_as is None and not _named(request.by):
+        raise PauseAnswererError(NOBODY_NAMED)
+
+
+def _named(by: object) -> bool:
+    return isinstance(by, str) and bool(by.strip())
+
+
+def responder_of(
+    record: PauseRecord, request: AnswerRequest, role: ChannelRoleSpec | None = None
 ) -> str:
     """Who answers, by the pause's kind of answerer; raises for the wrong credential, and for
     the execution's owner when ``role`` separates duties."""
-    if record.answered_by is PauseAnswerer.THREAD_OWNER:
-        if request.answered_by is not None or request.owner_id is None:
-            raise PauseAnswererError(
-                "this pause is answered by the thread's owner: pass owner_id, not answered_by"
-            )
-        if request.owner_id != record.owner_id:
+    kind = record.answered_by
+    if request.answering_as is not None and request.answering_as is not kind:
+        raise PauseAnswererError(WRONG_CREDENTIAL[kind])
+    if kind is PauseAnswerer.THREAD_OWNER:
+        if request.by != record.owner_id:
             raise ThreadOwnerError(
                 f"only the owner of thread {record.thread_id} may answer this pause"
             )
-        return request.owner_id
-    if request.owner_id is not None or not request.answered_by or not request.answered_by.strip():
-        raise PauseAnswererError(
-            "this pause is answered through its channel: pass a non-empty answered_by, not owner_id"
-        )
-    if role is not None and role.separation_of_duties and request.answered_by == record.owner_id:
+        return request.by
+    if not _named(request.by):
+        raise PauseAnswererError(WRONG_CREDENTIAL[kind])
+    if role is not None and role.separation_of_duties and request.by == record.owner_id:
         raise SelfApprovalError(
-            f"{request.answered_by} asked for this call and the role {role.name} separates "
+            f"{request.by} asked for this call and the role {role.name} separates "
             "duties: someone else must answer it (the question still waits)"
         )
-    return request.answered_by
+    return request.by
 
 
 def past_deadline(record: PauseRecord, now: datetime) -> bool:
@@ -117,51 +166,6 @@ def not_paused(record: PauseRecord, now: datetime) -> NotPausedError:
     return NotPausedError("the question is no longer needed (it was withdrawn or cancelled)")
 
 
-async def _waiting(
-    runtime: Runtime, request: ResumeRequest
-) -> tuple[PauseRecord, ToolBinding | None, str]:
-    """The pause ``request`` answers, if it still waits and the credential is right: the
-    record, its tool's binding and who answers. Raises the refusals of any answer."""
-    record = await _found(runtime, request)
-    return (record, *_admitted(runtime, record, request))
-
-
-async def _found(runtime: Runtime, request: ResumeRequest) -> PauseRecord:
-    record = await runtime.store.find(request.tenant_id, request.pause_id)
-    if record is None:
-        raise UnknownPauseError()
-    return record
-
-
-def _admitted(
-    runtime: Runtime, record: PauseRecord, request: ResumeRequest
-) -> tuple[ToolBinding | None, str]:
-    """The tool's binding and who answers, if the credential is right and the pause waits."""
-    binding = binding_of(runtime, record)
-    responder = check_answerer(record, request, None if binding is None else binding.role)
-    now = runtime.clock.now()
-    if record.status is not PauseStatus.PENDING or past_deadline(record, now):
-        raise not_paused(record, now)
-    return binding, responder
-
-
-AnswerCheck = Callable[[PauseView], Awaitable[str | None]]
-"""A channel's own rule of who may answer (Slack: approvers by user group), asked with the pause
-once the runtime's rules passed: the words of a refusal for the person, or ``None``."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AnswerRequest:
-    """An answer to a pause by ``by`` (the thread's owner or the channel's answerer: the pause
-    says which): a decision or a free-text reply."""
-
-    pause_id: str
-    tenant_id: str
-    by: str
-    decision: ToolCallApprovalDecision | dict[str, Any] | None
-    reply: str | None
-
-
 async def answer(
     runtime: Runtime,
     models: ReplyModels,
@@ -173,7 +177,7 @@ async def answer(
 ) -> AnswerOutcome:
     """Check and record an answer with one read of the pause; what became of it. Refusals are
     outcomes, not exceptions: only a failure of the store or of a model's provider raises.
-    Each outcome is counted (``countersign_answers``)."""
+    Each outcome is counted (``countersign_answers``) and logged, once."""
     outcome = await _answer(
         runtime,
         models,
@@ -195,46 +199,30 @@ async def _answer(
     may_answer: AnswerCheck | None,
     keep_model_replies: bool,
 ) -> AnswerOutcome:
-    shape = ResumeRequest(
-        pause_id=request.pause_id,
-        tenant_id=request.tenant_id,
-        decision=request.decision,
-        reply=request.reply,
-        owner_id=None,
-        answered_by=None,
-    )
     try:
-        shape.check_shape()
-        if not isinstance(request.by, str) or not request.by.strip():
-            raise PauseAnswererError("by must name who answers (a non-empty string)")
+        check_shape(request)
     except CountersignError as error:
         return Refused(pause=None, error=error)
     record = await runtime.store.find(request.tenant_id, request.pause_id)
     if record is None:
         return Refused(pause=None, error=UnknownPauseError())
     current = view(record)
+    binding = binding_of(runtime, record)
+    try:  # who may answer before how it closed: a stranger holding the id learns nothing of it
+        responder = responder_of(record, request, None if binding is None else binding.role)
+    except CountersignError as error:
+        return Refused(pause=current, error=error)
     now = runtime.clock.now()
     if record.status is not PauseStatus.PENDING or past_deadline(record, now):
         return AlreadyClosed(pause=current, error=not_paused(record, now))
-    owners = record.answered_by is PauseAnswerer.THREAD_OWNER
-    resume = ResumeRequest(
-        pause_id=request.pause_id,
-        tenant_id=request.tenant_id,
-        decision=request.decision,
-        reply=request.reply,
-        owner_id=request.by if owners else None,
-        answered_by=None if owners else request.by,
-    )
-    binding = binding_of(runtime, record)
     try:
-        responder = check_answerer(record, resume, None if binding is None else binding.role)
         refusal = None if may_answer is None else await may_answer(current)
         if refusal is not None:
             raise PauseAnswererError(refusal)
-        if resume.reply is not None and keep_model_replies and reads_with_a_model(runtime, record):
-            await _keep(runtime, record, resume, responder)
-            return ReplyKept(pause=current, received=_received(resume))
-        resolved = await _record(runtime, models, record, binding, responder, resume)
+        if request.reply is not None and keep_model_replies and reads_with_a_model(runtime, record):
+            await _keep(runtime, record, request, responder)
+            return ReplyKept(pause=current, received=_received(record, request, responder))
+        resolved = await _record(runtime, models, record, binding, responder, request)
     except NotPausedError as error:
         latest = await runtime.store.find(request.tenant_id, request.pause_id)
         return AlreadyClosed(pause=view(latest or record), error=error)
@@ -246,6 +234,25 @@ async def _answer(
     return Answered(
         pause=view(resolved), root_execution_id=resolved.root_execution_id, answered_by=responder
     )
+
+
+def answered_or_raise(outcome: AnswerOutcome) -> Answered:
+    """The answer recorded, or the refusal it met raised (``App.resume``'s way with the union:
+    ``UnknownPauseError``, ``PauseAnswererError``, ``NotPausedError``,
+    ``UninterpretableReplyError``... each the error its case carries)."""
+    match outcome:
+        case Answered():
+            return outcome
+        case NotUnderstood(error=error):
+            raise error
+        case AlreadyClosed(error=error):
+            raise error
+        case Refused(error=error):
+            raise error
+        case ReplyKept():  # only kept when asked to (keep_model_replies): resume never asks
+            raise AssertionError("a reply was kept where none was to be kept")
+        case _ as never:
+            assert_never(never)
 
 
 def binding_of(runtime: Runtime, record: PauseRecord) -> ToolBinding | None:
@@ -279,32 +286,24 @@ def reads_with_a_model(runtime: Runtime, record: PauseRecord) -> bool:
     )
 
 
-def _received(request: ResumeRequest) -> ReceivedReply:
+def _received(record: PauseRecord, request: AnswerRequest, responder: str) -> ReceivedReply:
     assert request.reply is not None  # only replies are kept
+    owners = record.answered_by is PauseAnswerer.THREAD_OWNER
     return ReceivedReply(
         pause_id=request.pause_id,
         tenant_id=request.tenant_id,
         reply=request.reply,
-        owner_id=request.owner_id,
-        answered_by=request.answered_by,
+        owner_id=responder if owners else None,
+        answered_by=None if owners else responder,
     )
 
 
-async def receive_reply(runtime: Runtime, request: ResumeRequest) -> PauseRecord:
-    """Keep a free-text reply to read after the ack: checked like an answer (the shape, who
-    answers, that the pause waits) but not read yet, so a reader that takes longer than the
-    ack may, or a process that dies before reading it, loses nothing."""
-    request.check_shape()
-    if request.reply is None:
-        raise DtoValidationError("receive_reply takes a reply, not a decision")
-    record, _, responder = await _waiting(runtime, request)
-    await _keep(runtime, record, request, responder)
-    return record
-
-
 async def _keep(
-    runtime: Runtime, record: PauseRecord, request: ResumeRequest, responder: str
+    runtime: Runtime, record: PauseRecord, request: AnswerRequest, responder: str
 ) -> None:
+    """Keep a free-text reply to read after the ack, checked like an answer but not read yet:
+    a reader that takes longer than the ack may, and a process that dies before reading it
+    loses nothing (the sweep reads it)."""
     assert request.reply is not None
     kept = await runtime.store.receive_reply(
         request.tenant_id, request.pause_id, request.reply, responder, runtime.clock.now()
@@ -314,47 +313,13 @@ async def _keep(
         raise not_paused(current or record, runtime.clock.now())
 
 
-async def record_answer(
-    runtime: Runtime, request: ResumeRequest, models: ReplyModels
-) -> PauseRecord:
-    """Phase 1: returns the pause as it now is (RESOLVED, with its answer); observed like
-    ``answer``'s outcomes (a refusal raised is counted and logged with its code)."""
-    role: str | None = None
-
-    def noted(outcome: str, error: CountersignError | None = None, what: str = "") -> None:
-        note = AnswerNote(
-            outcome=outcome, code="" if error is None else error.code, role=role, what=what
-        )
-        by = request.owner_id or request.answered_by or ""
-        note_answer(runtime.metrics, note, tenant_id=request.tenant_id, by=by)
-
-    try:
-        request.check_shape()
-        record = await _found(runtime, request)
-        role = record.role
-        binding, responder = _admitted(runtime, record, request)
-        resolved = await _record(runtime, models, record, binding, responder, request)
-    except NotPausedError as error:
-        noted("already_closed", error)
-        raise
-    except (UninterpretableReplyError, ReplyInterpreterMissingError) as error:
-        noted("not_understood", error)
-        raise
-    except CountersignError as error:
-        noted("refused", error)
-        raise
-    decision = None if resolved.answer is None else resolved.answer.decision
-    noted("answered", what=f"{verdict_of(decision)} {resolved.ask.tool}")
-    return resolved
-
-
 async def _record(
     runtime: Runtime,
     models: ReplyModels,
     record: PauseRecord,
     binding: ToolBinding | None,
     responder: str,
-    request: ResumeRequest,
+    request: AnswerRequest,
 ) -> PauseRecord:
     """Read a reply (or validate a decision) and record it: PENDING → RESOLVED. The span it
     runs in (answer, resume) links to the pass that asked, maybe in another process."""
@@ -380,7 +345,7 @@ async def _record(
     resolved_at = runtime.clock.now()
     resolved = await runtime.store.close(
         request.pause_id,
-        closings.Answered(
+        closings.Replied(
             answer=given,
             audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
         ),

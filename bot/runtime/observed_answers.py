@@ -1,12 +1,12 @@
 """Each answer given to a pause, observed once: counted (``countersign_answers``) and logged.
 
-Every way of answering ends here (``App.answer`` under every channel, ``App.record_answer``
-under ``resume``, a Slack button refused before its modal opens), so an operator reads one line
-per answer whichever path it took: ``INFO`` for an answer recorded, a reply kept to read, one
-not understood or one to a closed question; ``WARNING`` for a refusal (the wrong person, an
-invalid decision). The line carries ``tenant_id``, ``role``, ``outcome`` and ``code`` as fields
-(``COUNTERSIGN_LOG_FORMAT=json``), and names who answered; never the pause id, a reply's
-words or a decision's reason.
+Every way of answering ends here (the one answer path, ``bot.runtime.answers.answer``, under
+``App.answer``, ``App.resume`` and every channel; a Slack button refused before its modal
+opens), so an operator reads one line per answer whichever path it took: ``INFO`` for an
+answer recorded, a reply kept to read, one not understood or one to a closed question;
+``WARNING`` for a refusal (the wrong person, an invalid decision). The line carries
+``tenant_id``, ``role``, ``outcome`` and ``code`` as fields (``COUNTERSIGN_LOG_FORMAT=json``),
+and names who answered; never the pause id, a reply's words or a decision's reason.
 """
 
 from __future__ import annotations

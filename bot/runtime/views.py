@@ -76,7 +76,7 @@ class Views:
             pause_id=shown,
             answered_by=record.answered_by,
             agent=record.agent,
-            channel=record.role,
+            role=record.role,
             ask=ask,
             execution_id=record.execution_id,
             thread_id=record.thread_id,

@@ -15,9 +15,10 @@ from bot.store.records import PauseAnswer
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Answered:
+class Replied:
     """Someone answered: PENDING → RESOLVED (REPLIED), for a pass to take — only while the
-    deadline the pause waits under (``closes_at``) has not passed."""
+    deadline the pause waits under (``closes_at``) has not passed. (Named for its resolution,
+    as each closing here is: ``bot.core.answers.Answered`` is what ``App.answer`` returns.)"""
 
     answer: PauseAnswer
     audit_decision: dict[str, Any] | None = None
@@ -49,7 +50,10 @@ class Expired:
     """Nobody answered before the question's expiry: PENDING → CANCELLED (EXPIRED)."""
 
 
-Closing = Answered | DecidedAtOnce | Withdrawn | Cancelled | Expired
+Closing = Replied | DecidedAtOnce | Withdrawn | Cancelled | Expired
+
+Answered = Replied
+"""The old name of ``Replied``, kept working for code written before the rename."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +72,7 @@ class ClosedAs:
 def closed_as(closing: Closing) -> ClosedAs:
     """The one place a closing becomes a (status, resolution) pair."""
     match closing:
-        case Answered(answer=answer, audit_decision=audit_decision):
+        case Replied(answer=answer, audit_decision=audit_decision):
             return ClosedAs(
                 status=PauseStatus.RESOLVED,
                 resolution=PauseResolution.REPLIED,

@@ -86,7 +86,7 @@ def _text(container: object, key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def outcome_of(status: int) -> str:
+def response_outcome(status: int) -> str:
     """How Bolt answered: ``ok`` (2xx), ``unhandled`` (404: no listener), ``refused`` (other
     4xx), ``failed`` (5xx)."""
     if 200 <= status < 300:
@@ -94,6 +94,11 @@ def outcome_of(status: int) -> str:
     if status == 404:
         return "unhandled"
     return "refused" if status < 500 else "failed"
+
+
+outcome_of = response_outcome
+"""The old name of ``response_outcome``, kept working (``channels.slack.outcomes.outcome_of``
+is how a closed question reads)."""
 
 
 def observed_dispatch(dispatch: Dispatch, metrics: Metrics, clock: Clock) -> Dispatch:
@@ -110,7 +115,7 @@ def observed_dispatch(dispatch: Dispatch, metrics: Metrics, clock: Clock) -> Dis
                 traced.set_attribute("outcome", "failed")
                 metrics.slack_request(kind, "failed", clock.now() - started)
                 raise
-            outcome = outcome_of(response.status)
+            outcome = response_outcome(response.status)
             traced.set_attribute("outcome", outcome)
             traced.set_attribute("http.response.status_code", response.status)
         metrics.slack_request(kind, outcome, clock.now() - started)
@@ -142,4 +147,4 @@ def edge_counter(metrics: Metrics, clock: Clock, *, path: str) -> Middleware:
 def _count_edge(request: web.Request, status: int, metrics: Metrics, took: timedelta) -> None:
     if request.get(DISPATCHED):
         return  # Bolt answered: counted by its kind in observed_dispatch
-    metrics.slack_request(EDGE_KINDS.get(status, "other"), outcome_of(status), took)
+    metrics.slack_request(EDGE_KINDS.get(status, "other"), response_outcome(status), took)

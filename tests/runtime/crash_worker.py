@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from pydantic import BaseModel
 
 from bot import (
+    Answered,
     App,
     ChannelAsk,
     ChannelOf,
@@ -157,9 +158,10 @@ async def main(url: str, count: int, mode: str) -> None:
         raise AssertionError("the tool should have killed this process")
 
     for pause_id in outbox.pause_ids:  # phase 1 only: the process dies before phase 2
-        await app.record_answer(
-            pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+        recorded = await app.answer(
+            pause_id, tenant_id="acme", by="m", decision={"approved": True}, continue_run=False
         )
+        assert isinstance(recorded, Answered), recorded
     print(f"recorded {len(outbox.pause_ids)}", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 

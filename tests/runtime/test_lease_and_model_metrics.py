@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot import ExecutionStatus, ModelPrice
+from bot import Answered, ExecutionStatus, ModelPrice
 from bot.store.leases import LeaseClaim, SqlLeases
 from bot.testing import call_tool, mock_llm
 from tests.conftest import MakeOffice
@@ -28,9 +28,10 @@ async def test_a_sweep_taking_over_a_dead_instance_s_lease_is_a_takeover_not_a_w
         paused.execution_id, "dead-instance", office.clock.now(), timedelta(seconds=8)
     )
     assert await SqlLeases(office.app.database).try_take(dead)  # it holds the tree, then dies
-    await office.app.record_answer(
-        pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m"
+    recorded = await office.app.answer(  # recorded only: the dead holder was to move it
+        pause_id, tenant_id="acme", by="m", decision={"approved": True}, continue_run=False
     )
+    assert isinstance(recorded, Answered)
 
     await office.clock.advance(timedelta(seconds=61))  # the recovery sweep takes the tree over
 

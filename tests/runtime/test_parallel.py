@@ -16,7 +16,7 @@ from bot import (
     PauseResolution,
     WorkflowStartText,
 )
-from bot.store.closings import Answered
+from bot.store.closings import Replied
 from bot.testing import inspect_app
 from tests.conftest import MakeOffice, Office
 from tests.office import ASKED
@@ -104,7 +104,7 @@ async def test_both_answered_before_one_pass_continue_together(make_office: Make
     for pause_id in (first, second):  # phase 1 only, as two webhooks on another instance would
         assert await store.close(
             pause_id,
-            Answered(answer=PauseAnswer(decision={"approved": True}, responder="m")),
+            Replied(answer=PauseAnswer(decision={"approved": True}, responder="m")),
             at=office.clock.now(),
             tenant_id="acme",
         )

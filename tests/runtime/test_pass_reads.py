@@ -7,7 +7,7 @@ from typing import Any
 from bot import ExecutionStatus, PauseStatus
 from bot.runtime.frame import RunFrame
 from bot.runtime.seam import PausePlace, Taken, ask_channel
-from bot.store.closings import Answered
+from bot.store.closings import Replied
 from bot.store.records import PauseAnswer, PauseRecord
 from bot.testing import inspect_app
 from tests.conftest import MakeOffice, Office
@@ -49,7 +49,7 @@ async def _stale_copy(office: Office) -> tuple[PauseRecord, RunFrame, PausePlace
     pause_id = office.inbox.last("refund-card-tool").pause_id
     answer = PauseAnswer(decision={"approved": True}, responder="m")
     assert await store.close(
-        pause_id, Answered(answer=answer), at=office.clock.now(), tenant_id="acme"
+        pause_id, Replied(answer=answer), at=office.clock.now(), tenant_id="acme"
     )
     record = await store.find("acme", pause_id)
     assert record is not None

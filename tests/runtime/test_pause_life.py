@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from bot import NotPausedError, PauseResolution, PauseStatus, UnknownPauseError
-from bot.store.closings import Answered, Cancelled
+from bot.store.closings import Cancelled, Replied
 from bot.testing import inspect_app
 from tests.conftest import MakeOffice, Office
 from tests.runtime.helpers import run, script_refund, script_refund_and_expense
@@ -70,7 +70,7 @@ async def test_retention_never_removes_a_pending_pause_and_recovery_takes_a_reso
 
     answer = PauseAnswer(decision={"approved": True}, responder="m")
     assert await store.close(
-        refund.pause_id, Answered(answer=answer), at=office.clock.now(), tenant_id="acme"
+        refund.pause_id, Replied(answer=answer), at=office.clock.now(), tenant_id="acme"
     )
     await office.clock.advance(timedelta(days=30))
     expense = office.inbox.last("book-expense-tool")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot import ExecutionStatus
+from bot import Answered, ExecutionStatus
 from bot.testing import call_tool
 from channels.slack.threads import SlackThread
 from tests.slack.checks import all_text, assert_sent_valid, buttons
@@ -21,9 +21,10 @@ async def test_a_recovered_answer_updates_the_message_and_tells_the_requester(
 ) -> None:
     pause_id = await ask_refund_in_thread(world)
     # phase 1 only, as an instance that died right after recording the click would leave it
-    await world.app.record_answer(
-        pause_id, decision={"approved": True}, tenant_id=TEAM, answered_by=MANAGER
+    recorded = await world.app.answer(
+        pause_id, tenant_id=TEAM, by=MANAGER, decision={"approved": True}, continue_run=False
     )
+    assert isinstance(recorded, Answered)
     assert world.stub.of("chat.update") == []
 
     await world.clock.advance(timedelta(seconds=10))  # the recovery sweep

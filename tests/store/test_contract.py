@@ -14,7 +14,7 @@ from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
-from bot.store.closings import Answered, Cancelled, Closing, DecidedAtOnce, Withdrawn
+from bot.store.closings import Cancelled, Closing, DecidedAtOnce, Replied, Withdrawn
 from bot.store.database import Database
 from bot.store.memory import MemoryStore
 from bot.store.migrations import MIGRATIONS
@@ -93,7 +93,7 @@ async def test_resolve_is_atomic_and_writes_the_audit_once(store: PauseStore) ->
         *(
             store.close(
                 record.pause_id,
-                Answered(answer=answer, audit_decision={"approved": True}),
+                Replied(answer=answer, audit_decision={"approved": True}),
                 at=NOW,
                 tenant_id="acme",
             )
@@ -103,7 +103,7 @@ async def test_resolve_is_atomic_and_writes_the_audit_once(store: PauseStore) ->
     [resolved] = [r for r in results if r is not None]
     assert resolved.status is PauseStatus.RESOLVED and resolved.answer == answer
     assert (
-        await store.close(record.pause_id, Answered(answer=answer), at=NOW, tenant_id="other")
+        await store.close(record.pause_id, Replied(answer=answer), at=NOW, tenant_id="other")
         is None
     )
     audit = await store.find_pause_answers("acme", "root-1")
@@ -130,7 +130,7 @@ async def test_cancel_returns_the_closed_record_once(store: PauseStore) -> None:
 async def test_each_closing_makes_its_status_resolution_and_audit_entry(store: PauseStore) -> None:
     answer = PauseAnswer(decision={"approved": True}, responder=None)
     closings: list[tuple[str, Closing, PauseStatus, PauseResolution]] = [
-        ("answered", Answered(answer=answer), PauseStatus.RESOLVED, PauseResolution.REPLIED),
+        ("answered", Replied(answer=answer), PauseStatus.RESOLVED, PauseResolution.REPLIED),
         (
             "decided",
             DecidedAtOnce(answer=answer, audit_decision={"approved": True}, ran_with={"a": 1}),
@@ -157,13 +157,13 @@ async def test_each_closing_makes_its_status_resolution_and_audit_entry(store: P
 async def test_an_answer_after_the_deadline_closes_nothing(store: PauseStore) -> None:
     record = await store.get_or_create(replace(new_pause("quorum"), closes_at=NOW))
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    assert await store.close(record.pause_id, Answered(answer=answer), at=NOW) is None
+    assert await store.close(record.pause_id, Replied(answer=answer), at=NOW) is None
     still = await store.find("acme", record.pause_id)
     assert still is not None and still.status is PauseStatus.PENDING
     early = await store.get_or_create(
         replace(new_pause("early"), closes_at=NOW + timedelta(seconds=1))
     )
-    assert await store.close(early.pause_id, Answered(answer=answer), at=NOW) is not None
+    assert await store.close(early.pause_id, Replied(answer=answer), at=NOW) is not None
     # a withdrawal is not an answer: the deadline does not hold it back
     withdrawn = await store.close(record.pause_id, Withdrawn(), at=NOW + timedelta(hours=1))
     assert withdrawn is not None and withdrawn.resolution is PauseResolution.WITHDRAWN
@@ -225,8 +225,8 @@ async def test_delete_resolved_before_keeps_pending_and_resolved(store: PauseSto
     taken = await store.get_or_create(new_pause("c"))
     cancelled = await store.get_or_create(new_pause("d"))
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.close(resolved.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
-    await store.close(taken.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
+    await store.close(resolved.pause_id, Replied(answer=answer), at=NOW, tenant_id="acme")
+    await store.close(taken.pause_id, Replied(answer=answer), at=NOW, tenant_id="acme")
     await store.take(taken)
     await store.close(cancelled.pause_id, Cancelled(), at=NOW, tenant_id="acme")
     assert await store.delete_resolved_before(NOW + timedelta(days=1), batch_size=1) == 2
@@ -315,7 +315,7 @@ async def test_taking_with_what_the_tool_ran_with_and_its_result(store: PauseSto
         new_pause("owned", answered_by=PauseAnswerer.THREAD_OWNER, owner="U7")
     )
     answer = PauseAnswer(decision={"approved": True}, responder="U7")
-    resolved = await store.close(record.pause_id, Answered(answer=answer), at=NOW)
+    resolved = await store.close(record.pause_id, Replied(answer=answer), at=NOW)
     assert resolved is not None
     assert await store.take(resolved, ran_with={"amount": 3.5})
     await store.save_tool_result(record.pause_id, "refunded")
@@ -351,7 +351,7 @@ async def test_recovery_finds_answers_nobody_took_and_stale_running_roots(
     await store.set_status("fresh", ExecutionStatus.RUNNING, NOW + timedelta(minutes=5))
     record = await store.get_or_create(new_pause("a1", root="answered"))
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.close(record.pause_id, Answered(answer=answer), at=NOW)
+    await store.close(record.pause_id, Replied(answer=answer), at=NOW)
     later = NOW + timedelta(minutes=1)
     assert [r.execution_id for r in await store.roots_needing_recovery(later)] == [
         "answered",
@@ -435,7 +435,7 @@ async def test_a_pause_keeps_the_trace_context_it_was_asked_in(store: PauseStore
     assert untraced.trace_context is None
     answered = await store.close(
         kept.pause_id,
-        Answered(answer=PauseAnswer(decision={"approved": True}, responder="m1")),
+        Replied(answer=PauseAnswer(decision={"approved": True}, responder="m1")),
         at=NOW,
     )
     assert answered is not None and answered.trace_context == found.trace_context

@@ -12,7 +12,7 @@ import pytest
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
-from bot.store.closings import Answered
+from bot.store.closings import Replied
 from bot.store.database import Database
 from bot.store.leases import LeaseClaim, SqlLeases
 from bot.store.memory import MemoryStore
@@ -103,8 +103,8 @@ async def test_open_tree_reads_the_resolved_and_pending_pauses(
     resting = await store.rest("root-1", {"k1": "i-1", "k2": "i-2"}, NOW, release=claim("a"))
     assert resting.released  # nothing was answered yet
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.close(resolved.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
-    await store.close(taken.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
+    await store.close(resolved.pause_id, Replied(answer=answer), at=NOW, tenant_id="acme")
+    await store.close(taken.pause_id, Replied(answer=answer), at=NOW, tenant_id="acme")
     assert await store.take(taken)
     later = NOW + timedelta(seconds=5)
     opened = await store.open_tree(claim("b", at=later))
@@ -156,7 +156,7 @@ async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
     second = await store.get_or_create(new_pause("k2", at=NOW + timedelta(seconds=1)))
     # an answer recorded while the pass ran: the pass goes on with it, the lease stays
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.close(first.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
+    await store.close(first.pause_id, Replied(answer=answer), at=NOW, tenant_id="acme")
     kept = await store.rest("root-1", {"k1": "i-1", "k2": "i-2"}, NOW, release=claim("a"))
     assert not kept.released
     assert [(p.interrupt_id, p.status) for p in kept.pauses] == [
@@ -193,7 +193,7 @@ async def test_end_tree_closes_what_waits_records_the_end_and_gives_the_lease_up
     resolved = await store.get_or_create(new_pause("k3", at=NOW + timedelta(seconds=2)))
     await store.mark_sent(sent.pause_id)
     answer = PauseAnswer(decision={"approved": True}, responder="m")
-    await store.close(resolved.pause_id, Answered(answer=answer), at=NOW, tenant_id="acme")
+    await store.close(resolved.pause_id, Replied(answer=answer), at=NOW, tenant_id="acme")
     closed = await store.end_tree(
         "root-1", ExecutionStatus.FAILED, NOW, error=BOOM, release=claim("a")
     )
