@@ -129,6 +129,7 @@ if TYPE_CHECKING:
     from bot.core.sensitive import Sensitive
     from bot.core.timing import OnExpiry, PauseTiming
     from bot.runtime.auto_channels import AutoApproveChannel, AutoRejectChannel
+    from bot.served.api import ServedGraph, serve_graph
     from bot.settings import Settings, load_settings
 
 _EXPORTED_FROM: dict[str, str] = {
@@ -198,6 +199,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "ReplyInterpreterMissingError": "bot.core.errors",
     "SelfApprovalError": "bot.core.errors",
     "Sensitive": "bot.core.sensitive",
+    "ServedGraph": "bot.served.api",
     "SensitiveFields": "bot.core.pii",
     "Settings": "bot.settings",
     "SettingsError": "bot.core.errors",
@@ -233,6 +235,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "load_settings": "bot.settings",
     "replace_with_token": "bot.core.pii",
     "reply_interpreter": "bot.components.decorators",
+    "serve_graph": "bot.served.api",
     "start": "bot.components.flow",
     "tool": "bot.components.decorators",
     "workflow": "bot.components.decorators",
@@ -309,6 +312,7 @@ __all__ = [
     "SelfApprovalError",
     "Sensitive",
     "SensitiveFields",
+    "ServedGraph",
     "Settings",
     "SettingsError",
     "SetupError",
@@ -342,6 +346,7 @@ __all__ = [
     "load_settings",
     "replace_with_token",
     "reply_interpreter",
+    "serve_graph",
     "start",
     "tool",
     "workflow",

@@ -263,6 +263,7 @@ class App:
         role: type,
         tools: Sequence[BaseTool] = (),
         asked_tools: Sequence[str] | None = None,
+        roles: Mapping[str, type] | None = None,
     ) -> LangGraphAgent:
         """Attach a compiled LangGraph graph of your own (``create_agent(...)`` or a
         ``StateGraph`` compiled with a checkpointer): its human-in-the-loop interrupts become
@@ -274,9 +275,11 @@ class App:
         (``[langgraph.role-fit]``): the tools ``HumanInTheLoopMiddleware``'s ``interrupt_on``
         names, else every tool of the graph's tool nodes, or those named in ``asked_tools``.
         ``tools``: tools the graph asks about beside those (a ``request_approval`` of their
-        name). Attach again after a restart, before answers come: until then its trees wait."""
+        name). ``roles``: the role asked about a tool apart from ``role`` (``{"wire":
+        WireApproval}``: its model must fit that tool; it is asked about it too). Attach again
+        after a restart, before answers come: until then its trees wait."""
         self._check_open()
-        trees = attach_graph(self._runtime, name, graph, role, tools, asked_tools)
+        trees = attach_graph(self._runtime, name, graph, role, tools, asked_tools, roles)
         self._engine.attach(trees.workflow, trees)
         return LangGraphAgent(name, functools.partial(self._invoke_attached, trees.workflow))
 
@@ -491,8 +494,11 @@ class App:
         )
         return await self._finish(result, report)
 
-    async def cancel(self, thread_id: str, *, tenant_id: str) -> list[ExecutionResult]:
-        """Cancel a conversation: every unfinished execution of the thread; pauses withdrawn."""
+    async def cancel(
+        self, thread_id: str, *, tenant_id: str, by: str | None = None
+    ) -> list[ExecutionResult]:
+        """Cancel a conversation: every unfinished execution of the thread; pauses withdrawn
+        (``by``: who stopped it, told to their channels with each withdrawal)."""
         self._check_open()
         rows = await self._runtime.store.list_executions_by_thread(tenant_id, thread_id)
         roots = [row for row in rows if row.parent_execution_id is None]
@@ -500,7 +506,7 @@ class App:
             raise UnknownThreadError(f"no execution of thread {thread_id} is known for this tenant")
         results = []
         for root in roots:
-            await self._engine.cancel_tree(root)
+            await self._engine.cancel_tree(root, by=by)
             await self._mark_told(root.execution_id)
             results.append(await self._views.result(root.execution_id, record=False))
         return results

@@ -49,6 +49,8 @@ AS_BUILT = {
     "Settings", "load_settings",
     # a role's rule for a rejection's reason
     "RejectReason",
+    # your own graph, served (bot.served)
+    "ServedGraph", "serve_graph",
 }  # fmt: skip
 """Added since (the README documents each)."""
 

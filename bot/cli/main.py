@@ -56,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
         "serve",
         help="serve the Slack bot (a missing Slack setting is exit code 2)",
         description="Serve the Slack bot: HTTP on PORT at /slack/events, or Socket Mode with "
-        "SLACK_APP_TOKEN. Reads SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, COUNTERSIGN_APP (default: "
+        "SLACK_APP_TOKEN. Reads SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, COUNTERSIGN_GRAPH (your "
+        "LangGraph graphs, module:attr, comma-separated) or COUNTERSIGN_APP (default: "
         "the Slack office desk, which needs COUNTERSIGN_APPROVAL_CHANNEL, and a model: "
         "COUNTERSIGN_DESK_MODEL=offline for the scripted demo model) and the model settings "
         "from the environment or .env.",
@@ -149,8 +150,12 @@ def _serve_slack_or_web(args: argparse.Namespace) -> int:
     from bot.cli.preflight import check_web_desk
 
     check_web_desk()  # its problems are told before LangGraph and LangChain load
+    from bot.served.targets import GRAPH_SETTING
+    from bot.settings import environment
+
+    what = "your graph" if environment().get(GRAPH_SETTING) else "the office desk"
     print(
-        "Serving the office desk on the web instead (the terminal demo: python -m bot demo).",
+        f"Serving {what} on the web instead (the terminal demo: python -m bot demo).",
         flush=True,
     )
     from bot.cli.web import serve_web_desk

@@ -4,9 +4,11 @@ Bolt, LangGraph and LangChain take seconds to import; a person who mistyped ``PO
 not wait for them to learn it. So ``python -m bot`` checks here first, with light modules only
 (pydantic, SQLAlchemy's URL rules, the settings loaders): the Slack settings, the runtime's (log
 format and level, bind address, metrics port and token, the model provider), the encryption
-keys' form, the desk's settings and whether its model is served, and the ``OTEL_*`` settings.
+keys' form, the desk's settings and whether its model is served (or, with ``COUNTERSIGN_GRAPH``,
+the served graphs' targets, approvers and assistant prompts), and the ``OTEL_*`` settings.
 Each problem is one ``SettingsError`` line. What needs the heavy modules is checked after them:
-``COUNTERSIGN_APP`` (it imports the application), the bot token (``auth.test``), the database.
+``COUNTERSIGN_APP`` and ``COUNTERSIGN_GRAPH``'s graphs (imported), the bot token
+(``auth.test``), the database.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ from typing import Final
 
 from bot.cli.traces import trace_export
 from bot.core.errors import SettingsError
-from bot.desk.settings import OFFLINE_MODEL, DeskSettings, check_desk_model, load_desk_settings
+from bot.desk.settings import (
+    OFFLINE_MODEL,
+    DeskSettings,
+    check_desk_model,
+    load_desk_settings,
+    load_served_settings,
+)
 from bot.security.key_source import key_source
 from bot.settings import PORT_NUMBER, Settings, environment, load_settings
 from channels.slack.settings import load_slack_settings
@@ -32,6 +40,8 @@ def check_slack_serve(
     """``python -m bot serve``'s settings; the first problem as a ``SettingsError``."""
     load_slack_settings(environ, env_file=str(env_file))
     settings = _runtime(environ, env_file)
+    if load_served_settings(environ, env_file=str(env_file), slack=True) is not None:
+        return  # your graphs: no desk to check (they are imported after the heavy modules)
     if not (settings.countersign_app or "").strip():
         desk = load_desk_settings(environ, env_file=str(env_file))
         check_desk_model(desk, settings.model_providers())
@@ -41,7 +51,8 @@ def check_web_desk(environ: Mapping[str, str] | None = None, env_file: Path = Pa
     """The web desk's settings (``python -m bot`` without Slack); its port."""
     port = web_desk_port(environment(environ, env_file=str(env_file)).get("PORT", ""))
     settings = _runtime(environ, env_file)
-    check_desk_model(web_desk_settings(environ, env_file), settings.model_providers())
+    if load_served_settings(environ, env_file=str(env_file), slack=False) is None:
+        check_desk_model(web_desk_settings(environ, env_file), settings.model_providers())
     return port
 
 

@@ -4,10 +4,11 @@ HTTP on ``PORT`` (``POST /slack/events``, ``GET /healthz``, ``/readyz``, ``/metr
 Socket Mode when ``SLACK_APP_TOKEN`` is set (``COUNTERSIGN_METRICS_PORT``: the probes on a port
 of their own), both on ``COUNTERSIGN_BIND_ADDRESS`` (default every interface), until SIGINT or
 SIGTERM; then the bot finishes its background work
-(bounded) and the App closes. The application is ``COUNTERSIGN_APP`` (``module:Class``), else
-the built-in Slack office desk (``bot.desk.slack``). A missing or malformed setting, a bot token
-Slack refuses (one ``auth.test`` at start) and a database that cannot be opened are one line on
-standard error and exit code 2.
+(bounded) and the App closes. The application is ``COUNTERSIGN_GRAPH``'s graphs (``module:attr``,
+``bot.served``: a mention, a DM or an assistant thread runs one), or ``COUNTERSIGN_APP``
+(``module:Class``), else the built-in Slack office desk (``bot.desk.slack``). A missing or
+malformed setting, a bot token Slack refuses (one ``auth.test`` at start) and a database that
+cannot be opened are one line on standard error and exit code 2.
 """
 
 from __future__ import annotations
@@ -30,12 +31,21 @@ from bot.cli.traces import run_traced
 from bot.components.specs import ApplicationSpec, spec_of
 from bot.core.errors import AssemblyError, SettingsError
 from bot.desk.offline_model import OfflineDemoModel
-from bot.desk.settings import OFFLINE_MODEL, DeskSettings, check_desk_model, load_desk_settings
+from bot.desk.settings import (
+    OFFLINE_MODEL,
+    DeskSettings,
+    check_desk_model,
+    load_desk_settings,
+    load_served_settings,
+)
 from bot.desk.slack import build_desk
 from bot.langgraph import LangGraphAgent
 from bot.models.provider import resolve_chat_model
 from bot.runtime.probes import METRICS_PATH, probe_app
 from bot.security.key_source import key_source
+from bot.served.application import ServedApplication
+from bot.served.serve import slack_application
+from bot.served.targets import GRAPH_SETTING, SuggestedPrompt
 from bot.settings import Settings, load_settings
 from bot.store.database import database_failure
 from channels.slack.bot import SlackBot
@@ -73,19 +83,33 @@ async def _serve_with(
     out: TextIO,
     err: TextIO,
 ) -> int:
+    desk: DeskSettings | None = None
+    graphs: ServedApplication | None = None
     try:
         key_source(settings.database_url, settings.countersign_encryption_keys)  # at once
-        application, desk = load_application(settings, environ, env_file)
+        served = load_served_settings(environ, env_file=env_file, slack=True)
+        if served is not None:
+            graphs = slack_application(served)  # your graphs: imported and checked
+            application = graphs.application
+        else:
+            application, desk = load_application(settings, environ, env_file)
         await check_bot_token(slack)
         app = await _create_app(application, settings)
     except (SettingsError, AssemblyError) as error:
         print(error.message, file=err)
         return EXIT_SETTINGS
     try:
-        agent = None
+        agents: tuple[LangGraphAgent, ...] = ()
+        try:
+            if graphs is not None:
+                agents = graphs.attach(app)
+        except AssemblyError as error:
+            print(f"{GRAPH_SETTING}: {error.message}", file=err)
+            return EXIT_SETTINGS
         if desk is not None and desk.agent == "langgraph":
-            agent = _attach_desk_agent(app, desk, settings)
-        return await _run(app, slack, settings, out, err, agent=agent)
+            agents = (_attach_desk_agent(app, desk, settings),)
+        prompts = served.prompts if served is not None else ()
+        return await _run(app, slack, settings, out, err, agents=agents, prompts=prompts)
     finally:
         await app.close()
 
@@ -120,14 +144,19 @@ async def _run(
     out: TextIO,
     err: TextIO,
     *,
-    agent: LangGraphAgent | None = None,
+    agents: tuple[LangGraphAgent, ...] = (),
+    prompts: tuple[SuggestedPrompt, ...] = (),
 ) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     bot = SlackBot(
-        app, slack, agent=agent, check_slack_when_ready=settings.countersign_readyz_slack
+        app,
+        slack,
+        agents=agents,
+        suggested_prompts=[(p.title, p.message) for p in prompts],
+        check_slack_when_ready=settings.countersign_readyz_slack,
     )
     runner: web.AppRunner | None = None
     probes: web.AppRunner | None = None

@@ -1,4 +1,5 @@
-"""``python -m bot`` without Slack settings: the office desk on the web, on 127.0.0.1.
+"""``python -m bot`` without Slack settings: the office desk (or ``COUNTERSIGN_GRAPH``'s graphs,
+``bot.served.web_desk``) on the web, on 127.0.0.1.
 
 It prints the address and an inbox link (the link signs its holder in); a person asks the desk
 for something on the page and answers its questions there. HTTP on ``PORT`` (default 8000) at
@@ -24,7 +25,14 @@ from bot.cli.logs import logging_as
 from bot.cli.preflight import check_web_desk, web_desk_settings
 from bot.cli.traces import run_traced
 from bot.core.errors import AssemblyError, SettingsError
+from bot.desk.settings import load_served_settings
 from bot.desk.web import DESK_PERSON, DESK_TENANT, INBOX_NOTE, WebDesk, build_web_desk
+from bot.langgraph import LangGraphAgent
+from bot.served.application import ServedApplication
+from bot.served.serve import web_application
+from bot.served.targets import GRAPH_SETTING
+from bot.served.web_desk import INBOX_NOTE as GRAPH_INBOX_NOTE
+from bot.served.web_desk import GraphDesk
 from bot.settings import load_settings
 from channels.web import WebServer
 
@@ -48,25 +56,52 @@ async def _serve(
         print(error.message, file=err)
         return EXIT_SETTINGS
     with logging_as(settings):
+        graphs: ServedApplication | None = None
         try:
-            model = web_desk_settings(environ, env_file).model
-            app = await App.create(build_web_desk(model), settings=settings)
+            served = load_served_settings(environ, env_file=str(env_file), slack=False)
+            if served is not None:
+                graphs = web_application(served)  # your graphs: imported and checked
+                application = graphs.application
+            else:
+                application = build_web_desk(web_desk_settings(environ, env_file).model)
+            app = await App.create(application, settings=settings)
         except (SettingsError, AssemblyError) as error:
             print(error.message, file=err)
             return EXIT_SETTINGS
         try:
             binding = Binding.of(settings.countersign_bind_address, port, default=HOST)
-            return await _run(app, binding, out, err)
+            if graphs is None:
+                return await _run(app, binding, out, err)
+            try:
+                agents = graphs.attach(app)
+            except AssemblyError as error:
+                print(f"{GRAPH_SETTING}: {error.message}", file=err)
+                return EXIT_SETTINGS
+            return await _run(app, binding, out, err, agents=agents)
         finally:
             await app.close()
 
 
-async def _run(app: App, binding: Binding, out: TextIO, err: TextIO) -> int:
+async def _run(
+    app: App,
+    binding: Binding,
+    out: TextIO,
+    err: TextIO,
+    *,
+    agents: tuple[LangGraphAgent, ...] = (),
+) -> int:
     base_url = binding.url
-    server = WebServer(app, base_url=base_url, inbox_note=INBOX_NOTE)
-    workflow = app.assembly.application.entry_workflow
-    assert workflow is not None
-    runner = web.AppRunner(WebDesk(app, server, workflow).web_app(), access_log=None)
+    if agents:
+        server = WebServer(app, base_url=base_url, inbox_note=GRAPH_INBOX_NOTE)
+        pages = GraphDesk(app, server, agents).web_app()
+        what = "your graph " + ", ".join(a.name for a in agents)
+    else:
+        server = WebServer(app, base_url=base_url, inbox_note=INBOX_NOTE)
+        workflow = app.assembly.application.entry_workflow
+        assert workflow is not None
+        pages = WebDesk(app, server, workflow).web_app()
+        what = "the office desk"
+    runner = web.AppRunner(pages, access_log=None)
     await runner.setup()  # no access log: a page's address holds its signed link
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -77,7 +112,7 @@ async def _run(app: App, binding: Binding, out: TextIO, err: TextIO) -> int:
         if problem is not None:
             print(problem, file=err)
             return EXIT_SETTINGS
-        print(f"Countersign serves the office desk on {base_url}/", file=out)
+        print(f"Countersign serves {what} on {base_url}/", file=out)
         print(
             f"Open your inbox (the link signs you in as {DESK_PERSON!r}): "
             f"{server.inbox_url(DESK_PERSON, tenant_id=DESK_TENANT)}",

@@ -209,7 +209,7 @@ def reply_interpreter(
 def application(
     *,
     name: str,
-    workflows: Sequence[type],
+    workflows: Sequence[type] = (),
     channels: Sequence[type] = (),
     pause_record_retention: timedelta = DEFAULT_PAUSE_RECORD_RETENTION,
     providers: Sequence[ModelProvider] = (),
@@ -218,7 +218,10 @@ def application(
     budget: Budget | None = None,
     pii_policies: Sequence[PiiPolicy] = (),
 ) -> Callable[[C], C]:
-    """The application: its workflows, the channel implementations, and its model providers."""
+    """The application: its workflows, the channel implementations, and its model providers.
+
+    An application whose work is done by attached LangGraph graphs (``App.langgraph``) names
+    no workflow: its channels (the implementations of the roles its graphs ask) are enough."""
     return _attach(
         lambda cls: ApplicationSpec(
             name=name,

@@ -64,6 +64,9 @@ class ChannelWithdrawal:
     agent: str = ""
     thread_id: str = ""
     execution_id: str = ""
+    cancelled_by: str | None = None
+    """Who stopped the run (``App.cancel(..., by=)``: a Slack user who pressed Stop), for a
+    question CANCELLED that way; None otherwise."""
 
     def __repr__(self) -> str:
         return f"ChannelWithdrawal(role={self.role!r}, resolution={self.resolution!s})"

@@ -14,6 +14,13 @@ from typing import Final
 
 from bot.core.errors import SettingsError
 from bot.models.provider import ModelProvider, serving_provider
+from bot.served.targets import (
+    GRAPH_SETTING,
+    PROMPTS_SETTING,
+    ServedSettings,
+    graph_targets,
+    suggested_prompts,
+)
 from bot.settings import environment
 from channels.slack.approvers import is_approver_id
 from channels.slack.conversation_ids import is_conversation_id
@@ -51,15 +58,7 @@ def load_desk_settings(
             f"COUNTERSIGN_APPROVAL_CHANNEL is malformed: a channel id such as C0123456789, "
             f"not {channel!r}"
         )
-    approvers = tuple(
-        a.strip() for a in values.get("COUNTERSIGN_APPROVERS", "").split(",") if a.strip()
-    )
-    wrong = [a for a in approvers if not is_approver_id(a)]
-    if wrong:
-        raise SettingsError(
-            f"COUNTERSIGN_APPROVERS is malformed: Slack user ids (U…) or user-group ids (S…), "
-            f"comma-separated, not {', '.join(wrong)}"
-        )
+    approvers = _approvers(values)
     model = values.get("COUNTERSIGN_DESK_MODEL", "").strip() or DEFAULT_DESK_MODEL
     agent = values.get("COUNTERSIGN_DESK_AGENT", "").strip().lower() or "native"
     if agent not in DESK_AGENTS:
@@ -85,3 +84,54 @@ def check_desk_model(settings: DeskSettings, providers: list[ModelProvider]) -> 
             "COUNTERSIGN_MODEL_NAMES (or COUNTERSIGN_DESK_MODEL to a model they serve, or to "
             f"{OFFLINE_MODEL} for the scripted demo model)"
         )
+
+
+# ------------------------------------------------------------------------------- served graphs
+
+
+def load_served_settings(
+    environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env", slack: bool
+) -> ServedSettings | None:
+    """The served graphs' settings; None when ``COUNTERSIGN_GRAPH`` is not set. ``slack``:
+    read the Slack approval settings too (the web desk's approver is its one person)."""
+    values = environment(environ, env_file=env_file)
+    text = values.get(GRAPH_SETTING, "").strip()
+    if not text:
+        return None
+    targets = graph_targets(text)
+    if values.get("COUNTERSIGN_APP", "").strip():
+        raise SettingsError(
+            f"{GRAPH_SETTING} and COUNTERSIGN_APP are both set: serve your graphs, or your "
+            "application (attach its graphs in code with App.langgraph), not both"
+        )
+    prompts = suggested_prompts(values.get(PROMPTS_SETTING, ""))
+    if not slack:
+        return ServedSettings(graphs=targets, prompts=prompts)
+    approvers = _approvers(values)
+    channel = values.get("COUNTERSIGN_APPROVAL_CHANNEL", "").strip() or None
+    if channel is None and approvers:
+        raise SettingsError(
+            "COUNTERSIGN_APPROVAL_CHANNEL is missing: COUNTERSIGN_APPROVERS answer in a Slack "
+            "channel; set its id (C…; the channel's details show it) and invite the bot there"
+        )
+    if channel is not None and not is_conversation_id(channel):
+        raise SettingsError(
+            f"COUNTERSIGN_APPROVAL_CHANNEL is malformed: a channel id such as C0123456789, "
+            f"not {channel!r}"
+        )
+    return ServedSettings(
+        graphs=targets, approval_channel=channel, approvers=approvers, prompts=prompts
+    )
+
+
+def _approvers(values: Mapping[str, str]) -> tuple[str, ...]:
+    approvers = tuple(
+        a.strip() for a in values.get("COUNTERSIGN_APPROVERS", "").split(",") if a.strip()
+    )
+    wrong = [a for a in approvers if not is_approver_id(a)]
+    if wrong:
+        raise SettingsError(
+            f"COUNTERSIGN_APPROVERS is malformed: Slack user ids (U…) or user-group ids (S…), "
+            f"comma-separated, not {', '.join(wrong)}"
+        )
+    return approvers

@@ -86,12 +86,18 @@ class GraphTools:
     role: ChannelRoleSpec
     channel: ChannelSpec
     tools: Mapping[str, ToolBinding]
+    roles: Mapping[str, tuple[ChannelRoleSpec, ChannelSpec]] = field(default_factory=dict)
+    """The role (and its channel) asked about a tool named apart (``App.langgraph(...,
+    roles={tool: Role})``); every other tool is asked under ``role``."""
 
     def binding(self, tool: str) -> ToolBinding:
         """The tool's binding; a tool the graph has no schema for (a ``request_approval``
-        question) is checked by the role's model alone."""
+        question) is checked by its role's model alone."""
         known = self.tools.get(tool)
-        return known if known is not None else role_binding(tool, self.role, self.channel)
+        if known is not None:
+            return known
+        role, channel = self.roles.get(tool, (self.role, self.channel))
+        return role_binding(tool, role, channel)
 
 
 def role_binding(
@@ -266,8 +272,13 @@ def assemble(application: type, providers: Sequence[ServesModels] = ()) -> Assem
     app = checker.assembly.application
     for implementation in app.channels:
         _check_implementation(checker, implementation)
-    if not app.workflows:
-        checker.fail("application.no-workflows", app.name, "name at least one workflow")
+    if not app.workflows and not app.channels:
+        checker.fail(
+            "application.no-workflows",
+            app.name,
+            "name at least one workflow, or the channels of the roles its attached graphs ask "
+            "(channels=[...]: an application of attached graphs and roles alone)",
+        )
     for workflow in app.workflows:
         _check_workflow(checker, workflow)
     if app.entry_workflow is not None and app.entry_workflow not in app.workflows:

@@ -29,7 +29,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command, Interrupt
 from pydantic_core import to_jsonable_python
 
-from bot.components.specs import ChannelRoleSpec, spec_of
+from bot.components.specs import ChannelRoleSpec, ChannelSpec, spec_of
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import (
@@ -38,12 +38,15 @@ from bot.core.errors import (
     PauseExpiredError,
     StepFailedError,
 )
+from bot.core.sensitive import sensitive_fields
 from bot.runtime.assembly import GraphTools, ToolBinding
 from bot.runtime.attached_tools import GUARD, ToolRunGuard, UnguardableToolNode, guard_tool_node
 from bot.runtime.engine import Ended, Rested
 from bot.runtime.expiry import expire, is_due, nobody_in_time
 from bot.runtime.frame import RunFrame
 from bot.runtime.graph_tools import bind_graph_tools, tool_nodes
+from bot.runtime.pii import policies_of
+from bot.runtime.question_context import graph_context, masked_context
 from bot.runtime.seam import PausePlace, Taken, ask_once, new_pause, ran_with
 from bot.runtime.services import Runtime, log
 from bot.store.records import ExecutionRow, PauseRecord
@@ -271,6 +274,7 @@ class AttachedTrees:
     ) -> tuple[PauseRecord, ...]:
         """Record and send the questions of one interrupt, once each."""
         now = self._runtime.clock.now()
+        state = (await self._attached.graph.aget_state(self.config(frame))).values
         records = []
         for index, action in enumerate(request.actions):
             place = PausePlace(
@@ -280,10 +284,12 @@ class AttachedTrees:
                 asked_at=now,
                 position=index,
             )
-            records.append(await self._ask_one(frame, place, action))
+            records.append(await self._ask_one(frame, place, action, state))
         return tuple(records)
 
-    async def _ask_one(self, frame: RunFrame, place: PausePlace, action: Action) -> PauseRecord:
+    async def _ask_one(
+        self, frame: RunFrame, place: PausePlace, action: Action, state: Any
+    ) -> PauseRecord:
         """Record the question under the graph's role (a record there already keeps its own)
         and send it once."""
         if self._runtime.assembly.tool_of_agent(self._attached.name, action.tool) is not None:
@@ -295,12 +301,25 @@ class AttachedTrees:
             )
         binding = self._attached.tools.binding(action.tool)
         key = pause_key(frame, self._attached.name, place)
+        request, reason = graph_context(
+            state, tool=action.tool, arguments=action.args, call_id=action.call_id
+        )
+        sensitive = sensitive_fields(binding.spec.input) | sensitive_fields(binding.tool_schema)
+        policies = policies_of(self._runtime.assembly, [])
+
+        def masked(text: str | None) -> str | None:
+            return masked_context(
+                text, policies=policies, arguments=action.args, sensitive=sensitive
+            )
+
         ask = ToolCallApprovalAsk(
             tool=action.tool,
             arguments=action.args,
             call_id=action.call_id,
             description=action.description,
             allowed_decisions=action.allowed,
+            request=masked(request),
+            stated_reason=masked(reason),
         )
         record = await self._runtime.store.get_or_create(
             new_pause(
@@ -310,7 +329,7 @@ class AttachedTrees:
                 place,
                 ask,
                 asked_at=place.asked_at or self._runtime.clock.now(),
-                channel=self._attached.tools.channel.name,
+                channel=(binding.channel or self._attached.tools.channel).name,
             )
         )
         sent = await ask_once(self._runtime, self.binding(record), frame, record, place)
@@ -467,23 +486,18 @@ def attach_graph(
     role: type,
     tools: Sequence[BaseTool] = (),
     asked_tools: Sequence[str] | None = None,
+    roles: Mapping[str, type] | None = None,
 ) -> AttachedTrees:
-    """Check what is attached, guard its tools and bind the ones it asks ``role`` about (the
-    role's model must fit them: ``bot.runtime.graph_tools``); every problem at once."""
+    """Check what is attached, guard its tools and bind the ones it asks ``role`` about (and
+    those ``roles`` names, each under its own role; the role's model must fit them:
+    ``bot.runtime.graph_tools``); every problem at once."""
     problems: list[AssemblyViolation] = []
-    role_spec = spec_of(role)
-    channel = None
-    if not isinstance(role_spec, ChannelRoleSpec) or role not in runtime.assembly.roles:
-        problems.append(
-            AssemblyViolation(
-                rule="langgraph.role",
-                component=name,
-                message=f"role={getattr(role, '__name__', role)!s} must be a @channel_role "
-                "implemented by a channel of the application (channels=[...])",
-            )
-        )
-    else:
-        channel = runtime.assembly.channel_of_role(role_spec)
+    role_spec, channel = _role_of(runtime, name, role, "role", problems)
+    per_tool: dict[str, tuple[ChannelRoleSpec, ChannelSpec]] = {}
+    for tool_name, tool_role in (roles or {}).items():
+        found = _role_of(runtime, name, tool_role, f"roles[{tool_name!r}]", problems)
+        if found[0] is not None and found[1] is not None:
+            per_tool[tool_name] = (found[0], found[1])
     if not name or not callable(getattr(graph, "ainvoke", None)):
         problems.append(
             AssemblyViolation(
@@ -504,18 +518,42 @@ def attach_graph(
     else:
         problems.extend(_guard_tools(name, graph))
     bindings: dict[str, ToolBinding] = {}
-    if isinstance(role_spec, ChannelRoleSpec) and channel is not None and not problems:
+    if role_spec is not None and channel is not None and not problems:
         bindings, unbound = bind_graph_tools(
-            name, graph, role_spec, channel, tools=tools, asked_tools=asked_tools
+            name,
+            graph,
+            role_spec,
+            channel,
+            tools=tools,
+            asked_tools=asked_tools,
+            roles=per_tool,
         )
         problems.extend(unbound)
         problems.extend(_name_problems(runtime, name, bindings))
-    if problems or channel is None:
+    if problems or role_spec is None or channel is None:
         raise AssemblyError(problems)
-    assert isinstance(role_spec, ChannelRoleSpec)
-    graph_tools = GraphTools(role=role_spec, channel=channel, tools=bindings)
+    graph_tools = GraphTools(role=role_spec, channel=channel, tools=bindings, roles=per_tool)
     runtime.assembly.attached_graphs[name] = graph_tools
     return AttachedTrees(runtime, AttachedGraph(name=name, graph=graph, tools=graph_tools))
+
+
+def _role_of(
+    runtime: Runtime, name: str, role: type, argument: str, problems: list[AssemblyViolation]
+) -> tuple[ChannelRoleSpec | None, ChannelSpec | None]:
+    """``role``'s spec and the channel implementing it; a violation when it is neither a role
+    of the application nor implemented there."""
+    role_spec = spec_of(role)
+    if not isinstance(role_spec, ChannelRoleSpec) or role not in runtime.assembly.roles:
+        problems.append(
+            AssemblyViolation(
+                rule="langgraph.role",
+                component=name,
+                message=f"{argument}={getattr(role, '__name__', role)!s} must be a "
+                "@channel_role implemented by a channel of the application (channels=[...])",
+            )
+        )
+        return None, None
+    return role_spec, runtime.assembly.channel_of_role(role_spec)
 
 
 def _name_problems(

@@ -383,9 +383,11 @@ class Engine:
         *,
         output: Any | None = None,
         error: BaseException | None = None,
+        cancelled_by: str | None = None,
     ) -> None:
         """The tree ended: what still waits is closed (resolution CANCELLED), the end recorded
-        and the lease given up, in one transaction; then the channels are told."""
+        and the lease given up, in one transaction; then the channels are told (who stopped
+        it, ``cancelled_by``, with them)."""
         runtime = self._runtime
         closed = await runtime.store.end_tree(
             frame.root_execution_id,
@@ -399,14 +401,16 @@ class Engine:
         held.released = True
         for record in closed:
             if record.is_sent:
-                await withdraw(runtime, record, PauseResolution.CANCELLED)
+                await withdraw(
+                    runtime, record, PauseResolution.CANCELLED, cancelled_by=cancelled_by
+                )
 
-    async def cancel_tree(self, root: ExecutionRow) -> bool:
+    async def cancel_tree(self, root: ExecutionRow, *, by: str | None = None) -> bool:
         async with self._guard.hold(root.execution_id, self._open) as held:
             current = _open_tree(held)
             if current is None:
                 return False
-            await self._end(_frame(current), held, ExecutionStatus.CANCELLED)
+            await self._end(_frame(current), held, ExecutionStatus.CANCELLED, cancelled_by=by)
             log.info(
                 "execution cancelled (execution_id=%s tenant_id=%s)",
                 root.execution_id,

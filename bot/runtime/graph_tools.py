@@ -103,11 +103,16 @@ def bind_graph_tools(
     *,
     tools: Sequence[BaseTool],
     asked_tools: Sequence[str] | None,
+    roles: Mapping[str, tuple[ChannelRoleSpec, ChannelSpec]] | None = None,
 ) -> tuple[dict[str, ToolBinding], list[AssemblyViolation]]:
-    """The bindings of the tools the graph asks ``role`` about (``tools`` always among them),
-    and what keeps any from being bound: a role's model that does not fit a tool
-    (``[langgraph.role-fit]``), two different tools of one name (``[langgraph.tool-ambiguous]``)."""
+    """The bindings of the tools the graph asks ``role`` about (``tools`` always among them;
+    a tool named in ``roles`` under its own role), and what keeps any from being bound: a
+    role's model that does not fit a tool (``[langgraph.role-fit]``), two different tools of
+    one name (``[langgraph.tool-ambiguous]``)."""
+    roles = roles or {}
     asked = frozenset(asked_tools) if asked_tools is not None else interrupting_tools(graph)
+    if asked is not None:
+        asked |= frozenset(roles)
     given = {tool.name for tool in tools}
     by_name: dict[str, list[BaseTool]] = {}
     for tool in [*tools_of(graph), *tools]:
@@ -122,12 +127,17 @@ def bind_graph_tools(
             problems.append(_ambiguous(graph_name, name))
             continue
         [tool] = candidates
-        unfit = fit_problems(role.approves, arguments_schema(tool))
+        asked_role, asked_channel = roles.get(name, (role, channel))
+        unfit = fit_problems(asked_role.approves, arguments_schema(tool))
         if unfit:
-            problems.append(_unfit(graph_name, role, tool, unfit))
+            problems.append(_unfit(graph_name, asked_role, tool, unfit))
             continue
         bindings[name] = role_binding(
-            name, role, channel, description=tool.description, tool_schema=schema_of(tool)
+            name,
+            asked_role,
+            asked_channel,
+            description=tool.description,
+            tool_schema=schema_of(tool),
         )
     return bindings, problems
 

@@ -42,8 +42,15 @@ def _timeout_of(runtime: Runtime, record: PauseRecord) -> timedelta:
     return DEFAULT_TOOL_TIMEOUT if binding is None else binding.spec.timeout
 
 
-async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResolution) -> None:
-    """Call the channel's ``withdraw`` in the pause's execution frame, under the tool's timeout.
+async def withdraw(
+    runtime: Runtime,
+    record: PauseRecord,
+    resolution: PauseResolution,
+    *,
+    cancelled_by: str | None = None,
+) -> None:
+    """Call the channel's ``withdraw`` in the pause's execution frame, under the tool's timeout
+    (``cancelled_by``: who stopped the run, told to the channel).
 
     A failure or a timeout is one warning (``channel.withdraw-failed``) and nothing else.
     """
@@ -58,6 +65,7 @@ async def withdraw(runtime: Runtime, record: PauseRecord, resolution: PauseResol
         agent=record.agent,
         thread_id=record.thread_id,
         execution_id=record.execution_id,
+        cancelled_by=cancelled_by,
     )
     await tell_channel(runtime, record, "withdraw", lambda channel: channel.withdraw(withdrawal))
 

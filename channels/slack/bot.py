@@ -18,7 +18,7 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from types import TracebackType
@@ -43,6 +43,7 @@ from bot.core.results import ExecutionPauseEvent, ExecutionResumeEvent
 from bot.langgraph import LangGraphAgent
 from bot.runtime.probes import ReadyCheck
 from channels.slack import listeners, readiness, redaction
+from channels.slack.agent_sessions import AgentSessions
 from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
@@ -55,6 +56,7 @@ from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
 from channels.slack.home import Answerable, HomeTabs
+from channels.slack.listeners import assistant
 from channels.slack.middlewares import (
     DropEventRetries,
     InOrder,
@@ -72,6 +74,7 @@ from channels.slack.signature_log import RefusedSignatures
 from channels.slack.signing import MetadataSigner
 from channels.slack.store import SeenEvents, SlackMessageStore
 from channels.slack.tasks import AckFirst, BackgroundTasks
+from channels.slack.threads import SlackThread
 from channels.slack.web import EVENTS_PATH, build_web_app
 from channels.slack.webapi import web_client
 
@@ -94,7 +97,9 @@ class SlackBot:
     """The Slack bot of one App. ``.bolt`` is the Bolt app, ``.web_app()`` its HTTP server.
 
     A mention or a DM starts work: the application's entry workflow, or ``agent`` (a graph
-    attached with ``App.langgraph``) invoked with the message on the Slack thread's id.
+    attached with ``App.langgraph``) invoked with the message on the Slack thread's id; with
+    several (``agents=[...]``), the one whose name starts the message (``refunds: ...``),
+    else the first.
     """
 
     def __init__(
@@ -104,6 +109,8 @@ class SlackBot:
         *,
         client: AsyncWebClient | None = None,
         agent: LangGraphAgent | None = None,
+        agents: Sequence[LangGraphAgent] = (),
+        suggested_prompts: Sequence[tuple[str, str]] = (),
         check_slack_when_ready: bool = False,
     ) -> None:
         try:
@@ -114,7 +121,8 @@ class SlackBot:
         redaction.settle_bolt_level()
         self._app = app
         self._settings = settings
-        self._agent = agent
+        self._agents = tuple(dict.fromkeys([*([agent] if agent else []), *agents]))
+        self._prompts = tuple(suggested_prompts)
         self._state = _State.NEW
         self._session = aiohttp.ClientSession()
         self.client = client or web_client(settings, self._session, metrics=app.metrics)
@@ -129,6 +137,8 @@ class SlackBot:
         self.messages = SlackMessageStore(app.message_refs)
         self.seen_events = SeenEvents(self._database)
         catalog = Catalog(app)
+        self._catalog = catalog
+        self.sessions = AgentSessions(client=self.client, clock=app.clock, tasks=self.tasks)
         directory = ApproverDirectory(self.client, app.clock)
         self.notes = RequesterNotes(self._database)
         self.gateway = SlackGateway(
@@ -150,6 +160,7 @@ class SlackBot:
         self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
+        assistant.register(self.bolt, self.services, self.sessions, self._prompts)
         self._dispatch = observed_dispatch(self.bolt.async_dispatch, app.metrics, app.clock)
         app.on_execution_pause(self._on_pause)
         app.on_execution_resume(self._on_resume)
@@ -162,7 +173,11 @@ class SlackBot:
         app, client, session = self._app, self.client, self._session
         feedback = Feedback(client, session)
         conversations = Conversations(
-            app=app, gateway=self.gateway, catalog=catalog, agent=self._agent
+            app=app,
+            gateway=self.gateway,
+            catalog=catalog,
+            agents=self._agents,
+            sessions=self.sessions,
         )
         answering = Answering(
             app=app,
@@ -271,6 +286,9 @@ class SlackBot:
     def _on_pause(self, event: ExecutionPauseEvent) -> None:
         if self.tasks.closed:
             return
+        thread = SlackThread.parse(event.thread_id)
+        if thread is not None and self.sessions.holds(event.thread_id):
+            self.sessions.waiting(thread, self._approvers(event))
         self.services.home.refresh(
             event.tenant_id,
             [
@@ -278,6 +296,15 @@ class SlackBot:
                 for p in event.pending
             ],
         )
+
+    def _approvers(self, event: ExecutionPauseEvent) -> tuple[str, ...]:
+        """Who the thread's waiting questions wait for (none: its requester)."""
+        found: list[str] = []
+        for pending in event.pending:
+            implementation = self._catalog.slack_channel_of_role(pending.channel)
+            if implementation is not None:
+                found += implementation.config.approvers
+        return tuple(dict.fromkeys(found))
 
     async def _on_resume(self, event: ExecutionResumeEvent) -> None:
         """A tree moved (a click here, an API call, a sweep after a crash): update the messages

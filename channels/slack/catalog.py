@@ -23,7 +23,9 @@ CONFIG_ATTRIBUTE: Final = "__countersign_slack__"
 class SlackChannelConfig:
     """Put on a class by ``channels.slack.slack_channel``: where it posts, who may answer."""
 
-    conversation: str
+    conversation: str | None
+    """Where a CHANNEL role asks (and a THREAD_OWNER role whose thread is not a Slack one);
+    None only for a THREAD_OWNER role: it asks in the owner's Slack thread alone."""
     approvers: tuple[str, ...]
     answered_by: PauseAnswerer
     role: str

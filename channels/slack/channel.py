@@ -78,14 +78,15 @@ def slack_channel(
     role: type,
     *,
     name: str,
-    conversation: str,
+    conversation: str | None = None,
     approvers: Sequence[str] = (),
     escalate_to: Sequence[str] = (),
     description: str | None = None,
 ) -> type[SlackChannel]:
     """A new class implementing ``role`` in Slack (decorated with ``@channel``).
 
-    ``conversation`` is a Slack conversation id (``C…``, ``G…``, ``D…``). ``approvers`` are
+    ``conversation`` is a Slack conversation id (``C…``, ``G…``, ``D…``); a THREAD_OWNER role
+    may leave it out, and then asks only in the owner's Slack thread. ``approvers`` are
     Slack user ids (``U…``, ``W…``) and user-group ids (``S…``): required for a CHANNEL role,
     none for a THREAD_OWNER role (its owner answers). ``escalate_to`` (a CHANNEL role whose
     timing has ``escalate_after``) names who may answer too once the question is escalated:
@@ -102,7 +103,7 @@ def slack_channel(
     answered_by = _answered_by(spec)
     escalation_approvers, escalation_conversation = _escalate_to(escalate_to, answered_by, name)
     config = SlackChannelConfig(
-        conversation=_conversation(conversation, name),
+        conversation=_conversation(conversation, answered_by, name),
         approvers=_approvers(approvers, answered_by, name),
         answered_by=answered_by,
         role=spec.name,
@@ -132,8 +133,10 @@ def _answered_by(spec: ChannelRoleSpec) -> PauseAnswerer:
     return spec.answered_by
 
 
-def _conversation(conversation: str, name: str) -> str:
-    if not is_conversation_id(conversation, kinds=ANY_KIND):
+def _conversation(conversation: str | None, answered_by: PauseAnswerer, name: str) -> str | None:
+    if conversation is None and answered_by is PauseAnswerer.THREAD_OWNER:
+        return None  # it asks in the owner's Slack thread
+    if conversation is None or not is_conversation_id(conversation, kinds=ANY_KIND):
         raise SetupError(
             f"slack_channel {name}: conversation must be a Slack conversation id "
             f"(C…, G… or D…), got {conversation!r}"

@@ -1,5 +1,6 @@
-"""Work started from Slack: a mention or a DM runs the entry workflow (or the attached graph the
-bot was given, ``SlackBot(..., agent=)``); its end is said in the thread.
+"""Work started from Slack: a mention or a DM runs the entry workflow (or an attached graph the
+bot was given, ``SlackBot(..., agent=)`` / ``agents=[...]``: the one whose name starts the
+message, ``refunds: ...``, else the first); its end is said in the thread.
 
 The execution's owner is the Slack user, its tenant the workspace, its thread the Slack thread
 (``channels.slack.threads``; an attached graph's own thread too, so a later mention in the same
@@ -11,7 +12,7 @@ last message.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from typing import Any, Final
 
 from bot.app import App
@@ -19,6 +20,8 @@ from bot.core.enums import ExecutionStatus
 from bot.core.errors import CountersignError
 from bot.core.results import ExecutionResult
 from bot.langgraph import LangGraphAgent
+from bot.runtime.graph_output import answer_of
+from channels.slack.agent_sessions import AgentSessions
 from channels.slack.catalog import Catalog
 from channels.slack.gateway import SlackGateway
 from channels.slack.redaction import log
@@ -37,22 +40,28 @@ class Conversations:
         gateway: SlackGateway,
         catalog: Catalog,
         agent: LangGraphAgent | None = None,
+        agents: Sequence[LangGraphAgent] = (),
+        sessions: AgentSessions | None = None,
     ) -> None:
         self._app = app
         self._gateway = gateway
         self._catalog = catalog
-        self._agent = agent
+        self._sessions = sessions
+        self._owners: dict[str, str] = {}  # an assistant thread's requester, by thread id
+        self._agents = tuple(dict.fromkeys([*([agent] if agent else []), *agents]))
 
     async def start(self, *, thread: SlackThread, tenant_id: str, user: str, text: str) -> None:
-        """Run the entry workflow (or the attached agent) with ``text``; say in the thread how
+        """Run the entry workflow (or an attached agent) with ``text``; say in the thread how
         it ended."""
         workflow = self._catalog.entry_workflow
-        if workflow is None and self._agent is None:
+        if workflow is None and not self._agents:
             await self._gateway.say_in_thread(thread.channel, thread.ts, NO_WORKFLOW)
             return
+        self._owners[thread.thread_id()] = user
         try:
-            if self._agent is not None:
-                result = await self._agent.ainvoke(
+            if self._agents:
+                agent, text = addressed(self._agents, text)
+                result = await agent.ainvoke(
                     {"messages": [{"role": "user", "content": text}]},
                     thread_id=thread.thread_id(),
                     tenant_id=tenant_id,
@@ -78,7 +87,12 @@ class Conversations:
         if thread is None or not result.moved:
             return  # another call ended it, and says so
         if result.status is ExecutionStatus.COMPLETED:
-            await self._gateway.say_in_thread(thread.channel, thread.ts, _answer(result.output))
+            said = _answer(result.output)
+            sessions, owner = self._sessions, self._owners.pop(result.thread_id, None)
+            if sessions is not None and owner is not None and sessions.holds(result.thread_id):
+                await sessions.answer(thread, said, user=owner)  # the assistant pane's stream
+                return
+            await self._gateway.say_in_thread(thread.channel, thread.ts, said)
         elif result.status is ExecutionStatus.FAILED:
             await self._gateway.say_in_thread(
                 thread.channel, thread.ts, ":warning: Sorry, this request failed."
@@ -93,28 +107,16 @@ class Conversations:
         await self._gateway.say_in_thread(thread.channel, thread.ts, text)
 
 
+def addressed(agents: Sequence[LangGraphAgent], text: str) -> tuple[LangGraphAgent, str]:
+    """The agent a message is for: the one whose name starts it (``refunds: refund order
+    7``), else the first; and the message without that name."""
+    name, colon, rest = text.partition(":")
+    for agent in agents:
+        if colon and rest.strip() and name.strip().lower() == agent.name.lower():
+            return agent, rest.strip()
+    return agents[0], text
+
+
 def _answer(output: Any) -> str:
-    if isinstance(output, dict) and isinstance(output.get("text"), str):
-        text: str = output["text"]
-    elif isinstance(output, dict) and isinstance(output.get("messages"), list):
-        text = _last_said(output["messages"])
-    elif output is None:
-        text = "Done."
-    else:
-        text = json.dumps(output, ensure_ascii=False, default=str)
+    text = answer_of(output)
     return escape(text, MAX_ANSWER) if text.strip() else "Done."
-
-
-def _last_said(messages: list[Any]) -> str:
-    """An attached agent's answer: the text of the last message of its final state."""
-    for message in reversed(messages):
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str) and content.strip():
-            return content
-        if isinstance(content, list):  # content blocks: their text parts
-            said = " ".join(
-                str(b.get("text")) for b in content if isinstance(b, dict) and b.get("text")
-            )
-            if said.strip():
-                return said
-    return ""

@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app import App
 from bot.core.channel import ChannelAsk, ChannelEscalation, ChannelReminder, ChannelWithdrawal
 from bot.core.enums import PauseAnswerer
+from bot.core.errors import SetupError
 from bot.core.results import PauseView
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
@@ -160,7 +161,7 @@ class SlackGateway:
     ) -> bool:
         """Update the message of a question that closed without an answer, from what the
         withdrawal carries (no read back)."""
-        outcome = closed_resolution(withdrawal.resolution)
+        outcome = closed_resolution(withdrawal.resolution, by=withdrawal.cancelled_by)
         view = self._question_view(withdrawal)
         closed = ClosedQuestion(
             tenant_id=withdrawal.tenant_id,
@@ -262,6 +263,8 @@ class SlackGateway:
             expires_at=None if isinstance(question, ChannelWithdrawal) else question.expires_at,
             description=question.value.description,
             allowed_decisions=question.value.allowed_decisions,
+            request=question.value.request,
+            stated_reason=question.value.stated_reason,
         )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
@@ -331,6 +334,11 @@ def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str 
         thread = SlackThread.parse(ask.thread_id)
         if thread is not None:
             return thread.channel, thread.ts
+    if config.conversation is None:
+        raise SetupError(
+            f"the role {config.role} asks in the owner's Slack thread, and thread "
+            f"{ask.thread_id} was not started in Slack: give its channel a conversation"
+        )
     return config.conversation, None
 
 

@@ -41,6 +41,8 @@ def approval_view(
         separates_duties=separates_duties,
         description=pause.ask.description,
         allowed_decisions=pause.ask.allowed_decisions,
+        request=pause.ask.request,
+        stated_reason=pause.ask.stated_reason,
     )
 
 
@@ -92,13 +94,14 @@ def verdict(outcome: Outcome) -> str:
             assert_never(outcome)
 
 
-def closed_resolution(resolution: PauseResolution) -> Outcome:
-    """What a withdrawal shows; a resolution that answers the pause is no withdrawal."""
+def closed_resolution(resolution: PauseResolution, *, by: str | None = None) -> Outcome:
+    """What a withdrawal shows (``by``: who stopped the run); a resolution that answers the
+    pause is no withdrawal."""
     match resolution:
         case PauseResolution.WITHDRAWN:
             return Withdrawn()
         case PauseResolution.CANCELLED:
-            return Cancelled()
+            return Cancelled(by=by)
         case PauseResolution.EXPIRED:
             return Expired()
         case PauseResolution.REPLIED | PauseResolution.DECIDED:

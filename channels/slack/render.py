@@ -121,6 +121,8 @@ class ApprovalView:
     expires_at: datetime | None = None  # when nobody answering ends it
     description: str | None = None  # what the asker says about this call (an attached graph's)
     allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
+    request: str | None = None  # what the requester asked, in their words (masked)
+    stated_reason: str | None = None  # the agent's words before the call (masked)
 
     @property
     def offered(self) -> Offered:

@@ -88,7 +88,10 @@ class Withdrawn:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cancelled:
-    """The run was cancelled."""
+    """The run was cancelled; ``by`` (a Slack user id) when someone stopped it (an agent
+    session's Stop)."""
+
+    by: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -192,7 +195,21 @@ def _question(view: ApprovalView) -> list[Block]:
         blocks.extend(field_sections(fields, max_fields=_MAX_ARGUMENT_FIELDS))
     else:
         blocks.append(ContextBlock(elements=[mrkdwn("_No arguments._")]))
+    context = context_line(view.request, view.stated_reason)
+    if context:
+        blocks.append(ContextBlock(elements=[mrkdwn(context)]))
     return blocks
+
+
+def context_line(request: str | None, stated_reason: str | None) -> str:
+    """Why the agent asks, on one line: what was asked and the agent's own words (masked when
+    they were kept; quoted, escaped and cut here)."""
+    parts = []
+    if request:
+        parts.append(f"Asked: “{escape(' '.join(request.split()), 300)}”")
+    if stated_reason:
+        parts.append(f"The agent says: “{escape(' '.join(stated_reason.split()), 600)}”")
+    return " · ".join(parts)
 
 
 def _below_header(description: str, title: str) -> str:
@@ -262,6 +279,11 @@ def _describe(view: ApprovalView, outcome: Outcome) -> _Description:
             return _Description(
                 headline=":heavy_minus_sign: *No longer needed*",
                 summary="no longer needed",
+            )
+        case Cancelled(by=by) if by:
+            return _Description(
+                headline=f":octagonal_sign: *Stopped* by {mention(by)}",
+                summary=f"stopped by {mention(by)}",
             )
         case Cancelled():
             return _Description(headline=":no_entry_sign: *Cancelled*", summary="cancelled")

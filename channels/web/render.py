@@ -88,6 +88,8 @@ class Question:
     answering_as: str
     description: str = ""  # what the asker says about this call (an attached graph's)
     timing: str = ""  # when it expires, how often it was reminded, whether it was escalated
+    request: str = ""  # what the requester asked, in their words (masked when kept)
+    stated_reason: str = ""  # the agent's own words before the call (masked when kept)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,12 +139,23 @@ def _summary(q: Question) -> str:
         f'<section><p class="meta">{escape(q.role_description)}</p>'
         f"<h1>{escape(q.tool_description or q.tool)}</h1>"
         f"{_paragraph(q.description)}"
+        f"{_paragraph(_context(q), css='meta')}"
         f'<p class="meta">Tool <code>{escape(q.tool)}</code> · asked by {escape(q.asked_by)}'
         f" · {escape(q.asked_at)}</p>"
         f'<dl class="args">{rows}</dl>'
         f"{_paragraph(q.timing, css='meta timing')}"
         f'<p class="meta">You answer as <strong>{escape(q.answering_as)}</strong>.</p></section>'
     )
+
+
+def _context(q: Question) -> str:
+    """Why the agent asks, on one line: what was asked, and the agent's own words."""
+    parts = []
+    if q.request:
+        parts.append(f"Asked: “{' '.join(q.request.split())}”")
+    if q.stated_reason:
+        parts.append(f"The agent says: “{' '.join(q.stated_reason.split())}”")
+    return " · ".join(parts)
 
 
 def _paragraph(text: str, *, css: str = "") -> str:

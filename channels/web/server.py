@@ -428,6 +428,8 @@ def _question(pause: PauseView, link: Link, role_description: str) -> Question:
         asked_at=pause.asked_at[:16].replace("T", " "),
         answering_as=link.approver,
         description=pause.ask.description or "",
+        request=pause.ask.request or "",
+        stated_reason=pause.ask.stated_reason or "",
     )
 
 

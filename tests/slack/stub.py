@@ -190,6 +190,9 @@ class SlackStub:
                     payload,
                     lambda m: "thread_ts" not in m and (m["posted_at"] or float(m["ts"])) > oldest,
                 )
+            case "chat.startStream":
+                ts = f"1700000000.{next(self._ts):06d}"
+                return {"ok": True, "channel": payload.get("channel"), "ts": ts}
             case "chat.update":
                 return {"ok": True, "channel": payload.get("channel"), "ts": payload.get("ts")}
             case "chat.postEphemeral":

@@ -96,6 +96,7 @@ def test_the_manifest_declares_what_the_bot_relies_on() -> None:
         "app_mentions:read",
         "users:read",
         "usergroups:read",
+        "assistant:write",
     }
     assert set(settings["event_subscriptions"]["bot_events"]) == {
         "message.channels",
@@ -103,7 +104,11 @@ def test_the_manifest_declares_what_the_bot_relies_on() -> None:
         "message.im",
         "app_mention",
         "app_home_opened",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+        "agent_session_stopped",
     }
+    assert features["assistant_view"]["assistant_description"]
     url = settings["event_subscriptions"]["request_url"]
     assert url.endswith(EVENTS_PATH)
     assert settings["interactivity"] == {"is_enabled": True, "request_url": url}

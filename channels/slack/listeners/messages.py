@@ -42,7 +42,7 @@ class _Message:
         return self.thread_ts is not None and self.thread_ts != self.ts
 
 
-def _message(event: SlackPayload, context: AsyncBoltContext) -> _Message | None:
+def message_of(event: SlackPayload, context: AsyncBoltContext) -> _Message | None:
     """What the listeners read of a person's message; None for what they ignore."""
     if event.get("subtype") is not None or event.get("bot_id") is not None:
         return None
@@ -62,13 +62,20 @@ def _message(event: SlackPayload, context: AsyncBoltContext) -> _Message | None:
     )
 
 
-def register(bolt: AsyncApp, services: SlackServices) -> None:
-    flows, tasks = services.flows, services.tasks
+Middleware = Callable[
+    [SlackPayload, AsyncBoltContext, Callable[[], Awaitable[None]]], Awaitable[None]
+]
 
-    async def record_reply_first(
+
+def record_reply_first(services: SlackServices) -> Middleware:
+    """The listener middleware that reads and records a thread reply before its ack (its
+    continuation in ``context[AFTER_ACK]``; none there when no question waits in the thread)."""
+    flows = services.flows
+
+    async def record(
         event: SlackPayload, context: AsyncBoltContext, next: Callable[[], Awaitable[None]]
     ) -> None:
-        message = _message(event, context)
+        message = message_of(event, context)
         if message is not None and message.in_a_thread:
             assert message.thread_ts is not None
             who = Answerer(
@@ -83,8 +90,14 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             context[AFTER_ACK] = await flows.record_thread_reply(who, place, message.text)
         await next()
 
+    return record
+
+
+def register(bolt: AsyncApp, services: SlackServices) -> None:
+    flows, tasks = services.flows, services.tasks
+
     async def on_message(event: SlackPayload, context: AsyncBoltContext) -> None:
-        message = _message(event, context)
+        message = message_of(event, context)
         if message is None:
             return
         if message.in_a_thread:
@@ -104,4 +117,4 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 name="slack direct message",
             )
 
-    bolt.event("message", middleware=[record_reply_first])(on_message)
+    bolt.event("message", middleware=[record_reply_first(services)])(on_message)
