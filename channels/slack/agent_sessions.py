@@ -1,9 +1,12 @@
 """Slack's agent surfaces for an assistant thread: its status, its session, its answer.
 
-While the thread's run works, its status says so and its agent session is ``in_progress``;
-while a question of the thread waits, the status says whose approval it waits for ("waiting
-for approval from @finance") and the session is ``suspended``; its answer is streamed into
-the thread (``chat.startStream`` / ``chat.stopStream``) and the session is ``completed``.
+Slack's session statuses are ``processing``, ``active``, ``suspended`` and ``closed``
+(``agents.sessions.setStatus``). While the thread's run works, its status says so and its
+session is ``processing`` (Slack shows a Stop button); while a question of the thread waits, the
+status says whose approval it waits for ("waiting for approval from @finance") and the session
+is ``suspended``; its answer is streamed into the thread (``chat.startStream`` /
+``chat.stopStream``) and the session is ``active`` again (the thread takes the next message).
+A Stop moves it away from ``processing`` too: Slack leaves that to the app.
 
 Slack's guidance on agent progress: updates awaited in order, and not more often than every
 few seconds. So each thread has one queue, worked by one kept task: its calls go out in the
@@ -41,9 +44,11 @@ from channels.slack.webapi import api_error
 
 STATUS_GAP: Final = timedelta(seconds=2)
 WORKING: Final = "is working on your request…"
-IN_PROGRESS: Final = "in_progress"
+PROCESSING: Final = "processing"
 SUSPENDED: Final = "suspended"
-COMPLETED: Final = "completed"
+ACTIVE: Final = "active"
+SESSION_STATUSES: Final = frozenset({PROCESSING, ACTIVE, SUSPENDED, "closed"})
+"""What ``agents.sessions.setStatus`` takes."""
 MAX_STREAMED: Final = 12_000
 """``chat.startStream``'s ``markdown_text`` limit."""
 
@@ -93,12 +98,17 @@ class AgentSessions:
     # ---------------------------------------------------------------- what is said
 
     def working(self, thread: SlackThread) -> None:
-        self._status(thread, WORKING, IN_PROGRESS)
+        self._status(thread, WORKING, PROCESSING)
 
     def waiting(self, thread: SlackThread, approvers: Sequence[str]) -> None:
         """A question of the thread waits for ``approvers`` (none: for its requester)."""
         who = " ".join(approver_mention(a) for a in approvers) or "you"
         self._status(thread, f"waiting for approval from {who}", SUSPENDED)
+
+    def stopped(self, thread: SlackThread) -> None:
+        """The person pressed Stop: the session leaves ``processing`` (Slack does not move it
+        by itself), and nothing more is said of the thread's run."""
+        self._status(thread, "", ACTIVE, last=True)
 
     async def answer(self, thread: SlackThread, text: str, *, user: str) -> None:
         """Stream the run's answer (mrkdwn, escaped) into the thread, then end its session;
@@ -123,7 +133,7 @@ class AgentSessions:
         self._enqueue(
             thread, _Step(send=self._quietly(streamed, "answer"), is_status=False, done=done)
         )
-        self._status(thread, "", COMPLETED, last=True)
+        self._status(thread, "", ACTIVE, last=True)
         await done
 
     def _status(

@@ -30,7 +30,7 @@ from channels.slack import SlackBot, SlackSettings
 from channels.slack.render import APPROVE_ACTION
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SECRET, interactive_body, signed_headers
-from tests.slack.stub import TEAM, SlackStub
+from tests.slack.stub import SESSION_STATUSES, TEAM, SlackStub
 
 APPROVALS = "C0APPROVALS"
 FINANCE = "S0FINANCE"
@@ -170,8 +170,13 @@ async def start_and_ask(pane: Pane) -> str:
     [working] = await pane.said("assistant.threads.setStatus", 1)
     assert (working.payload["channel_id"], working.payload["thread_ts"]) == (DM, THREAD)
     [session] = await pane.said("agents.sessions.setStatus", 1)
-    assert session.payload["status"] == "in_progress"
+    assert session.payload["status"] == "processing"
     return str(buttons(question.blocks())[0]["value"])
+
+
+def session_statuses(pane: Pane) -> set[str]:
+    """Every agent session status the bot sent (each must be one Slack takes)."""
+    return {str(c.payload["status"]) for c in pane.stub.of("agents.sessions.setStatus")}
 
 
 async def test_the_thread_says_what_it_waits_for_and_stop_cancels_its_question(
@@ -189,13 +194,17 @@ async def test_the_thread_says_what_it_waits_for_and_stop_cancels_its_question(
     stopped = {"type": "agent_session_stopped", "user": OWNER, "channel": DM, "thread_ts": THREAD}
     assert await pane.event(stopped) == 200
     [card] = await pane.said("chat.update", 1)
-    await pane.bot.wait_idle()
+    await idle_with_time_moving(pane)  # the session's last status waits its turn
 
     assert card.payload["channel"] == APPROVALS
     assert f"Stopped* by <@{OWNER}>" in all_text(card.blocks())
     assert buttons(card.blocks()) == []
     assert await pane.app.list_pending(tenant_id=TEAM) == []
     assert pane.runs == []
+    assert pane.stub.of("agents.sessions.setStatus")[-1].payload["status"] == "active"
+    assert {
+        c.payload["status"] for c in pane.stub.of("agents.sessions.setStatus")
+    } <= SESSION_STATUSES
     assert_sent_valid(pane.stub.calls, {pause_id})
 
 
@@ -222,8 +231,11 @@ async def test_an_approved_run_streams_its_answer_into_the_thread(pane: Pane) ->
     assert stream.payload["recipient_user_id"] == OWNER
     [stop] = pane.stub.of("chat.stopStream")
     assert stop.payload["ts"] and stop.payload["channel"] == DM
-    assert pane.stub.of("agents.sessions.setStatus")[-1].payload["status"] == "completed"
+    assert pane.stub.of("agents.sessions.setStatus")[-1].payload["status"] == "active"
     assert pane.runs == ["A-7"]
     methods = pane.stub.methods()
     assert methods.index("chat.startStream") < methods.index("chat.stopStream")
+    assert {
+        c.payload["status"] for c in pane.stub.of("agents.sessions.setStatus")
+    } <= SESSION_STATUSES
     assert_sent_valid(pane.stub.calls, {pause_id})

@@ -24,6 +24,9 @@ TEAM = "T0TEAM"
 BOT_USER = "U0BOT"
 BOT_ID = "B0BOT"
 
+SESSION_STATUSES = frozenset({"processing", "active", "suspended", "closed"})
+"""What Slack's ``agents.sessions.setStatus`` takes (docs.slack.dev)."""
+
 
 @dataclass
 class Call:
@@ -190,6 +193,8 @@ class SlackStub:
                     payload,
                     lambda m: "thread_ts" not in m and (m["posted_at"] or float(m["ts"])) > oldest,
                 )
+            case "agents.sessions.setStatus" if payload.get("status") not in SESSION_STATUSES:
+                return {"ok": False, "error": "invalid_arguments"}  # as Slack answers
             case "chat.startStream":
                 ts = f"1700000000.{next(self._ts):06d}"
                 return {"ok": True, "channel": payload.get("channel"), "ts": ts}

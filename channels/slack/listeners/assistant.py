@@ -91,6 +91,7 @@ def register(
         if place is None or tenant is None:
             return
         thread, user = place
+        sessions.stopped(thread)
         tasks.spawn(_stop(thread, tenant, user), name="slack agent session stopped")
 
     async def _stop(thread: SlackThread, tenant: str, user: str | None) -> None:
