@@ -281,3 +281,16 @@ class StorageError(CountersignError):
     """What the database holds cannot be read, or the database cannot record now."""
 
     code = "storage.failed"
+
+
+class RunInterruptedError(StorageError):
+    """A pass met the database (or the network) gone for a while: a lost connection, a server
+    restarting, a serialization failure. It is not the run's failure: the tree stays paused or
+    running as it was, and the recovery sweep continues it (an answer recorded before it is
+    continued then); the original error is ``__cause__``."""
+
+    code = "run.interrupted"
+
+    def __init__(self, message: str, *, execution_id: str | None = None) -> None:
+        self.execution_id = execution_id
+        super().__init__(message)

@@ -24,7 +24,6 @@ from datetime import timedelta
 from types import TracebackType
 from typing import Any, Final, Self
 
-import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.socket_mode.async_internals import send_async_response
@@ -76,7 +75,7 @@ from channels.slack.store import SeenEvents, SlackMessageStore
 from channels.slack.tasks import AckFirst, BackgroundTasks
 from channels.slack.threads import SlackThread
 from channels.slack.web import EVENTS_PATH, build_web_app
-from channels.slack.webapi import web_client
+from channels.slack.webapi import slack_session, web_client
 
 SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
 """Slack retries an event within minutes; ids older than this are pruned."""
@@ -124,7 +123,7 @@ class SlackBot:
         self._agents = tuple(dict.fromkeys([*([agent] if agent else []), *agents]))
         self._prompts = tuple(suggested_prompts)
         self._state = _State.NEW
-        self._session = aiohttp.ClientSession()
+        self._session = slack_session(settings)
         self.client = client or web_client(settings, self._session, metrics=app.metrics)
         self.ready_checks: tuple[ReadyCheck, ...] = (
             ((readiness.NAME, readiness.SlackAuthCheck(self.client, app.clock)),)

@@ -36,6 +36,16 @@ from channels.slack.settings import SlackSettings
 CONNECTION_ERROR: Final = "connection_error"
 
 
+def slack_session(settings: SlackSettings) -> aiohttp.ClientSession:
+    """The bot's one aiohttp session, every call bounded by ``SLACK_API_TIMEOUT_SECONDS``
+    (slack_sdk's own 30 s applies only to a session it makes itself; aiohttp's default is 300 s).
+    Build it inside a running event loop."""
+    seconds = settings.api_timeout_seconds
+    return aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=seconds, sock_connect=min(seconds, 5.0))
+    )
+
+
 def web_client(
     settings: SlackSettings,
     session: aiohttp.ClientSession | None,
@@ -54,6 +64,7 @@ def web_client(
             base_url=settings.api_url,
             session=session,
             logger=web_log,
+            timeout=max(1, round(settings.api_timeout_seconds)),
             retry_handlers=[handler for handler, _ in handlers],
         )
     return CountedWebClient(
@@ -62,6 +73,7 @@ def web_client(
         base_url=settings.api_url,
         session=session,
         logger=web_log,
+        timeout=max(1, round(settings.api_timeout_seconds)),
         retry_handlers=[CountedRetries(h, reason, metrics) for h, reason in handlers],
     )
 
