@@ -46,6 +46,7 @@ from channels.slack.agent_sessions import AgentSessions
 from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
+from channels.slack.bolt_authorization import TokenAuthorization, use_token_authorization
 from channels.slack.catalog import Catalog
 from channels.slack.conversations import Conversations
 from channels.slack.counted_calls import CountBoltCalls
@@ -55,6 +56,7 @@ from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
 from channels.slack.home import Answerable, HomeTabs
+from channels.slack.late_answers import LateAnswers
 from channels.slack.listeners import assistant
 from channels.slack.middlewares import (
     DropEventRetries,
@@ -156,6 +158,8 @@ class SlackBot:
                     ReparseSlashCommand(), RefuseMalformed(), CountBoltCalls(app.metrics)
                 ),
             )
+        self.authorization = TokenAuthorization(self.client)
+        use_token_authorization(self.bolt, self.authorization)
         self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
@@ -209,6 +213,7 @@ class SlackBot:
             home=home,
             messages=self.messages,
             tasks=self.tasks,
+            late=LateAnswers(app.clock, feedback),
         )
 
     # ---------------------------------------------------------------- serving

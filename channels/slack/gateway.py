@@ -36,7 +36,7 @@ from channels.slack.render_message import (
 from channels.slack.render_note import settled_note, waiting_note
 from channels.slack.store import MessageRef, SlackMessageStore
 from channels.slack.threads import SlackThread
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of
 
 MAX_THREAD_TEXT: Final = 3000
 
@@ -129,8 +129,8 @@ class SlackGateway:
                 text=rendered.text,
                 blocks=rendered.blocks,
             )
-        except SlackApiError as error:
-            log.warning("slack: the requester's note was not posted: %s", api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:  # the question was asked all the same
+            log.warning("slack: the requester's note was not posted: %s", failure_of(error))
             return
         note = NoteRef(
             channel_id=str(response.get("channel") or thread.channel),
@@ -286,8 +286,8 @@ class SlackGateway:
             await self.client.chat_update(
                 channel=note.channel_id, ts=note.ts, text=rendered.text, blocks=rendered.blocks
             )
-        except SlackApiError as error:
-            log.warning("slack: the requester's note was not updated: %s", api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: the requester's note was not updated: %s", failure_of(error))
 
     async def _nudge_in_thread(
         self, question: MessageRef, nudge_key: str, text: str, *, retried: bool
@@ -313,19 +313,19 @@ class SlackGateway:
                 text=redact(text)[:MAX_THREAD_TEXT],
                 metadata=metadata,
             )
-        except SlackApiError as error:
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
             log.warning(
                 "slack: could not post in thread %s of %s: %s",
                 thread_ts,
                 channel,
-                api_error(error),
+                failure_of(error),
             )
 
     async def _delete_quietly(self, ref: MessageRef) -> None:
         try:
             await self.client.chat_delete(channel=ref.channel_id, ts=ref.ts)
-        except SlackApiError as error:
-            log.warning("slack: a duplicate approval message stays: %s", api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: a duplicate approval message stays: %s", failure_of(error))
 
 
 def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str | None]:

@@ -34,6 +34,12 @@ from channels.slack.redaction import web_log
 from channels.slack.settings import SlackSettings
 
 CONNECTION_ERROR: Final = "connection_error"
+TRANSPORT_ERRORS: Final = (aiohttp.ClientError, TimeoutError, OSError)
+"""What a call raises when Slack could not be reached or did not answer in time (no
+``SlackApiError``: no answer came)."""
+TRANSIENT_CODES: Final = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
 
 
 def slack_session(settings: SlackSettings) -> aiohttp.ClientSession:
@@ -138,6 +144,21 @@ class CountedRetries(AsyncRetryHandler):
         await self._inner.prepare_for_next_attempt_async(
             state=state, request=request, response=response, error=error
         )
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether Slack failing with ``error`` may well succeed later: no answer came (refused,
+    reset, timed out), or Slack answered 5xx or 429 (``ratelimited``) once the retries were
+    spent. A bad channel, a bot not in it, a bad token are not: trying again changes nothing."""
+    if isinstance(error, SlackApiError):
+        status = error.response.status_code
+        return status >= 500 or status == 429 or api_error(error) in TRANSIENT_CODES
+    return isinstance(error, TRANSPORT_ERRORS)
+
+
+def failure_of(error: BaseException) -> str:
+    """A Slack call's failure in a word, for a log line: Slack's error code, else the kind."""
+    return api_error(error) if isinstance(error, SlackApiError) else type(error).__name__
 
 
 def api_error(error: SlackApiError) -> str:

@@ -57,7 +57,7 @@ class Scripted:
     times: int = 1
 
 
-OUTAGE_KINDS = ("500", "429", "refused", "hang")
+OUTAGE_KINDS = ("500", "429", "refused", "hang", "reset")
 
 
 @dataclass
@@ -66,9 +66,13 @@ class Outage:
     methods: frozenset[str] = frozenset()
     """The methods it fails; none named: every Web API method."""
     retry_after: int = 1
+    channels: frozenset[str] = frozenset()
+    """The conversations it fails (``payload["channel"]``); none named: every one."""
 
-    def fails(self, method: str) -> bool:
-        return not self.methods or method in self.methods
+    def fails(self, method: str, channel: str | None = None) -> bool:
+        if self.methods and method not in self.methods:
+            return False
+        return not self.channels or channel in self.channels
 
 
 @dataclass
@@ -109,11 +113,24 @@ class SlackStub:
         await self._server.start_server()
         self._port = self._server.port
 
-    async def fail_all(self, kind: str, *methods: str, retry_after: int = 1) -> None:
-        """Fail the Web API calls (of ``methods``; none: all of them) until ``restore``."""
+    async def fail_all(
+        self,
+        kind: str,
+        *methods: str,
+        retry_after: int = 1,
+        channels: tuple[str, ...] = (),
+    ) -> None:
+        """Fail the Web API calls (of ``methods``; none: all of them; about ``channels`` only,
+        when named) until ``restore``. ``reset``: the connection is dropped unanswered."""
         assert kind in OUTAGE_KINDS, kind
+        assert not channels or kind in ("reset", "500", "429"), "a port refuses every channel"
         self._restored.clear()
-        self.outage = Outage(kind=kind, methods=frozenset(methods), retry_after=retry_after)
+        self.outage = Outage(
+            kind=kind,
+            methods=frozenset(methods),
+            retry_after=retry_after,
+            channels=frozenset(channels),
+        )
         if kind == "refused" and self._server is not None:
             await self._server.close()  # the port stops listening: connections are refused
             self._server = None
@@ -187,8 +204,15 @@ class SlackStub:
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         outage = self.outage
-        if outage is not None and outage.fails(method):
+        channel = None
+        if outage is not None and outage.channels:
+            channel = str((await _payload_of(request)).get("channel"))
+        if outage is not None and outage.fails(method, channel):
             self.failed.append(method)
+            if outage.kind == "reset":
+                assert request.transport is not None
+                request.transport.close()
+                return web.Response()
             if outage.kind == "hang":  # carried out, its answer withheld (the client gives up)
                 payload = await self._record(method, request)
                 answer = self._answer(method, payload)
@@ -318,6 +342,15 @@ class SlackStub:
 
         await asyncio.wait_for(some(), timeout)
         return self.socket_acks[0]
+
+
+async def _payload_of(request: web.Request) -> dict[str, Any]:
+    raw = await request.text()
+    if request.method == "GET":
+        return dict(request.query)
+    if request.content_type == "application/json":
+        return dict(json.loads(raw)) if raw else {}
+    return dict(parse_qsl(raw, keep_blank_values=True))
 
 
 def _posted(
