@@ -71,6 +71,7 @@ ROWS = (
     Row("bot.security", "ReencryptError", "crypto.reencrypt-stopped", StorageError),
     Row("channels.slack.store", "SeenEventsBusyError", "slack.events-busy", StorageError),
     Row("bot.core.errors", "RunInterruptedError", "run.interrupted", StorageError),
+    Row("bot.core.errors", "ChannelUnavailableError", "channel.unavailable", StorageError),
 )
 
 
