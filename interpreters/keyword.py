@@ -144,8 +144,7 @@ def _weigh(reply: str, lexicons: Sequence[Lexicon]) -> tuple[Reading, str | None
     understood = [r for r in readings if r.decision is not None]
     if understood:
         best = max(understood, key=_weight)
-        blocking = [r for r in readings if r.unreadable is not None and r.unreadable.blocking
-                    and r.own >= best.own]  # fmt: skip
+        blocking = [r for r in readings if _blocks(r, best)]
         if blocking:
             chosen = max(blocking, key=_weight)
             return chosen, _recognised(chosen, readings)
@@ -155,6 +154,17 @@ def _weigh(reply: str, lexicons: Sequence[Lexicon]) -> tuple[Reading, str | None
     chosen = max(readings, key=lambda r: (r.unreadable is not None and r.unreadable.blocking,
                                           *_weight(r)))  # fmt: skip
     return chosen, _recognised(chosen, readings)
+
+
+def _blocks(reading: Reading, best: Reading) -> bool:
+    """Whether ``reading``, not understood, knows the reply as well as ``best`` does and sees
+    something in the way (a lone negation only when it knows it better)."""
+    unreadable = reading.unreadable
+    if unreadable is None or not unreadable.blocking:
+        return False
+    if unreadable.lone_negation:
+        return _weight(reading) > _weight(best)
+    return _weight(reading) >= _weight(best)
 
 
 def _weight(reading: Reading) -> tuple[int, int]:

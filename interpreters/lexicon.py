@@ -55,6 +55,7 @@ class Lexicon:
     entries: dict[tuple[str, ...], Entry]
     folded: dict[tuple[str, ...], Entry | None]  # None: two words fold alike and differ
     alone: dict[tuple[str, ...], Entry]
+    alone_folded: dict[tuple[str, ...], Entry]
     standalone: frozenset[str]
     longest: int
     pieces: dict[str, int]  # unspaced: the longest piece starting with each character
@@ -62,20 +63,24 @@ class Lexicon:
     def find(self, words: tuple[str, ...]) -> Entry | None:
         entry = self.entries.get(words)
         if entry is None and self.language.fold_accents:
-            entry = self.folded.get(tuple(fold(word) for word in words))
+            entry = self.folded.get(tuple(fold(word, self.language) for word in words))
         return entry
 
     def find_alone(self, words: tuple[str, ...]) -> Entry | None:
         entry = self.alone.get(words)
         if entry is None and self.language.fold_accents:
-            entry = self.alone.get(tuple(fold(word) for word in words))
+            entry = self.alone_folded.get(tuple(fold(word, self.language) for word in words))
         return entry
 
 
-def fold(word: str) -> str:
-    """``word`` without its accents: "refusé" → "refuse", "não" → "nao"."""
+def fold(word: str, language: Language) -> str:
+    """``word`` without its accents: "refusé" → "refuse", "não" → "nao"; then spelled as the
+    language's plain spellings spell it ("bestaetigt" and "bestätigt" → "bestatigt")."""
     decomposed = unicodedata.normalize("NFD", word)
-    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    folded = "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    for spelled, plain in language.spellings:
+        folded = folded.replace(spelled, plain)
+    return folded
 
 
 @cache
@@ -89,7 +94,7 @@ def lexicon_of(code: str) -> Lexicon:
             entries[key] = Entry(entry.kind, entry.verb, own=False)
     folded: dict[tuple[str, ...], Entry | None] = {}
     for key, entry in entries.items():
-        folded_key = tuple(fold(word) for word in key)
+        folded_key = tuple(fold(word, language) for word in key)
         folded[folded_key] = entry if folded.get(folded_key, entry) == entry else None
     pieces: dict[str, int] = {}
     if language.unspaced:
@@ -101,6 +106,7 @@ def lexicon_of(code: str) -> Lexicon:
         entries=entries,
         folded=folded,
         alone=alone,
+        alone_folded={tuple(fold(word, language) for word in key): e for key, e in alone.items()},
         standalone=frozenset(standalone),
         longest=max(len(key) for key in [*entries, *alone]),
         pieces=pieces,

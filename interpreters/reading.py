@@ -49,11 +49,13 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]"
 
 class Unreadable(Exception):
     """A reply that cannot be read with certainty; ``blocking`` when something in it stands in
-    the way (a question, a negation, ...), not merely no verdict of this language."""
+    the way (a question, a negation, ...), not merely no verdict of this language or words it
+    does not know."""
 
-    def __init__(self, cause: str, *, blocking: bool = True) -> None:
+    def __init__(self, cause: str, *, blocking: bool = True, lone_negation: bool = False) -> None:
         super().__init__(cause)
         self.blocking = blocking
+        self.lone_negation = lone_negation  # a negation with no verdict to negate
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -188,7 +190,7 @@ def _terms(tokens: Sequence[_Token], lexicon: Lexicon) -> list[_Term]:
     while i < len(tokens):
         size, entry = _longest_phrase(tokens, i, lexicon)
         words = tuple(token.text for token in tokens[i : i + size])
-        if _alone(tokens, i + size):
+        if _alone(tokens, i + size, lexicon):
             entry = lexicon.find_alone(words) or entry
         elif entry is None and lexicon.find_alone(words) is not None:
             entry = Entry(Kind.WORD)
@@ -203,9 +205,12 @@ def _terms(tokens: Sequence[_Token], lexicon: Lexicon) -> list[_Term]:
     return terms
 
 
-def _alone(tokens: Sequence[_Token], after: int) -> bool:
-    """Nothing but punctuation, an emoji or the end follows."""
-    return after == len(tokens) or tokens[after].group != "word"
+def _alone(tokens: Sequence[_Token], after: int, lexicon: Lexicon) -> bool:
+    """Nothing but punctuation, an emoji, a "because" or the end follows."""
+    if after == len(tokens) or tokens[after].group != "word":
+        return True
+    entry = _longest_phrase(tokens, after, lexicon)[1]
+    return entry is not None and entry.kind is _K.CONNECTOR
 
 
 def _longest_phrase(tokens: Sequence[_Token], i: int, lexicon: Lexicon) -> tuple[int, Entry | None]:
@@ -259,9 +264,12 @@ def _atoms(terms: Sequence[_Term], lexicon: Lexicon) -> list[_Atom]:
     pending: list[int] = []
     clause: int | None = None  # the index in atoms of this clause's last verdict
     paired = False  # that verdict's negation opened by "ne", closed by the next negator
+    closed = False  # a pending "ne" already closed ("ne pas valider")
     for i, term in enumerate(terms):
         if term.kind is _K.NEGATOR:
-            if clause is not None and paired:
+            if clause is None and pending and terms[pending[-1]].pair and not closed:
+                closed = True  # "ne pas" before the verdict is one negation
+            elif clause is not None and paired:
                 paired = False  # "ne ... pas" is one negation
                 atoms[clause] = replace(atoms[clause], last=i)
             elif clause is not None and after and atoms[clause].verb:
@@ -272,13 +280,13 @@ def _atoms(terms: Sequence[_Term], lexicon: Lexicon) -> list[_Atom]:
         elif term.kind in _SIDES:
             if pending and clause is not None and after:
                 raise Unreadable(f'Cannot tell which verdict "{terms[pending[0]].text}" negates.')
-            paired = bool(pending) and terms[pending[-1]].pair
+            paired = bool(pending) and terms[pending[-1]].pair and not closed
             atoms.append(_atom(terms, i, pending))
             clause = len(atoms) - 1
-            pending = []
+            pending, closed = [], False
         elif term.kind in _BOUNDARIES:
             atoms.extend(_standalone(terms, pending, lexicon))
-            pending, clause, paired = [], None, False
+            pending, clause, paired, closed = [], None, False, False
     atoms.extend(_standalone(terms, pending, lexicon))
     return atoms
 
@@ -330,8 +338,8 @@ def _split(terms: Sequence[_Term], atoms: Sequence[_Atom]) -> tuple[list[_Atom],
         found = terms[i].text if i < len(terms) else ""
         negation = i < len(terms) and terms[i].kind is _K.NEGATOR
         if negation:
-            raise Unreadable(f'Cannot tell what "{found}" refers to.')
-        raise Unreadable("No verdict found.", blocking=bool(atoms))
+            raise Unreadable(f'Cannot tell what "{found}" refers to.', lone_negation=True)
+        raise Unreadable("No verdict found.", blocking=False)
     while i < len(terms) and terms[i].kind in _BOUNDARIES:
         sep = max(sep, _Sep.SOFT if terms[i].kind is _K.SOFT else _Sep.EXPLICIT)
         i = start = i + 1

@@ -22,7 +22,8 @@ class Language:
     ``standalone`` negators reject on their own, as "never"; ``pair`` negators, as French "ne",
     are closed by the next negator of their clause). ``negation_after``: a negator after a verdict
     of its clause negates it ("ich genehmige das nicht", 承認しません). ``fold_accents``: a word
-    is also found without its accents ("refuse" for "refusé"). ``elisions``: prefixes split off a
+    is also found without its accents ("refuse" for "refusé"; ``spellings``
+    for plain spellings, "ae" for "ä"). ``elisions``: prefixes split off a
     word ("n'approuve" → "n'" "approuve"). ``unspaced``: words are written without spaces and
     found by the longest phrase of the table (Japanese).
     """
@@ -43,6 +44,9 @@ class Language:
     negation_after: bool = False
     fold_accents: bool = True
     elisions: frozenset[str] = frozenset()
+    spellings: tuple[tuple[str, str], ...] = ()
+    """Plain spellings a word is also found by, after its accents: ("ae", "a") finds
+    "bestätigt" as "bestaetigt"."""
     unspaced: bool = False
 
 
