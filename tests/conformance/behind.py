@@ -1,0 +1,82 @@
+"""What every driver reads behind the channel the same way: what the tool ran with, what the
+agent read back, the audit record; and the attached LangChain agent the GRAPH scenario asks."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot import App, ExecutionResult, ExecutionStatus
+from bot.testing import ScriptedChatModel
+from tests.conformance.driver import Asked, Kind, Scenario
+from tests.langgraph.kit import Refunds, contents_of_tool_messages, one_refund, refund_agent
+from tests.office import Ledger
+
+GRAPH_ASK = {"messages": [{"role": "user", "content": "refund order 7"}]}
+GRAPH_TOOL = "refund"
+REFUND_ARGUMENTS = {"order_id": "7", "amount": 30}
+
+
+@dataclass
+class Behind:
+    """One test's App and what it did: the office's ``Ledger`` (native tools, by the name they
+    record) and, once a GRAPH was asked, the attached agent's tool and model."""
+
+    app: App
+    ledger: Ledger
+    llm: ScriptedChatModel
+    tenant: str
+    ran_as: str = "refund"
+    """Which of the ledger's runs are the question's tool's (``Ledger.runs`` names)."""
+    graph: tuple[Refunds, ScriptedChatModel] | None = None
+    asked: list[Asked] = field(default_factory=list)
+
+    def runs(self) -> list[dict[str, object]]:
+        if self.graph is not None:
+            return list(self.graph[0].runs)
+        return [ran for name, ran in self.ledger.runs if name == self.ran_as]
+
+    def agent_read(self) -> list[str]:
+        model = self.llm if self.graph is None else self.graph[1]
+        return contents_of_tool_messages(model)
+
+    async def audit(self, asked: Asked) -> str:
+        result = await self.app.get_result(asked.execution_id, tenant_id=self.tenant, record=True)
+        assert result.record is not None
+        return json.dumps(dataclasses.asdict(result.record), default=str, ensure_ascii=False)
+
+    async def attach_graph(
+        self, role: type, allowed: Sequence[Kind], *, owner: str
+    ) -> ExecutionResult:
+        """A LangChain agent over a refund tool, attached with ``role``, asked one refund."""
+        refunds, model = Refunds(), one_refund()
+        self.graph = (refunds, model)
+        graph = refund_agent(model, refunds, allowed=[kind.value for kind in allowed])
+        agent = self.app.langgraph("refund-agent", graph, role=role)
+        result = await agent.ainvoke(
+            GRAPH_ASK, thread_id=f"graph-{len(self.asked)}", tenant_id=self.tenant, owner_id=owner
+        )
+        assert result.status is ExecutionStatus.PAUSED
+        return result
+
+    def keep(
+        self,
+        scenario: Scenario,
+        result: ExecutionResult,
+        *,
+        pause_id: str,
+        tool: str,
+        approver: str,
+    ) -> Asked:
+        asked = Asked(
+            scenario=scenario,
+            pause_id=pause_id,
+            thread_id=result.thread_id,
+            execution_id=result.execution_id,
+            tool=tool,
+            approver=approver,
+        )
+        self.asked.append(asked)
+        return asked

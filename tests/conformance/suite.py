@@ -1,0 +1,324 @@
+"""The channel conformance suite: what every channel does, tested from outside.
+
+A channel proves itself by running this suite with its driver (``tests.conformance.driver``):
+
+    class TestMyChannel(ChannelConformance):
+        differences = {}  # test name -> why this channel fails it today (strict xfail)
+
+        @pytest.fixture
+        async def driver(self, ...) -> AsyncIterator[ChannelDriver]: ...
+
+A test marked ``requires(Capability.X)`` is skipped, with the driver's reason, where the
+driver does not declare X (as langgraph's checkpoint conformance skips a saver's missing
+capabilities). A test named in ``differences`` is an expected failure (strict: once the
+channel passes it, the mark must go).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conformance.driver import (
+    Answer,
+    Capability,
+    ChannelDriver,
+    Kind,
+    Scenario,
+)
+
+SECRET = "carol.secret@example.com"
+"""The REFUND's ``Sensitive`` customer e-mail, in every office."""
+OFFERED_BY_DEFAULT = frozenset({Kind.APPROVE, Kind.EDIT, Kind.REJECT})
+RESPONSE = "Order 7 was refunded yesterday; nothing to do."
+
+
+def requires(*capabilities: Capability) -> pytest.MarkDecorator:
+    """Run the test only for drivers that declare every one of ``capabilities``."""
+    return pytest.mark.requires(*capabilities)
+
+
+APPROVE = Answer(kind=Kind.APPROVE)
+
+
+class ChannelConformance:
+    """The suite; a channel's test class inherits it and gives the ``driver`` fixture."""
+
+    # ---------------------------------------------------------------- ask
+
+    async def test_ask_shows_the_question_its_fields_and_the_answers_it_takes(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        shown = await driver.shown(asked)
+
+        assert shown.text.strip()
+        assert "7" in shown.fields.values()
+        assert any(value.startswith("30") for value in shown.fields.values()), shown.fields
+        assert asked.pause_id not in driver.everything_said()
+        assert driver.runs() == []
+
+    async def test_the_question_offers_approve_edit_and_reject(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        shown = await driver.shown(asked)
+
+        assert shown.offered == OFFERED_BY_DEFAULT
+
+    # ---------------------------------------------------------------- answer by each kind
+
+    async def test_approve_runs_the_tool_once_with_what_was_asked(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        told = await driver.answer(asked, APPROVE, by=asked.approver)
+        again = await driver.answer(asked, APPROVE, by=asked.approver)
+
+        assert told.taken
+        assert not again.taken
+        assert [(run["order_id"], run["amount"]) for run in driver.runs()] == [("7", 30.0)]
+
+    async def test_edit_runs_the_tool_with_the_changed_arguments(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        told = await driver.answer(
+            asked,
+            Answer(kind=Kind.EDIT, arguments={"order_id": "7", "amount": "20"}),
+            by=asked.approver,
+        )
+
+        assert told.taken, told.text
+        assert [run["amount"] for run in driver.runs()] == [20.0]
+        audit = await driver.audit(asked)
+        assert '"amount": 20.0' in audit  # ran_with: what was approved
+
+    async def test_reject_with_a_reason_gives_the_agent_the_reason_and_runs_nothing(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        told = await driver.answer(
+            asked, Answer(kind=Kind.REJECT, reason="amount too high"), by=asked.approver
+        )
+
+        assert told.taken, told.text
+        assert driver.runs() == []
+        assert any("amount too high" in read for read in driver.agent_read()), driver.agent_read()
+
+    async def test_reject_without_the_reason_the_role_requires_is_refused_and_waits(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        told = await driver.answer(asked, Answer(kind=Kind.REJECT), by=asked.approver)
+
+        assert not told.taken
+        assert "reason" in told.text.lower()
+        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+
+    @requires(Capability.RESPOND)
+    async def test_respond_replaces_the_tools_result(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.GRAPH, allowed=(Kind.APPROVE, Kind.RESPOND))
+        assert Kind.RESPOND in (await driver.shown(asked)).offered
+
+        told = await driver.answer(
+            asked, Answer(kind=Kind.RESPOND, response=RESPONSE), by=asked.approver
+        )
+
+        assert told.taken, told.text
+        assert driver.runs() == []
+        assert driver.agent_read() == [RESPONSE]
+
+    @requires(Capability.LIMITED_OFFERS)
+    async def test_a_kind_the_question_does_not_take_is_not_offered_and_refused_if_forced(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.GRAPH, allowed=(Kind.APPROVE, Kind.REJECT))
+        assert (await driver.shown(asked)).offered == {Kind.APPROVE, Kind.REJECT}
+
+        for forced in (
+            Answer(kind=Kind.EDIT, arguments={"order_id": "7", "amount": "5"}),
+            Answer(kind=Kind.RESPOND, response=RESPONSE),
+        ):
+            told = await driver.answer(asked, forced, by=asked.approver)
+            assert not told.taken, forced
+            assert told.text.strip()
+
+        assert driver.runs() == []
+        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+        assert [(run["order_id"], run["amount"]) for run in driver.runs()] == [("7", 40.0)]
+
+    async def test_a_graphs_approval_runs_its_tool_once(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.GRAPH)
+
+        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+
+        assert [(run["order_id"], run["amount"]) for run in driver.runs()] == [("7", 40.0)]
+        assert driver.agent_read() == ["refunded 40.00 on order 7"]
+
+    # ---------------------------------------------------------------- who may answer
+
+    async def test_a_wrong_answerer_is_refused_told_who_may_and_the_question_waits(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        told = await driver.answer(asked, APPROVE, by=driver.people.stranger)
+
+        assert not told.taken
+        assert driver.runs() == []
+        assert re.search(r"approver|who asked|owner", told.text, re.IGNORECASE), told.text
+        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+        assert len(driver.runs()) == 1
+
+    async def test_only_the_owner_answers_a_thread_owners_question(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.OWNERS)
+        assert asked.approver == driver.people.requester
+
+        told = await driver.answer(asked, APPROVE, by=driver.people.stranger)
+
+        assert not told.taken
+        assert re.search(r"who asked", told.text, re.IGNORECASE), told.text
+        assert (await driver.answer(asked, APPROVE, by=driver.people.requester)).taken
+        assert len(driver.runs()) == 1
+
+    @requires(Capability.APPROVERS, Capability.SEPARATION_OF_DUTIES)
+    async def test_the_requester_cannot_approve_their_own_request(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.OWN_REQUEST)
+
+        told = await driver.answer(asked, APPROVE, by=asked.approver)
+
+        assert not told.taken
+        assert "cannot approve" in told.text, told.text
+        assert driver.runs() == []
+        second = driver.people.second_approver
+        assert second is not None
+        assert (await driver.answer(asked, APPROVE, by=second)).taken
+        assert len(driver.runs()) == 1
+
+    # ---------------------------------------------------------------- after the end
+
+    async def test_an_answered_question_says_how_it_ended_and_offers_nothing(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+        before = await driver.shown(asked)
+
+        await driver.answer(asked, APPROVE, by=asked.approver)
+
+        after = await driver.shown(asked)
+        assert after.offered == frozenset()
+        assert after.text != before.text
+        assert "approved" in after.text.lower()
+
+    async def test_a_second_answer_is_told_the_question_was_answered(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+        await driver.answer(asked, APPROVE, by=asked.approver)
+
+        late = await driver.answer(asked, Answer(kind=Kind.REJECT, reason="no"), by=asked.approver)
+
+        assert not late.taken
+        assert re.search(r"already answered|approved by", late.text, re.IGNORECASE), late.text
+        assert len(driver.runs()) == 1
+
+    @requires(Capability.WITHDRAW)
+    async def test_a_withdrawn_question_says_so_offers_nothing_and_takes_no_answer(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        await driver.withdraw(asked)
+
+        shown = await driver.shown(asked)
+        assert shown.offered == frozenset()
+        assert re.search(r"no longer needed|no answer is needed|cancelled", shown.text, re.I)
+        assert not (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+        assert driver.runs() == []
+
+    @requires(Capability.WITHDRAW)
+    async def test_a_cancelled_question_says_it_was_cancelled(self, driver: ChannelDriver) -> None:
+        """Withdrawn (no longer needed) and cancelled (the work was stopped) read differently."""
+        asked = await driver.ask(Scenario.REFUND)
+
+        await driver.withdraw(asked)
+
+        assert "cancelled" in (await driver.shown(asked)).text.lower()
+
+    # ---------------------------------------------------------------- time
+
+    @requires(Capability.EXPIRE)
+    async def test_an_expired_question_says_so_and_takes_no_answer(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+
+        await driver.advance(asked, 25)
+
+        shown = await driver.shown(asked)
+        assert shown.offered == frozenset()
+        assert "expired" in shown.text.lower(), shown.text
+        told = await driver.answer(asked, APPROVE, by=asked.approver)
+        assert not told.taken
+        assert driver.runs() == []
+
+    @requires(Capability.REMIND)
+    async def test_a_waiting_question_is_reminded_at_its_times(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+
+        first = await driver.advance(asked, 1)
+        none_yet = await driver.advance(asked, 1)
+        second = await driver.advance(asked, 1)
+
+        assert len(first) >= 1 and len(second) >= 1, (first, second)
+        assert none_yet == []
+        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+        assert await driver.advance(asked, 4) == []  # answered: no more reminders
+
+    @requires(Capability.ESCALATE)
+    async def test_an_escalated_question_may_be_answered_by_its_escalation_approver(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+        escalated_to = driver.people.escalated_to
+        assert escalated_to is not None
+
+        early = await driver.answer(asked, APPROVE, by=escalated_to)
+        assert not early.taken
+        assert early.text.strip()
+        await driver.advance(asked, 3)
+        said = await driver.advance(asked, 1)  # 4 h: escalated
+
+        assert said, "the escalation is said to someone"
+        assert (await driver.answer(asked, APPROVE, by=escalated_to)).taken
+        assert len(driver.runs()) == 1
+
+    # ---------------------------------------------------------------- masking
+
+    async def test_a_sensitive_value_is_shown_nowhere_but_reaches_the_tool(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+        shown = await driver.shown(asked)
+        assert SECRET not in shown.text
+
+        await driver.answer(
+            asked,
+            Answer(kind=Kind.EDIT, arguments={"order_id": "7", "amount": "25"}),
+            by=asked.approver,
+        )
+
+        assert [run["email"] for run in driver.runs()] == [SECRET]
+        assert SECRET not in (await driver.shown(asked)).text
+        assert SECRET not in driver.everything_said()
+        assert SECRET not in await driver.audit(asked)
