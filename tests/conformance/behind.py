@@ -14,7 +14,9 @@ from tests.conformance.driver import Asked, Kind, Scenario
 from tests.langgraph.kit import Refunds, contents_of_tool_messages, one_refund, refund_agent
 from tests.office import Ledger
 
-GRAPH_ASK = {"messages": [{"role": "user", "content": "refund order 7"}]}
+REQUEST = "Please refund order 7, the customer was charged twice"
+"""What the requester asks, in their words (the workflow's start text, the graph's message)."""
+GRAPH_ASK = {"messages": [{"role": "user", "content": REQUEST}]}
 GRAPH_TOOL = "refund"
 REFUND_ARGUMENTS = {"order_id": "7", "amount": 30}
 

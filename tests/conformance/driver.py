@@ -125,7 +125,7 @@ class ChannelDriver(Protocol):
     (signed Slack requests, HTTP on the web, the terminal's stream and ``App.answer``); only
     ``runs``, ``agent_read`` and ``audit`` look behind it, at what the tool and agent did."""
 
-    name: str
+    name: ClassVar[str]
     capabilities: ClassVar[frozenset[Capability]]
     missing: ClassVar[Mapping[Capability, str]]
     """Why each missing capability is missing (the skip reason)."""

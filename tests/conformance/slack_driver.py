@@ -18,7 +18,7 @@ from bot.components.specs import spec_of
 from bot.testing import call_tool
 from channels.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION, RESPOND_ACTION
 from channels.slack.render_modal import REASON_ACTION, REASON_BLOCK, RESPONSE_ACTION, RESPONSE_BLOCK
-from tests.conformance.behind import REFUND_ARGUMENTS, Behind
+from tests.conformance.behind import REFUND_ARGUMENTS, REQUEST, Behind
 from tests.conformance.driver import (
     Answer,
     Asked,
@@ -56,7 +56,7 @@ HOUR = timedelta(hours=1)
 
 
 class SlackDriver:
-    name = "slack"
+    name: ClassVar[str] = "slack"
     capabilities: ClassVar[frozenset[Capability]] = frozenset(Capability)
     missing: ClassVar[Mapping[Capability, str]] = {}
     people: ClassVar[People] = People(
@@ -104,7 +104,7 @@ class SlackDriver:
                     approver = OWNER
                 self.behind.ran_as = ran_as
                 world.llm.then_return(call_tool(tool_class, arguments), final)
-                result = await world.execute("please", owner=owner)
+                result = await world.execute(REQUEST, owner=owner)
                 spec = spec_of(tool_class)
                 assert spec is not None
                 tool = spec.name

@@ -28,6 +28,7 @@ from tests.conformance.driver import (
     Scenario,
 )
 
+REQUEST = "Please refund order 7, the customer was charged twice"
 SECRET = "carol.secret@example.com"
 """The REFUND's ``Sensitive`` customer e-mail, in every office."""
 OFFERED_BY_DEFAULT = frozenset({Kind.APPROVE, Kind.EDIT, Kind.REJECT})
@@ -59,6 +60,38 @@ class ChannelConformance:
         assert any(value.startswith("30") for value in shown.fields.values()), shown.fields
         assert asked.pause_id not in driver.everything_said()
         assert driver.runs() == []
+
+    async def test_the_question_says_who_asked_and_what_they_asked(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        shown = await driver.shown(asked)
+
+        assert driver.people.requester in shown.text
+        assert REQUEST in shown.text
+
+    async def test_the_fields_are_titled_for_people(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        shown = await driver.shown(asked)
+
+        assert {"Order ID", "Amount"} <= set(shown.fields), shown.fields
+
+    async def test_a_value_shown_can_be_typed_back(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+        [amount] = [
+            v for k, v in (await driver.shown(asked)).fields.items() if "amount" in k.lower()
+        ]
+
+        told = await driver.answer(
+            asked,
+            Answer(kind=Kind.EDIT, arguments={"order_id": "7", "amount": amount}),
+            by=asked.approver,
+        )
+
+        assert told.taken, (amount, told.text)
+        assert [run["amount"] for run in driver.runs()] == [30.0]
 
     async def test_the_question_offers_approve_edit_and_reject(self, driver: ChannelDriver) -> None:
         asked = await driver.ask(Scenario.REFUND)
@@ -97,6 +130,18 @@ class ChannelConformance:
         audit = await driver.audit(asked)
         assert '"amount": 20.0' in audit  # ran_with: what was approved
 
+    async def test_after_an_edit_the_question_shows_what_ran(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        await driver.answer(
+            asked,
+            Answer(kind=Kind.EDIT, arguments={"order_id": "7", "amount": "20"}),
+            by=asked.approver,
+        )
+
+        after = await driver.shown(asked)
+        assert re.search(r"\b20(\.0+)?\b", after.text), after.text
+
     async def test_reject_with_a_reason_gives_the_agent_the_reason_and_runs_nothing(
         self, driver: ChannelDriver
     ) -> None:
@@ -109,6 +154,8 @@ class ChannelConformance:
         assert told.taken, told.text
         assert driver.runs() == []
         assert any("amount too high" in read for read in driver.agent_read()), driver.agent_read()
+        after = await driver.shown(asked)
+        assert "rejected" in after.text.lower() and "amount too high" in after.text
 
     async def test_reject_without_the_reason_the_role_requires_is_refused_and_waits(
         self, driver: ChannelDriver

@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestServer
 from bot import App, Settings, WorkflowStartText
 from bot.testing import FakeClock, call_tool, mock_llm
 from channels.web import WebNotice, WebServer
-from tests.conformance.behind import REFUND_ARGUMENTS, Behind
+from tests.conformance.behind import REFUND_ARGUMENTS, REQUEST, Behind
 from tests.conformance.driver import (
     Answer,
     Asked,
@@ -178,7 +178,7 @@ class WebDriver:
             self.behind.llm.then_return(call_tool(tool_class, arguments), final)
             result = await self.app.execute(
                 WebOfficeWorkflow,
-                WorkflowStartText(text="please"),
+                WorkflowStartText(text=REQUEST),
                 tenant_id=TENANT,
                 owner_id=owner,
             )
