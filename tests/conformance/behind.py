@@ -8,8 +8,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot import App, ExecutionResult, ExecutionStatus
-from bot.testing import ScriptedChatModel
+from bot import App, ExecutionResult, ExecutionStatus, PauseResolution
+from bot.runtime.withdrawals import withdraw
+from bot.store.closings import Withdrawn
+from bot.testing import ScriptedChatModel, inspect_app
 from tests.conformance.driver import Asked, Kind, Scenario
 from tests.langgraph.kit import Refunds, contents_of_tool_messages, one_refund, refund_agent
 from tests.office import Ledger
@@ -48,6 +50,16 @@ class Behind:
         result = await self.app.get_result(asked.execution_id, tenant_id=self.tenant, record=True)
         assert result.record is not None
         return json.dumps(dataclasses.asdict(result.record), default=str, ensure_ascii=False)
+
+    async def withdraw(self, asked: Asked) -> None:
+        """Close the question as no longer needed and tell its channel, as a parallel launch
+        does when a sibling failed or a quorum was reached."""
+        inspector = inspect_app(self.app)
+        closed = await inspector.store.close(
+            asked.pause_id, Withdrawn(), at=self.app.clock.now(), tenant_id=self.tenant
+        )
+        assert closed is not None
+        await withdraw(inspector.runtime, closed, PauseResolution.WITHDRAWN)
 
     async def attach_graph(
         self, role: type, allowed: Sequence[Kind], *, owner: str

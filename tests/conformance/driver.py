@@ -90,6 +90,8 @@ class Answer:
 class Shown:
     """What a person reads of a question (or of what became of it)."""
 
+    title: str
+    """The question's heading (what a person reads first)."""
     text: str
     """Every word shown, as one text."""
     fields: Mapping[str, str] = field(default_factory=dict)
@@ -151,7 +153,12 @@ class ChannelDriver(Protocol):
         ...
 
     async def withdraw(self, asked: Asked) -> None:
-        """The question is no longer needed (its thread is cancelled)."""
+        """The question is no longer needed (as when a sibling failed or a quorum was
+        reached): closed, and its channel told."""
+        ...
+
+    async def cancel(self, asked: Asked) -> None:
+        """The work is stopped: its thread is cancelled (``App.cancel``)."""
         ...
 
     async def advance(self, asked: Asked, hours: int) -> list[str]:

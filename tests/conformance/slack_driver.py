@@ -29,7 +29,7 @@ from tests.conformance.driver import (
     Shown,
     Told,
 )
-from tests.slack.checks import all_text, assert_sent_valid, buttons
+from tests.slack.checks import all_text, assert_sent_valid, buttons, strings
 from tests.slack.conftest import SlackWorld, open_world
 from tests.slack.office import (
     ACCOUNTANT,
@@ -143,8 +143,9 @@ class SlackDriver:
             for b in buttons(blocks)
             if str(b["action_id"]).partition(":")[0] in KINDS
         )
-        text = f"{title}\n{all_text(blocks)}\n{versions[-1].payload.get('text', '')}"
-        return Shown(text=text, fields=fields, offered=offered)
+        words = "\n".join(value for _, key, value in strings(blocks) if key == "text")
+        text = f"{words}\n{versions[-1].payload.get('text', '')}"
+        return Shown(title=title, text=text, fields=fields, offered=offered)
 
     # ---------------------------------------------------------------- answering
 
@@ -180,6 +181,10 @@ class SlackDriver:
         return None if pause is None else pause.status
 
     async def withdraw(self, asked: Asked) -> None:
+        await self.behind.withdraw(asked)
+        await self.world.settle()
+
+    async def cancel(self, asked: Asked) -> None:
         await self.world.app.cancel(asked.thread_id, tenant_id=self.world.tenant)
         await self.world.settle()
 

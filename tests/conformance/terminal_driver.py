@@ -115,7 +115,7 @@ class TerminalDriver:
         _, _, shown = question.partition(" wants to run with ")
         arguments: dict[str, Any] = json.loads(shown)
         fields = {key: str(value) for key, value in arguments.items()}
-        return Shown(text="\n".join(lines), fields=fields, offered=frozenset())
+        return Shown(title=question, text="\n".join(lines), fields=fields, offered=frozenset())
 
     async def answer(self, asked: Asked, answer: Answer, *, by: str) -> Told:
         decision: dict[str, Any]
@@ -142,6 +142,9 @@ class TerminalDriver:
                 assert_never(outcome)
 
     async def withdraw(self, asked: Asked) -> None:
+        await self.behind.withdraw(asked)
+
+    async def cancel(self, asked: Asked) -> None:
         await self.app.cancel(asked.thread_id, tenant_id=TENANT)
 
     async def advance(self, asked: Asked, hours: int) -> list[str]:

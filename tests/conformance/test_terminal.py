@@ -16,6 +16,10 @@ from tests.conformance.terminal_driver import TerminalDriver, terminal_driver
 class TestTerminalChannel(ChannelConformance):
     driver_type = TerminalDriver
     differences: ClassVar[Mapping[str, str]] = {
+        "test_the_title_says_what_the_tool_does_not_its_id": (
+            "the terminal's question is headed by the tool's id ('? refund-card-tool wants to "
+            "run with ...'), not by what it does (Slack and the web: 'Refunds a card')"
+        ),
         "test_the_question_says_who_asked_and_what_they_asked": (
             "the terminal's question line names neither the requester nor the request"
         ),
@@ -33,6 +37,15 @@ class TestTerminalChannel(ChannelConformance):
         "test_a_kind_the_question_does_not_take_is_not_offered_and_refused_if_forced": (
             "the terminal does not say which answers an attached agent's question takes "
             "(allowed_decisions); a forced one is refused by the runtime"
+        ),
+        "test_a_wrong_answerer_is_refused_told_who_may_and_the_question_waits": (
+            "the terminal has no sentence for someone who is not the owner: the runtime's error "
+            "is what is said ('[pause.not-thread-owner] only the owner of thread <thread id> may "
+            "answer this pause'), with a thread id"
+        ),
+        "test_an_answer_to_an_expired_question_is_told_it_expired": (
+            "an answer to an expired question is told the runtime's '[run.not-paused] the "
+            "question is no longer needed (it was withdrawn or cancelled)', not that it expired"
         ),
         "test_only_the_owner_answers_a_thread_owners_question": (
             "the terminal has no sentence for someone who is not the owner: the runtime's error "

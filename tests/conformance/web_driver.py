@@ -225,7 +225,7 @@ class WebDriver:
     async def shown(self, asked: Asked, *, to: str | None = None) -> Shown:
         status, page, _ = await self.open(asked, to or asked.approver)
         assert status == 200, page.text
-        return Shown(text=f"{page.title}\n{page.text}", fields=page.fields, offered=page.offered)
+        return Shown(title=page.title, text=page.text, fields=page.fields, offered=page.offered)
 
     # ---------------------------------------------------------------- answering
 
@@ -251,6 +251,9 @@ class WebDriver:
         return Told(taken=False, text=self.read(await response.text()).text)
 
     async def withdraw(self, asked: Asked) -> None:
+        await self.behind.withdraw(asked)
+
+    async def cancel(self, asked: Asked) -> None:
         await self.app.cancel(asked.thread_id, tenant_id=TENANT)
 
     async def advance(self, asked: Asked, hours: int) -> list[str]:
