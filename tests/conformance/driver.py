@@ -152,6 +152,11 @@ class ChannelDriver(Protocol):
         question does not offer it, as a forged request would)."""
         ...
 
+    async def reply(self, asked: Asked, words: str, *, by: str) -> Told:
+        """Answer in words, where the channel takes them (Slack: in the message's thread; the
+        web: the page's free-text box; the terminal: the line typed at the prompt)."""
+        ...
+
     async def withdraw(self, asked: Asked) -> None:
         """The question is no longer needed (as when a sibling failed or a quorum was
         reached): closed, and its channel told."""

@@ -176,6 +176,22 @@ class SlackDriver:
             text="\n".join(said),
         )
 
+    async def reply(self, asked: Asked, words: str, *, by: str) -> Told:
+        world = self.world
+        was = await self._status(asked)
+        seen = len(world.stub.calls)
+        await world.message(by, words, thread_ts=self._ts[asked.pause_id])
+        await world.settle()
+        said = [
+            str(call.payload.get("text", ""))
+            for call in world.stub.calls[seen:]
+            if call.method == "chat.postEphemeral"
+            or (call.method == "chat.postMessage" and call.payload.get("thread_ts"))
+        ]
+        now = await self._status(asked)
+        taken = was is PauseStatus.PENDING and now is not PauseStatus.PENDING
+        return Told(taken=taken, text="\n".join(said))
+
     async def _status(self, asked: Asked) -> PauseStatus | None:
         pause = await self.world.app.find_pause(asked.pause_id, tenant_id=self.world.tenant)
         return None if pause is None else pause.status

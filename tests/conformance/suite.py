@@ -239,6 +239,41 @@ class ChannelConformance:
         assert [(run["order_id"], run["amount"]) for run in driver.runs()] == [("7", 40.0)]
         assert driver.agent_read() == ["refunded 40.00 on order 7"]
 
+    # ---------------------------------------------------------------- in words
+
+    async def test_words_are_read_by_the_roles_interpreter(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        told = await driver.reply(asked, "reject: wrong customer", by=asked.approver)
+
+        assert told.taken, told.text
+        assert driver.runs() == []
+        assert any("wrong customer" in read for read in driver.agent_read()), driver.agent_read()
+
+    async def test_words_that_give_no_answer_say_why_and_the_question_waits(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        told = await driver.reply(asked, "maybe, ask me tomorrow?", by=asked.approver)
+
+        assert not told.taken
+        assert "question" in told.text.lower(), told.text  # why: the words read as a question
+        assert driver.runs() == []
+        assert (await driver.reply(asked, "approve", by=asked.approver)).taken
+        assert len(driver.runs()) == 1
+
+    async def test_words_to_a_question_that_reads_none_are_refused(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.TIMED)  # its role has no reply interpreter
+
+        told = await driver.reply(asked, "approve", by=asked.approver)
+
+        assert not told.taken
+        assert re.search(r"in words|it takes", told.text, re.IGNORECASE), told.text
+        assert driver.runs() == []
+
     # ---------------------------------------------------------------- who may answer
 
     async def test_a_wrong_answerer_is_refused_told_who_may_and_the_question_waits(

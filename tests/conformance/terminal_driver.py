@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any, ClassVar, assert_never
 
 from bot import App, Settings, WorkflowStartText
-from bot.core.answers import AlreadyClosed, Answered, NotUnderstood, Refused, ReplyKept
+from bot.core.answers import (
+    AlreadyClosed,
+    Answered,
+    AnswerOutcome,
+    NotUnderstood,
+    Refused,
+    ReplyKept,
+)
 from bot.testing import FakeClock, call_tool, mock_llm
 from channels.terminal import TerminalOutput
 from tests.conformance.behind import REFUND_ARGUMENTS, REQUEST, Behind
@@ -129,17 +136,11 @@ class TerminalDriver:
             case Kind.RESPOND:
                 decision = {"approved": False, "response": answer.response}
         outcome = await self.app.answer(asked.pause_id, tenant_id=TENANT, by=by, decision=decision)
-        match outcome:
-            case Answered():
-                return Told(taken=True, text="")
-            case Refused(error=error) | AlreadyClosed(error=error):
-                return Told(taken=False, text=str(error))
-            case NotUnderstood(reason=reason):
-                return Told(taken=False, text=reason)
-            case ReplyKept():
-                return Told(taken=False, text="")
-            case _:
-                assert_never(outcome)
+        return told_of(outcome)
+
+    async def reply(self, asked: Asked, words: str, *, by: str) -> Told:
+        outcome = await self.app.answer(asked.pause_id, tenant_id=TENANT, by=by, reply=words)
+        return told_of(outcome)
 
     async def withdraw(self, asked: Asked) -> None:
         await self.behind.withdraw(asked)
@@ -164,6 +165,21 @@ class TerminalDriver:
 
     def everything_said(self) -> str:
         return self.stream.getvalue()
+
+
+def told_of(outcome: AnswerOutcome) -> Told:
+    """What the person at the prompt learns of their answer: a refusal's own words."""
+    match outcome:
+        case Answered():
+            return Told(taken=True, text="")
+        case Refused(error=error) | AlreadyClosed(error=error):
+            return Told(taken=False, text=str(error))
+        case NotUnderstood(reason=reason):
+            return Told(taken=False, text=reason)
+        case ReplyKept():
+            return Told(taken=False, text="")
+        case _:
+            assert_never(outcome)
 
 
 @asynccontextmanager

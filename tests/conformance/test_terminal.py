@@ -47,6 +47,11 @@ class TestTerminalChannel(ChannelConformance):
             "an answer to an expired question is told the runtime's '[run.not-paused] the "
             "question is no longer needed (it was withdrawn or cancelled)', not that it expired"
         ),
+        "test_words_to_a_question_that_reads_none_are_refused": (
+            "words to a question whose role reads none are told the runtime's 'the role "
+            "payout-approval-channel has no reply interpreter: answer with a decision' (a role's "
+            "name, for a developer), not that it cannot be answered in words"
+        ),
         "test_only_the_owner_answers_a_thread_owners_question": (
             "the terminal has no sentence for someone who is not the owner: the runtime's error "
             "is what is said ('[pause.not-thread-owner] only the owner of thread <thread id> may "

@@ -230,11 +230,7 @@ class WebDriver:
     # ---------------------------------------------------------------- answering
 
     async def answer(self, asked: Asked, answer: Answer, *, by: str) -> Told:
-        _, page, path = await self.open(asked, by)
-        csrf = self._csrf.get((by, path))
-        if csrf is None:  # never shown a form: nothing to post
-            return Told(taken=False, text=page.text)
-        form = {"csrf": csrf, "action": answer.kind.value}
+        form = {"action": answer.kind.value}
         match answer.kind:
             case Kind.REJECT:
                 form["reason"] = answer.reason or ""
@@ -244,6 +240,19 @@ class WebDriver:
                 form |= {f"arg.{k}": v for k, v in (answer.arguments or {}).items()}
             case Kind.APPROVE:
                 pass
+        return await self.post(asked, form, by=by)
+
+    async def reply(self, asked: Asked, words: str, *, by: str) -> Told:
+        return await self.post(asked, {"action": "reply", "reply": words}, by=by)
+
+    async def post(self, asked: Asked, form: dict[str, str], *, by: str) -> Told:
+        """Open the question as ``by`` and post ``form`` with the CSRF token of the page (or
+        of the last page with a form this browser saw there, as a tab left open would)."""
+        _, page, path = await self.open(asked, by)
+        csrf = self._csrf.get((by, path))
+        if csrf is None:  # never shown a form: nothing to post
+            return Told(taken=False, text=page.text)
+        form = {"csrf": csrf, **form}
         response = await self.browser_of(by).post(path, data=form, allow_redirects=False)
         if response.status == 303:
             shown = await self.browser_of(by).get(response.headers["Location"])
