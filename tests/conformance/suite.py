@@ -199,6 +199,20 @@ class ChannelConformance:
         assert "reason" in told.text.lower()
         assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
 
+    async def test_an_answer_in_place_of_the_tool_is_refused_where_the_asker_reads_none(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)  # our own tool's question takes no response
+
+        told = await driver.answer(
+            asked, Answer(kind=Kind.RESPOND, response=RESPONSE), by=asked.approver
+        )
+
+        assert not told.taken
+        assert told.text.strip()
+        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+        assert len(driver.runs()) == 1
+
     @requires(Capability.RESPOND)
     async def test_respond_replaces_the_tools_result(self, driver: ChannelDriver) -> None:
         asked = await driver.ask(Scenario.GRAPH, allowed=(Kind.APPROVE, Kind.RESPOND))

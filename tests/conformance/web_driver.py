@@ -72,6 +72,8 @@ class Page(HTMLParser):
         self.title = ""
         self.fields: dict[str, str] = {}
         self.actions: list[str] = []
+        self.values: list[str] = []
+        """What the page's inputs hold (a leaked value hides there, not in the words)."""
         self._open: list[str] = []
         self._term: str | None = None
         self.feed(body)
@@ -84,6 +86,8 @@ class Page(HTMLParser):
         given = dict(attrs)
         if tag == "input" and given.get("name") == "action" and given.get("value"):
             self.actions.append(str(given["value"]))
+        elif tag in ("input", "textarea", "option") and given.get("name") != "csrf":
+            self.values.extend(str(v) for k, v in attrs if k in ("value", "placeholder") and v)
 
     def handle_endtag(self, tag: str) -> None:
         if tag in VOID:
@@ -130,7 +134,7 @@ class WebDriver:
     notices: list[WebNotice]
     browsers: dict[str, ClientSession] = field(default_factory=dict)
     pages: list[str] = field(default_factory=list)
-    """The words of every page read."""
+    """The words and input values of every page read."""
     _csrf: dict[tuple[str, str], str] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- asking
@@ -217,7 +221,7 @@ class WebDriver:
 
     def read(self, body: str) -> Page:
         page = Page(body)
-        self.pages.append(page.text)
+        self.pages.append("\n".join([page.text, *page.values]))
         return page
 
     # ---------------------------------------------------------------- reading
