@@ -3,10 +3,11 @@
 A channel proves itself by running this suite with its driver (``tests.conformance.driver``):
 
     class TestMyChannel(ChannelConformance):
+        driver_type = MyDriver  # its capabilities decide what is skipped, before it is built
         differences = {}  # test name -> why this channel fails it today (strict xfail)
 
         @pytest.fixture
-        async def driver(self, ...) -> AsyncIterator[ChannelDriver]: ...
+        async def driver(self, tmp_path) -> AsyncIterator[ChannelDriver]: ...
 
 A test marked ``requires(Capability.X)`` is skipped, with the driver's reason, where the
 driver does not declare X (as langgraph's checkpoint conformance skips a saver's missing
@@ -21,6 +22,7 @@ import re
 
 import pytest
 
+from tests.conformance.behind import REQUEST
 from tests.conformance.driver import (
     Answer,
     Capability,
@@ -29,7 +31,6 @@ from tests.conformance.driver import (
     Scenario,
 )
 
-REQUEST = "Please refund order 7, the customer was charged twice"
 SECRET = "carol.secret@example.com"
 """The REFUND's ``Sensitive`` customer e-mail, in every office."""
 OFFERED_BY_DEFAULT = frozenset({Kind.APPROVE, Kind.EDIT, Kind.REJECT})
@@ -69,9 +70,7 @@ class ChannelConformance:
 
     # ---------------------------------------------------------------- ask
 
-    async def test_ask_shows_the_question_its_fields_and_the_answers_it_takes(
-        self, driver: ChannelDriver
-    ) -> None:
+    async def test_ask_shows_the_question_and_its_fields(self, driver: ChannelDriver) -> None:
         asked = await driver.ask(Scenario.REFUND)
 
         shown = await driver.shown(asked)
@@ -448,6 +447,19 @@ class ChannelConformance:
         assert said, "the escalation is said to someone"
         assert (await driver.answer(asked, APPROVE, by=escalated_to)).taken
         assert len(driver.runs()) == 1
+
+    @requires(Capability.ESCALATE)
+    async def test_the_escalation_approver_is_told_it_is_not_escalated_yet(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+        escalated_to = driver.people.escalated_to
+        assert escalated_to is not None
+
+        early = await driver.answer(asked, APPROVE, by=escalated_to)
+
+        assert not early.taken
+        assert_says(early.text, "NOT_ESCALATED_YET", or_else=r"not been escalated|not escalated")
 
     # ---------------------------------------------------------------- masking
 
