@@ -391,6 +391,18 @@ class ChannelConformance:
     # ---------------------------------------------------------------- time
 
     @requires(Capability.EXPIRE)
+    async def test_a_timed_question_says_when_it_expires_with_its_time_zone(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+
+        shown = await driver.shown(asked)
+
+        assert "expire" in shown.text.lower(), shown.text
+        # a time zone, or Slack's date token (shown in the reader's own zone)
+        assert re.search(r"\bUTC\b|[+-]\d\d:?\d\d\b|<!date\^", shown.text), shown.text
+
+    @requires(Capability.EXPIRE)
     async def test_an_expired_question_says_so_and_takes_no_answer(
         self, driver: ChannelDriver
     ) -> None:

@@ -52,6 +52,9 @@ class TestTerminalChannel(ChannelConformance):
             "payout-approval-channel has no reply interpreter: answer with a decision' (a role's "
             "name, for a developer), not that it cannot be answered in words"
         ),
+        "test_a_timed_question_says_when_it_expires_with_its_time_zone": (
+            "the terminal's question line does not say when it expires (its reminders do)"
+        ),
         "test_only_the_owner_answers_a_thread_owners_question": (
             "the terminal has no sentence for someone who is not the owner: the runtime's error "
             "is what is said ('[pause.not-thread-owner] only the owner of thread <thread id> may "
