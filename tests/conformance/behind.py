@@ -7,13 +7,25 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.middleware.human_in_the_loop import DecisionType, InterruptOnConfig
+from langgraph.checkpoint.memory import InMemorySaver
 
 from bot import App, ExecutionResult, ExecutionStatus, PauseResolution
 from bot.runtime.withdrawals import withdraw
 from bot.store.closings import Withdrawn
 from bot.testing import ScriptedChatModel, inspect_app
 from tests.conformance.driver import Asked, Kind, Scenario
-from tests.langgraph.kit import Refunds, contents_of_tool_messages, one_refund, refund_agent
+from tests.langgraph.kit import (
+    Refunds,
+    contents_of_tool_messages,
+    one_refund,
+    refund_agent,
+    tool_calls,
+)
 from tests.office import Ledger
 
 REQUEST = "Please refund order 7, the customer was charged twice"
@@ -21,6 +33,8 @@ REQUEST = "Please refund order 7, the customer was charged twice"
 GRAPH_ASK = {"messages": [{"role": "user", "content": REQUEST}]}
 GRAPH_TOOL = "refund"
 REFUND_ARGUMENTS = {"order_id": "7", "amount": 30}
+SECRET = "carol.secret@example.com"
+"""The refund's ``Sensitive`` customer e-mail, in every office."""
 
 
 @dataclass
@@ -62,12 +76,22 @@ class Behind:
         await withdraw(inspector.runtime, closed, PauseResolution.WITHDRAWN)
 
     async def attach_graph(
-        self, role: type, allowed: Sequence[Kind], *, owner: str
+        self, role: type, allowed: Sequence[Kind], *, owner: str, secret: bool = False
     ) -> ExecutionResult:
-        """A LangChain agent over a refund tool, attached with ``role``, asked one refund."""
-        refunds, model = Refunds(), one_refund()
+        """A LangChain agent over a refund tool, attached with ``role``, asked one refund
+        (``secret``: with the ``Sensitive`` e-mail in the call, and the middleware's own
+        description)."""
+        kinds = [kind.value for kind in allowed]
+        refunds = Refunds()
+        if secret:
+            model = ScriptedChatModel(component="refund").then_return(
+                tool_calls(("refund", {"order_id": "7", "amount": 40, "email": SECRET})), "Done."
+            )
+            graph = _described_by_the_middleware(model, refunds, kinds)
+        else:
+            model = one_refund()
+            graph = refund_agent(model, refunds, allowed=kinds)
         self.graph = (refunds, model)
-        graph = refund_agent(model, refunds, allowed=[kind.value for kind in allowed])
         agent = self.app.langgraph("refund-agent", graph, role=role)
         result = await agent.ainvoke(
             GRAPH_ASK, thread_id=f"graph-{len(self.asked)}", tenant_id=self.tenant, owner_id=owner
@@ -94,3 +118,17 @@ class Behind:
         )
         self.asked.append(asked)
         return asked
+
+
+def _described_by_the_middleware(
+    model: ScriptedChatModel, refunds: Refunds, allowed: Sequence[str]
+) -> Any:
+    """LangChain's agent over the refund tool, its middleware giving no description: it says
+    its own, which repeats the call's arguments."""
+    config: InterruptOnConfig = {"allowed_decisions": [cast(DecisionType, k) for k in allowed]}
+    approval: HumanInTheLoopMiddleware[Any, Any, Any] = HumanInTheLoopMiddleware(
+        interrupt_on={GRAPH_TOOL: config}
+    )
+    return create_agent(
+        model, tools=[refunds.tool()], middleware=[approval], checkpointer=InMemorySaver()
+    )

@@ -59,6 +59,9 @@ class Scenario(enum.Enum):
     GRAPH = "graph"
     """An attached LangChain agent's refund of ``{"order_id": "7", "amount": 40}``, taking the
     kinds given to ``ask``."""
+    GRAPH_WITH_SECRET = "graph_with_secret"
+    """The attached agent's refund with the ``Sensitive`` e-mail in its call, asked with the
+    middleware's own description (which repeats the call's arguments)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -83,8 +83,13 @@ class SlackDriver:
         world = self.world
         approver, owner = MANAGER, OWNER
         match scenario:
-            case Scenario.GRAPH:
-                result = await self.behind.attach_graph(RefundApprovalChannel, allowed, owner=owner)
+            case Scenario.GRAPH | Scenario.GRAPH_WITH_SECRET:
+                result = await self.behind.attach_graph(
+                    RefundApprovalChannel,
+                    allowed,
+                    owner=owner,
+                    secret=scenario is Scenario.GRAPH_WITH_SECRET,
+                )
                 tool = "refund"
             case _:
                 tool_class, arguments, ran_as = {

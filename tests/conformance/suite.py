@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-from tests.conformance.behind import REQUEST
+from tests.conformance.behind import REQUEST, SECRET
 from tests.conformance.driver import (
     Answer,
     Capability,
@@ -31,8 +31,6 @@ from tests.conformance.driver import (
     Scenario,
 )
 
-SECRET = "carol.secret@example.com"
-"""The REFUND's ``Sensitive`` customer e-mail, in every office."""
 OFFERED_BY_DEFAULT = frozenset({Kind.APPROVE, Kind.EDIT, Kind.REJECT})
 RESPONSE = "Order 7 was refunded yesterday; nothing to do."
 
@@ -489,6 +487,20 @@ class ChannelConformance:
         )
 
         assert [run["email"] for run in driver.runs()] == [SECRET]
+        assert SECRET not in (await driver.shown(asked)).text
+        assert SECRET not in driver.everything_said()
+        assert SECRET not in await driver.audit(asked)
+
+    async def test_an_attached_agents_sensitive_value_is_shown_nowhere(
+        self, driver: ChannelDriver
+    ) -> None:
+        """Its middleware's own description repeats the call's arguments: masked too."""
+        asked = await driver.ask(Scenario.GRAPH_WITH_SECRET)
+        assert SECRET not in (await driver.shown(asked)).text
+
+        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+
+        assert [(run["order_id"], run["amount"]) for run in driver.runs()] == [("7", 40)]
         assert SECRET not in (await driver.shown(asked)).text
         assert SECRET not in driver.everything_said()
         assert SECRET not in await driver.audit(asked)

@@ -86,8 +86,13 @@ class TerminalDriver:
         final: str = "all done",
     ) -> Asked:
         start = len(self.stream.getvalue())
-        if scenario is Scenario.GRAPH:
-            result = await self.behind.attach_graph(RefundApprovalChannel, allowed, owner=YOU)
+        if scenario in (Scenario.GRAPH, Scenario.GRAPH_WITH_SECRET):
+            result = await self.behind.attach_graph(
+                RefundApprovalChannel,
+                allowed,
+                owner=YOU,
+                secret=scenario is Scenario.GRAPH_WITH_SECRET,
+            )
             tool = "refund"
         else:
             tool_class: type

@@ -147,8 +147,13 @@ class WebDriver:
         final: str = "all done",
     ) -> Asked:
         approver, owner = ALICE, OWNER
-        if scenario is Scenario.GRAPH:
-            result = await self.behind.attach_graph(RefundApprovalChannel, allowed, owner=owner)
+        if scenario in (Scenario.GRAPH, Scenario.GRAPH_WITH_SECRET):
+            result = await self.behind.attach_graph(
+                RefundApprovalChannel,
+                allowed,
+                owner=owner,
+                secret=scenario is Scenario.GRAPH_WITH_SECRET,
+            )
             tool = "refund"
         else:
             tool_class, tool, arguments, ran_as = {
