@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -15,9 +15,10 @@ from langchain.agents.middleware.human_in_the_loop import DecisionType, Interrup
 from langgraph.checkpoint.memory import InMemorySaver
 
 from bot import App, ExecutionResult, ExecutionStatus, PauseResolution
+from bot.components.specs import spec_of
 from bot.runtime.withdrawals import withdraw
 from bot.store.closings import Withdrawn
-from bot.testing import ScriptedChatModel, inspect_app
+from bot.testing import ScriptedChatModel, call_tool, inspect_app
 from tests.conformance.driver import Asked, Kind, Scenario
 from tests.langgraph.kit import (
     Refunds,
@@ -33,8 +34,29 @@ REQUEST = "Please refund order 7, the customer was charged twice"
 GRAPH_ASK = {"messages": [{"role": "user", "content": REQUEST}]}
 GRAPH_TOOL = "refund"
 REFUND_ARGUMENTS = {"order_id": "7", "amount": 30}
+EXPENSE = {"purpose": "taxi", "amount": 12}
 SECRET = "carol.secret@example.com"
 """The refund's ``Sensitive`` customer e-mail, in every office."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NativeQuestion:
+    """How a channel's office asks one scenario with its own tool: who asks, who answers."""
+
+    tool: type
+    arguments: Mapping[str, object]
+    ran_as: str
+    """What the tool's runs are named in the ``Ledger``."""
+    owner: str
+    """Who starts the work."""
+    approver: str
+    """Who the question is asked of."""
+
+    @property
+    def tool_name(self) -> str:
+        spec = spec_of(self.tool)
+        assert spec is not None
+        return spec.name
 
 
 @dataclass
@@ -64,6 +86,19 @@ class Behind:
         result = await self.app.get_result(asked.execution_id, tenant_id=self.tenant, record=True)
         assert result.record is not None
         return json.dumps(dataclasses.asdict(result.record), default=str, ensure_ascii=False)
+
+    async def ask_native(
+        self,
+        question: NativeQuestion,
+        run: Callable[[str], Awaitable[ExecutionResult]],
+        *,
+        final: str,
+    ) -> ExecutionResult:
+        """Script the office's agent to call ``question``'s tool (then say ``final``) and start
+        the work as ``question.owner`` with ``run(owner)``."""
+        self.ran_as = question.ran_as
+        self.llm.then_return(call_tool(question.tool, dict(question.arguments)), final)
+        return await run(question.owner)
 
     async def withdraw(self, asked: Asked) -> None:
         """Close the question as no longer needed and tell its channel, as a parallel launch

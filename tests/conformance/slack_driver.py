@@ -13,12 +13,17 @@ from typing import Any, ClassVar
 
 from slack_sdk.models.blocks import Block, HeaderBlock, SectionBlock
 
-from bot import PauseStatus
-from bot.components.specs import spec_of
-from bot.testing import call_tool
+from bot import ExecutionResult, PauseStatus
 from channels.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION, RESPOND_ACTION
 from channels.slack.render_modal import REASON_ACTION, REASON_BLOCK, RESPONSE_ACTION, RESPONSE_BLOCK
-from tests.conformance.behind import REFUND_ARGUMENTS, REQUEST, Behind
+from tests.conformance.behind import (
+    EXPENSE,
+    GRAPH_TOOL,
+    REFUND_ARGUMENTS,
+    REQUEST,
+    Behind,
+    NativeQuestion,
+)
 from tests.conformance.driver import (
     Answer,
     Asked,
@@ -52,6 +57,25 @@ ACTIONS: Mapping[Kind, str] = {
     Kind.RESPOND: RESPOND_ACTION,
 }
 KINDS = {action: kind for kind, action in ACTIONS.items()}
+WIRE = {"iban": "DE02", "amount": 9}
+QUESTIONS: Mapping[Scenario, NativeQuestion] = {
+    Scenario.REFUND: NativeQuestion(
+        tool=RefundCardTool,
+        arguments=REFUND_ARGUMENTS,
+        ran_as="refund",
+        owner=OWNER,
+        approver=MANAGER,
+    ),
+    Scenario.OWNERS: NativeQuestion(
+        tool=BookExpenseTool, arguments=EXPENSE, ran_as="expense", owner=OWNER, approver=OWNER
+    ),
+    Scenario.OWN_REQUEST: NativeQuestion(  # the manager asks; an accountant of FINANCE may approve
+        tool=WireMoneyTool, arguments=WIRE, ran_as="wire", owner=MANAGER, approver=MANAGER
+    ),
+    Scenario.TIMED: NativeQuestion(
+        tool=WireMoneyTool, arguments=WIRE, ran_as="wire", owner=OWNER, approver=MANAGER
+    ),
+}
 HOUR = timedelta(hours=1)
 
 
@@ -81,38 +105,21 @@ class SlackDriver:
         final: str = "all done",
     ) -> Asked:
         world = self.world
-        approver, owner = MANAGER, OWNER
-        match scenario:
-            case Scenario.GRAPH | Scenario.GRAPH_WITH_SECRET:
-                result = await self.behind.attach_graph(
-                    RefundApprovalChannel,
-                    allowed,
-                    owner=owner,
-                    secret=scenario is Scenario.GRAPH_WITH_SECRET,
-                )
-                tool = "refund"
-            case _:
-                tool_class, arguments, ran_as = {
-                    Scenario.REFUND: (RefundCardTool, REFUND_ARGUMENTS, "refund"),
-                    Scenario.OWNERS: (
-                        BookExpenseTool,
-                        {"purpose": "taxi", "amount": 12},
-                        "expense",
-                    ),
-                    Scenario.OWN_REQUEST: (WireMoneyTool, {"iban": "DE02", "amount": 9}, "wire"),
-                    Scenario.TIMED: (WireMoneyTool, {"iban": "DE02", "amount": 9}, "wire"),
-                }[scenario]
-                if scenario is Scenario.OWN_REQUEST:
-                    world.stub.groups[FINANCE] = [ACCOUNTANT]
-                    owner = MANAGER  # an approver asks for it
-                if scenario is Scenario.OWNERS:
-                    approver = OWNER
-                self.behind.ran_as = ran_as
-                world.llm.then_return(call_tool(tool_class, arguments), final)
-                result = await world.execute(REQUEST, owner=owner)
-                spec = spec_of(tool_class)
-                assert spec is not None
-                tool = spec.name
+        if scenario in (Scenario.GRAPH, Scenario.GRAPH_WITH_SECRET):
+            secret = scenario is Scenario.GRAPH_WITH_SECRET
+            result = await self.behind.attach_graph(
+                RefundApprovalChannel, allowed, owner=OWNER, secret=secret
+            )
+            tool, approver = GRAPH_TOOL, MANAGER
+        else:
+            question = QUESTIONS[scenario]
+            world.stub.groups[FINANCE] = [ACCOUNTANT]
+
+            async def run(owner: str) -> ExecutionResult:
+                return await world.execute(REQUEST, owner=owner)
+
+            result = await self.behind.ask_native(question, run, final=final)
+            tool, approver = question.tool_name, question.approver
         posted = world.stub.of("chat.postMessage")[-1]
         pause_id = str(buttons(posted.blocks())[0]["value"])
         self._ts[pause_id] = str(world.stub.posted[-1]["ts"])

@@ -12,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar, assert_never
 
-from bot import App, Settings, WorkflowStartText
+from bot import App, ExecutionResult, Settings, WorkflowStartText
 from bot.core.answers import (
     AlreadyClosed,
     Answered,
@@ -21,9 +21,15 @@ from bot.core.answers import (
     Refused,
     ReplyKept,
 )
-from bot.testing import FakeClock, call_tool, mock_llm
+from bot.testing import FakeClock, mock_llm
 from channels.terminal import TerminalOutput
-from tests.conformance.behind import REFUND_ARGUMENTS, REQUEST, Behind
+from tests.conformance.behind import (
+    GRAPH_TOOL,
+    REFUND_ARGUMENTS,
+    REQUEST,
+    Behind,
+    NativeQuestion,
+)
 from tests.conformance.driver import (
     Answer,
     Asked,
@@ -47,6 +53,20 @@ from tests.office import Ledger
 
 TENANT = "desk"
 HOUR = timedelta(hours=1)
+REFUND = NativeQuestion(
+    tool=RefundCardTool, arguments=REFUND_ARGUMENTS, ran_as="refund", owner=YOU, approver=YOU
+)
+QUESTIONS: Mapping[Scenario, NativeQuestion] = {
+    Scenario.REFUND: REFUND,
+    Scenario.OWNERS: REFUND,  # every question of the terminal is its owner's
+    Scenario.TIMED: NativeQuestion(
+        tool=PayOutTool,
+        arguments={"payee": "Dana", "amount": 9},
+        ran_as="payout",
+        owner=YOU,
+        approver=YOU,
+    ),
+}
 ONE_PERSON = "the terminal asks the person at its prompt, who owns the thread: there is nobody else"
 
 
@@ -87,32 +107,22 @@ class TerminalDriver:
     ) -> Asked:
         start = len(self.stream.getvalue())
         if scenario in (Scenario.GRAPH, Scenario.GRAPH_WITH_SECRET):
+            secret = scenario is Scenario.GRAPH_WITH_SECRET
             result = await self.behind.attach_graph(
-                RefundApprovalChannel,
-                allowed,
-                owner=YOU,
-                secret=scenario is Scenario.GRAPH_WITH_SECRET,
+                RefundApprovalChannel, allowed, owner=YOU, secret=secret
             )
-            tool = "refund"
+            tool = GRAPH_TOOL
         else:
-            tool_class: type
-            if scenario is Scenario.TIMED:
-                tool_class, tool, arguments = (
-                    PayOutTool,
-                    "pay-out-tool",
-                    {"payee": "Dana", "amount": 9},
+            question = QUESTIONS[scenario]
+
+            async def run(owner: str) -> ExecutionResult:
+                start = WorkflowStartText(text=REQUEST)
+                return await self.app.execute(
+                    TerminalOfficeWorkflow, start, tenant_id=TENANT, owner_id=owner
                 )
-                self.behind.ran_as = "payout"
-            else:
-                tool_class, tool, arguments = RefundCardTool, "refund-card-tool", REFUND_ARGUMENTS
-                self.behind.ran_as = "refund"
-            self.behind.llm.then_return(call_tool(tool_class, arguments), final)
-            result = await self.app.execute(
-                TerminalOfficeWorkflow,
-                WorkflowStartText(text=REQUEST),
-                tenant_id=TENANT,
-                owner_id=YOU,
-            )
+
+            result = await self.behind.ask_native(question, run, final=final)
+            tool = question.tool_name
         pause_id = result.pending[0].pause_id
         assert pause_id is not None  # a THREAD_OWNER pause is listed with its id
         self._from[pause_id] = start

@@ -16,10 +16,17 @@ from typing import ClassVar
 from aiohttp import ClientSession
 from aiohttp.test_utils import TestServer
 
-from bot import App, Settings, WorkflowStartText
-from bot.testing import FakeClock, call_tool, mock_llm
+from bot import App, ExecutionResult, Settings, WorkflowStartText
+from bot.testing import FakeClock, mock_llm
 from channels.web import WebNotice, WebServer
-from tests.conformance.behind import REFUND_ARGUMENTS, REQUEST, Behind
+from tests.conformance.behind import (
+    EXPENSE,
+    GRAPH_TOOL,
+    REFUND_ARGUMENTS,
+    REQUEST,
+    Behind,
+    NativeQuestion,
+)
 from tests.conformance.driver import (
     Answer,
     Asked,
@@ -58,6 +65,32 @@ ACTIONS = {
     "edit": Kind.EDIT,
     "reject": Kind.REJECT,
     "respond": Kind.RESPOND,
+}
+QUESTIONS: Mapping[Scenario, NativeQuestion] = {
+    Scenario.REFUND: NativeQuestion(
+        tool=RefundCardTool,
+        arguments=REFUND_ARGUMENTS,
+        ran_as="refund",
+        owner=OWNER,
+        approver=ALICE,
+    ),
+    Scenario.OWNERS: NativeQuestion(
+        tool=BookExpenseTool, arguments=EXPENSE, ran_as="expense", owner=OWNER, approver=OWNER
+    ),
+    Scenario.OWN_REQUEST: NativeQuestion(  # Alice asks; Olga, its other approver, may approve
+        tool=WireMoneyTool,
+        arguments={"iban": "DE02", "amount": 9},
+        ran_as="wire",
+        owner=ALICE,
+        approver=ALICE,
+    ),
+    Scenario.TIMED: NativeQuestion(
+        tool=PayOutTool,
+        arguments={"payee": "Dana", "amount": 9},
+        ran_as="payout",
+        owner=OWNER,
+        approver=BOB,
+    ),
 }
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
@@ -146,51 +179,23 @@ class WebDriver:
         allowed: Sequence[Kind] = (Kind.APPROVE, Kind.EDIT, Kind.REJECT),
         final: str = "all done",
     ) -> Asked:
-        approver, owner = ALICE, OWNER
         if scenario in (Scenario.GRAPH, Scenario.GRAPH_WITH_SECRET):
+            secret = scenario is Scenario.GRAPH_WITH_SECRET
             result = await self.behind.attach_graph(
-                RefundApprovalChannel,
-                allowed,
-                owner=owner,
-                secret=scenario is Scenario.GRAPH_WITH_SECRET,
+                RefundApprovalChannel, allowed, owner=OWNER, secret=secret
             )
-            tool = "refund"
+            tool, approver = GRAPH_TOOL, ALICE
         else:
-            tool_class, tool, arguments, ran_as = {
-                Scenario.REFUND: (RefundCardTool, "refund-card-tool", REFUND_ARGUMENTS, "refund"),
-                Scenario.OWNERS: (
-                    BookExpenseTool,
-                    "book-expense-tool",
-                    {"purpose": "taxi", "amount": 12},
-                    "expense",
-                ),
-                Scenario.OWN_REQUEST: (
-                    WireMoneyTool,
-                    "wire-money-tool",
-                    {"iban": "DE02", "amount": 9},
-                    "wire",
-                ),
-                Scenario.TIMED: (
-                    PayOutTool,
-                    "pay-out-tool",
-                    {"payee": "Dana", "amount": 9},
-                    "payout",
-                ),
-            }[scenario]
-            if scenario is Scenario.OWNERS:
-                approver = OWNER
-            if scenario is Scenario.OWN_REQUEST:
-                owner = ALICE  # an approver asks for it
-            if scenario is Scenario.TIMED:
-                approver = BOB
-            self.behind.ran_as = ran_as
-            self.behind.llm.then_return(call_tool(tool_class, arguments), final)
-            result = await self.app.execute(
-                WebOfficeWorkflow,
-                WorkflowStartText(text=REQUEST),
-                tenant_id=TENANT,
-                owner_id=owner,
-            )
+            question = QUESTIONS[scenario]
+
+            async def run(owner: str) -> ExecutionResult:
+                start = WorkflowStartText(text=REQUEST)
+                return await self.app.execute(
+                    WebOfficeWorkflow, start, tenant_id=TENANT, owner_id=owner
+                )
+
+            result = await self.behind.ask_native(question, run, final=final)
+            tool, approver = question.tool_name, question.approver
         pending = await self.app.list_pending(tenant_id=TENANT, include_channel_pause_ids=True)
         [pause_id] = [p.pause_id for p in pending if p.ask.tool == tool]
         assert pause_id is not None
