@@ -36,6 +36,9 @@ class PendingPause:
     """Whether it was escalated: its channel's escalation approvers may answer it too."""
     reminded: int = 0
     """How many reminders were sent about it (``PauseTiming.remind_after``)."""
+    delivered: bool = True
+    """Whether its channel was given the question; False while it waits, not yet delivered
+    (its channel could not be reached: it is asked again once it can)."""
 
     @property
     def channel(self) -> str:

@@ -22,7 +22,7 @@ from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, Decided
 from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision, decision_kind
 from bot.core.enums import PauseResolution, PauseStatus
-from bot.core.errors import AgentFailedError, DtoValidationError
+from bot.core.errors import AgentFailedError, DtoValidationError, RunInterruptedError
 from bot.core.field_errors import failure_text
 from bot.core.policy import policy_responder
 from bot.core.tracing import carrier, span
@@ -37,6 +37,7 @@ from bot.runtime.policies import policy_decision, tell_decided
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
 from bot.store.closings import DecidedAtOnce
+from bot.store.interruptions import is_interruption
 from bot.store.records import NewPause, PauseAnswer, PauseRecord
 
 
@@ -358,7 +359,15 @@ async def _send_and_record(
         # the channel built an invalid decision: the same refusal app.resume gives
         refusal = DtoValidationError(invalid_decision(error))
         raise _invalid_at_once(record, place, frame, refusal) from refusal
+    except RunInterruptedError:  # e.g. ChannelUnavailableError: asked again by recovery
+        raise
     except Exception as error:
+        if is_interruption(error):  # the database (or the network) went away meanwhile
+            raise RunInterruptedError(
+                f"the question for the tool {record.ask.tool} could not be asked now "
+                f"({failure_text(error)}); it is asked again",
+                execution_id=frame.execution_id,
+            ) from error
         raise _send_failed(binding, record, place, frame, error) from error
     match outcome:
         case Decided(decision=raw):

@@ -89,6 +89,7 @@ class Views:
             expires_at=self._expires_at(record),
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
+            delivered=record.is_sent,
         )
 
     def _reject_reason(self, role: str) -> RejectReason:
