@@ -62,9 +62,10 @@ async def grant_decision(
         for grant in candidates:
             if grant.covers(call, now) and await runtime.grants.use(grant.grant_id, now):
                 decision = ToolCallApprovalDecision(approved=True, reason=_reason(grant))
-                if record.ask.allows(decision):
-                    return grant_responder(grant), decision
-                return None
+                if not record.ask.allows(decision):
+                    return None
+                runtime.metrics.grant_decided(call.role)
+                return grant_responder(grant), decision
     except Exception as error:  # fail-closed: an unreadable store asks
         log.warning(
             "grant.failed: %s; the question is asked (execution_id=%s tenant_id=%s)",

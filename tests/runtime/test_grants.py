@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from bot import (
     WorkflowStartText,
 )
 from bot.testing import FakeClock, call_tool, mock_llm, test_with
+from tests.conftest import NO_SETTINGS
 from tests.databases import postgres_database
 from tests.langgraph.kit import Refunds
 from tests.runtime.test_policies import (
@@ -93,6 +95,8 @@ async def test_a_grant_decides_the_next_matching_ask_and_the_audit_names_it() ->
         )
         [listed] = await desk.app.list_grants(tenant_id="acme")
         assert listed.uses == 1
+        exposition = (await desk.app.metrics.exposition()).decode()
+        assert f'countersign_grant_decisions_total{{role="{listed.role}"}} 1.0' in exposition
 
 
 @pytest.mark.parametrize(
@@ -254,3 +258,30 @@ async def test_two_instances_racing_for_a_one_use_grant_on_postgres_auto_approve
         assert len(refunds.runs) == 1 and len(told.asks) == 1
         [spent] = await second.list_grants(tenant_id="acme", include_inactive=True)
         assert spent.uses == 1
+
+
+async def test_a_grant_revoked_on_one_instance_decides_nothing_on_another(tmp_path: Path) -> None:
+    sample, tool_cls, role = refund_application(
+        "revoked-elsewhere", role_policy=None, grants=("requester",)
+    )
+    spec = tool_cls.__countersign_spec__  # type: ignore[attr-defined]
+    model = mock_llm(sample.agent)
+    told, refunds = Told(), Refunds()
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    async with test_with(
+        sample.application,
+        instances=2,
+        database_url=url,
+        settings=NO_SETTINGS,
+        services={Limits: Limits(), Told: told, Refunds: refunds},
+    ) as (first, second):
+        grant = await first.grant(
+            tenant_id="acme", role=role, tool=spec.name, by="U0M", scope=ANNS, expires_in=HOUR
+        )
+        await second.revoke_grant(grant.grant_id, tenant_id="acme", by="U0M")
+        model.then_return(call_tool(tool_cls, {"order_id": "1", "amount": 10}))
+        asked = await first.execute(
+            sample.workflow, WorkflowStartText(text="refund"), tenant_id="acme", owner_id="U0ANN"
+        )
+        assert asked.status is ExecutionStatus.PAUSED
+        assert refunds.runs == [] and len(told.asks) == 1
