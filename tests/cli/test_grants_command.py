@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from bot import ExecutionStatus, GrantScope, PauseStatus
+from bot import ArgumentConstraint, ExecutionStatus, GrantScope, PauseStatus
 from bot.testing import inspect_app
 from tests.cli.processes import person_env, python_m_bot
 from tests.databases import TEST_ENCRYPTION_KEYS
@@ -76,3 +76,26 @@ async def test_grants_are_listed_one_a_line_and_a_revoked_one_decides_nothing(
     async with again.app:
         asked = await again.refund(20, owner_id="U0ANN", asked=True)
         assert asked.status is ExecutionStatus.PAUSED  # revoked: the next ask is asked
+
+
+async def test_a_grant_s_constraint_is_sealed_at_rest(tmp_path: Path) -> None:
+    from tests.security.office_run import stored_values
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    desk = await granting_desk("sealed-grants", database_url=url)
+    async with desk.app:
+        role, tool = role_and_tool(desk)
+        await desk.app.grant(
+            tenant_id="acme",
+            role=role,
+            tool=tool,
+            by="U0MANAGER",
+            scope=GrantScope(owner_id="U0ANN"),
+            constraint=ArgumentConstraint(equals={"email": "carol.secret@example.com"}),
+            expires_in=timedelta(hours=1),
+        )
+        [listed] = await desk.app.list_grants(tenant_id="acme")
+        assert listed.constraint.equals == {"email": "carol.secret@example.com"}
+    values = await stored_values(url)
+    assert any(table == "cs_grants" for table, _ in values)
+    assert not [table for table, value in values if b"carol.secret" in value]
