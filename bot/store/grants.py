@@ -1,4 +1,4 @@
-"""``Grants`` on a database: the ``cs_grants`` table (v14), one short statement per call.
+"""``Grants`` on a database: the ``cs_grants`` table (v12), one short statement per call.
 
 A use is one conditional ``UPDATE`` (``uses = uses + 1`` only while the grant is unrevoked,
 unexpired and has a use left): PostgreSQL re-checks the condition on the row it locked, so two

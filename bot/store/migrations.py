@@ -227,15 +227,7 @@ def _v11_failure_codes(connection: Connection) -> None:
     _add_missing_columns(connection, executions, ["error_code"])
 
 
-def _v12_reserved(connection: Connection) -> None:
-    """Reserved for the outbox (branch ``outage``): the merge puts its migration here."""
-
-
-def _v13_reserved(connection: Connection) -> None:
-    """Reserved for another branch's migration: the merge puts it here."""
-
-
-def _v14_grants(connection: Connection) -> None:
+def _v12_grants(connection: Connection) -> None:
     """Standing grants (``cs_grants``): who allowed which tool of a role, within what scope
     and bound, until when, how many uses. Idempotent (the table and index if missing)."""
     grants.create(connection, checkfirst=True)
@@ -253,9 +245,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v9_trace_context,
     _v10_attached_graphs,
     _v11_failure_codes,
-    _v12_reserved,
-    _v13_reserved,
-    _v14_grants,
+    _v12_grants,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -266,7 +266,7 @@ tool_runs = Table(
 grants = Table(
     "cs_grants",
     metadata,
-    # a standing grant (v14): an approver's "approve and allow similar" for one tool of a role in
+    # a standing grant (v12): an approver's "approve and allow similar" for one tool of a role in
     # one tenant, within a scope and a constraint on the arguments (sealed: it may quote
     # customer data), until it expires, for at most max_uses uses (counted atomically)
     Column("grant_id", String(64), primary_key=True),
