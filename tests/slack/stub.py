@@ -149,7 +149,9 @@ class SlackStub:
 
     @property
     def root(self) -> str:
-        assert self._server is not None
+        if self._server is None:  # refusing connections: the address it listens at again
+            assert self._port is not None
+            return f"http://127.0.0.1:{self._port}"
         return str(self._server.make_url("")).rstrip("/")
 
     @property
