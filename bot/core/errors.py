@@ -202,8 +202,9 @@ class UninterpretableReplyError(AnswerRefusedError):
 
     code = "pause.uninterpretable-reply"
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, language: str | None = None) -> None:
         self.reason = reason
+        self.language = language  # the language the interpreter read it in, when it knew one
         super().__init__(f"the reply could not be read as an answer: {reason}")
 
 

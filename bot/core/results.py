@@ -84,6 +84,10 @@ class PauseAuditEntry:
     ran_with: dict[str, Any] | None = None
     """The arguments an approved tool was run with (the approver's changes merged in), masked
     like ``decision``; None when it did not run (rejected, withdrawn, cancelled)."""
+    policy: str | None = None
+    """The approval policy that decided at once (resolution DECIDED, ``responder``
+    ``policy:<name>``, the policy's reason in ``decision``); None when a person or a channel
+    answered."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
