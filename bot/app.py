@@ -685,10 +685,11 @@ class App:
         if self._resume_handlers:
             await self._runtime.store.mark_told(root_execution_id, self.clock.now())
 
-    async def _emit_resume(self, event: ExecutionResumeEvent) -> None:
+    async def _emit_resume(self, event: ExecutionResumeEvent) -> bool:
         """Tell the resume handlers; when the move ended the run and every handler returned,
         record that its end was told (else the sweep tells it again: ``Sweeps.tell_untold``).
-        A handler that raises is logged and never fails the answer that moved the tree."""
+        A handler that raises is logged and never fails the answer that moved the tree.
+        Whether every handler returned."""
         told = True
         for handler in self._resume_handlers:
             try:
@@ -707,6 +708,7 @@ class App:
         result = event.result
         if told and result is not None and result.status.ended:
             await self._mark_told(result.execution_id)
+        return told
 
 
 def _given(

@@ -328,14 +328,23 @@ async def _send(
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.
-    status = await asyncio.shield(
+    sending = asyncio.ensure_future(
         _send_and_record(runtime, binding, frame, record, place, channel, ask)
     )
+    sending.add_done_callback(_retrieved)  # a cancelled branch leaves its outcome unread
+    status = await asyncio.shield(sending)
     if isinstance(status, Taken):
         return status
     if status is PauseStatus.PENDING:  # the usual case: sent, waiting; no need to read it again
         return dataclasses.replace(record, is_sent=True)
     return await _reload(runtime, record.idempotency_key)
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Read a shielded send's outcome so that a failure nobody awaited (its branch was
+    cancelled meanwhile) is not reported as never retrieved: the recovery sweep asks again."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _send_and_record(

@@ -208,6 +208,12 @@ class ExecutionRecordRepository(Protocol):
         """Record that a root's end was told; False if it already was (or is unknown)."""
         ...
 
+    async def unmark_told(self, root_execution_id: str, at: datetime) -> bool:
+        """Give back a claim ``mark_told(root, at)`` made when the telling then failed (the
+        channel could not be reached): the end is in the outbox again. False if the root's end
+        is not marked told at ``at`` (another claim, or none)."""
+        ...
+
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         """Roots with pauses resolved before ``stale_before`` nobody took, or RUNNING since then."""
         ...
@@ -327,4 +333,12 @@ class MessageRefs(Protocol):
 
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
         """The open references in ``thread`` of ``conversation``, oldest first."""
+        ...
+
+    async def open_refs(
+        self, *, after: str | None = None, limit: int = 100
+    ) -> list[MessageRefRecord]:
+        """Up to ``limit`` open references by pause id, from the first after ``after`` (a page
+        of them: a channel catching up after a restart looks for messages it still owes an
+        update, those whose pause closed)."""
         ...
