@@ -117,8 +117,11 @@ class KeywordReplyInterpreter:
         reading, language = _weigh(input.reply, self._lexicons)
         if reading.decision is None:
             assert reading.unreadable is not None
+            said = language_of(_code(language or "en"))
+            cause = reading.unreadable.said_in(said.causes)
+            space = "" if cause.endswith("。") else " "
             return ReplyInterpretation.not_understood(
-                reason=f"{reading.unreadable} {how_to_answer(language)}", language=language
+                reason=f"{cause}{space}{said.hint}", language=language
             )
         return ReplyInterpretation.understood(reading.decision, language=language)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import IntEnum
 
@@ -52,10 +52,18 @@ class Unreadable(Exception):
     the way (a question, a negation, ...), not merely no verdict of this language or words it
     does not know."""
 
-    def __init__(self, cause: str, *, blocking: bool = True, lone_negation: bool = False) -> None:
-        super().__init__(cause)
+    def __init__(
+        self, cause: str, *words: str, blocking: bool = True, lone_negation: bool = False
+    ) -> None:
+        super().__init__(cause.format(*words))
+        self.cause = cause  # in English, "{}" where the words go: a language's table says it
+        self.words = words
         self.blocking = blocking
         self.lone_negation = lone_negation  # a negation with no verdict to negate
+
+    def said_in(self, causes: Mapping[str, str]) -> str:
+        """The cause in the words of ``causes`` (a language's), else in English."""
+        return causes.get(self.cause, self.cause).format(*self.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -246,14 +254,14 @@ def _check_blockers(terms: Sequence[_Term]) -> None:
     for kind, cause in _BLOCKERS:
         found = next((term for term in terms if term.kind is kind), None)
         if found is not None:
-            raise Unreadable(cause.format(found.text))
+            raise Unreadable(cause, found.text)
 
 
 def _check_unaltered(terms: Sequence[_Term]) -> None:
     altering = frozenset({_K.NEGATOR, _K.NUMBER, _K.COMPARE})
     found = next((term for term in terms if term.kind in altering), None)
     if found is not None:
-        raise Unreadable(f'An approval cannot carry "{found.text}": it may change the call.')
+        raise Unreadable('An approval cannot carry "{}": it may change the call.', found.text)
 
 
 def _atoms(terms: Sequence[_Term], lexicon: Lexicon) -> list[_Atom]:
@@ -279,7 +287,7 @@ def _atoms(terms: Sequence[_Term], lexicon: Lexicon) -> list[_Atom]:
                 pending.append(i)
         elif term.kind in _SIDES:
             if pending and clause is not None and after:
-                raise Unreadable(f'Cannot tell which verdict "{terms[pending[0]].text}" negates.')
+                raise Unreadable('Cannot tell which verdict "{}" negates.', terms[pending[0]].text)
             paired = bool(pending) and terms[pending[-1]].pair and not closed
             atoms.append(_atom(terms, i, pending))
             clause = len(atoms) - 1
@@ -338,7 +346,7 @@ def _split(terms: Sequence[_Term], atoms: Sequence[_Atom]) -> tuple[list[_Atom],
         found = terms[i].text if i < len(terms) else ""
         negation = i < len(terms) and terms[i].kind is _K.NEGATOR
         if negation:
-            raise Unreadable(f'Cannot tell what "{found}" refers to.', lone_negation=True)
+            raise Unreadable('Cannot tell what "{}" refers to.', found, lone_negation=True)
         raise Unreadable("No verdict found.", blocking=False)
     while i < len(terms) and terms[i].kind in _BOUNDARIES:
         sep = max(sep, _Sep.SOFT if terms[i].kind is _K.SOFT else _Sep.EXPLICIT)
@@ -364,7 +372,7 @@ def _reason(
     if sep is _Sep.NONE:
         word = next(term.text for term in rest if term.kind not in _QUIET)
         raise Unreadable(
-            f'Cannot tell what "{word}" after the verdict means.', blocking=not unknown
+            'Cannot tell what "{}" after the verdict means.', word, blocking=not unknown
         )
     if sep is _Sep.SOFT and (approve or not verb):
         raise Unreadable('Put a reason after a colon: "reject: <reason>".', blocking=not unknown)

@@ -3,11 +3,14 @@ every language, the languages setting, and the hint in the language the reply wa
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.reply import ReplyInput, ReplyInterpretation
-from interpreters import KeywordReplyInterpreter
+from interpreters import KeywordReplyInterpreter, keyword, reading
 from interpreters.keyword import HOW_TO_ANSWER, how_to_answer, reply_help
 from interpreters.languages import LANGUAGE_CODES, language_of
 from tests.interpreters.score import ASK, SET_LANGUAGES, cases_of, is_misread, score, verdict
@@ -241,6 +244,33 @@ def test_a_reply_not_understood_is_answered_in_its_language(reply: str, language
     assert result.language == language
     assert result.reason is not None
     assert result.reason.endswith(language_of(language).hint)
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [("genehmigen?", "Die Antwort liest sich als Frage. Antworte „genehmigt“"),
+     ("oui mais seulement la moitié", "La réponse revient sur quelque chose ou fait une "
+      "exception (« mais »). Répondez « approuvé »"),
+     ("sí, si el importe es menor", "La respuesta pone una condición («si»). Responde"),
+     ("承認しますか", "返信が質問として読めます。「承認」")],
+)  # fmt: skip
+def test_why_is_said_in_the_language_too(reply: str, said: str) -> None:
+    reason = interpret(reply).reason
+
+    assert reason is not None
+    assert reason.startswith(said)
+
+
+def test_every_language_says_every_cause() -> None:
+    source = "".join(Path(module.__file__ or "").read_text(encoding="utf-8")
+                     for module in (reading, keyword))  # fmt: skip
+    english = {cause for _, cause in re.findall(r"""Unreadable\(\s*(['"])(.+?)\1""", source)}
+    english |= {cause for _, cause in reading._BLOCKERS}
+    for language in LANGUAGE_CODES[1:]:
+        causes = language_of(language).causes
+        assert set(causes) == english, language
+        for cause, said in causes.items():
+            assert said.count("{}") == cause.count("{}"), (language, cause)
 
 
 @pytest.mark.parametrize("reply", ["👀", "lol", "xyz", "no?"])
