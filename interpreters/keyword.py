@@ -153,7 +153,8 @@ def _weigh(reply: str, lexicons: Sequence[Lexicon]) -> tuple[Reading, str | None
             return chosen, _recognised(chosen, readings)
         if len({r.decision.approved for r in understood if r.decision is not None}) > 1:
             return _both_ways(best), None
-        return best, _recognised(best, readings)
+        foreign = _foreign_doubt(said, best, readings)
+        return foreign or best, _recognised(best, readings)
     chosen = max(readings, key=lambda r: (r.unreadable is not None and r.unreadable.blocking,
                                           *_weight(r)))  # fmt: skip
     return chosen, _recognised(chosen, readings)
@@ -168,6 +169,39 @@ def _blocks(reading: Reading, best: Reading) -> bool:
     if unreadable.lone_negation:
         return _weight(reading) > _weight(best)
     return _weight(reading) >= _weight(best)
+
+
+def _foreign_doubt(said: str, best: Reading, readings: Sequence[Reading]) -> Reading | None:
+    """``best`` not understood after all when another language finds, in words ``best`` does
+    not know (or knows only as "the", "of": Portuguese "no" is "in the", Spanish "no" is
+    no), what its own reading would not let pass: the other verdict, or a negation or a
+    comparison in an approval ("approuvé : client VIP not", "承認：VIP顧客 afgekeurd")."""
+    assert best.decision is not None
+    approve = best.decision.approved
+    spoiling = _SPOIL_APPROVAL if approve else _SPOIL_REJECTION
+    known = [(start, end) for start, end, kind in best.spans if kind is not Kind.OBJECT]
+    for reading in readings:
+        for start, end, kind in reading.spans:
+            if kind in spoiling and not _covered(said, start, end, known):
+                if kind in (Kind.NEGATOR, Kind.COMPARE):
+                    cause = Unreadable('An approval cannot carry "{}": it may change the call.',
+                                       said[start:end])  # fmt: skip
+                else:
+                    cause = Unreadable("The reply both approves and rejects.")
+                return Reading(code=best.code, decision=None, unreadable=cause,
+                               meaningful=best.meaningful, own=best.own)  # fmt: skip
+    return None
+
+
+def _covered(said: str, start: int, end: int, known: Sequence[tuple[int, int]]) -> bool:
+    """Whether every letter of ``said[start:end]`` is in a word ``known`` spans."""
+    return all(
+        any(s <= i < e for s, e in known) for i in range(start, end) if not said[i].isspace()
+    )
+
+
+_SPOIL_APPROVAL = frozenset({Kind.REJECT, Kind.REJECT_HINT, Kind.NEGATOR, Kind.COMPARE})
+_SPOIL_REJECTION = frozenset({Kind.APPROVE, Kind.APPROVE_HINT})
 
 
 def _weight(reading: Reading) -> tuple[int, int]:

@@ -76,6 +76,7 @@ class Reading:
     unreadable: Unreadable | None
     meaningful: int
     own: int
+    spans: tuple[tuple[int, int, Kind], ...] = ()  # where its own words are, and what they are
 
 
 class _Sep(IntEnum):
@@ -89,6 +90,7 @@ class _Token:
     group: str
     text: str
     start: int
+    end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +102,7 @@ class _Term:
     start: int
     own: bool
     size: int  # tokens
+    end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,15 +122,16 @@ def read(said: str, quoted: str, lexicon: Lexicon) -> Reading:
     terms = _terms(_tokens(said, lexicon), lexicon)
     meaningful = sum(term.size for term in terms if term.own and term.kind not in QUIET_WORDS)
     own = sum(term.size for term in terms if term.own)
+    spans = tuple((term.start, term.end, term.kind) for term in terms if term.own)
     try:
         if any(term.kind in _VERDICT_LIKE for term in _terms(_tokens(quoted, lexicon), lexicon)):
             raise Unreadable("The reply quotes a verdict: answer without the quote.")
         decision = _decide(said, terms, lexicon)
     except Unreadable as unreadable:
         return Reading(code=lexicon.language.code, decision=None, unreadable=unreadable,
-                       meaningful=meaningful, own=own)  # fmt: skip
+                       meaningful=meaningful, own=own, spans=spans)  # fmt: skip
     return Reading(code=lexicon.language.code, decision=decision, unreadable=None,
-                   meaningful=meaningful, own=own)  # fmt: skip
+                   meaningful=meaningful, own=own, spans=spans)  # fmt: skip
 
 
 def _decide(reply: str, terms: list[_Term], lexicon: Lexicon) -> ToolCallApprovalDecision:
@@ -152,7 +156,7 @@ def _tokens(reply: str, lexicon: Lexicon) -> list[_Token]:
         group = match.lastgroup or "mark"
         if group == "skip":
             continue
-        token = _Token(group, _normalize(match.group()), match.start())
+        token = _Token(group, _normalize(match.group()), match.start(), match.end())
         if group != "word":
             tokens.append(token)
         elif lexicon.language.unspaced and _UNSPACED.search(token.text):
@@ -172,8 +176,9 @@ def _elided(token: _Token, lexicon: Lexicon) -> list[_Token]:
     prefix = head + apostrophe
     if not rest or prefix not in lexicon.language.elisions or lexicon.find((token.text,)):
         return [token]
-    return [_Token("word", prefix, token.start),
-            *_elided(_Token("word", rest, token.start + len(prefix)), lexicon)]  # fmt: skip
+    split = token.start + len(prefix)
+    return [_Token("word", prefix, token.start, split),
+            *_elided(_Token("word", rest, split, token.end), lexicon)]  # fmt: skip
 
 
 def _pieces(token: _Token, lexicon: Lexicon) -> list[_Token]:
@@ -186,7 +191,7 @@ def _pieces(token: _Token, lexicon: Lexicon) -> list[_Token]:
             if lexicon.find((text[i : i + length],)) is not None:
                 size = length
                 break
-        pieces.append(_Token("word", text[i : i + size], token.start + i))
+        pieces.append(_Token("word", text[i : i + size], token.start + i, token.start + i + size))
         i += size
     return pieces
 
@@ -206,8 +211,9 @@ def _terms(tokens: Sequence[_Token], lexicon: Lexicon) -> list[_Term]:
         if entry is not None:
             text = " ".join(words)
             own = entry.own and tokens[i].group == "word"
+            end = tokens[i + size - 1].end
             terms.append(
-                _Term(entry.kind, entry.verb, entry.pair, text, tokens[i].start, own, size)
+                _Term(entry.kind, entry.verb, entry.pair, text, tokens[i].start, own, size, end)
             )
         i += size
     return terms

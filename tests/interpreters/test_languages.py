@@ -4,9 +4,12 @@ every language, the languages setting, and the hint in the language the reply wa
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.reply import ReplyInput, ReplyInterpretation
@@ -309,3 +312,61 @@ def test_the_replies_shown_to_people_read_as_said(language: str) -> None:
 def test_no_language_means_english() -> None:
     assert how_to_answer(None) == HOW_TO_ANSWER
     assert reply_help(None) == reply_help("en")
+
+
+# ------------------------------------------------------------------------ properties
+
+SET_REPLIES = [
+    (reply, meant) for language in SET_LANGUAGES for _, reply, meant in cases_of(language)
+]
+APPROVING = sorted({reply for reply, meant in SET_REPLIES if meant.approved is True})
+REJECTING = sorted({reply for reply, meant in SET_REPLIES if meant.approved is False})
+NEGATORS = ["not", "nicht", "kein", "pas", "ne", "n'", "non", "no", "não", "nao", "niet", "geen",
+            "ni", "nem", "mai", "nunca", "jamais", "nie", "nooit", "ません", "ない"]  # fmt: skip
+QUICK = settings(database=None, suppress_health_check=[HealthCheck.too_slow], max_examples=150)
+
+
+@QUICK
+@given(st.sampled_from(APPROVING), st.sampled_from(NEGATORS), st.sampled_from([" ", ""]))
+def test_a_negation_before_an_approval_never_approves(
+    approval: str, negator: str, space: str
+) -> None:
+    assert verdict(interpret(f"{negator}{space}{approval}")) is not True
+
+
+@QUICK
+@given(st.sampled_from(APPROVING), st.sampled_from(NEGATORS), st.sampled_from([" ", ""]))
+def test_a_negation_after_an_approval_never_approves(
+    approval: str, negator: str, space: str
+) -> None:
+    assume(space or negator >= "\u3040")  # but for Japanese, "VIPnot" is a word, not a negation
+    assume(not negator.endswith("'"))  # an elision with nothing to elide negates nothing
+    assert verdict(interpret(f"{approval}{space}{negator}")) is not True
+
+
+@QUICK
+@given(st.sampled_from(REJECTING), st.lists(st.sampled_from(NEGATORS), min_size=1, max_size=3))
+def test_negating_a_rejection_in_any_language_never_approves(
+    rejection: str, negators: list[str]
+) -> None:
+    assert verdict(interpret(" ".join([*negators, rejection]))) is not True
+    assert verdict(interpret(" ".join([rejection, *negators]))) is not True
+
+
+@QUICK
+@given(st.sampled_from(APPROVING), st.sampled_from(REJECTING), st.sampled_from([" ", ", ", "\n"]))
+def test_an_approval_and_a_rejection_together_are_never_an_approval(
+    approval: str, rejection: str, between: str
+) -> None:
+    # a rejection may be a negation: "j'approuve jamais", "mai certo" reject
+    assert verdict(interpret(f"{approval}{between}{rejection}")) is not True
+    assert verdict(interpret(f"{rejection}{between}{approval}")) is not True
+
+
+@QUICK
+@given(st.sampled_from([reply for reply, _ in SET_REPLIES]))
+def test_casing_and_accents_never_turn_a_verdict_around(reply: str) -> None:
+    read = verdict(interpret(reply))
+    for shaped in (reply.upper(), reply.lower(), unicodedata.normalize("NFD", reply)):
+        again = verdict(interpret(shaped))
+        assert again is None or read is None or again is read, shaped
