@@ -155,8 +155,7 @@ def _weigh(reply: str, lexicons: Sequence[Lexicon]) -> tuple[Reading, str | None
             return _both_ways(best), None
         foreign = _foreign_doubt(said, best, readings)
         return foreign or best, _recognised(best, readings)
-    chosen = max(readings, key=lambda r: (r.unreadable is not None and r.unreadable.blocking,
-                                          *_weight(r)))  # fmt: skip
+    chosen = max(readings, key=_weight)  # the first of those alike: the order of the languages
     return chosen, _recognised(chosen, readings)
 
 
