@@ -228,7 +228,8 @@ def _alone(tokens: Sequence[_Token], after: int, lexicon: Lexicon) -> bool:
 
 
 def _longest_phrase(tokens: Sequence[_Token], i: int, lexicon: Lexicon) -> tuple[int, Entry | None]:
-    for size in range(min(lexicon.longest, len(tokens) - i), 0, -1):
+    longest = lexicon.longest if lexicon.starts_a_phrase(tokens[i].text) else 1
+    for size in range(min(longest, len(tokens) - i), 0, -1):
         entry = lexicon.find(tuple(token.text for token in tokens[i : i + size]))
         if entry is not None:
             return size, entry
