@@ -370,3 +370,34 @@ def test_casing_and_accents_never_turn_a_verdict_around(reply: str) -> None:
     for shaped in (reply.upper(), reply.lower(), unicodedata.normalize("NFD", reply)):
         again = verdict(interpret(shaped))
         assert again is None or read is None or again is read, shaped
+
+
+VOCABULARY = sorted(
+    {word for reply, _ in SET_REPLIES for word in reply.split()}
+    | set(NEGATORS)
+    | {"?", "¿", "¡", ",", ":", "-", "weil", "parce que", "porque", "omdat", "perché", "mais"}
+)
+WORDY = st.lists(st.sampled_from(VOCABULARY), max_size=8).map(" ".join)
+
+
+@QUICK
+@given(WORDY)
+def test_any_words_are_a_decision_or_not_understood_in_the_language_read(reply: str) -> None:
+    result = interpret(reply)
+
+    if result.is_understood:
+        assert result.value is not None and result.reason is None
+    else:
+        assert result.value is None and result.reason is not None
+        assert result.reason.endswith(how_to_answer(result.language))
+
+
+@QUICK
+@given(st.tuples(st.sampled_from(REJECTING), st.sampled_from([" ", ": ", ", "]),
+                 WORDY).map("".join),
+       st.lists(st.sampled_from(NEGATORS), min_size=1, max_size=2))  # fmt: skip
+def test_negating_what_rejects_in_any_words_never_approves(reply: str, negators: list[str]) -> None:
+    assume(verdict(interpret(reply)) is False)
+    for negator in negators:
+        assert verdict(interpret(f"{negator} {reply}")) is not True, f"{negator} {reply}"
+        assert verdict(interpret(f"{reply} {negator}")) is not True, f"{reply} {negator}"
