@@ -38,7 +38,7 @@ from bot.components.decorators import reply_interpreter
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import DecidedBy
 from bot.core.reply import ReplyInput, ReplyInterpretation
-from interpreters.languages import LANGUAGE_CODES, language_of
+from interpreters.languages import LANGUAGE_CODES, Language, language_of
 from interpreters.languages.en import HOW_TO_ANSWER
 from interpreters.lexicon import Kind, Lexicon, lexicon_of
 from interpreters.reading import Reading, Unreadable, read
@@ -77,14 +77,20 @@ def verdict_words(*, approve: bool, language: str = "en") -> tuple[str, ...]:
 
 
 def how_to_answer(language: str | None) -> str:
-    """The hint that ends a not-understood reason, in ``language`` (English when ``None``)."""
-    return language_of(_code(language or "en")).hint
+    """The hint that ends a not-understood reason, in ``language`` (English when ``None`` or a
+    language the keyword interpreter does not read: another interpreter may name any)."""
+    return _said_in(language).hint
 
 
 def reply_help(language: str | None) -> str:
     """What a thread reply that was not understood is told, in ``language``: the words
-    understood and the buttons (English when ``None``)."""
-    return language_of(_code(language or "en")).reply_help
+    understood and the buttons (English when ``None`` or a language it does not read)."""
+    return _said_in(language).reply_help
+
+
+def _said_in(language: str | None) -> Language:
+    code = _code(language or "en")
+    return language_of(code if code in LANGUAGE_CODES else "en")
 
 
 @reply_interpreter(
@@ -117,7 +123,7 @@ class KeywordReplyInterpreter:
         reading, language = _weigh(input.reply, self._lexicons)
         if reading.decision is None:
             assert reading.unreadable is not None
-            said = language_of(_code(language or "en"))
+            said = _said_in(language)
             cause = reading.unreadable.said_in(said.causes)
             space = "" if cause.endswith("。") else " "
             return ReplyInterpretation.not_understood(
