@@ -38,18 +38,19 @@ from bot.core.errors import (
 )
 from bot.core.results import PauseView
 from bot.runtime.observed_answers import observe_answer
-from channels.slack.authorization import Authorizer
-from channels.slack.feedback import (
+from channels.kit.outcomes import outcome_of, verdict
+from channels.kit.texts import (
     NO_LONGER_AVAILABLE,
     NO_LONGER_NEEDED,
+    NO_WORDS_TAKEN,
     NOT_AN_APPROVER,
+    NOT_ESCALATED_YET,
     NOT_THE_OWNER,
-    Audience,
-    Feedback,
-    already_answered,
+    SELF_APPROVAL,
 )
+from channels.slack.authorization import Authorizer
+from channels.slack.feedback import Audience, Feedback, already_answered
 from channels.slack.gateway import SlackGateway, quote
-from channels.slack.outcomes import outcome_of, verdict
 from channels.slack.render import escape
 from interpreters.keyword import (
     APPROVALS_UNDERSTOOD,
@@ -66,15 +67,7 @@ HOW_TO_REPLY: Final = (
     "Or use the buttons on the message."
 )
 """What a thread reply that was not understood is told: the words understood, in plain words."""
-USE_THE_BUTTONS: Final = (
-    "This request cannot be answered in words: use the buttons on the message "
-    "(Approve, Reject, Edit & approve)."
-)
-
-SELF_APPROVAL: Final = (
-    "You asked for this, so you cannot approve it: someone else must answer "
-    "(this approval separates duties)."
-)
+USE_THE_BUTTONS: Final = NO_WORDS_TAKEN
 
 AfterAck = Callable[[], Coroutine[Any, Any, None]]
 """What an answer still needs once Slack has its acknowledgement."""
@@ -302,7 +295,7 @@ def _refusal(error: CountersignError) -> str:
             return f"That answer could not be used: {escape(error.message, 500)}"
 
 
-_SLACK_REFUSALS: Final = frozenset({NOT_AN_APPROVER, NOT_THE_OWNER})
+_SLACK_REFUSALS: Final = frozenset({NOT_AN_APPROVER, NOT_ESCALATED_YET, NOT_THE_OWNER})
 
 
 def _at(place: ReplyPlace) -> tuple[str, str]:
