@@ -15,6 +15,7 @@ from bot.components.specs import (
     ChannelRoleSpec,
     ChannelSpec,
     ComponentSpec,
+    PolicySpec,
     ReplyInterpreterSpec,
     ToolSpec,
     WorkflowFinishSpec,
@@ -58,11 +59,13 @@ def tool(
     timeout: timedelta = DEFAULT_TOOL_TIMEOUT,
     timing: PauseTiming | None = None,
     question: str | None = None,
+    policy: type | None = None,
 ) -> Callable[[C], C]:
     """A tool an agent may call; with ``channel`` every call asks that channel first.
-    ``timing`` overrides the role's ``PauseTiming`` for this tool's questions. ``question``: how
-    its questions read, a template of its arguments written as a person reads them
-    (``"Refund {amount} to the card of order {order_id}?"``); without it, the role's, else
+    ``timing`` overrides the role's ``PauseTiming`` for this tool's questions; ``policy`` (a
+    ``@policy`` class) decides before each question is sent, in place of its role's.
+    ``question``: how its questions read, a template of its arguments written as a person reads
+    them (``"Refund {amount} to the card of order {order_id}?"``); without it, the role's, else
     the description."""
     return _attach(
         lambda cls: ToolSpec(
@@ -76,6 +79,7 @@ def tool(
             timeout=timeout,
             timing=timing,
             question=question,
+            policy=policy,
         )
     )
 
@@ -149,6 +153,7 @@ def channel_role(
     timing: PauseTiming | None = None,
     reject_reason: RejectReason = "optional",
     question: str | None = None,
+    policy: type | None = None,
 ) -> Callable[[C], C]:
     """A role: what is asked (``approves``) and who may answer (required, no default).
 
@@ -168,6 +173,9 @@ def channel_role(
     ``ChannelOutcome.decided``); without its reason it is refused and the question keeps
     waiting. ``"optional"`` (the default): a reason may be given. Anything else is
     ``[channel-role.reject-reason]`` at assembly.
+
+    ``policy``: a ``@policy`` class consulted before each question is sent (a tool's own
+    ``policy=`` takes its place): it may ask a person, approve or reject at once.
     """
     return _attach(
         lambda cls: ChannelRoleSpec(
@@ -181,6 +189,7 @@ def channel_role(
             timing=timing,
             reject_reason=reject_reason,
             question=question,
+            policy=policy,
         )
     )
 
@@ -189,6 +198,16 @@ def channel(*, name: str, description: str, deps: Sequence[type] = ()) -> Callab
     """A concrete channel: implements a role (or is used on a tool as is)."""
     return _attach(
         lambda cls: ChannelSpec(name=name, description=description, cls=cls, deps=tuple(deps))
+    )
+
+
+def policy(*, name: str, description: str, deps: Sequence[type] = ()) -> Callable[[C], C]:
+    """An approval policy: ``decide(self, ask: PolicyAsk) -> PolicyDecision`` (sync or async)
+    runs before a question is sent; its deps come from the container (``ExecutionContext``:
+    the pause's frame). Named by ``policy=`` on a role or a tool; its name ends in
+    ``-policy``."""
+    return _attach(
+        lambda cls: PolicySpec(name=name, description=description, cls=cls, deps=tuple(deps))
     )
 
 

@@ -53,6 +53,8 @@ class ToolSpec(ComponentSpec):
     question: str | None = None
     """How its questions read, a template of its arguments ("Refund {amount} to order
     {order_id}?"); None: the role's, else the description."""
+    policy: type | None = None
+    """The ``@policy`` consulted before this tool's questions are sent (else its role's)."""
     kind: str = "tool"
     suffix: str = "-tool"
 
@@ -145,6 +147,8 @@ class ChannelRoleSpec(ComponentSpec):
     """``"required"``: a rejection of the role's questions must say why, in every channel."""
     question: str | None = None
     """How its questions read, a template of the arguments; a tool's own ``question`` wins."""
+    policy: type | None = None
+    """The ``@policy`` consulted before the role's questions are sent."""
     kind: str = "channel-role"
     suffix: str = "-channel"
 
@@ -163,6 +167,14 @@ class ReplyInterpreterSpec(ComponentSpec):
     prompt_urls: tuple[str, ...] = ()
     kind: str = "reply-interpreter"
     suffix: str = "-reply-interpreter"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicySpec(ComponentSpec):
+    """An approval policy: ``decide(ask)`` before a question is sent (``bot.core.policy``)."""
+
+    kind: str = "policy"
+    suffix: str = "-policy"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

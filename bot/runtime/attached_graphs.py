@@ -316,7 +316,7 @@ class AttachedTrees:
             tool=action.tool,
             arguments=action.args,
             call_id=action.call_id,
-            description=action.description,
+            description=masked(action.description),  # the middleware's default repeats the args
             allowed_decisions=action.allowed,
             request=masked(request),
             stated_reason=masked(reason),

@@ -206,3 +206,32 @@ async def test_the_question_carries_the_request_and_the_models_reason_masked() -
     assert question.value.stated_reason == "Refunding 7 as •••••• asked."
     [pending] = paused.pending
     assert pending.ask.request == question.value.request  # kept masked: every reader alike
+
+
+async def test_the_middlewares_description_is_masked_like_the_arguments() -> None:
+    """HumanInTheLoopMiddleware's default description repeats the call's arguments ("Args:
+    {...}"): a ``Sensitive`` one must not reach a channel, a list or the store through it."""
+    from io import StringIO
+
+    from channels.terminal import TerminalOutput
+    from tests.cli.terminal_cards import CARD_NUMBER, CARDS, CardApprovalChannel, card_graph
+
+    async with await App.create(
+        CARDS.application,
+        database_url=MEMORY,
+        services={TerminalOutput: TerminalOutput(StringIO())},
+    ) as app:
+        agent = app.langgraph("card-agent", card_graph(), role=CardApprovalChannel)
+        paused = await agent.ainvoke(
+            {"messages": [{"role": "user", "content": "charge"}]},
+            thread_id="cards-1",
+            tenant_id="desk",
+            owner_id="you",
+        )
+        [listed] = await app.list_pending(tenant_id="desk", owner_id="you")
+
+    [pending] = paused.pending
+    assert pending.ask.description is not None
+    assert "charge_card" in pending.ask.description  # still the middleware's words
+    assert CARD_NUMBER not in pending.ask.description
+    assert listed.ask.description == pending.ask.description

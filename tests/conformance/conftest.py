@@ -1,0 +1,32 @@
+"""The conformance suite's rules: a test needing a capability its channel's driver lacks is
+skipped with the driver's reason (before the driver is built); a test its channel's class
+lists in ``differences`` is a strict xfail."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+
+from tests.conformance.driver import Capability
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        differences: Mapping[str, str] = getattr(getattr(item, "cls", None), "differences", {})
+        reason = differences.get(getattr(item, "originalname", item.name))
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+@pytest.fixture(autouse=True)
+def _skip_what_the_channel_cannot(request: pytest.FixtureRequest) -> None:
+    marker = request.node.get_closest_marker("requires")
+    driver_type = getattr(request.cls, "driver_type", None)
+    if marker is None or driver_type is None:
+        return
+    for needed in marker.args:
+        assert isinstance(needed, Capability)
+        if needed not in driver_type.capabilities:
+            reason = driver_type.missing.get(needed, needed.value)
+            pytest.skip(f"{driver_type.name}: {reason}")

@@ -1,0 +1,216 @@
+"""The terminal channel worked as its desk works it: the question read from the channel's
+output stream, the answer given through ``App.answer`` as the person at the prompt (the
+thread's owner), what a refusal says read from its outcome."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, ClassVar, assert_never
+
+from bot import App, ExecutionResult, Settings, WorkflowStartText
+from bot.core.answers import (
+    AlreadyClosed,
+    Answered,
+    AnswerOutcome,
+    NotUnderstood,
+    Refused,
+    ReplyKept,
+)
+from bot.testing import FakeClock, mock_llm
+from channels.terminal import TerminalOutput
+from tests.conformance.behind import (
+    GRAPH_TOOL,
+    REFUND_ARGUMENTS,
+    REQUEST,
+    Behind,
+    NativeQuestion,
+)
+from tests.conformance.driver import (
+    Answer,
+    Asked,
+    Capability,
+    Kind,
+    People,
+    Scenario,
+    Shown,
+    Told,
+)
+from tests.conformance.terminal_office import (
+    YOU,
+    PayOutTool,
+    RefundApprovalChannel,
+    RefundCardTool,
+    TerminalOfficeAgent,
+    TerminalOfficeApplication,
+    TerminalOfficeWorkflow,
+)
+from tests.office import Ledger
+
+TENANT = "desk"
+HOUR = timedelta(hours=1)
+REFUND = NativeQuestion(
+    tool=RefundCardTool, arguments=REFUND_ARGUMENTS, ran_as="refund", owner=YOU, approver=YOU
+)
+QUESTIONS: Mapping[Scenario, NativeQuestion] = {
+    Scenario.REFUND: REFUND,
+    Scenario.OWNERS: REFUND,  # every question of the terminal is its owner's
+    Scenario.TIMED: NativeQuestion(
+        tool=PayOutTool,
+        arguments={"payee": "Dana", "amount": 9},
+        ran_as="payout",
+        owner=YOU,
+        approver=YOU,
+    ),
+}
+ONE_PERSON = "the terminal asks the person at its prompt, who owns the thread: there is nobody else"
+
+
+class TerminalDriver:
+    name: ClassVar[str] = "terminal"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {
+            Capability.RESPOND,
+            Capability.LIMITED_OFFERS,
+            Capability.REMIND,
+            Capability.EXPIRE,
+            Capability.WITHDRAW,
+        }
+    )
+    missing: ClassVar[Mapping[Capability, str]] = {
+        Capability.APPROVERS: ONE_PERSON,
+        Capability.SEPARATION_OF_DUTIES: ONE_PERSON,
+        Capability.ESCALATE: f"nobody to escalate to ({ONE_PERSON})",
+    }
+    people: ClassVar[People] = People(requester=YOU, stranger="someone-else")
+
+    def __init__(self, app: App, behind: Behind, clock: FakeClock, stream: io.StringIO) -> None:
+        self.app = app
+        self.behind = behind
+        self.clock = clock
+        self.stream = stream
+        self._from: dict[str, int] = {}  # pause id -> where its lines start in the stream
+
+    def lines(self, start: int = 0) -> list[str]:
+        return self.stream.getvalue()[start:].splitlines()
+
+    async def ask(
+        self,
+        scenario: Scenario,
+        *,
+        allowed: Sequence[Kind] = (Kind.APPROVE, Kind.EDIT, Kind.REJECT),
+        final: str = "all done",
+    ) -> Asked:
+        start = len(self.stream.getvalue())
+        if scenario in (Scenario.GRAPH, Scenario.GRAPH_WITH_SECRET):
+            secret = scenario is Scenario.GRAPH_WITH_SECRET
+            result = await self.behind.attach_graph(
+                RefundApprovalChannel, allowed, owner=YOU, secret=secret
+            )
+            tool = GRAPH_TOOL
+        else:
+            question = QUESTIONS[scenario]
+
+            async def run(owner: str) -> ExecutionResult:
+                start = WorkflowStartText(text=REQUEST)
+                return await self.app.execute(
+                    TerminalOfficeWorkflow, start, tenant_id=TENANT, owner_id=owner
+                )
+
+            result = await self.behind.ask_native(question, run, final=final)
+            tool = question.tool_name
+        pause_id = result.pending[0].pause_id
+        assert pause_id is not None  # a THREAD_OWNER pause is listed with its id
+        self._from[pause_id] = start
+        if scenario is Scenario.TIMED:
+            await self.clock.advance(timedelta(seconds=5))  # just after a sweep's tick
+        return self.behind.keep(scenario, result, pause_id=pause_id, tool=tool, approver=YOU)
+
+    async def shown(self, asked: Asked, *, to: str | None = None) -> Shown:
+        """Every line the terminal wrote about the question; its fields from the question's."""
+        lines = [line for line in self.lines(self._from[asked.pause_id]) if asked.tool in line]
+        question = next(line for line in lines if line.startswith("? "))
+        _, _, shown = question.partition(" wants to run with ")
+        arguments: dict[str, Any] = json.loads(shown)
+        fields = {key: str(value) for key, value in arguments.items()}
+        return Shown(title=question, text="\n".join(lines), fields=fields, offered=frozenset())
+
+    async def answer(self, asked: Asked, answer: Answer, *, by: str) -> Told:
+        decision: dict[str, Any]
+        match answer.kind:
+            case Kind.APPROVE:
+                decision = {"approved": True}
+            case Kind.EDIT:
+                decision = {"approved": True, "override_arguments": dict(answer.arguments or {})}
+            case Kind.REJECT:
+                decision = {"approved": False, "reason": answer.reason}
+            case Kind.RESPOND:
+                decision = {"approved": False, "response": answer.response}
+        outcome = await self.app.answer(asked.pause_id, tenant_id=TENANT, by=by, decision=decision)
+        return told_of(outcome)
+
+    async def reply(self, asked: Asked, words: str, *, by: str) -> Told:
+        outcome = await self.app.answer(asked.pause_id, tenant_id=TENANT, by=by, reply=words)
+        return told_of(outcome)
+
+    async def withdraw(self, asked: Asked) -> None:
+        await self.behind.withdraw(asked)
+
+    async def cancel(self, asked: Asked) -> None:
+        await self.app.cancel(asked.thread_id, tenant_id=TENANT)
+
+    async def advance(self, asked: Asked, hours: int) -> list[str]:
+        seen = len(self.stream.getvalue())
+        for _ in range(hours):
+            await self.clock.advance(HOUR)
+        return self.lines(seen)
+
+    def runs(self) -> list[dict[str, object]]:
+        return self.behind.runs()
+
+    def agent_read(self) -> list[str]:
+        return self.behind.agent_read()
+
+    async def audit(self, asked: Asked) -> str:
+        return await self.behind.audit(asked)
+
+    def everything_said(self) -> str:
+        return self.stream.getvalue()
+
+
+def told_of(outcome: AnswerOutcome) -> Told:
+    """What the person at the prompt learns of their answer: a refusal's own words."""
+    match outcome:
+        case Answered():
+            return Told(taken=True, text="")
+        case Refused(error=error) | AlreadyClosed(error=error):
+            return Told(taken=False, text=str(error))
+        case NotUnderstood(reason=reason):
+            return Told(taken=False, text=reason)
+        case ReplyKept():
+            return Told(taken=False, text="")
+        case _:
+            assert_never(outcome)
+
+
+@asynccontextmanager
+async def terminal_driver(tmp_path: Path) -> AsyncIterator[TerminalDriver]:
+    llm = mock_llm(TerminalOfficeAgent)
+    ledger, clock, stream = Ledger(), FakeClock(), io.StringIO()
+    app = await App.create(
+        TerminalOfficeApplication,
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}",
+        clock=clock,
+        settings=Settings(),
+        services={Ledger: ledger, TerminalOutput: TerminalOutput(stream)},
+    )
+    try:
+        yield TerminalDriver(
+            app, Behind(app=app, ledger=ledger, llm=llm, tenant=TENANT), clock, stream
+        )
+    finally:
+        await app.close()
