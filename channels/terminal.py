@@ -10,7 +10,8 @@ title is the tool's question and the role is named as a person reads it.
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import Any, Final, TextIO
 
 from bot.app import App
 from bot.components.decorators import channel
@@ -22,9 +23,11 @@ from bot.core.channel import (
     ChannelReminder,
     ChannelWithdrawal,
 )
+from bot.core.enums import PauseAnswerer
+from bot.core.results import ExecutionResumeEvent
 from channels.kit.catalog import KitCatalog
 from channels.kit.outcomes import closed_resolution, words_of
-from channels.kit.question import QuestionView, left, question_view, title_of, when
+from channels.kit.question import QuestionView, left, one_line, question_view, title_of, when
 
 
 class TerminalOutput:
@@ -36,9 +39,21 @@ class TerminalOutput:
         self._app: App | None = None
 
     def read_assembly(self, app: App) -> None:
-        """Read questions' templates, descriptions and roles from ``app`` (once it is made)."""
-        self._catalog = KitCatalog(app, lambda cls: None)
+        """Read questions' templates, descriptions and roles from ``app`` (once it is made), and
+        print how each question asked here ended (``App.on_execution_resume``)."""
+        self._catalog = KitCatalog(app, _terminal_implementation)
         self._app = app
+        app.on_execution_resume(self._answered)
+
+    def _answered(self, event: ExecutionResumeEvent) -> None:
+        """An outcome line for each question of this channel the move answered: how, what an
+        edit changed, what ran."""
+        catalog = self._catalog
+        for pause in event.answered:
+            if catalog is None or catalog.implementation(pause.channel) is None:
+                continue
+            for line in outcome_lines(question_view(pause, catalog, now=None)):
+                self.write(line)
 
     def write(self, text: str) -> None:
         self.stream.write(text + "\n")
@@ -64,6 +79,36 @@ def question_lines(q: QuestionView) -> list[str]:
     if q.expires_at is not None:
         lines.append(f"  Expires {when(q.expires_at)} ({left(q.time_left)}) if nobody answers.")
     return lines
+
+
+def outcome_lines(q: QuestionView) -> list[str]:
+    """How a question ended, as the terminal prints it: ``= Approved with changes by you.``"""
+    words = q.words
+    if words is None:
+        return []
+    lines = [f"= {words.sentence(lambda who: who)} {q.title}"]
+    lines += [f"  {c.title}: {c.was} → {c.now}" for c in q.changes]
+    if q.ran_with:
+        lines.append(f"  What ran: {one_line(q.ran_with)}")
+    return lines
+
+
+def _terminal_implementation(cls: type) -> TerminalImplementation | None:
+    """The catalog's config of a terminal implementation: every class built on this channel."""
+    return TERMINAL if issubclass(cls, TerminalUserChannel) else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TerminalImplementation:
+    """The terminal's implementation of a role: its owner answers, at the prompt."""
+
+    role: str = ""
+    answered_by: PauseAnswerer = PauseAnswerer.THREAD_OWNER
+    approvers: tuple[str, ...] = ()
+    escalate_to: tuple[str, ...] = ()
+
+
+TERMINAL: Final = TerminalImplementation()
 
 
 @channel(

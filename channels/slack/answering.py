@@ -39,6 +39,7 @@ from bot.core.errors import (
 from bot.core.results import PauseView
 from bot.runtime.observed_answers import observe_answer
 from channels.kit.outcomes import outcome_of, verdict
+from channels.kit.said import closed_sentence
 from channels.kit.texts import (
     NO_LONGER_AVAILABLE,
     NO_LONGER_NEEDED,
@@ -259,7 +260,9 @@ class Answering:
 
     async def _tell_closed(self, pause: PauseView, who: Answerer) -> None:
         """Tell who answered (or that it is no longer needed); bring the message up to date."""
-        if pause.status is PauseStatus.CANCELLED or pause.resolution in (
+        if pause.resolution is PauseResolution.EXPIRED:
+            await self._feedback.tell(who.audience, closed_sentence(pause))  # the kit's words
+        elif pause.status is PauseStatus.CANCELLED or pause.resolution in (
             PauseResolution.WITHDRAWN,
             PauseResolution.CANCELLED,
         ):

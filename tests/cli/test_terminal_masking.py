@@ -39,6 +39,10 @@ def test_the_terminal_masks_a_sensitive_field_like_every_channel(kind: str, tool
         f"  Card number: {MASK}"
     ]
     assert lines[len(question)] == f"pending: {tool} {shown}"  # what /pending and events show
-    assert lines[len(question) + 1] == f"audit: {tool}: REPLIED by you: approved ran with {shown}"
+    ended = [line for line in lines if line.startswith(("= ", "  What ran"))]
+    assert ended[0].startswith("= Approved by you.")  # the terminal's outcome line
+    assert ended[1] == f"  What ran: Order ID: A-1001 · Card number: {MASK} · Amount: 120.00"
+    audit = [line for line in lines if line.startswith("audit: ")]
+    assert audit == [f"audit: {tool}: REPLIED by you: approved ran with {shown}"]
     assert lines[-1] == "ended COMPLETED"
     assert CARD_NUMBER not in done.stdout + done.stderr
