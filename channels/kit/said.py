@@ -36,6 +36,7 @@ from channels.kit.texts import (
     NO_WORDS_TAKEN,
     NOT_AN_APPROVER,
     NOT_ESCALATED_YET,
+    NOT_OFFERED_LEAD,
     NOT_THE_OWNER,
     SELF_APPROVAL,
     not_understood,
@@ -81,7 +82,7 @@ def refusal_text(
             return SELF_APPROVAL
         case ThreadOwnerError():
             return NOT_THE_OWNER
-        case PauseAnswererError() if error.message in _OWN_WORDS:
+        case PauseAnswererError() if _kits_own(error.message):
             return error.message  # a channel's rule, said in the kit's words already
         case PauseAnswererError():
             return NOT_AN_APPROVER
@@ -95,3 +96,9 @@ def refusal_text(
             return f"That answer could not be used: {error.said()}"
         case _:
             return f"That answer could not be used: {error.message}"
+
+
+def _kits_own(message: str) -> bool:
+    """Whether a channel's refusal is one of the kit's sentences (who may answer, or an answer
+    the question does not take)."""
+    return message in _OWN_WORDS or message.startswith(NOT_OFFERED_LEAD)

@@ -40,10 +40,13 @@ REPLY_MEANS: Final = (
 )
 
 
+NOT_OFFERED_LEAD: Final = "This request does not take that answer"
+
+
 def not_offered(taken: tuple[str, ...]) -> str:
     """What a person is told when they answer in a way the question does not take."""
     listed = ", ".join(taken) or "no answer here"
-    return f"This request does not take that answer (it takes: {listed}). It still waits."
+    return f"{NOT_OFFERED_LEAD} (it takes: {listed}). It still waits."
 
 
 def already_answered(by: str | None) -> str:

@@ -32,22 +32,17 @@ from bot.core.errors import (
     NotPausedError,
     PauseAnswererError,
     ReplyInterpreterMissingError,
-    SelfApprovalError,
     ThreadOwnerError,
     UnknownPauseError,
 )
 from bot.core.results import PauseView
 from bot.runtime.observed_answers import observe_answer
 from channels.kit.outcomes import outcome_of, verdict
-from channels.kit.said import closed_sentence
+from channels.kit.said import closed_sentence, refusal_text
 from channels.kit.texts import (
     NO_LONGER_AVAILABLE,
     NO_LONGER_NEEDED,
     NO_WORDS_TAKEN,
-    NOT_AN_APPROVER,
-    NOT_ESCALATED_YET,
-    NOT_THE_OWNER,
-    SELF_APPROVAL,
 )
 from channels.slack.authorization import Authorizer
 from channels.slack.feedback import Audience, Feedback, already_answered
@@ -281,25 +276,9 @@ def refused_as(pause: PauseView, words: str) -> CountersignError:
 
 
 def _refusal(error: CountersignError) -> str:
-    """What a person is told about an answer the runtime refused (nothing was recorded)."""
-    match error:
-        case UnknownPauseError():
-            return NO_LONGER_AVAILABLE
-        case SelfApprovalError():
-            return SELF_APPROVAL
-        case ThreadOwnerError():
-            return NOT_THE_OWNER
-        case PauseAnswererError() if error.message in _SLACK_REFUSALS:
-            return error.message  # Slack's own rule, in its own words
-        case PauseAnswererError():
-            return NOT_THE_OWNER
-        case DtoValidationError():  # each field's error, said for a person
-            return f"That answer could not be used: {escape(error.said(), 500)}"
-        case _:
-            return f"That answer could not be used: {escape(error.message, 500)}"
-
-
-_SLACK_REFUSALS: Final = frozenset({NOT_AN_APPROVER, NOT_ESCALATED_YET, NOT_THE_OWNER})
+    """What a person is told about an answer the runtime refused (nothing was recorded): the
+    kit's sentence (``channels.kit.said``), escaped for mrkdwn."""
+    return escape(refusal_text(error), 600)
 
 
 def _at(place: ReplyPlace) -> tuple[str, str]:

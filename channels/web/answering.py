@@ -28,15 +28,13 @@ from bot.core.errors import (
     CountersignError,
     DtoValidationError,
     ReplyInterpreterMissingError,
-    SelfApprovalError,
     UnknownPauseError,
 )
 from bot.core.results import PauseView
 from channels.kit.outcomes import outcome_of, words_of
+from channels.kit.said import refusal_text
 from channels.kit.texts import (
-    NO_LONGER_AVAILABLE,
     NO_WORDS_TAKEN,
-    SELF_APPROVAL,
     SOME_VALUES,
     not_understood,
 )
@@ -120,15 +118,15 @@ class WebAnswering:
 
 
 def _refused(error: CountersignError) -> Said:
+    """A refused answer: the kit's sentence (``channels.kit.said``) with the page's status; a
+    refused decision said field by field (``_invalid``)."""
     match error:
         case UnknownPauseError():
-            return Said(status=404, text=NO_LONGER_AVAILABLE, closed=True)
-        case SelfApprovalError():
-            return Said(status=403, text=SELF_APPROVAL)
+            return Said(status=404, text=refusal_text(error), closed=True)
         case DtoValidationError():
             return _invalid(error)
         case _:
-            return Said(status=403, text=error.message)
+            return Said(status=403, text=refusal_text(error))
 
 
 def _invalid(error: DtoValidationError) -> Said:

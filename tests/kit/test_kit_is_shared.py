@@ -14,7 +14,6 @@ from channels.kit import offers, outcomes, texts
     [
         ("channels.slack.feedback", "NOT_AN_APPROVER", texts),
         ("channels.slack.feedback", "NOT_THE_OWNER", texts),
-        ("channels.slack.answering", "SELF_APPROVAL", texts),
         ("channels.slack.render", "Offered", offers),
         ("channels.web.offers", "Offered", offers),
         ("channels.web.offers", "offered", offers),
