@@ -592,6 +592,15 @@ class App:
         self._check_open()
         return await revoke_grant(self._runtime, grant_id, tenant_id=tenant_id, by=by)
 
+    async def list_answered(
+        self, *, tenant_id: str, responder: str, limit: int = 20
+    ) -> list[PauseView]:
+        """The pauses ``responder`` answered, latest answer first (a channel's "decided" list:
+        what they answered, what ran). For channel implementations, like ``find_pause``."""
+        self._check_open()
+        records = await self._runtime.store.list_answered(tenant_id, responder, limit=limit)
+        return [self._views.pause(r) for r in records]
+
     async def find_pause(self, pause_id: str, *, tenant_id: str) -> PauseView | None:
         """A pause as its channel's server side sees it (unmasked arguments); None if unknown.
 

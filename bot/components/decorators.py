@@ -59,11 +59,15 @@ def tool(
     deps: Sequence[type] = (),
     timeout: timedelta = DEFAULT_TOOL_TIMEOUT,
     timing: PauseTiming | None = None,
+    question: str | None = None,
     policy: type | None = None,
 ) -> Callable[[C], C]:
     """A tool an agent may call; with ``channel`` every call asks that channel first.
     ``timing`` overrides the role's ``PauseTiming`` for this tool's questions; ``policy`` (a
-    ``@policy`` class) decides before each question is sent, in place of its role's."""
+    ``@policy`` class) decides before each question is sent, in place of its role's.
+    ``question``: how its questions read, a template of its arguments written as a person reads
+    them (``"Refund {amount} to the card of order {order_id}?"``); without it, the role's, else
+    the description."""
     return _attach(
         lambda cls: ToolSpec(
             name=name,
@@ -75,6 +79,7 @@ def tool(
             channel=channel,
             timeout=timeout,
             timing=timing,
+            question=question,
             policy=policy,
         )
     )
@@ -148,10 +153,14 @@ def channel_role(
     separation_of_duties: bool = False,
     timing: PauseTiming | None = None,
     reject_reason: RejectReason = "optional",
+    question: str | None = None,
     policy: type | None = None,
     grants: Sequence[GrantScopeKind] = (),
 ) -> Callable[[C], C]:
     """A role: what is asked (``approves``) and who may answer (required, no default).
+
+    ``question``: how its questions read, a template of the arguments (``"Refund {amount} to
+    order {order_id}?"``) used where the tool has none of its own.
 
     ``timing``: when its questions expire (``PauseResolution.EXPIRED``: never a rejection;
     ``on_expiry`` says what the waiting step gets), remind and escalate.
@@ -185,6 +194,7 @@ def channel_role(
             separation_of_duties=separation_of_duties,
             timing=timing,
             reject_reason=reject_reason,
+            question=question,
             policy=policy,
             grants=tuple(grants),
         )

@@ -50,6 +50,9 @@ class ToolSpec(ComponentSpec):
     timeout: timedelta
     timing: PauseTiming | None = None
     """Overrides the role's timing for this tool's questions."""
+    question: str | None = None
+    """How its questions read, a template of its arguments ("Refund {amount} to order
+    {order_id}?"); None: the role's, else the description."""
     policy: type | None = None
     """The ``@policy`` consulted before this tool's questions are sent (else its role's)."""
     kind: str = "tool"
@@ -142,6 +145,8 @@ class ChannelRoleSpec(ComponentSpec):
     """Reminders, escalation and expiry of the role's questions."""
     reject_reason: RejectReason = "optional"
     """``"required"``: a rejection of the role's questions must say why, in every channel."""
+    question: str | None = None
+    """How its questions read, a template of the arguments; a tool's own ``question`` wins."""
     policy: type | None = None
     """The ``@policy`` consulted before the role's questions are sent."""
     grants: tuple[str, ...] = ()

@@ -63,6 +63,7 @@ class Views:
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
             reject_reason=self._reject_reason(record.role),
+            tool_result=record.tool_result,
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:

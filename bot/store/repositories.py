@@ -140,6 +140,12 @@ class PausedExecutionRepository(Protocol):
         """PENDING pauses of the tree under a branch (their idempotency key's prefix)."""
         ...
 
+    async def list_answered(
+        self, tenant_id: str, responder: str, *, limit: int = 20
+    ) -> list[PauseRecord]:
+        """Pauses of a tenant ``responder`` answered (RESOLVED or TAKEN), latest answer first."""
+        ...
+
     async def pending_by_role(self) -> list[PendingByRole]:
         """How many pauses wait per role, every tenant together, and the oldest one's ask
         time: one grouped read (``ix_cs_pauses_status_role_asked``), for ``/metrics``."""

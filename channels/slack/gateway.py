@@ -26,6 +26,7 @@ from bot.core.channel import (
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
+from channels.kit.outcomes import Outcome
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
 from channels.slack.nudge_marks import end_mark, find_marked, nudge_mark, question_mark
@@ -33,7 +34,6 @@ from channels.slack.outcomes import approval_view, closed_resolution, outcome_of
 from channels.slack.redaction import log, redact
 from channels.slack.render import ApprovalView, escape
 from channels.slack.render_message import (
-    Outcome,
     approval_message,
     escalation_text,
     outcome_message,
@@ -358,6 +358,7 @@ class SlackGateway:
             allowed_decisions=question.value.allowed_decisions,
             request=question.value.request,
             stated_reason=question.value.stated_reason,
+            question=self._catalog.question_template(tool, agent=question.agent, role=role),
         )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
@@ -367,6 +368,9 @@ class SlackGateway:
             role_description=self._catalog.role_description(pause.role),
             reads_replies=self._catalog.role_reads_replies(pause.role),
             separates_duties=self._catalog.role_separates_duties(pause.role),
+            question=self._catalog.question_template(
+                pause.ask.tool, agent=pause.agent, role=pause.role
+            ),
         )
 
     async def _settle_note(self, pause_id: str, view: ApprovalView, outcome: Outcome) -> None:

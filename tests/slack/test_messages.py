@@ -135,10 +135,7 @@ async def test_a_reply_to_a_role_without_interpreter_points_to_the_buttons(
     await world.settle()
 
     assert await status_of(world, pause_id) is PauseStatus.PENDING
-    assert thread_posts(world) == [
-        "This request cannot be answered in words: use the buttons on the message "
-        "(Approve, Reject, Edit & approve)."
-    ]
+    assert thread_posts(world) == ["This request cannot be answered in words: use the buttons."]
 
 
 async def test_a_stranger_reply_is_refused_ephemerally(world: SlackWorld) -> None:
