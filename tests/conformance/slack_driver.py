@@ -33,6 +33,7 @@ from tests.conformance.driver import (
     Scenario,
     Shown,
     Told,
+    Waiting,
 )
 from tests.slack.checks import all_text, assert_sent_valid, buttons, strings
 from tests.slack.conftest import SlackWorld, open_world
@@ -203,6 +204,20 @@ class SlackDriver:
         now = await self._status(asked)
         taken = was is PauseStatus.PENDING and now is not PauseStatus.PENDING
         return Told(taken=taken, text="\n".join(said))
+
+    async def waiting_for(self, person: str) -> Waiting:
+        """``/pending``, as ``person`` types it: the ephemeral list, one Approve per request."""
+        seen = len(self.world.stub.of("response_url"))
+        response = await self.world.command(person)
+        assert response.status == 200
+        await self.world.settle()
+        [sent] = self.world.stub.of("response_url")[seen:]
+        blocks = sent.blocks()
+        for block in blocks:
+            assert Block.parse(block) is not None
+        words = "\n".join(value for _, key, value in strings(blocks) if key == "text")
+        approvals = [b for b in buttons(blocks) if str(b["action_id"]).startswith(APPROVE_ACTION)]
+        return Waiting(count=len(approvals), text=f"{words}\n{sent.payload.get('text', '')}")
 
     async def _status(self, asked: Asked) -> PauseStatus | None:
         pause = await self.world.app.find_pause(asked.pause_id, tenant_id=self.world.tenant)

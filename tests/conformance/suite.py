@@ -517,6 +517,32 @@ class ChannelConformance:
         assert not early.taken
         assert_says(early.text, "NOT_ESCALATED_YET", or_else=r"not been escalated|not escalated")
 
+    # ---------------------------------------------------------------- what waits
+
+    @requires(Capability.WAITING_LIST)
+    async def test_what_waits_for_a_person_lists_their_questions_only(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        mine = await driver.waiting_for(asked.approver)
+        nobodys = await driver.waiting_for(driver.people.stranger)
+
+        assert mine.count == 1, mine.text
+        assert "refund" in mine.text.lower()
+        assert SECRET not in mine.text
+        assert nobodys.count == 0, nobodys.text
+
+    @requires(Capability.WAITING_LIST)
+    async def test_an_answered_question_waits_no_more(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+        await driver.answer(asked, APPROVE, by=asked.approver)
+
+        waiting = await driver.waiting_for(asked.approver)
+
+        assert waiting.count == 0, waiting.text
+        assert_says(waiting.text, "NOTHING_WAITS", or_else=r"nothing (is )?wait")
+
     # ---------------------------------------------------------------- masking
 
     async def test_a_sensitive_value_is_shown_nowhere_but_reaches_the_tool(

@@ -39,6 +39,7 @@ from tests.conformance.driver import (
     Scenario,
     Shown,
     Told,
+    Waiting,
 )
 from tests.conformance.terminal_office import (
     YOU,
@@ -85,6 +86,7 @@ class TerminalDriver:
         Capability.APPROVERS: ONE_PERSON,
         Capability.SEPARATION_OF_DUTIES: ONE_PERSON,
         Capability.ESCALATE: f"nobody to escalate to ({ONE_PERSON})",
+        Capability.WAITING_LIST: "the terminal lists nothing: it asks each question at its prompt",
     }
     people: ClassVar[People] = People(requester=YOU, stranger="someone-else")
 
@@ -156,6 +158,9 @@ class TerminalDriver:
     async def reply(self, asked: Asked, words: str, *, by: str) -> Told:
         outcome = await self.app.answer(asked.pause_id, tenant_id=TENANT, by=by, reply=words)
         return told_of(outcome)
+
+    async def waiting_for(self, person: str) -> Waiting:
+        raise NotImplementedError(self.missing[Capability.WAITING_LIST])
 
     async def withdraw(self, asked: Asked) -> None:
         await self.behind.withdraw(asked)
