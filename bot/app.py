@@ -52,7 +52,7 @@ from bot.runtime.attached_graphs import attach_graph
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import log
-from bot.runtime.sweeps import SWEEP_INTERVAL, Sweeps
+from bot.runtime.sweeps import Sweeps
 from bot.security.derived import DerivedKeys
 from bot.security.key_check import READY_NAME as KEYS_READY_NAME
 from bot.settings import Settings
@@ -96,7 +96,7 @@ class App:
             emit_resume=self._emit_resume,
             read_kept=self.read_kept,
         )
-        self._sweep_timer: TimerHandle | None = None
+        self._sweep_timers: list[TimerHandle] = []
         self._engine.ends_are_told = lambda: bool(self._resume_handlers)
         self._state = _State.OPEN
 
@@ -124,7 +124,7 @@ class App:
                 services=services,
             )
             app = cls(wiring, stack.pop_all())
-        app._sweep_timer = app.clock.call_every(SWEEP_INTERVAL, app._sweeps.tick)
+        app._sweep_timers = app._sweeps.start(wiring.sweep_interval)
         return app
 
     async def close(self) -> None:
@@ -132,8 +132,8 @@ class App:
         if self._state is _State.CLOSED:
             return
         self._state = _State.CLOSED
-        if self._sweep_timer is not None:
-            self._sweep_timer.cancel()
+        for timer in self._sweep_timers:
+            timer.cancel()
         await self._resources.aclose()
 
     async def __aenter__(self) -> Self:

@@ -14,6 +14,7 @@ import ipaddress
 import os
 import re
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from dotenv import dotenv_values
@@ -63,6 +64,9 @@ class Settings(BaseModel):
     countersign_readyz_slack: bool = False
     """``1``/``true``: ``/readyz`` also asks Slack whether the bot token works (``auth.test``,
     its answer kept 30 s) and answers 503 naming ``slack`` when it does not."""
+    countersign_sweep_interval_seconds: float = Field(default=3.0, gt=0, le=60)
+    """How often each sweep runs (recovery, deadlines, reminders, untold ends, deliveries):
+    with the lease's 8 s, a tree whose instance died is continued within about 11 s."""
     countersign_metrics_token: SecretStr | None = Field(default=None, repr=False)
     """When set, ``/metrics`` answers only ``Authorization: Bearer <token>`` (else 401): the
     Slack ``PORT`` is public. At least 16 characters of a bearer token's alphabet."""
@@ -100,6 +104,10 @@ class Settings(BaseModel):
     Blank is unset: on a SQLite file a key file beside it is used (made once), in memory a
     random key; PostgreSQL refuses to start without it. Never shown in a repr.
     """
+
+    @property
+    def sweep_interval(self) -> timedelta:
+        return timedelta(seconds=self.countersign_sweep_interval_seconds)
 
     def model_providers(self) -> list[ModelProvider]:
         """The OpenAI-compatible provider these settings describe, if any."""
@@ -150,6 +158,7 @@ _EXPECTED: Final[Mapping[str, str]] = {
     "countersign_log_format": "text or json",
     "countersign_log_level": ", ".join(LOG_LEVELS[:-1]) + f" or {LOG_LEVELS[-1]}",
     "countersign_readyz_slack": "1 or 0 (or true or false)",
+    "countersign_sweep_interval_seconds": "a number of seconds, more than 0 and at most 60",
 }
 
 

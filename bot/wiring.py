@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -33,6 +34,7 @@ from bot.runtime.launch import GraphLookup
 from bot.runtime.ledger import price_for
 from bot.runtime.model_overrides import override_for
 from bot.runtime.services import Runtime
+from bot.runtime.sweeps import SWEEP_INTERVAL
 from bot.runtime.tree_guard import TreeGuard
 from bot.runtime.views import Views
 from bot.runtime.workflow_graph import build_workflow_graph
@@ -64,6 +66,7 @@ class Wiring:
     derived_keys: DerivedKeys
     checkpointer: BaseCheckpointSaver[Any]
     key_check: KeyCheck
+    sweep_interval: timedelta = SWEEP_INTERVAL
 
 
 async def wire(
@@ -138,6 +141,7 @@ async def wire(
         derived_keys=DerivedKeys(ring),
         checkpointer=checkpointer.saver,
         key_check=key_check,
+        sweep_interval=settings.sweep_interval,
     )
 
 

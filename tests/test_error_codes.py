@@ -70,6 +70,8 @@ ROWS = (
     Row("bot.security", "DecryptionError", "crypto.undecryptable", StorageError),
     Row("bot.security", "ReencryptError", "crypto.reencrypt-stopped", StorageError),
     Row("channels.slack.store", "SeenEventsBusyError", "slack.events-busy", StorageError),
+    Row("bot.core.errors", "RunInterruptedError", "run.interrupted", StorageError),
+    Row("bot.core.errors", "ChannelUnavailableError", "channel.unavailable", StorageError),
 )
 
 

@@ -51,6 +51,9 @@ AS_BUILT = {
     "RejectReason",
     # your own graph, served (bot.served)
     "ServedGraph", "serve_graph",
+    # approval policies (issue 28)
+    "policy", "PolicyAsk", "PolicyOutcome", "PolicyDecision", "AskPerson", "ApproveAtOnce",
+    "RejectAtOnce", "ChannelAutoDecision",
 }  # fmt: skip
 """Added since (the README documents each)."""
 

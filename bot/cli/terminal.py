@@ -33,7 +33,7 @@ from bot.store.database import (
     database_url_problem,
 )
 from channels.terminal import TerminalOutput
-from interpreters.keyword import HOW_TO_ANSWER, verdict_words
+from interpreters.keyword import HOW_TO_ANSWER, how_to_answer, verdict_words
 
 TENANT_ID = "demo"
 OWNER_ID = "terminal-user"  # the person at the prompt owns the thread, so answers its pauses
@@ -226,7 +226,8 @@ class DemoSession:
                     pause_id, reply=reply, tenant_id=TENANT_ID, owner_id=OWNER_ID, record=True
                 )
             except UninterpretableReplyError as error:
-                reason = error.reason.removesuffix(HOW_TO_ANSWER).strip() or "no verdict found."
+                hint = how_to_answer(error.language)
+                reason = error.reason.removesuffix(hint).strip() or "no verdict found."
                 self._say(f"Not understood: {reason} The question still waits; try again.")
 
     async def _prompt(self) -> str | None:

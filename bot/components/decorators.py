@@ -15,6 +15,7 @@ from bot.components.specs import (
     ChannelRoleSpec,
     ChannelSpec,
     ComponentSpec,
+    PolicySpec,
     ReplyInterpreterSpec,
     ToolSpec,
     WorkflowFinishSpec,
@@ -57,9 +58,11 @@ def tool(
     deps: Sequence[type] = (),
     timeout: timedelta = DEFAULT_TOOL_TIMEOUT,
     timing: PauseTiming | None = None,
+    policy: type | None = None,
 ) -> Callable[[C], C]:
     """A tool an agent may call; with ``channel`` every call asks that channel first.
-    ``timing`` overrides the role's ``PauseTiming`` for this tool's questions."""
+    ``timing`` overrides the role's ``PauseTiming`` for this tool's questions; ``policy`` (a
+    ``@policy`` class) decides before each question is sent, in place of its role's."""
     return _attach(
         lambda cls: ToolSpec(
             name=name,
@@ -71,6 +74,7 @@ def tool(
             channel=channel,
             timeout=timeout,
             timing=timing,
+            policy=policy,
         )
     )
 
@@ -143,6 +147,7 @@ def channel_role(
     separation_of_duties: bool = False,
     timing: PauseTiming | None = None,
     reject_reason: RejectReason = "optional",
+    policy: type | None = None,
 ) -> Callable[[C], C]:
     """A role: what is asked (``approves``) and who may answer (required, no default).
 
@@ -159,6 +164,9 @@ def channel_role(
     ``ChannelOutcome.decided``); without its reason it is refused and the question keeps
     waiting. ``"optional"`` (the default): a reason may be given. Anything else is
     ``[channel-role.reject-reason]`` at assembly.
+
+    ``policy``: a ``@policy`` class consulted before each question is sent (a tool's own
+    ``policy=`` takes its place): it may ask a person, approve or reject at once.
     """
     return _attach(
         lambda cls: ChannelRoleSpec(
@@ -171,6 +179,7 @@ def channel_role(
             separation_of_duties=separation_of_duties,
             timing=timing,
             reject_reason=reject_reason,
+            policy=policy,
         )
     )
 
@@ -179,6 +188,16 @@ def channel(*, name: str, description: str, deps: Sequence[type] = ()) -> Callab
     """A concrete channel: implements a role (or is used on a tool as is)."""
     return _attach(
         lambda cls: ChannelSpec(name=name, description=description, cls=cls, deps=tuple(deps))
+    )
+
+
+def policy(*, name: str, description: str, deps: Sequence[type] = ()) -> Callable[[C], C]:
+    """An approval policy: ``decide(self, ask: PolicyAsk) -> PolicyDecision`` (sync or async)
+    runs before a question is sent; its deps come from the container (``ExecutionContext``:
+    the pause's frame). Named by ``policy=`` on a role or a tool; its name ends in
+    ``-policy``."""
+    return _attach(
+        lambda cls: PolicySpec(name=name, description=description, cls=cls, deps=tuple(deps))
     )
 
 

@@ -50,6 +50,8 @@ class ToolSpec(ComponentSpec):
     timeout: timedelta
     timing: PauseTiming | None = None
     """Overrides the role's timing for this tool's questions."""
+    policy: type | None = None
+    """The ``@policy`` consulted before this tool's questions are sent (else its role's)."""
     kind: str = "tool"
     suffix: str = "-tool"
 
@@ -140,6 +142,8 @@ class ChannelRoleSpec(ComponentSpec):
     """Reminders, escalation and expiry of the role's questions."""
     reject_reason: RejectReason = "optional"
     """``"required"``: a rejection of the role's questions must say why, in every channel."""
+    policy: type | None = None
+    """The ``@policy`` consulted before the role's questions are sent."""
     kind: str = "channel-role"
     suffix: str = "-channel"
 
@@ -158,6 +162,14 @@ class ReplyInterpreterSpec(ComponentSpec):
     prompt_urls: tuple[str, ...] = ()
     kind: str = "reply-interpreter"
     suffix: str = "-reply-interpreter"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicySpec(ComponentSpec):
+    """An approval policy: ``decide(ask)`` before a question is sent (``bot.core.policy``)."""
+
+    kind: str = "policy"
+    suffix: str = "-policy"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

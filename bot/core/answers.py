@@ -64,12 +64,15 @@ class ReplyKept:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NotUnderstood:
     """A free-text reply that gives no answer (a question, a condition, …) or a role that reads
-    no replies; ``reason`` says which, in words for the person who wrote it."""
+    no replies; ``reason`` says which, in words for the person who wrote it. ``language`` is the
+    language the interpreter read the reply in (a code such as "de"), when it knew one: tell
+    the person how to answer in it."""
 
     pause: PauseView
     reply: str
     reason: str
     error: UninterpretableReplyError | ReplyInterpreterMissingError
+    language: str | None = None
 
     def __repr__(self) -> str:
         return f"NotUnderstood(pause={self.pause!r}, code={self.error.code!r})"

@@ -73,6 +73,33 @@ class ChannelWithdrawal:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelAutoDecision:
+    """A question an approval policy decided before any person was asked: the channel was never
+    sent it, and may tell the requester (``text``: "approved automatically by refund-policy:
+    under 50.00"). The rest is what the question was asked with (as in its ``ChannelAsk``)."""
+
+    value: ToolCallApprovalAsk
+    role: str
+    approved: bool
+    reason: str
+    decided_by: str
+    """The name of the policy that decided."""
+    tenant_id: str = ""
+    owner_id: str = ""
+    agent: str = ""
+    thread_id: str = ""
+    execution_id: str = ""
+
+    @property
+    def text(self) -> str:
+        verdict = "approved" if self.approved else "rejected"
+        return f"{verdict} automatically by {self.decided_by}: {self.reason}"
+
+    def __repr__(self) -> str:
+        return f"ChannelAutoDecision(role={self.role!r}, decided_by={self.decided_by!r})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _StillWaiting:
     """A question that still waits, as it was asked (as in its ``ChannelAsk``)."""
 
@@ -169,6 +196,11 @@ class ChannelOf:
 
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
         """Take a question back; a no-op unless the implementation overrides it."""
+        return None
+
+    async def auto_decided(self, decision: ChannelAutoDecision) -> None:
+        """Tell the requester that a policy decided the question at once (it was never sent);
+        a no-op unless overridden."""
         return None
 
     async def remind(self, reminder: ChannelReminder) -> None:

@@ -202,8 +202,9 @@ class UninterpretableReplyError(AnswerRefusedError):
 
     code = "pause.uninterpretable-reply"
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, language: str | None = None) -> None:
         self.reason = reason
+        self.language = language  # the language the interpreter read it in, when it knew one
         super().__init__(f"the reply could not be read as an answer: {reason}")
 
 
@@ -281,3 +282,26 @@ class StorageError(CountersignError):
     """What the database holds cannot be read, or the database cannot record now."""
 
     code = "storage.failed"
+
+
+class RunInterruptedError(StorageError):
+    """A pass met the database (or the network) gone for a while: a lost connection, a server
+    restarting, a serialization failure. It is not the run's failure: the tree stays paused or
+    running as it was, and the recovery sweep continues it (an answer recorded before it is
+    continued then); the original error is ``__cause__``."""
+
+    code = "run.interrupted"
+
+    def __init__(self, message: str, *, execution_id: str | None = None) -> None:
+        self.execution_id = execution_id
+        super().__init__(message)
+
+
+class ChannelUnavailableError(RunInterruptedError):
+    """A channel could not deliver now (its service failing, rate limited, unreachable, or not
+    answering in time) and trying again later may well succeed. Raised by a channel's ``send``:
+    the question waits as not yet delivered (PENDING, not sent) and the recovery sweep asks
+    again, instead of failing the step. A channel error that trying again cannot mend (a bad
+    conversation id, a bot not in it) is any other exception, and fails the step."""
+
+    code = "channel.unavailable"

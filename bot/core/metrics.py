@@ -180,6 +180,13 @@ class Metrics:
             ["caller"],
             registry=registry,
         )
+        self.policy_decisions = Counter(
+            "countersign_policy_decisions",
+            "What approval policies decided before a question was sent, by policy and outcome "
+            "(approved, rejected, asked; failed: the policy raised and a person was asked).",
+            ["policy", "outcome"],
+            registry=registry,
+        )
         self._pending = _PendingCollector()
         registry.register(self._pending)
         self._source: PendingSource | None = None
@@ -217,6 +224,9 @@ class Metrics:
 
     def answered(self, outcome: str, code: str = "") -> None:
         self.answers.labels(outcome=outcome, code=code).inc()
+
+    def policy_decided(self, policy: str, outcome: str) -> None:
+        self.policy_decisions.labels(policy=policy, outcome=outcome).inc()
 
     def answer_time(self, role: str, resolution: str, waited: timedelta) -> None:
         self.time_to_answer.labels(role=role, resolution=resolution).observe(

@@ -36,6 +36,9 @@ class PendingPause:
     """Whether it was escalated: its channel's escalation approvers may answer it too."""
     reminded: int = 0
     """How many reminders were sent about it (``PauseTiming.remind_after``)."""
+    delivered: bool = True
+    """Whether its channel was given the question; False while it waits, not yet delivered
+    (its channel could not be reached: it is asked again once it can)."""
 
     @property
     def channel(self) -> str:
@@ -81,6 +84,10 @@ class PauseAuditEntry:
     ran_with: dict[str, Any] | None = None
     """The arguments an approved tool was run with (the approver's changes merged in), masked
     like ``decision``; None when it did not run (rejected, withdrawn, cancelled)."""
+    policy: str | None = None
+    """The approval policy that decided at once (resolution DECIDED, ``responder``
+    ``policy:<name>``, the policy's reason in ``decision``); None when a person or a channel
+    answered."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

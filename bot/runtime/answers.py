@@ -227,8 +227,14 @@ async def _answer(
         latest = await runtime.store.find(request.tenant_id, request.pause_id)
         return AlreadyClosed(pause=view(latest or record), error=error)
     except (UninterpretableReplyError, ReplyInterpreterMissingError) as error:
-        reason = error.reason if isinstance(error, UninterpretableReplyError) else error.message
-        return NotUnderstood(pause=current, reply=request.reply or "", reason=reason, error=error)
+        read = error if isinstance(error, UninterpretableReplyError) else None
+        return NotUnderstood(
+            pause=current,
+            reply=request.reply or "",
+            reason=error.message if read is None else read.reason,
+            error=error,
+            language=None if read is None else read.language,
+        )
     except CountersignError as error:
         return Refused(pause=current, error=error)
     return Answered(

@@ -23,6 +23,7 @@ from bot.components.specs import (
     ComponentSpec,
     Flow,
     FlowStep,
+    PolicySpec,
     ReplyInterpreterSpec,
     ToolSpec,
     WorkflowFinishSpec,
@@ -70,6 +71,14 @@ class ToolBinding:
         if self.spec.timing is not None:
             return self.spec.timing
         return None if self.role is None else self.role.timing
+
+    @property
+    def policy(self) -> type | None:
+        """The ``@policy`` consulted before its questions are sent: the tool's own, else its
+        role's; None: a person is asked."""
+        if self.spec.policy is not None:
+            return self.spec.policy
+        return None if self.role is None else self.role.policy
 
     @property
     def role_name(self) -> str:
@@ -136,6 +145,7 @@ class Assembly:
     roles: dict[type, ChannelRoleSpec] = field(default_factory=dict)
     channels: dict[type, ChannelSpec] = field(default_factory=dict)
     interpreters: dict[type, ReplyInterpreterSpec] = field(default_factory=dict)
+    policies: dict[type, PolicySpec] = field(default_factory=dict)
     starts: dict[type, WorkflowStartSpec] = field(default_factory=dict)
     finishes: dict[type, WorkflowFinishSpec] = field(default_factory=dict)
     roles_by_name: dict[str, ChannelRoleSpec] = field(default_factory=dict)
@@ -372,6 +382,7 @@ def _check_role(checker: _Checker, role_cls: type) -> ChannelRoleSpec | None:
             f'reject_reason must be "required" or "optional", not {role.reject_reason!r}',
         )
     _check_timing(checker, role.name, role.timing)
+    check_policy(checker, role.policy, role.name)
     checker.assembly.roles[role_cls] = role
     checker.assembly.roles_by_name[role.name] = role
     return role
@@ -386,6 +397,25 @@ def _check_timing(checker: _Checker, name: str, timing: object) -> None:
         return
     for rule, problem in timing.problems():
         checker.fail(rule, name, problem)
+
+
+def check_policy(checker: _Checker, policy: object, where: str) -> None:
+    """``[policy.*]``: a ``policy=`` names a ``@policy`` class with ``decide(self, ask)``."""
+    if policy is None:
+        return
+    spec = checker.spec(policy, PolicySpec, "policy.not-a-policy", f"{where}'s policy=")
+    if spec is None or policy in checker.assembly.policies:
+        return
+    checker.deps(spec)
+    method = getattr(policy, "decide", None)
+    if not callable(method) or not _takes_one_argument(method):
+        checker.fail(
+            "policy.no-decide-method",
+            spec.name,
+            "a policy implements decide(self, ask) -> PolicyDecision (sync or async)",
+        )
+        return
+    checker.assembly.policies[spec.cls] = spec
 
 
 def _check_workflow(checker: _Checker, workflow: type) -> None:
@@ -468,6 +498,9 @@ def _check_tool(checker: _Checker, tool_cls: type, where: str) -> None:
     _check_timing(checker, spec.name, spec.timing)
     if spec.timing is not None and spec.channel is None:
         checker.fail("timing.no-channel", spec.name, "timing needs channel=...: nothing is asked")
+    check_policy(checker, spec.policy, spec.name)
+    if spec.policy is not None and spec.channel is None:
+        checker.fail("policy.no-channel", spec.name, "policy needs channel=...: nothing is asked")
     role: ChannelRoleSpec | None = None
     channel: ChannelSpec | None = None
     if spec.channel is not None:

@@ -80,6 +80,9 @@ async def _open_postgres(
         max_size=10,
         open=False,
         kwargs={**database_url.libpq_parameters(), **PSYCOPG_OPTIONS, "row_factory": dict_row},
+        # a connection the server closed (a restart) is found out before it is handed out,
+        # as the store's pool pings its idle ones: else the pass it is given fails
+        check=AsyncConnectionPool.check_connection,
     )
     await pool.open(wait=True)
     saver = SealedPostgresSaver(pool, serde=serde)

@@ -18,7 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
-from bot.core.errors import CountersignError, StepFailedError
+from bot.core.errors import CountersignError, RunInterruptedError, StepFailedError
 from bot.core.failures import ExecutionFailure
 from bot.core.field_errors import failure_text
 from bot.core.tracing import span
@@ -26,6 +26,7 @@ from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
 from bot.runtime.tree_guard import Held, TreeGuard
 from bot.runtime.withdrawals import withdraw
+from bot.store.interruptions import is_interruption
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     ExecutionRow,
@@ -237,7 +238,12 @@ class Engine:
                 root.tenant_id,
                 extra={"execution_id": root.execution_id, "tenant_id": root.tenant_id},
             )
-            report = await self._recover_tree(root)
+            try:
+                report = await self._recover_tree(root)
+            except Exception as error:
+                if not is_interruption(error):
+                    raise
+                continue  # the database went away again: the next sweep tries it
             if report.ran:
                 recovered.append((root, report))
         return recovered
@@ -355,10 +361,14 @@ class Engine:
             ran = await self._kind(frame.workflow).run(frame, graph_input)
         except GraphInterrupt:  # pragma: no cover - ainvoke reports interrupts in its output
             raise
+        except RunInterruptedError:
+            raise
         except CountersignError as error:
             await self._end(frame, held, ExecutionStatus.FAILED, error=error)
             return _Outcome(error=error, ended=True)
         except Exception as error:
+            if is_interruption(error):
+                raise _interrupted(frame, error) from error
             failure = StepFailedError(
                 f"the execution failed: {failure_text(error)}",
                 execution_id=frame.execution_id,
@@ -417,6 +427,23 @@ class Engine:
                 root.tenant_id,
             )
             return True
+
+
+def _interrupted(frame: RunFrame, error: Exception) -> RunInterruptedError:
+    """The pass met the database (or network) gone: the tree is left as it stands (running, or
+    paused with its answers recorded) for the recovery sweep, never ended FAILED."""
+    log.warning(
+        "pass interrupted, left to recovery: %s (execution_id=%s tenant_id=%s)",
+        failure_text(error),
+        frame.execution_id,
+        frame.tenant_id,
+        extra={"outcome": "interrupted", "execution_id": frame.execution_id},
+    )
+    return RunInterruptedError(
+        f"the execution was interrupted ({failure_text(error)}); it is continued once the "
+        "database is back",
+        execution_id=frame.execution_id,
+    )
 
 
 def _open_tree(held: Held[OpenTree]) -> ExecutionRow | None:

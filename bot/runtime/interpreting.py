@@ -151,5 +151,7 @@ async def _by_code(instance: Any, reply_input: ReplyInput) -> Any:
             f"the interpreter returned {type(outcome).__name__}, not a ReplyInterpretation"
         )
     if not outcome.is_understood:
-        raise UninterpretableReplyError(outcome.reason or "the reply was not understood")
+        raise UninterpretableReplyError(
+            outcome.reason or "the reply was not understood", language=outcome.language
+        )
     return outcome.value

@@ -22,8 +22,9 @@ from bot.core.channel import AwaitReply, ChannelAsk, ChannelOf, Decided
 from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision, decision_kind
 from bot.core.enums import PauseResolution, PauseStatus
-from bot.core.errors import AgentFailedError, DtoValidationError
+from bot.core.errors import AgentFailedError, DtoValidationError, RunInterruptedError
 from bot.core.field_errors import failure_text
+from bot.core.policy import policy_responder
 from bot.core.tracing import carrier, span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
@@ -31,9 +32,11 @@ from bot.runtime.decisions import check_reason, invalid_decision
 from bot.runtime.edit_checks import validate_for
 from bot.runtime.expiry import expire, expires_at, is_due
 from bot.runtime.frame import ClosedByDeadline, RunFrame
+from bot.runtime.policies import policy_decision, tell_decided
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
 from bot.store.closings import DecidedAtOnce
+from bot.store.interruptions import is_interruption
 from bot.store.records import NewPause, PauseAnswer, PauseRecord
 
 
@@ -120,8 +123,39 @@ async def ask_once(
     """Send a waiting question its channel was never sent; the record as it then is, or the
     decision taken when the channel decided at once."""
     if record.status is PauseStatus.PENDING and not record.is_sent:
+        by_policy = await policy_decision(runtime, binding, frame, record)
+        if by_policy is not None:
+            return await _decide_by_policy(runtime, binding, record, *by_policy)
         return await _send(runtime, binding, frame, record, place)
     return record
+
+
+async def _decide_by_policy(
+    runtime: Runtime,
+    binding: ToolBinding,
+    record: PauseRecord,
+    policy: str,
+    decision: ToolCallApprovalDecision,
+) -> PauseRecord | Taken:
+    """Record the policy's decision (PENDING → TAKEN, DECIDED, its responder the policy)
+    before anything acts on it; the record as it is if it was closed meanwhile."""
+    answer = PauseAnswer(
+        decision=decision.model_dump(mode="json"), responder=policy_responder(policy)
+    )
+    mask = await audit_mask(runtime, record, binding.spec.input)
+    taken = await runtime.store.close(
+        record.pause_id,
+        DecidedAtOnce(
+            answer=answer,
+            audit_decision=mask.decision(decision),
+            ran_with=mask.ran_with(decision, record.ask.arguments),
+        ),
+        at=runtime.clock.now(),
+    )
+    if taken is None:
+        return await _reload(runtime, record.idempotency_key)
+    await tell_decided(runtime, taken, policy=policy, decision=decision)
+    return Taken(decision=decision, responder=answer.responder, record=taken, first_take=True)
 
 
 async def _check_deadline(runtime: Runtime, closes_at: datetime, key: str) -> None:
@@ -316,7 +350,15 @@ async def _send_and_record(
         # the channel built an invalid decision: the same refusal app.resume gives
         refusal = DtoValidationError(invalid_decision(error))
         raise _invalid_at_once(record, place, frame, refusal) from refusal
+    except RunInterruptedError:  # e.g. ChannelUnavailableError: asked again by recovery
+        raise
     except Exception as error:
+        if is_interruption(error):  # the database (or the network) went away meanwhile
+            raise RunInterruptedError(
+                f"the question for the tool {record.ask.tool} could not be asked now "
+                f"({failure_text(error)}); it is asked again",
+                execution_id=frame.execution_id,
+            ) from error
         raise _send_failed(binding, record, place, frame, error) from error
     match outcome:
         case Decided(decision=raw):

@@ -1,5 +1,8 @@
-"""The App's sweeps, on one timer: unread replies, recovery, quorum deadlines and expiries,
-reminders and escalations, retention.
+"""The App's sweeps, each on its own timer: unread replies, recovery, quorum deadlines and
+expiries, reminders and escalations, untold ends, retention.
+
+One timer each (``Sweeps.start``), so a sweep held by a slow call (a Slack that hangs, a
+database that froze) never holds the others: recovery goes on while a reminder waits.
 
 Each moves what no caller is there to move (a process died, a deadline passed), and tells the
 channels through the App's resume event like any answer (``by_sweep``), so a channel brings its
@@ -13,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from bot.core.answers import Answered, AnswerOutcome
+from bot.core.clock import TimerHandle
 from bot.core.enums import PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.results import ExecutionResumeEvent, ReceivedReply
 from bot.runtime.engine import Engine, PassReport
@@ -31,8 +35,7 @@ TELL_GRACE: Final = timedelta(seconds=30)
 """A run's end not told this long after it ended was left by a process that died between the
 end and the telling (telling takes a few Slack calls, not half a minute): the sweep tells it."""
 RETENTION_INTERVAL: Final = timedelta(seconds=30)
-"""The retention sweep runs with the tick that comes this long after its last run. (One timer:
-a test clock that jumps days runs one tick, not one per interval of each of two timers.)"""
+"""The retention sweep's interval (its own timer, like every sweep)."""
 
 EmitResume = Callable[[ExecutionResumeEvent], Awaitable[None]]
 ReadKept = Callable[[ReceivedReply], Awaitable[AnswerOutcome]]
@@ -57,12 +60,42 @@ class Sweeps:
         self._read_kept = read_kept
         self._retained_at: datetime | None = None  # the retention sweep's last run
 
+    def named(self) -> tuple[tuple[str, Callable[[], Awaitable[int]]], ...]:
+        """Every sweep by its name, in the order one tick runs them."""
+        return (
+            ("unread_replies", self.read_unread),
+            ("recovery", self.recover),
+            ("deadline", self.close_due),
+            ("reminders", self.nudge),
+            ("untold_ends", self.tell_untold),
+        )
+
+    def start(self, interval: timedelta = SWEEP_INTERVAL) -> list[TimerHandle]:
+        """Each sweep on a timer of its own (retention on ``RETENTION_INTERVAL``); the handles
+        to cancel on close."""
+        clock = self._runtime.clock
+        timers = [
+            clock.call_every(interval, self._timed(name, sweep)) for name, sweep in self.named()
+        ]
+        timers.append(
+            clock.call_every(
+                max(interval, RETENTION_INTERVAL), self._timed("retention", self.retention)
+            )
+        )
+        return timers
+
+    def _timed(
+        self, name: str, sweep: Callable[[], Awaitable[int]]
+    ) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            await self._sweep(name, sweep)
+
+        return run
+
     async def tick(self) -> None:
-        await self._sweep("unread_replies", self.read_unread)
-        await self._sweep("recovery", self.recover)
-        await self._sweep("deadline", self.close_due)
-        await self._sweep("reminders", self.nudge)
-        await self._sweep("untold_ends", self.tell_untold)
+        """Every sweep once, one after the other (tests, and a caller of its own)."""
+        for name, sweep in self.named():
+            await self._sweep(name, sweep)
         now = self._runtime.clock.now()
         if self._retained_at is None or now - self._retained_at >= RETENTION_INTERVAL:
             self._retained_at = now

@@ -25,6 +25,7 @@ from typing import Generic, TypeVar
 from bot.core.clock import Clock
 from bot.core.metrics import Metrics
 from bot.runtime.services import log
+from bot.store.interruptions import is_interruption
 from bot.store.leases import LeaseClaim
 from bot.store.repositories import Leases
 
@@ -44,6 +45,10 @@ class Held(Generic[T]):
     claim: LeaseClaim
     opened: T
     released: bool = False
+
+
+def root_of(held: Held[T]) -> str:
+    return held.claim.root
 
 
 class TreeGuard:
@@ -150,10 +155,26 @@ class TreeGuard:
             renewal.cancel()
             await asyncio.gather(renewal, return_exceptions=True)
             if not held.released:
-                await self._leases.release(held.claim)
                 held.released = True
+                try:
+                    await self._leases.release(held.claim)
+                except Exception as error:
+                    if not is_interruption(error):
+                        raise
+                    # the database went away: the lease expires within its ttl instead
+                    log.warning(
+                        "lease.unreleased: %s (root=%s)", type(error).__name__, root_of(held)
+                    )
 
     async def _renew(self, held: Held[T]) -> None:
+        try:
+            await self._renew_until_released(held)
+        except Exception as error:  # the database went away: the lease may lapse, the pass
+            if not is_interruption(error):  # goes on (its own writes meet the same failure)
+                raise
+            log.warning("lease.renewal-failed: %s (root=%s)", type(error).__name__, root_of(held))
+
+    async def _renew_until_released(self, held: Held[T]) -> None:
         root = held.claim.root
         while True:
             await asyncio.sleep(RENEW_SECONDS)

@@ -11,6 +11,7 @@ from bot.core.dtos import RejectReason, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.errors import UnknownThreadError
 from bot.core.failures import ExecutionFailure
+from bot.core.policy import policy_of_responder
 from bot.core.results import (
     ChildExecutionRecord,
     ExecutionRecord,
@@ -87,6 +88,7 @@ class Views:
             expires_at=self._expires_at(record),
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
+            delivered=record.is_sent,
         )
 
     def _reject_reason(self, role: str) -> RejectReason:
@@ -205,6 +207,7 @@ def _audit_entry(e: AuditRow) -> PauseAuditEntry:
         resolved_at=e.resolved_at.isoformat(),
         decision=e.decision,
         ran_with=e.ran_with,
+        policy=policy_of_responder(e.responder),
     )
 
 

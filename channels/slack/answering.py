@@ -53,9 +53,10 @@ from channels.slack.outcomes import outcome_of, verdict
 from channels.slack.render import escape
 from interpreters.keyword import (
     APPROVALS_UNDERSTOOD,
-    HOW_TO_ANSWER,
     REJECTION_WITH_REASON,
     REJECTIONS_UNDERSTOOD,
+    how_to_answer,
+    reply_help,
 )
 
 HOW_TO_REPLY: Final = (
@@ -222,13 +223,13 @@ class Answering:
             case ReplyKept():
                 assert reply is not None  # only replies are kept
                 return functools.partial(self._read_then_continue, outcome, who, reply)
-            case NotUnderstood(reply=text, reason=reason, error=error):
+            case NotUnderstood(reply=text, reason=reason, error=error, language=language):
                 if reply is None:  # pragma: no cover - only replies go unread
                     return self._telling(who, escape(reason, 500))
                 said = (
                     USE_THE_BUTTONS
                     if isinstance(error, ReplyInterpreterMissingError)
-                    else _not_understood(text, reason)
+                    else _not_understood(text, reason, language)
                 )
                 return functools.partial(self._gateway.say_in_thread, *_at(reply[1]), said)
             case AlreadyClosed(pause=pause):
@@ -309,10 +310,11 @@ def _at(place: ReplyPlace) -> tuple[str, str]:
     return (place.channel, place.thread_ts)
 
 
-def _not_understood(reply: str, reason: str) -> str:
-    """Which reply, why not (the interpreter's reason, its own hint left out), what would do."""
-    why = reason.strip().removesuffix(HOW_TO_ANSWER).strip()
+def _not_understood(reply: str, reason: str, language: str | None = None) -> str:
+    """Which reply, why not (the interpreter's reason, its own hint left out), what would do:
+    in the language the reply was read in, when the interpreter recognised one."""
+    why = reason.strip().removesuffix(how_to_answer(language)).strip()
     said = f'I could not read "{quote(reply)}" as an answer.'
     if why:
         said += f" {escape(why, 500)}"
-    return f"{said}\n{HOW_TO_REPLY}"
+    return f"{said}\n{HOW_TO_REPLY if language is None else reply_help(language)}"

@@ -24,7 +24,6 @@ from datetime import timedelta
 from types import TracebackType
 from typing import Any, Final, Self
 
-import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.socket_mode.async_internals import send_async_response
@@ -47,6 +46,7 @@ from channels.slack.agent_sessions import AgentSessions
 from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
+from channels.slack.bolt_authorization import TokenAuthorization, use_token_authorization
 from channels.slack.catalog import Catalog
 from channels.slack.conversations import Conversations
 from channels.slack.counted_calls import CountBoltCalls
@@ -56,6 +56,7 @@ from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
 from channels.slack.home import Answerable, HomeTabs
+from channels.slack.late_answers import LateAnswers
 from channels.slack.listeners import assistant
 from channels.slack.middlewares import (
     DropEventRetries,
@@ -76,7 +77,7 @@ from channels.slack.store import SeenEvents, SlackMessageStore
 from channels.slack.tasks import AckFirst, BackgroundTasks
 from channels.slack.threads import SlackThread
 from channels.slack.web import EVENTS_PATH, build_web_app
-from channels.slack.webapi import web_client
+from channels.slack.webapi import slack_session, web_client
 
 SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
 """Slack retries an event within minutes; ids older than this are pruned."""
@@ -124,7 +125,7 @@ class SlackBot:
         self._agents = tuple(dict.fromkeys([*([agent] if agent else []), *agents]))
         self._prompts = tuple(suggested_prompts)
         self._state = _State.NEW
-        self._session = aiohttp.ClientSession()
+        self._session = slack_session(settings)
         self.client = client or web_client(settings, self._session, metrics=app.metrics)
         self.ready_checks: tuple[ReadyCheck, ...] = (
             ((readiness.NAME, readiness.SlackAuthCheck(self.client, app.clock)),)
@@ -157,6 +158,8 @@ class SlackBot:
                     ReparseSlashCommand(), RefuseMalformed(), CountBoltCalls(app.metrics)
                 ),
             )
+        self.authorization = TokenAuthorization(self.client)
+        use_token_authorization(self.bolt, self.authorization)
         self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
@@ -210,6 +213,7 @@ class SlackBot:
             home=home,
             messages=self.messages,
             tasks=self.tasks,
+            late=LateAnswers(app.clock, feedback),
         )
 
     # ---------------------------------------------------------------- serving

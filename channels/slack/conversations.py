@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from bot.app import App
 from bot.core.enums import ExecutionStatus
-from bot.core.errors import CountersignError
+from bot.core.errors import CountersignError, RunInterruptedError
 from bot.core.results import ExecutionResult
 from bot.langgraph import LangGraphAgent
 from bot.runtime.graph_output import answer_of
@@ -76,6 +76,11 @@ class Conversations:
                     owner_id=user,
                     thread_id=thread.thread_id(),
                 )
+        except RunInterruptedError as error:  # not failed: recovery asks again and goes on
+            log.warning(
+                "slack: a run of thread %s waits for recovery: %s", thread.thread_id(), error.code
+            )
+            return
         except CountersignError as error:
             await self.report_failure(thread.thread_id(), error)
             return

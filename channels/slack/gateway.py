@@ -8,7 +8,7 @@ events, which carry the answered pauses: nothing is read back).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -18,11 +18,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app import App
 from bot.core.channel import ChannelAsk, ChannelEscalation, ChannelReminder, ChannelWithdrawal
 from bot.core.enums import PauseAnswerer
-from bot.core.errors import SetupError
+from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
-from channels.slack.nudge_marks import find_marked, nudge_mark
+from channels.slack.nudge_marks import find_marked, nudge_mark, question_mark
 from channels.slack.outcomes import approval_view, closed_resolution, outcome_of
 from channels.slack.redaction import log, redact
 from channels.slack.render import ApprovalView, escape
@@ -36,7 +36,7 @@ from channels.slack.render_message import (
 from channels.slack.render_note import settled_note, waiting_note
 from channels.slack.store import MessageRef, SlackMessageStore
 from channels.slack.threads import SlackThread
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, is_transient
 
 MAX_THREAD_TEXT: Final = 3000
 
@@ -73,6 +73,8 @@ class SlackGateway:
         self.notes = notes
         self._catalog = catalog
         self._listeners: list[ChangeListener] = []
+        self._unknown_posts: set[str] = set()
+        """Pauses whose question was posted with no answer (a timeout, a dropped connection)."""
 
     def on_change(self, listener: ChangeListener) -> None:
         """Called for each question whose message now shows an outcome."""
@@ -83,21 +85,46 @@ class SlackGateway:
     async def post_approval(
         self, ask: ChannelAsk, *, implementation: str, config: SlackChannelConfig
     ) -> MessageRef:
-        """Post the question once; a retried send finds the stored reference and posts nothing."""
+        """Post the question once; a retried send finds the stored reference and posts nothing.
+
+        When Slack fails in a way trying again may mend (5xx, 429 once retried, refused, timed
+        out) this raises ``ChannelUnavailableError``: the question waits, not yet delivered,
+        and is asked again. A post whose answer never came may have been posted: the next one
+        first looks for its mark (``question_mark``) where it would be."""
         existing = await self.messages.get(ask.pause_id)
         if existing is not None:
             return existing
         channel, thread_ts = _destination(ask, config)
         view = self._question_view(ask)
-        rendered = approval_message(view)
-        response = await self.client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, text=rendered.text, blocks=rendered.blocks
-        )
+        mark = question_mark(ask.pause_id)
+        try:
+            posted: Mapping[str, Any] | None
+            posted = await self._find_unknown_post(ask.pause_id, mark, channel, thread_ts)
+            if posted is None:
+                rendered = approval_message(view)
+                response = await self.client.chat_postMessage(
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    text=rendered.text,
+                    blocks=rendered.blocks,
+                    metadata=mark,
+                )
+                posted = {"channel": response.get("channel"), "ts": response["ts"]}
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            if not is_transient(error):
+                raise
+            if not isinstance(error, SlackApiError):  # no answer came: it may be posted
+                self._unknown_posts.add(ask.pause_id)
+            raise ChannelUnavailableError(
+                f"Slack could not take the question now ({failure_of(error)}); it is asked again"
+            ) from error
+        self._unknown_posts.discard(ask.pause_id)
+        assert posted is not None
         ref = MessageRef(
             pause_id=ask.pause_id,
             tenant_id=ask.tenant_id,
-            channel_id=str(response.get("channel") or channel),
-            ts=str(response["ts"]),
+            channel_id=str(posted.get("channel") or channel),
+            ts=str(posted["ts"]),
             thread_ts=thread_ts,
             role=ask.role,
             implementation=implementation,
@@ -110,6 +137,20 @@ class SlackGateway:
                 return stored
         await self._post_note(ask, view, ref)
         return ref
+
+    async def _find_unknown_post(
+        self, pause_id: str, mark: dict[str, Any], channel: str, thread_ts: str | None
+    ) -> Mapping[str, Any] | None:
+        """The question's message if an earlier post of it, whose answer never came, reached
+        Slack; None when there was no such post or it is not there."""
+        if pause_id not in self._unknown_posts:
+            return None
+        found = await find_marked(
+            self.client, mark, channel=channel, thread_ts=thread_ts, strict=True
+        )
+        if found is None:
+            return None
+        return {"channel": found.get("channel") or channel, "ts": found["ts"]}
 
     async def _post_note(self, ask: ChannelAsk, view: ApprovalView, ref: MessageRef) -> None:
         """Tell the requester, in the thread where they started the work, where the request
@@ -129,8 +170,8 @@ class SlackGateway:
                 text=rendered.text,
                 blocks=rendered.blocks,
             )
-        except SlackApiError as error:
-            log.warning("slack: the requester's note was not posted: %s", api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:  # the question was asked all the same
+            log.warning("slack: the requester's note was not posted: %s", failure_of(error))
             return
         note = NoteRef(
             channel_id=str(response.get("channel") or thread.channel),
@@ -286,8 +327,8 @@ class SlackGateway:
             await self.client.chat_update(
                 channel=note.channel_id, ts=note.ts, text=rendered.text, blocks=rendered.blocks
             )
-        except SlackApiError as error:
-            log.warning("slack: the requester's note was not updated: %s", api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: the requester's note was not updated: %s", failure_of(error))
 
     async def _nudge_in_thread(
         self, question: MessageRef, nudge_key: str, text: str, *, retried: bool
@@ -313,19 +354,19 @@ class SlackGateway:
                 text=redact(text)[:MAX_THREAD_TEXT],
                 metadata=metadata,
             )
-        except SlackApiError as error:
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
             log.warning(
                 "slack: could not post in thread %s of %s: %s",
                 thread_ts,
                 channel,
-                api_error(error),
+                failure_of(error),
             )
 
     async def _delete_quietly(self, ref: MessageRef) -> None:
         try:
             await self.client.chat_delete(channel=ref.channel_id, ts=ref.ts)
-        except SlackApiError as error:
-            log.warning("slack: a duplicate approval message stays: %s", api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: a duplicate approval message stays: %s", failure_of(error))
 
 
 def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str | None]:

@@ -11,6 +11,7 @@ is sent: twice rather than never.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any, Final
 
@@ -28,6 +29,18 @@ MAX_PAGES: Final = 10
 """How far a lookup reads (2,000 messages) before it gives up and the nudge is sent again."""
 
 
+QUESTION_EVENT: Final = "countersign_question_asked"
+"""The metadata ``event_type`` of an approval message (a question posted)."""
+
+
+def question_mark(pause_id: str) -> dict[str, Any]:
+    """The metadata of the approval message of ``pause_id``: a digest of the pause id (never
+    the id itself), so a send retried after a post whose answer never came (a timeout: Slack may
+    have posted it) finds the message instead of asking twice."""
+    digest = hashlib.sha256(f"countersign-question:{pause_id}".encode()).hexdigest()[:32]
+    return {"event_type": QUESTION_EVENT, "event_payload": {"question": digest}}
+
+
 def nudge_mark(question: MessageRef, nudge_key: str) -> dict[str, Any]:
     """The metadata of a message posted for ``nudge_key`` about the question at ``question``."""
     return {
@@ -43,9 +56,11 @@ async def find_marked(
     channel: str,
     thread_ts: str | None = None,
     since: datetime | None = None,
+    strict: bool = False,
 ) -> dict[str, Any] | None:
     """The message carrying ``mark`` in the thread ``thread_ts`` of ``channel`` (or in
-    ``channel`` since ``since``), or None: also when Slack could not be read (logged)."""
+    ``channel`` since ``since``), or None: also when Slack could not be read (logged), unless
+    ``strict`` (then Slack's failure is raised: the caller must not post blind)."""
     cursor: str | None = None
     oldest = None if since is None else f"{since.timestamp():.6f}"
     try:
@@ -73,6 +88,8 @@ async def find_marked(
             if cursor is None:
                 return None
     except SlackApiError as error:
+        if strict:
+            raise
         log.warning("slack: could not look for a resent nudge's message: %s", api_error(error))
     return None
 

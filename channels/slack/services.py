@@ -9,6 +9,7 @@ from channels.slack.answering import Answering
 from channels.slack.conversations import Conversations
 from channels.slack.flows import Flows
 from channels.slack.home import HomeTabs
+from channels.slack.late_answers import LateAnswers
 from channels.slack.store import SlackMessageStore
 from channels.slack.tasks import BackgroundTasks
 
@@ -22,3 +23,4 @@ class SlackServices:
     home: HomeTabs
     messages: SlackMessageStore
     tasks: BackgroundTasks
+    late: LateAnswers

@@ -17,6 +17,9 @@ from bot.settings import PORT_NUMBER, environment, malformed
 
 DEFAULT_API_URL: Final = "https://slack.com/api/"
 DEFAULT_PORT: Final = 3000
+DEFAULT_API_TIMEOUT_SECONDS: Final = 10.0
+"""How long one Web API call may take, retries apart (aiohttp's own default is 300 s: a hung
+call would hold the work behind it for minutes)."""
 DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
 """Slack's own payloads are far smaller (a message's blocks are capped well below this)."""
 
@@ -29,6 +32,7 @@ ENVIRONMENT: Final[Mapping[str, str]] = {
     "COUNTERSIGN_TENANT": "tenant",
     "SLACK_MAX_BODY_BYTES": "max_body_bytes",
     "SLACK_SHUTDOWN_GRACE_SECONDS": "shutdown_grace_seconds",
+    "SLACK_API_TIMEOUT_SECONDS": "api_timeout_seconds",
 }
 """Environment variable → field. Error messages name the variable, never the field."""
 
@@ -38,6 +42,7 @@ _EXPECTED: Final[Mapping[str, str]] = {
     "port": PORT_NUMBER,
     "max_body_bytes": "a number of bytes, at least 1024",
     "shutdown_grace_seconds": "a number of seconds, 0 or more",
+    "api_timeout_seconds": "a number of seconds, more than 0 and at most 120",
 }
 """What each field takes, for the line a bad value gets (``PORT`` like the web desk's)."""
 
@@ -63,6 +68,8 @@ class SlackSettings(BaseModel):
     """A fixed tenant id; by default each Slack workspace (team id) is its own tenant."""
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
     shutdown_grace_seconds: float = Field(default=10.0, ge=0)
+    api_timeout_seconds: float = Field(default=DEFAULT_API_TIMEOUT_SECONDS, gt=0, le=120)
+    """How long one Web API call may take before it counts as a connection error."""
 
     @field_validator("bot_token")
     @classmethod
@@ -107,6 +114,10 @@ class SlackSettings(BaseModel):
     @property
     def shutdown_grace(self) -> timedelta:
         return timedelta(seconds=self.shutdown_grace_seconds)
+
+    @property
+    def api_timeout(self) -> timedelta:
+        return timedelta(seconds=self.api_timeout_seconds)
 
 
 def load_slack_settings(

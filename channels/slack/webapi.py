@@ -34,6 +34,22 @@ from channels.slack.redaction import web_log
 from channels.slack.settings import SlackSettings
 
 CONNECTION_ERROR: Final = "connection_error"
+TRANSPORT_ERRORS: Final = (aiohttp.ClientError, TimeoutError, OSError)
+"""What a call raises when Slack could not be reached or did not answer in time (no
+``SlackApiError``: no answer came)."""
+TRANSIENT_CODES: Final = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+
+
+def slack_session(settings: SlackSettings) -> aiohttp.ClientSession:
+    """The bot's one aiohttp session, every call bounded by ``SLACK_API_TIMEOUT_SECONDS``
+    (slack_sdk's own 30 s applies only to a session it makes itself; aiohttp's default is 300 s).
+    Build it inside a running event loop."""
+    seconds = settings.api_timeout_seconds
+    return aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=seconds, sock_connect=min(seconds, 5.0))
+    )
 
 
 def web_client(
@@ -54,6 +70,7 @@ def web_client(
             base_url=settings.api_url,
             session=session,
             logger=web_log,
+            timeout=max(1, round(settings.api_timeout_seconds)),
             retry_handlers=[handler for handler, _ in handlers],
         )
     return CountedWebClient(
@@ -62,6 +79,7 @@ def web_client(
         base_url=settings.api_url,
         session=session,
         logger=web_log,
+        timeout=max(1, round(settings.api_timeout_seconds)),
         retry_handlers=[CountedRetries(h, reason, metrics) for h, reason in handlers],
     )
 
@@ -126,6 +144,21 @@ class CountedRetries(AsyncRetryHandler):
         await self._inner.prepare_for_next_attempt_async(
             state=state, request=request, response=response, error=error
         )
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether Slack failing with ``error`` may well succeed later: no answer came (refused,
+    reset, timed out), or Slack answered 5xx or 429 (``ratelimited``) once the retries were
+    spent. A bad channel, a bot not in it, a bad token are not: trying again changes nothing."""
+    if isinstance(error, SlackApiError):
+        status = error.response.status_code
+        return status >= 500 or status == 429 or api_error(error) in TRANSIENT_CODES
+    return isinstance(error, TRANSPORT_ERRORS)
+
+
+def failure_of(error: BaseException) -> str:
+    """A Slack call's failure in a word, for a log line: Slack's error code, else the kind."""
+    return api_error(error) if isinstance(error, SlackApiError) else type(error).__name__
 
 
 def api_error(error: SlackApiError) -> str:

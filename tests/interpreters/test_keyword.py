@@ -16,6 +16,7 @@ from interpreters.keyword import (
     HOW_TO_ANSWER,
     REJECTION_WITH_REASON,
     REJECTIONS_UNDERSTOOD,
+    how_to_answer,
 )
 
 ASK = ToolCallApprovalAsk(
@@ -404,7 +405,7 @@ def test_any_text_is_a_decision_or_not_understood(reply: str) -> None:
     else:
         assert result.value is None
         assert result.reason is not None
-        assert result.reason.endswith(HOW_TO_ANSWER)
+        assert result.reason.endswith(how_to_answer(result.language))  # in the language read
 
 
 @QUICK

@@ -255,6 +255,7 @@ async def open_world(
     tenant: str | None = None,
     settings: Settings | None = None,
     check_slack_when_ready: bool = False,
+    api_timeout_seconds: float = 10.0,
 ) -> AsyncIterator[SlackWorld]:
     llm = mock_llm(SlackOfficeAgent)
     ledger = Ledger()
@@ -270,7 +271,11 @@ async def open_world(
     bot = SlackBot(
         app,
         SlackSettings(
-            bot_token="xoxb-test", signing_secret=SECRET, api_url=stub.api_url, tenant=tenant
+            bot_token="xoxb-test",
+            signing_secret=SECRET,
+            api_url=stub.api_url,
+            tenant=tenant,
+            api_timeout_seconds=api_timeout_seconds,
         ),
         check_slack_when_ready=check_slack_when_ready,
     )

@@ -3,6 +3,11 @@
 ``POST /api/<method>`` answers the Web API methods the bot uses; ``POST /hooks/<n>`` is a
 ``response_url``; ``GET /link`` is a Socket Mode WebSocket (``apps.connections.open`` points
 at it). Every call is recorded with its payload (JSON or form) and headers.
+
+An outage (:meth:`SlackStub.fail_all`) fails every Web API call of the methods it names (all by
+default) until :meth:`SlackStub.restore`: ``500``, ``429`` with ``Retry-After``, ``refused``
+(nothing listens on the port) or ``hang`` (the call is carried out, as Slack may, and its answer
+withheld until the outage ends).
 """
 
 from __future__ import annotations
@@ -52,6 +57,24 @@ class Scripted:
     times: int = 1
 
 
+OUTAGE_KINDS = ("500", "429", "refused", "hang", "reset")
+
+
+@dataclass
+class Outage:
+    kind: str
+    methods: frozenset[str] = frozenset()
+    """The methods it fails; none named: every Web API method."""
+    retry_after: int = 1
+    channels: frozenset[str] = frozenset()
+    """The conversations it fails (``payload["channel"]``); none named: every one."""
+
+    def fails(self, method: str, channel: str | None = None) -> bool:
+        if self.methods and method not in self.methods:
+            return False
+        return not self.channels or channel in self.channels
+
+
 @dataclass
 class SlackStub:
     """The recorded calls and the answers; start it with :meth:`start`."""
@@ -70,7 +93,12 @@ class SlackStub:
     posted: list[dict[str, Any]] = field(default_factory=list)
     """Every message posted (``chat.postMessage``), as ``conversations.history`` and
     ``conversations.replies`` answer them: channel, ts, thread_ts, text, metadata."""
+    outage: Outage | None = None
+    failed: list[str] = field(default_factory=list)
+    """Each call an outage failed, by method (``refused`` ones never reach the stub)."""
     _server: TestServer | None = None
+    _port: int | None = None
+    _restored: asyncio.Event = field(default_factory=asyncio.Event)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _hooks: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
@@ -81,8 +109,39 @@ class SlackStub:
         app.router.add_get("/api/{method}", self._api)
         app.router.add_post("/hooks/{hook}", self._hook)
         app.router.add_get("/link", self._socket)
-        self._server = TestServer(app, host="127.0.0.1")
+        self._server = TestServer(app, host="127.0.0.1", port=self._port)
         await self._server.start_server()
+        self._port = self._server.port
+
+    async def fail_all(
+        self,
+        kind: str,
+        *methods: str,
+        retry_after: int = 1,
+        channels: tuple[str, ...] = (),
+    ) -> None:
+        """Fail the Web API calls (of ``methods``; none: all of them; about ``channels`` only,
+        when named) until ``restore``. ``reset``: the connection is dropped unanswered."""
+        assert kind in OUTAGE_KINDS, kind
+        assert not channels or kind in ("reset", "500", "429"), "a port refuses every channel"
+        self._restored.clear()
+        self.outage = Outage(
+            kind=kind,
+            methods=frozenset(methods),
+            retry_after=retry_after,
+            channels=frozenset(channels),
+        )
+        if kind == "refused" and self._server is not None:
+            await self._server.close()  # the port stops listening: connections are refused
+            self._server = None
+
+    async def restore(self) -> None:
+        """End the outage: answer again (a refused port listens again, hung calls answer)."""
+        refused = self.outage is not None and self.outage.kind == "refused"
+        self.outage = None
+        self._restored.set()
+        if refused:
+            await self.start()
 
     async def close(self) -> None:
         if self._server is not None:
@@ -144,6 +203,26 @@ class SlackStub:
 
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        outage = self.outage
+        channel = None
+        if outage is not None and outage.channels:
+            channel = str((await _payload_of(request)).get("channel"))
+        if outage is not None and outage.fails(method, channel):
+            self.failed.append(method)
+            if outage.kind == "reset":
+                assert request.transport is not None
+                request.transport.close()
+                return web.Response()
+            if outage.kind == "hang":  # carried out, its answer withheld (the client gives up)
+                payload = await self._record(method, request)
+                answer = self._answer(method, payload)
+                await self._restored.wait()
+                return web.json_response(answer)
+            return web.json_response(
+                {"ok": False, "error": "ratelimited" if outage.kind == "429" else "fatal_error"},
+                status=int(outage.kind),
+                headers={"Retry-After": str(outage.retry_after)},
+            )
         scripted = self.failures.get(method)
         if scripted is not None and scripted.times > 0:
             scripted.times -= 1
@@ -263,6 +342,15 @@ class SlackStub:
 
         await asyncio.wait_for(some(), timeout)
         return self.socket_acks[0]
+
+
+async def _payload_of(request: web.Request) -> dict[str, Any]:
+    raw = await request.text()
+    if request.method == "GET":
+        return dict(request.query)
+    if request.content_type == "application/json":
+        return dict(json.loads(raw)) if raw else {}
+    return dict(parse_qsl(raw, keep_blank_values=True))
 
 
 def _posted(

@@ -9,9 +9,11 @@ import pytest
 from bot import App, ExecutionStatus, PauseStatus
 from bot.runtime import answers
 from bot.testing import call_tool
+from channels.slack.answering import HOW_TO_REPLY
 from channels.slack.render import APPROVE_ACTION
 from channels.slack.render_message import REPLY_HINT
 from channels.slack.threads import SlackThread
+from interpreters.keyword import reply_help
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import OWNER_CHANNEL, SlackWorld
 from tests.slack.office import (
@@ -86,6 +88,38 @@ async def test_an_unreadable_reply_says_why_and_how_to_answer(world: SlackWorld)
         "Or use the buttons on the message."
     )
     assert world.stub.of("chat.update") == []
+
+
+async def test_a_reply_in_another_language_answers_and_is_told_how_to_answer_in_it(
+    world: SlackWorld,
+) -> None:
+    pause_id = await ask_refund(world)
+
+    await world.message(MANAGER, "genehmigen?", thread_ts=FIRST_POST)
+    await world.settle()
+
+    assert await status_of(world, pause_id) is PauseStatus.PENDING
+    [said] = thread_posts(world)
+    assert said == (
+        'I could not read "genehmigen?" as an answer. '
+        "The reply reads as a question.\n"
+        "Ich verstehe diese Antworten:\n"
+        "• zum Genehmigen: genehmigt, ja, ok, passt, einverstanden oder 👍\n"
+        "• zum Ablehnen: abgelehnt, nein, nö oder 👎, mit dem Grund nach einem Doppelpunkt, "
+        "etwa abgelehnt: falscher Kunde\n"
+        "Oder nutze die Buttons an der Nachricht."
+    )
+
+    await world.message(MANAGER, "abgelehnt: falscher Kunde", thread_ts=FIRST_POST)
+    await world.settle()
+
+    assert await status_of(world, pause_id) is PauseStatus.TAKEN
+    shown = all_text(world.stub.of("chat.update")[0].blocks())
+    assert "*Rejected*" in shown and "falscher Kunde" in shown
+
+
+def test_the_english_help_is_the_interpreters_english_help() -> None:
+    assert reply_help("en") == HOW_TO_REPLY
 
 
 async def test_a_reply_to_a_role_without_interpreter_points_to_the_buttons(

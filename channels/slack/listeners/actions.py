@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import assert_never
 
 from slack_bolt.async_app import AsyncApp
@@ -15,7 +16,7 @@ from channels.slack.services import SlackServices
 
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
-    flows, tasks = services.flows, services.tasks
+    flows, tasks, late = services.flows, services.tasks, services.late
 
     async def on_click(
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
@@ -36,10 +37,15 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         trigger_id = text_at(body, "trigger_id") or ""
         match kind:
             case "approve":
-                # recorded before the 200: Slack never sends an acknowledged click again
-                after = await flows.record_approval(value, who)
+                # recorded before the 200: Slack never sends an acknowledged click again; one
+                # not recorded within Slack's 3 s is answered anyway, and finished after it
+                recording = asyncio.ensure_future(flows.record_approval(value, who))
+                after = await late.within_budget(recording)
                 await ack()
-                tasks.spawn(after(), name="slack approve")
+                if after is None:
+                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
+                else:
+                    tasks.spawn(after(), name="slack approve")
             case "reject" | "edit" | "respond":
                 await ack()
                 modal = flows.open_modal(kind, value, who, trigger_id)

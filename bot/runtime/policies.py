@@ -1,0 +1,148 @@
+"""Consulting a question's approval policy before it is sent (``policy=`` on a role or tool).
+
+The policy runs in the pause's frame (its deps from the container, ``ExecutionContext`` the
+pause's), once the pause record exists and before its channel is sent anything. Its decision is
+acted on only by recording it: an approval or a rejection closes the record (DECIDED) before the
+tool runs, so a re-entered step finds the recorded outcome and never asks the policy again; a
+pass that died before recording it asks the policy again, as nothing was acted on.
+
+Fail-closed: a policy that raises, returns something else, or decides what the question does not
+take is logged as ``policy.failed`` and the question is asked, never approved.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, assert_never
+
+from langgraph.errors import GraphInterrupt
+
+from bot.components.specs import PolicySpec, spec_of
+from bot.core.channel import ChannelAutoDecision
+from bot.core.context import StepContext
+from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.field_errors import failure_text
+from bot.core.policy import ApproveAtOnce, AskPerson, PolicyAsk, PolicyDecision, RejectAtOnce
+from bot.runtime.assembly import ToolBinding
+from bot.runtime.frame import RunFrame
+from bot.runtime.services import Runtime, log
+from bot.runtime.withdrawals import tell_channel
+from bot.store.records import PauseRecord
+
+
+class PolicyFailed(Exception):
+    """What a policy did that cannot be acted on; the question is asked instead."""
+
+
+async def policy_decision(
+    runtime: Runtime, binding: ToolBinding, frame: RunFrame, record: PauseRecord
+) -> tuple[str, ToolCallApprovalDecision] | None:
+    """The decision ``record``'s policy takes at once, with the policy's name; None when a
+    person is to be asked (no policy, the policy asks, or it failed)."""
+    policy = binding.policy
+    spec = spec_of(policy)
+    if policy is None or not isinstance(spec, PolicySpec):
+        return None
+    try:
+        decided = await _decide(runtime, policy, _ask_of(binding, frame, record))
+        decision = _as_decision(decided, record)
+    except GraphInterrupt:
+        raise
+    except Exception as error:  # fail-closed: never an approval
+        _log_failed(runtime, spec.name, record, error)
+        return None
+    outcome = "asked" if decision is None else "approved" if decision.approved else "rejected"
+    runtime.metrics.policy_decided(spec.name, outcome)
+    return None if decision is None else (spec.name, decision)
+
+
+async def tell_decided(
+    runtime: Runtime, record: PauseRecord, *, policy: str, decision: ToolCallApprovalDecision
+) -> None:
+    """Tell the question's channel (best-effort, after the decision is recorded) that
+    ``policy`` decided it, for the requester's thread."""
+    told = ChannelAutoDecision(
+        value=record.ask,
+        role=record.role,
+        approved=decision.approved,
+        reason=decision.reason or "",
+        decided_by=policy,
+        tenant_id=record.tenant_id,
+        owner_id=record.owner_id,
+        agent=record.agent,
+        thread_id=record.thread_id,
+        execution_id=record.execution_id,
+    )
+    await tell_channel(runtime, record, "auto-decided", lambda c: c.auto_decided(told))
+
+
+def _ask_of(binding: ToolBinding, frame: RunFrame, record: PauseRecord) -> PolicyAsk:
+    step = StepContext(
+        node_id=record.node_id, call_id=record.ask.call_id, idempotency_key=record.idempotency_key
+    )
+    return PolicyAsk(
+        tool=record.ask.tool,
+        arguments=dict(record.ask.arguments),
+        call_id=record.ask.call_id,
+        role=record.role,
+        agent=record.agent,
+        context=frame.context(step),
+        asked_at=record.asked_at,
+        tool_input=binding.spec.input,
+    )
+
+
+async def _decide(runtime: Runtime, policy: type, ask: PolicyAsk) -> object:
+    instance: Any = runtime.container.create(policy, ask.context)
+    decided = instance.decide(ask)
+    if inspect.isawaitable(decided):
+        decided = await decided
+    return decided
+
+
+def _as_decision(decided: object, record: PauseRecord) -> ToolCallApprovalDecision | None:
+    """The decision a policy's answer is (None: ask a person); ``PolicyFailed`` for anything
+    that is no ``PolicyDecision`` or that the question does not take."""
+    if not isinstance(decided, AskPerson | ApproveAtOnce | RejectAtOnce):
+        raise PolicyFailed(
+            f"decide returned {type(decided).__name__}, not PolicyOutcome.ask() / "
+            ".approve(reason) / .reject(reason)"
+        )
+    outcome: PolicyDecision = decided
+    match outcome:
+        case AskPerson():
+            return None
+        case ApproveAtOnce(reason=reason):
+            decision = ToolCallApprovalDecision(approved=True, reason=_reason(reason))
+        case RejectAtOnce(reason=reason):
+            decision = ToolCallApprovalDecision(approved=False, reason=_reason(reason))
+        case _:
+            assert_never(outcome)
+    if not record.ask.allows(decision):
+        kind = "approve" if decision.approved else "reject"
+        raise PolicyFailed(f"the question does not take {kind}")
+    return decision
+
+
+def _reason(reason: object) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise PolicyFailed("an automatic decision says why: give a non-empty reason")
+    return reason.strip()
+
+
+def _log_failed(runtime: Runtime, policy: str, record: PauseRecord, error: Exception) -> None:
+    runtime.metrics.policy_decided(policy, "failed")
+    log.warning(
+        "policy.failed: %s; the question is asked (execution_id=%s tenant_id=%s policy=%s)",
+        failure_text(error),
+        record.execution_id,
+        record.tenant_id,
+        policy,
+        extra={
+            "execution_id": record.execution_id,
+            "tenant_id": record.tenant_id,
+            "role": record.role,
+            "policy": policy,
+            "outcome": "policy-failed",
+        },
+    )
