@@ -486,6 +486,25 @@ class ChannelConformance:
         assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
         assert await driver.advance(asked, 4) == []  # answered: no more reminders
 
+    @requires(Capability.REMIND)
+    async def test_a_reminder_says_when_the_question_expires(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+
+        [reminder] = await driver.advance(asked, 1)
+
+        assert "expire" in reminder.lower(), reminder
+        assert re.search(r"\bUTC\b|<!date\^", reminder), reminder
+
+    @requires(Capability.REMIND)
+    async def test_a_reminder_names_the_request_not_the_tools_id(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+
+        [reminder] = await driver.advance(asked, 1)
+
+        assert asked.tool not in reminder, reminder
+
     @requires(Capability.ESCALATE)
     async def test_an_escalated_question_may_be_answered_by_its_escalation_approver(
         self, driver: ChannelDriver

@@ -64,6 +64,10 @@ class TestTerminalChannel(ChannelConformance):
             "payout-approval-channel has no reply interpreter: answer with a decision' (a role's "
             "name, for a developer), not that it cannot be answered in words"
         ),
+        "test_a_reminder_names_the_request_not_the_tools_id": (
+            "the terminal's reminder names the tool's id ('! pay-out-tool still waits ...'); "
+            "Slack's and the web's name what it does ('Pays a payee out')"
+        ),
         "test_an_answer_to_an_expired_question_is_told_it_expired": (
             "an answer to an expired question is told the runtime's '[run.not-paused] the "
             "question is no longer needed (it was withdrawn or cancelled)', not that it expired"
