@@ -51,6 +51,8 @@ class Scenario(enum.Enum):
     """An approval by the channel's approvers of a refund of ``{"order_id", "amount"}`` whose
     customer e-mail (``SECRET``) is ``Sensitive``; a rejection needs its reason where the
     channel has approvers."""
+    LARGE_REFUND = "large_refund"
+    """The REFUND of ``1234.5``: an amount a channel may show grouped (``1,234.50``)."""
     OWN_REQUEST = "own_request"
     """A question with separation of duties, asked for by one of its approvers
     (``Asked.approver``); ``People.second_approver`` may approve it."""

@@ -4,6 +4,7 @@ Kit payload it sent parsed by ``slack_sdk.models`` when the test ends."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ from channels.slack.render_modal import REASON_ACTION, REASON_BLOCK, RESPONSE_AC
 from tests.conformance.behind import (
     EXPENSE,
     GRAPH_TOOL,
+    LARGE_REFUND_ARGUMENTS,
     REFUND_ARGUMENTS,
     REQUEST,
     Behind,
@@ -59,7 +61,7 @@ ACTIONS: Mapping[Kind, str] = {
 }
 KINDS = {action: kind for kind, action in ACTIONS.items()}
 WIRE = {"iban": "DE02", "amount": 9}
-QUESTIONS: Mapping[Scenario, NativeQuestion] = {
+QUESTIONS: dict[Scenario, NativeQuestion] = {
     Scenario.REFUND: NativeQuestion(
         tool=RefundCardTool,
         arguments=REFUND_ARGUMENTS,
@@ -78,6 +80,9 @@ QUESTIONS: Mapping[Scenario, NativeQuestion] = {
     ),
 }
 HOUR = timedelta(hours=1)
+QUESTIONS[Scenario.LARGE_REFUND] = dataclasses.replace(
+    QUESTIONS[Scenario.REFUND], arguments=LARGE_REFUND_ARGUMENTS
+)
 
 
 class SlackDriver:

@@ -121,6 +121,21 @@ class ChannelConformance:
         assert told.taken, (amount, told.text)
         assert [run["amount"] for run in driver.runs()] == [30.0]
 
+    async def test_a_large_amount_shown_can_be_typed_back(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.LARGE_REFUND)
+        [amount] = [
+            v for k, v in (await driver.shown(asked)).fields.items() if "amount" in k.lower()
+        ]
+
+        told = await driver.answer(
+            asked,
+            Answer(kind=Kind.EDIT, arguments={"order_id": "7", "amount": amount}),
+            by=asked.approver,
+        )
+
+        assert told.taken, (amount, told.text)
+        assert [run["amount"] for run in driver.runs()] == [1234.5]
+
     async def test_the_question_offers_approve_edit_and_reject(self, driver: ChannelDriver) -> None:
         asked = await driver.ask(Scenario.REFUND)
 

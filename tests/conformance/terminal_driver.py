@@ -4,6 +4,7 @@ thread's owner), what a refusal says read from its outcome."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -25,6 +26,7 @@ from bot.testing import FakeClock, mock_llm
 from channels.terminal import TerminalOutput
 from tests.conformance.behind import (
     GRAPH_TOOL,
+    LARGE_REFUND_ARGUMENTS,
     REFUND_ARGUMENTS,
     REQUEST,
     Behind,
@@ -59,6 +61,7 @@ REFUND = NativeQuestion(
 )
 QUESTIONS: Mapping[Scenario, NativeQuestion] = {
     Scenario.REFUND: REFUND,
+    Scenario.LARGE_REFUND: dataclasses.replace(REFUND, arguments=LARGE_REFUND_ARGUMENTS),
     Scenario.OWNERS: REFUND,  # every question of the terminal is its owner's
     Scenario.TIMED: NativeQuestion(
         tool=PayOutTool,

@@ -4,6 +4,7 @@ page's own forms with its CSRF token; every page read is parsed as HTML."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ from channels.web import WebNotice, WebServer
 from tests.conformance.behind import (
     EXPENSE,
     GRAPH_TOOL,
+    LARGE_REFUND_ARGUMENTS,
     REFUND_ARGUMENTS,
     REQUEST,
     Behind,
@@ -67,7 +69,7 @@ ACTIONS = {
     "reject": Kind.REJECT,
     "respond": Kind.RESPOND,
 }
-QUESTIONS: Mapping[Scenario, NativeQuestion] = {
+QUESTIONS: dict[Scenario, NativeQuestion] = {
     Scenario.REFUND: NativeQuestion(
         tool=RefundCardTool,
         arguments=REFUND_ARGUMENTS,
@@ -93,6 +95,9 @@ QUESTIONS: Mapping[Scenario, NativeQuestion] = {
         approver=BOB,
     ),
 }
+QUESTIONS[Scenario.LARGE_REFUND] = dataclasses.replace(
+    QUESTIONS[Scenario.REFUND], arguments=LARGE_REFUND_ARGUMENTS
+)
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
