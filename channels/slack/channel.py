@@ -24,6 +24,7 @@ from bot.components.specs import ChannelRoleSpec, spec_of
 from bot.core.channel import (
     AwaitReply,
     ChannelAsk,
+    ChannelAutoDecision,
     ChannelEscalation,
     ChannelOf,
     ChannelOutcome,
@@ -64,6 +65,9 @@ class SlackChannel(ChannelOf):
 
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
         await self._gateway.show_withdrawn(withdrawal, answered_by=self.slack.answered_by)
+
+    async def auto_decided(self, decision: ChannelAutoDecision) -> None:
+        await self._gateway.tell_auto_decided(decision)
 
     async def remind(self, reminder: ChannelReminder) -> None:
         await self._gateway.remind(reminder, config=self.slack)

@@ -16,7 +16,13 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import App
-from bot.core.channel import ChannelAsk, ChannelEscalation, ChannelReminder, ChannelWithdrawal
+from bot.core.channel import (
+    ChannelAsk,
+    ChannelAutoDecision,
+    ChannelEscalation,
+    ChannelReminder,
+    ChannelWithdrawal,
+)
 from bot.core.enums import PauseAnswerer
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
@@ -340,6 +346,22 @@ class SlackGateway:
         if retried and await find_marked(self.client, mark, channel=channel, thread_ts=thread):
             return
         await self.say_in_thread(channel, thread, text, metadata=mark)
+
+    async def tell_auto_decided(self, decided: ChannelAutoDecision) -> None:
+        """Tell the requester, in the Slack thread where they started the work, that a policy
+        decided their request at once ("Refunds a card was approved automatically by
+        refund-policy: under 50.00"); nothing when the work was not started in Slack."""
+        thread = SlackThread.parse(decided.thread_id)
+        if thread is None:
+            return
+        what = self._catalog.tool_description(
+            decided.value.tool, agent=decided.agent, role=decided.role
+        )
+        mark = ":white_check_mark:" if decided.approved else ":x:"
+        text = (
+            f"{mark} *{escape(what or decided.value.tool, 200)}* was {escape(decided.text, 2000)}"
+        )
+        await self.say_in_thread(thread.channel, thread.ts, text)
 
     # ---------------------------------------------------------------- threads
 
