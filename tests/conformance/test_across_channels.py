@@ -98,3 +98,19 @@ async def test_an_answer_not_taken_is_told_the_same_sentence(drivers: Drivers) -
         said[name] = (await driver.answer(asked, edit, by=asked.approver)).text
 
     assert_said_alike(said)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Slack's /pending: 'Nothing is waiting for you. :tada:'; the web's inbox: 'Nothing "
+    "waits for you.'",
+)
+async def test_an_empty_list_says_the_same_sentence(drivers: Drivers) -> None:
+    slack, web = drivers["slack"], drivers["web"]
+
+    said = {
+        "slack": (await slack.waiting_for(slack.people.stranger)).text.splitlines()[0],
+        "web": (await web.waiting_for(web.people.stranger)).text,
+    }
+
+    assert_said_alike(said)
