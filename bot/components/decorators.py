@@ -24,6 +24,7 @@ from bot.components.specs import (
 )
 from bot.core.dtos import RejectReason
 from bot.core.enums import DecidedBy, PauseAnswerer
+from bot.core.grants import GrantScopeKind
 from bot.core.timing import PauseTiming
 
 if TYPE_CHECKING:  # type-only: `python -m bot --help` does not wait for LangChain
@@ -154,6 +155,7 @@ def channel_role(
     reject_reason: RejectReason = "optional",
     question: str | None = None,
     policy: type | None = None,
+    grants: Sequence[GrantScopeKind] = (),
 ) -> Callable[[C], C]:
     """A role: what is asked (``approves``) and who may answer (required, no default).
 
@@ -176,6 +178,10 @@ def channel_role(
 
     ``policy``: a ``@policy`` class consulted before each question is sent (a tool's own
     ``policy=`` takes its place): it may ask a person, approve or reject at once.
+
+    ``grants``: the scopes of standing grants its approvers may give (``"thread"``,
+    ``"requester"``, ``"agent"``; ``App.grant``); none by default: every question is asked.
+    Anything else is ``[channel-role.grants]`` at assembly.
     """
     return _attach(
         lambda cls: ChannelRoleSpec(
@@ -190,6 +196,7 @@ def channel_role(
             reject_reason=reject_reason,
             question=question,
             policy=policy,
+            grants=tuple(grants),
         )
     )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -149,6 +149,9 @@ class ChannelRoleSpec(ComponentSpec):
     """How its questions read, a template of the arguments; a tool's own ``question`` wins."""
     policy: type | None = None
     """The ``@policy`` consulted before the role's questions are sent."""
+    grants: tuple[str, ...] = ()
+    """The scopes of standing grants its approvers may give (``thread``, ``requester``,
+    ``agent``); none: no grants (the default)."""
     kind: str = "channel-role"
     suffix: str = "-channel"
 
@@ -171,8 +174,14 @@ class ReplyInterpreterSpec(ComponentSpec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PolicySpec(ComponentSpec):
-    """An approval policy: ``decide(ask)`` before a question is sent (``bot.core.policy``)."""
+    """An approval policy: ``decide(ask)`` before a question is sent (``bot.core.policy``).
 
+    A composed policy (``all_of`` / ``first_of``) has ``parts`` and no ``decide`` of its own:
+    the runtime asks each part (each made by the container with its own deps) and ``combine``
+    says how their decisions make one."""
+
+    parts: tuple[type, ...] = ()
+    combine: Literal["all", "first"] | None = None
     kind: str = "policy"
     suffix: str = "-policy"
 

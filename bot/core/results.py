@@ -88,6 +88,11 @@ class PauseAuditEntry:
     """The approval policy that decided at once (resolution DECIDED, ``responder``
     ``policy:<name>``, the policy's reason in ``decision``); None when a person or a channel
     answered."""
+    grant_id: str | None = None
+    """The standing grant that decided at once (resolution DECIDED, ``responder``
+    ``grant:<id>:<granter>``); None otherwise."""
+    granted_by: str | None = None
+    """Who gave that grant."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -37,7 +37,7 @@ end and the telling (telling takes a few Slack calls, not half a minute): the sw
 RETENTION_INTERVAL: Final = timedelta(seconds=30)
 """The retention sweep's interval (its own timer, like every sweep)."""
 
-EmitResume = Callable[[ExecutionResumeEvent], Awaitable[None]]
+EmitResume = Callable[[ExecutionResumeEvent], Awaitable[bool]]
 ReadKept = Callable[[ReceivedReply], Awaitable[AnswerOutcome]]
 
 
@@ -170,16 +170,19 @@ class Sweeps:
         store = self._runtime.store
         told = 0
         for root in await store.untold_roots(self._runtime.clock.now() - TELL_GRACE):
-            if not await store.mark_told(root.execution_id, self._runtime.clock.now()):
+            claimed_at = self._runtime.clock.now()
+            if not await store.mark_told(root.execution_id, claimed_at):
                 continue  # another instance claimed it
             log.warning(
                 "recovery: telling the end of execution %s (tenant_id=%s)",
                 root.execution_id,
                 root.tenant_id,
             )
-            await self._tell_moved(
+            if not await self._tell_moved(
                 root, PauseResolution.REPLIED, PassReport(ran=True), every_answer=True
-            )
+            ):  # a channel could not be told (Slack away): in the outbox again, the next tick
+                await store.unmark_told(root.execution_id, claimed_at)
+                continue
             told += 1
         return told
 
@@ -200,8 +203,9 @@ class Sweeps:
         report: PassReport,
         *,
         every_answer: bool = False,
-    ) -> None:
-        """A tree moved by a sweep, not by a caller: its resume event, so channels catch up.
+    ) -> bool:
+        """A tree moved by a sweep, not by a caller: its resume event, so channels catch up;
+        whether every channel was told.
 
         ``every_answer``: after a crash the dead holder may have taken answers it never told,
         so the event carries every answer of the tree (a channel shows each outcome once)."""
@@ -214,7 +218,7 @@ class Sweeps:
                 )
                 if r.answer is not None and r.answer.responder is not None
             )
-        await self._emit_resume(
+        return await self._emit_resume(
             ExecutionResumeEvent(
                 tenant_id=root.tenant_id,
                 thread_id=root.thread_id,

@@ -517,6 +517,12 @@ class MemoryStore(PauseStore):
         self._told[root_execution_id] = at
         return True
 
+    async def unmark_told(self, root_execution_id: str, at: datetime) -> bool:
+        if self._told.get(root_execution_id) != at:
+            return False
+        del self._told[root_execution_id]
+        return True
+
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         asked_too = {  # a pause of the same interrupt still waits: it is not resumed yet
             (r.root_execution_id, r.interrupt_id)
@@ -704,6 +710,19 @@ class MemoryMessageRefs(MessageRefs):
             if ref.conversation == conversation and ref.thread == thread and not ref.closed
         )
         return sorted(found, key=lambda ref: (ref.created_at, ref.pause_id))
+
+    async def open_refs(
+        self, *, after: str | None = None, limit: int = 100
+    ) -> list[MessageRefRecord]:
+        found = sorted(
+            (
+                r
+                for r in self._refs.values()
+                if not r.closed and (after is None or r.pause_id > after)
+            ),
+            key=lambda ref: ref.pause_id,
+        )
+        return found[:limit]
 
 
 def _ask_order(record: PauseRecord) -> tuple[datetime, int, int]:

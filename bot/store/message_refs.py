@@ -41,6 +41,11 @@ class SqlMessageRefs:
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
         return await self._tx.read(functools.partial(_open_in_thread, conversation, thread))
 
+    async def open_refs(
+        self, *, after: str | None = None, limit: int = 100
+    ) -> list[MessageRefRecord]:
+        return await self._tx.read(functools.partial(_open_refs, after, limit))
+
 
 # ----------------------------------------------------------------- bodies (in the transaction)
 
@@ -78,6 +83,14 @@ def _open_in_thread(
         )
         .order_by(message_refs.c.created_at, message_refs.c.pause_id)
     )
+    return [_record(row._mapping) for row in connection.execute(statement).all()]
+
+
+def _open_refs(after: str | None, limit: int, connection: Connection) -> list[MessageRefRecord]:
+    statement = select(message_refs).where(message_refs.c.closed_at.is_(None))
+    if after is not None:
+        statement = statement.where(message_refs.c.pause_id > after)
+    statement = statement.order_by(message_refs.c.pause_id).limit(limit)
     return [_record(row._mapping) for row in connection.execute(statement).all()]
 
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
+from bot.core.grants import Grant, NewGrant
 from bot.core.metrics import PendingByRole
 from bot.store.closings import Closing
 from bot.store.leases import LeaseClaim
@@ -213,6 +214,12 @@ class ExecutionRecordRepository(Protocol):
         """Record that a root's end was told; False if it already was (or is unknown)."""
         ...
 
+    async def unmark_told(self, root_execution_id: str, at: datetime) -> bool:
+        """Give back a claim ``mark_told(root, at)`` made when the telling then failed (the
+        channel could not be reached): the end is in the outbox again. False if the root's end
+        is not marked told at ``at`` (another claim, or none)."""
+        ...
+
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         """Roots with pauses resolved before ``stale_before`` nobody took, or RUNNING since then."""
         ...
@@ -252,6 +259,40 @@ class ToolRuns(Protocol):
 
     async def delete_of_trees_ended_before(self, cutoff: datetime) -> int:
         """Remove the runs of the trees that ended before ``cutoff``; returns how many."""
+        ...
+
+
+class Grants(Protocol):
+    """Standing grants (``cs_grants``): added by an approver, listed, revoked; a use counted
+    atomically across instances (``bot.core.grants`` says what a grant covers)."""
+
+    async def add(self, new: NewGrant) -> Grant:
+        """Store a new grant; the grant as stored (no uses yet)."""
+        ...
+
+    async def get(self, tenant_id: str, grant_id: str) -> Grant | None:
+        """The tenant's grant with this id (active or not); None if there is none."""
+        ...
+
+    async def list_grants(
+        self, tenant_id: str | None, *, now: datetime, include_inactive: bool = False
+    ) -> list[Grant]:
+        """The grants of ``tenant_id`` (None: every tenant's), oldest first; only the active
+        ones at ``now`` unless ``include_inactive``."""
+        ...
+
+    async def candidates(self, tenant_id: str, role: str, tool: str, now: datetime) -> list[Grant]:
+        """The grants active at ``now`` for this tenant, role and tool, oldest first: those
+        that may cover a question (``Grant.covers`` says which do)."""
+        ...
+
+    async def use(self, grant_id: str, now: datetime) -> bool:
+        """Count one use, only if the grant is still active at ``now`` (unrevoked, unexpired,
+        a use left), atomically: of two racing for the last use, one gets it."""
+        ...
+
+    async def revoke(self, tenant_id: str, grant_id: str, *, by: str, at: datetime) -> bool:
+        """Revoke the tenant's grant; False if there is none or it was revoked already."""
         ...
 
 
@@ -298,4 +339,12 @@ class MessageRefs(Protocol):
 
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
         """The open references in ``thread`` of ``conversation``, oldest first."""
+        ...
+
+    async def open_refs(
+        self, *, after: str | None = None, limit: int = 100
+    ) -> list[MessageRefRecord]:
+        """Up to ``limit`` open references by pause id, from the first after ``after`` (a page
+        of them: a channel catching up after a restart looks for messages it still owes an
+        update, those whose pause closed)."""
         ...

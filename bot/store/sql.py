@@ -335,6 +335,18 @@ class SqlStore:
 
         return await self._tx.write(body)
 
+    async def unmark_told(self, root_execution_id: str, at: datetime) -> bool:
+        statement = (
+            update(executions)
+            .where(executions.c.execution_id == root_execution_id, executions.c.told_at == at)
+            .values(told_at=None)
+        )
+
+        def body(connection: Connection) -> bool:
+            return connection.execute(statement).rowcount == 1
+
+        return await self._tx.write(body)
+
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         """Root executions with pauses resolved before ``stale_before`` that nobody took, or
         RUNNING since then. (An answer just recorded is being continued by the instance that

@@ -31,6 +31,7 @@ from slack_bolt.adapter.socket_mode.internals import build_headers
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.errors import SlackApiError
 from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
@@ -77,11 +78,13 @@ from channels.slack.store import SeenEvents, SlackMessageStore
 from channels.slack.tasks import AckFirst, BackgroundTasks
 from channels.slack.threads import SlackThread
 from channels.slack.web import EVENTS_PATH, build_web_app
-from channels.slack.webapi import slack_session, web_client
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, slack_session, web_client
 
 SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
 """Slack retries an event within minutes; ids older than this are pruned."""
 PRUNE_INTERVAL: Final = timedelta(minutes=10)
+CATCH_UP_INTERVAL: Final = timedelta(seconds=3)
+"""How often messages whose update Slack failed are updated again (``SlackGateway.catch_up``)."""
 BOLT_APP_LOGGER: Final = f"{redaction.bolt_log.name}.app"
 """Bolt's app name, which it names a logger after and sets to its base logger's level on each
 request: under Bolt's own logger, never ``countersign`` itself (every logger of ours would
@@ -169,6 +172,7 @@ class SlackBot:
         app.on_execution_resume(self._on_resume)
         self.gateway.on_change(self._on_message_closed)
         self._prune_timer = app.clock.call_every(PRUNE_INTERVAL, self._prune)
+        self._catch_up_timer = app.clock.call_every(CATCH_UP_INTERVAL, self._catch_up)
         self._socket: AsyncSocketModeHandler | None = None
         self._web_app: web.Application | None = None
 
@@ -267,6 +271,7 @@ class SlackBot:
             return
         self._state = _State.CLOSED
         self._prune_timer.cancel()
+        self._catch_up_timer.cancel()
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
         await self.tasks.close(self._settings.shutdown_grace)
@@ -321,13 +326,20 @@ class SlackBot:
         await self._tell_resumed(event)
 
     async def _tell_resumed(self, event: ExecutionResumeEvent) -> None:
+        """The messages first (one Slack failed is owed: ``SlackGateway.catch_up``), then the
+        run's end, which raises when Slack cannot take it now (the App tells it again)."""
         for pause in event.answered:
-            await self.gateway.show_outcome(pause)
+            try:
+                await self.gateway.show_outcome(pause)
+            except (SlackApiError, *TRANSPORT_ERRORS) as error:
+                redaction.log.warning("slack: a message update failed: %s", failure_of(error))
         conversations = self.services.conversations
         if isinstance(event.error, CountersignError):
-            await conversations.report_failure(event.thread_id, event.error)
+            await conversations.report_failure(
+                event.thread_id, event.error, run_id=event.execution_id, retried=event.by_sweep
+            )
         elif event.result is not None:
-            await conversations.report(event.result)
+            await conversations.report(event.result, outbox=True, retried=event.by_sweep)
 
     def _on_message_closed(self, closed: ClosedQuestion) -> None:
         if self.tasks.closed:
@@ -339,6 +351,14 @@ class SlackBot:
 
     async def _event_handled(self, event_id: str) -> None:
         await self.seen_events.handled(event_id, self._app.clock.now())
+
+    async def _catch_up(self) -> None:
+        if self.tasks.closed:
+            return
+        try:
+            await self.gateway.catch_up()
+        except Exception as error:  # the timer must live on (the database may be away)
+            redaction.log.warning("slack: catching up messages failed: %s", type(error).__name__)
 
     async def _prune(self) -> None:
         try:

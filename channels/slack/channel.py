@@ -22,6 +22,7 @@ from typing import ClassVar, Final
 from bot.core.channel import (
     AwaitReply,
     ChannelAsk,
+    ChannelAutoDecision,
     ChannelEscalation,
     ChannelOf,
     ChannelOutcome,
@@ -63,6 +64,9 @@ class SlackChannel(ChannelOf):
 
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
         await self._gateway.show_withdrawn(withdrawal, answered_by=self.slack.answered_by)
+
+    async def auto_decided(self, decision: ChannelAutoDecision) -> None:
+        await self._gateway.tell_auto_decided(decision)
 
     async def remind(self, reminder: ChannelReminder) -> None:
         await self._gateway.remind(reminder, config=self.slack)

@@ -86,8 +86,13 @@ class Conversations:
             return
         await self.report(result)
 
-    async def report(self, result: ExecutionResult) -> None:
-        """Say a finished execution's answer in its Slack thread (if it has one)."""
+    async def report(
+        self, result: ExecutionResult, *, outbox: bool = False, retried: bool = False
+    ) -> None:
+        """Say a finished execution's answer in its Slack thread (if it has one).
+
+        ``outbox``: told from the App's resume event, whose end stays untold (and is told again
+        by its sweep, ``retried``) when Slack cannot take it now."""
         thread = SlackThread.parse(result.thread_id)
         if thread is None or not result.moved:
             return  # another call ended it, and says so
@@ -97,19 +102,41 @@ class Conversations:
             if sessions is not None and owner is not None and sessions.holds(result.thread_id):
                 await sessions.answer(thread, said, user=owner)  # the assistant pane's stream
                 return
-            await self._gateway.say_in_thread(thread.channel, thread.ts, said)
         elif result.status is ExecutionStatus.FAILED:
-            await self._gateway.say_in_thread(
-                thread.channel, thread.ts, ":warning: Sorry, this request failed."
-            )
+            said = ":warning: Sorry, this request failed."
+        else:
+            return
+        await self._say_end(thread, said, result.execution_id, outbox=outbox, retried=retried)
 
-    async def report_failure(self, thread_id: str, error: CountersignError) -> None:
+    async def report_failure(
+        self,
+        thread_id: str,
+        error: CountersignError,
+        *,
+        run_id: str | None = None,
+        retried: bool = False,
+    ) -> None:
+        """Say a run's failure in its thread; with ``run_id``, through the App's outbox (as
+        ``report(..., outbox=True)``)."""
         thread = SlackThread.parse(thread_id)
         log.warning("slack: a run of thread %s failed: %s", thread_id, error.code)
         if thread is None:
             return
         text = f":warning: Sorry, this request failed: {escape(error.message, 2000)}"
-        await self._gateway.say_in_thread(thread.channel, thread.ts, text)
+        if run_id is None:
+            await self._gateway.say_in_thread(thread.channel, thread.ts, text)
+            return
+        await self._say_end(thread, text, run_id, outbox=True, retried=retried)
+
+    async def _say_end(
+        self, thread: SlackThread, text: str, run_id: str, *, outbox: bool, retried: bool
+    ) -> None:
+        if not outbox:
+            await self._gateway.say_in_thread(thread.channel, thread.ts, text)
+            return
+        await self._gateway.tell_run_end(
+            thread.channel, thread.ts, text, run_id=run_id, retried=retried
+        )
 
 
 def addressed(agents: Sequence[LangGraphAgent], text: str) -> tuple[LangGraphAgent, str]:

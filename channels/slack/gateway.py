@@ -16,14 +16,20 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import App
-from bot.core.channel import ChannelAsk, ChannelEscalation, ChannelReminder, ChannelWithdrawal
-from bot.core.enums import PauseAnswerer
+from bot.core.channel import (
+    ChannelAsk,
+    ChannelAutoDecision,
+    ChannelEscalation,
+    ChannelReminder,
+    ChannelWithdrawal,
+)
+from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
 from channels.kit.outcomes import Outcome
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
-from channels.slack.nudge_marks import find_marked, nudge_mark, question_mark
+from channels.slack.nudge_marks import end_mark, find_marked, nudge_mark, question_mark
 from channels.slack.outcomes import approval_view, closed_resolution, outcome_of
 from channels.slack.redaction import log, redact
 from channels.slack.render import ApprovalView, escape
@@ -73,6 +79,9 @@ class SlackGateway:
         self.notes = notes
         self._catalog = catalog
         self._listeners: list[ChangeListener] = []
+        self.owed: dict[str, str] = {}
+        """Messages whose update Slack failed (pause id → tenant id): ``catch_up`` retries."""
+        self._scanned = False
         self._unknown_posts: set[str] = set()
         """Pauses whose question was posted with no answer (a timeout, a dropped connection)."""
 
@@ -220,14 +229,57 @@ class SlackGateway:
             return False
         rendered = outcome_message(view, outcome)
         for ref in refs:  # the question, and its escalated copy
-            await self.client.chat_update(
-                channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
-            )
+            try:
+                await self.client.chat_update(
+                    channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
+                )
+            except (SlackApiError, *TRANSPORT_ERRORS) as error:
+                if is_transient(error):  # the message still offers its buttons: owed
+                    self.owed[pause_id] = closed.tenant_id
+                raise
+        self.owed.pop(pause_id, None)
         await self.messages.close(pause_id, self._app.clock.now())
         for listener in self._listeners:
             listener(closed)
         await self._settle_note(pause_id, view, outcome)
         return True
+
+    async def catch_up(self) -> int:
+        """Update the messages still offering buttons for a question that closed: those whose
+        update Slack failed, and on the first call every one left open by an earlier process
+        (``messages.open_questions``). Stops at the first failure Slack may mend later (the next
+        call goes on); how many were updated."""
+        if not self._scanned:
+            await self._find_owed()
+            self._scanned = True
+        updated = 0
+        for pause_id, tenant_id in list(self.owed.items()):
+            pause = await self._app.find_pause(pause_id, tenant_id=tenant_id)
+            if pause is None or pause.status is PauseStatus.PENDING:
+                self.owed.pop(pause_id, None)
+                continue
+            try:
+                updated += await self.show_outcome(pause)
+            except (SlackApiError, *TRANSPORT_ERRORS) as error:
+                if is_transient(error):
+                    return updated  # Slack is still failing: the next call
+                log.warning(
+                    "slack: a closed question's message was not updated: %s", failure_of(error)
+                )
+            self.owed.pop(pause_id, None)
+        return updated
+
+    async def _find_owed(self) -> None:
+        after: str | None = None
+        while True:
+            page = await self.messages.open_questions(after=after, limit=100)
+            if not page:
+                return
+            for ref in page:
+                pause = await self._app.find_pause(ref.pause_id, tenant_id=ref.tenant_id)
+                if pause is not None and pause.status is not PauseStatus.PENDING:
+                    self.owed[ref.pause_id] = ref.tenant_id
+            after = page[-1].pause_id
 
     # ---------------------------------------------------------------- time on the question
 
@@ -345,7 +397,54 @@ class SlackGateway:
             return
         await self.say_in_thread(channel, thread, text, metadata=mark)
 
+    async def tell_auto_decided(self, decided: ChannelAutoDecision) -> None:
+        """Tell the requester, in the Slack thread where they started the work, that a policy
+        decided their request at once ("Refunds a card was approved automatically by
+        refund-policy: under 50.00"); nothing when the work was not started in Slack."""
+        thread = SlackThread.parse(decided.thread_id)
+        if thread is None:
+            return
+        what = self._catalog.tool_description(
+            decided.value.tool, agent=decided.agent, role=decided.role
+        )
+        mark = ":white_check_mark:" if decided.approved else ":x:"
+        text = (
+            f"{mark} *{escape(what or decided.value.tool, 200)}* was {escape(decided.text, 2000)}"
+        )
+        await self.say_in_thread(thread.channel, thread.ts, text)
+
     # ---------------------------------------------------------------- threads
+
+    async def tell_run_end(
+        self, channel: str, thread_ts: str, text: str, *, run_id: str, retried: bool
+    ) -> None:
+        """Post a run's end (its answer, or its failure) in its thread, marked with the run
+        (``end_mark``). When Slack may take it later this raises ``ChannelUnavailableError``:
+        the App keeps the end untold and its sweep tells it again (``retried``), which first
+        looks for the mark, so an end Slack posted without answering is not said twice."""
+        mark = end_mark(run_id)
+        try:
+            if retried and await find_marked(
+                self.client, mark, channel=channel, thread_ts=thread_ts, strict=True
+            ):
+                return
+            await self.client.chat_postMessage(
+                channel=channel,
+                thread_ts=thread_ts,
+                text=redact(text)[:MAX_THREAD_TEXT],
+                metadata=mark,
+            )
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            if is_transient(error):
+                raise ChannelUnavailableError(
+                    f"Slack could not take the run's end now ({failure_of(error)})"
+                ) from error
+            log.warning(
+                "slack: could not post in thread %s of %s: %s",
+                thread_ts,
+                channel,
+                failure_of(error),
+            )
 
     async def say_in_thread(
         self, channel: str, thread_ts: str, text: str, *, metadata: dict[str, Any] | None = None

@@ -41,6 +41,16 @@ def question_mark(pause_id: str) -> dict[str, Any]:
     return {"event_type": QUESTION_EVENT, "event_payload": {"question": digest}}
 
 
+END_EVENT: Final = "countersign_run_ended"
+"""The metadata ``event_type`` of the message that says a run's end in its thread."""
+
+
+def end_mark(run_id: str) -> dict[str, Any]:
+    """The metadata of the message saying how the run ``run_id`` ended (a digest of its id)."""
+    digest = hashlib.sha256(f"countersign-run:{run_id}".encode()).hexdigest()[:32]
+    return {"event_type": END_EVENT, "event_payload": {"run": digest}}
+
+
 def nudge_mark(question: MessageRef, nudge_key: str) -> dict[str, Any]:
     """The metadata of a message posted for ``nudge_key`` about the question at ``question``."""
     return {

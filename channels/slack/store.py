@@ -90,6 +90,14 @@ class SlackMessageStore:
         await self._refs.close(_copy_key(pause_id), at)
         return await self._refs.close(pause_id, at)
 
+    async def open_questions(
+        self, *, after: str | None = None, limit: int = 100
+    ) -> list[MessageRef]:
+        """A page of the open approval messages by pause id (escalated copies left out: each
+        is brought up to date with its question)."""
+        records = await self._refs.open_refs(after=after, limit=limit)
+        return [_slack_ref(r) for r in records if not r.pause_id.endswith(ESCALATED_COPY)]
+
     async def open_in_thread(self, channel_id: str, thread_ts: str) -> list[MessageRef]:
         """The open approval messages a reply in thread ``thread_ts`` may be about.
 

@@ -134,13 +134,14 @@ class SlackStub:
         if kind == "refused" and self._server is not None:
             await self._server.close()  # the port stops listening: connections are refused
             self._server = None
+        elif kind != "refused" and self._server is None:
+            await self.start()  # listening again, to fail otherwise
 
     async def restore(self) -> None:
         """End the outage: answer again (a refused port listens again, hung calls answer)."""
-        refused = self.outage is not None and self.outage.kind == "refused"
         self.outage = None
         self._restored.set()
-        if refused:
+        if self._server is None:
             await self.start()
 
     async def close(self) -> None:
@@ -149,7 +150,9 @@ class SlackStub:
 
     @property
     def root(self) -> str:
-        assert self._server is not None
+        if self._server is None:  # refusing connections: the address it listens at again
+            assert self._port is not None
+            return f"http://127.0.0.1:{self._port}"
         return str(self._server.make_url("")).rstrip("/")
 
     @property

@@ -102,7 +102,7 @@ async def test_a_reply_in_another_language_answers_and_is_told_how_to_answer_in_
     [said] = thread_posts(world)
     assert said == (
         'I could not read "genehmigen?" as an answer. '
-        "The reply reads as a question.\n"
+        "Die Antwort liest sich als Frage.\n"
         "Ich verstehe diese Antworten:\n"
         "• zum Genehmigen: genehmigt, ja, ok, passt, einverstanden oder 👍\n"
         "• zum Ablehnen: abgelehnt, nein, nö oder 👎, mit dem Grund nach einem Doppelpunkt, "

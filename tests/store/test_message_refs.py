@@ -101,3 +101,15 @@ async def test_open_references_are_found_by_conversation_and_thread_oldest_first
 
 def test_a_reference_never_shows_its_pause_id() -> None:
     assert "a" * 32 not in repr(ref("a"))
+
+
+async def test_the_open_references_are_read_in_pages_by_pause(refs: MessageRefs) -> None:
+    for pause in "dbca":
+        assert await refs.add(ref(pause))
+    assert await refs.close("c" * 32, NOW)
+
+    first = await refs.open_refs(limit=2)
+    assert [r.pause_id for r in first] == ["a" * 32, "b" * 32]
+    rest = await refs.open_refs(after=first[-1].pause_id, limit=2)
+    assert [r.pause_id for r in rest] == ["d" * 32]  # the closed one is left out
+    assert await refs.open_refs(after="d" * 32) == []

@@ -1,0 +1,208 @@
+"""``python -m bot serve`` through a Slack outage: its Web API fails for a window of each kind
+(500s, 429s with Retry-After, refused connections, calls that hang) while requests come in and
+questions are answered; afterwards every question is asked once, every answer runs its tool
+once, every message is updated and every request's end is said once. Used by
+``tests/slack/test_outages_serve.py`` and ``python -m tests.benchmarks.outages``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+
+from tests.cli.processes import free_port
+from tests.slack.burst import (
+    DESK,
+    FINAL,
+    JSON,
+    answers_for,
+    env,
+    mention,
+    pause_of,
+    post,
+    reply,
+)
+from tests.slack.chaos import _until_every_question_is_sent as until_every_question_is_sent
+from tests.slack.checks import buttons
+from tests.slack.stub import OUTAGE_KINDS, SlackStub
+from tests.slack.test_serve import wait_healthy
+
+FAST = {
+    "SLACK_API_TIMEOUT_SECONDS": "1",  # a hung call costs a second
+    "COUNTERSIGN_SWEEP_INTERVAL_SECONDS": "0.5",
+}
+
+
+@dataclass
+class OutageReport:
+    requests: int
+    asked: Counter[str] = field(default_factory=Counter)  # approval posts by pause
+    acknowledged: int = 0  # answers Slack got 200 for
+    statuses: Counter[int] = field(default_factory=Counter)
+    finals: Counter[str] = field(default_factory=Counter)  # ends said, by thread
+    ran: Counter[str] = field(default_factory=Counter)  # tools run, as the ends say
+    updated: int = 0  # question messages that lost their buttons
+    failed_calls: int = 0  # Web API calls the outage failed
+    seconds_to_catch_up: float = 0.0
+    log: str = ""
+
+    @property
+    def questions(self) -> int:
+        return len(self.asked)
+
+
+async def start_logged(
+    environ: dict[str, str], folder: Path, name: str
+) -> asyncio.subprocess.Process:
+    """``python -m bot serve`` with its log in a file (an outage logs a lot: a pipe nobody
+    reads until the end would fill and stall the process)."""
+    log = (folder / f"{name}.log").open("ab")
+    try:
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot",
+            "serve",
+            cwd=folder,
+            env=environ,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log,
+        )
+    finally:
+        log.close()
+
+
+def questions_of(stub: SlackStub) -> list[str]:
+    """The pause of every approval message Slack was given (a hung post counts: it is there)."""
+    return [pause_of(c) for c in stub.of("chat.postMessage") if buttons(c.blocks())]
+
+
+async def stop(process: asyncio.subprocess.Process) -> int:
+    """SIGTERM, and the exit code once it ended."""
+    if process.returncode is None:
+        process.terminate()
+    return await asyncio.wait_for(process.wait(), 30)
+
+
+async def until(check: object, seconds: float, what: str) -> None:
+    assert callable(check)
+    for _ in range(int(seconds * 10)):
+        if check():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+async def serve_through_outage(
+    stub: SlackStub,
+    url: str,
+    folder: Path,
+    *,
+    requests: int,
+    window: float = 3.0,
+    kinds: tuple[str, ...] = OUTAGE_KINDS[:4],
+) -> OutageReport:
+    """Half the requests asked before the outage, the rest during it (one share per window of
+    each kind), the first half answered during it; the rest answered once Slack is back."""
+    port = free_port()
+    events = f"http://127.0.0.1:{port}/slack/events"
+    process = await start_logged({**env(stub, port, url), **FAST}, folder, "serve")
+    report = OutageReport(requests=requests)
+    before = requests // 2
+    during = list(range(before, requests))
+    async with aiohttp.ClientSession() as session:
+        try:
+            await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
+            for i in range(before):
+                assert await post(session, events, mention(i), JSON) == 200
+            await until(lambda: len(set(questions_of(stub))) >= 2 * before, 60, "first asked")
+            answered: set[str] = set()
+            first = _answers(stub, range(before), answered)
+            shares = [during[k :: len(kinds)] for k in range(len(kinds))]
+            answer_shares = [first[k :: len(kinds)] for k in range(len(kinds))]
+            for kind, asks, answers in zip(kinds, shares, answer_shares, strict=True):
+                await stub.fail_all(kind, retry_after=1)
+                for i in asks:
+                    report.statuses[await post(session, events, mention(i), JSON)] += 1
+                for body, kind_of_body in answers:
+                    status = await post(session, events, body, kind_of_body)
+                    report.statuses[status] += 1
+                    report.acknowledged += status == 200
+                await asyncio.sleep(window)
+            await stub.restore()
+            restored = time.monotonic()
+            await until(
+                lambda: len(set(questions_of(stub))) >= 2 * requests, 60, "every question asked"
+            )
+            # asked means posted *and* its reference kept: a reply in a hung post's thread
+            # finds its question only once the bot found the post
+            await until_every_question_is_sent(url, sorted(set(questions_of(stub))))
+            for body, kind_of_body in _answers(stub, during, answered):
+                status = await post(session, events, body, kind_of_body)
+                report.statuses[status] += 1
+                report.acknowledged += status == 200
+            try:
+                await until(lambda: len(_finals(stub)) >= requests, 60, "every request's end said")
+            except AssertionError as error:
+                said = [
+                    (c.payload.get("thread_ts"), str(c.payload.get("text"))[:120])
+                    for c in stub.of("chat.postMessage")
+                    if c.payload.get("channel") == "C0GENERAL"
+                ]
+                raise AssertionError(f"{error}: {said}") from None
+            await until(lambda: _updated(stub) >= 2 * requests, 60, "every message updated")
+            report.seconds_to_catch_up = time.monotonic() - restored
+            await asyncio.sleep(2)  # a duplicate would come now
+        finally:
+            await stub.restore()
+            await stop(process)
+    report.log = (folder / "serve.log").read_text(errors="replace")
+    report.asked = Counter(questions_of(stub))
+    finals = _finals(stub)
+    report.finals = Counter(thread for thread, _ in finals)
+    for _, text in finals:
+        report.ran["refund"] += text.count("refunded")
+        report.ran["expense"] += text.count("booked")
+    report.updated = _updated(stub)
+    report.failed_calls = len(stub.failed)
+    return report
+
+
+def _answers(
+    stub: SlackStub, indexes: range | list[int], answered: set[str]
+) -> list[tuple[str, str]]:
+    """The answers to give now: every refund question not answered yet, approved by click or
+    rejected by modal in turn, and the expenses of requests ``indexes``, approved by a reply
+    in the requester's thread."""
+    refunds = []
+    for call in stub.of("chat.postMessage"):
+        if call.payload.get("channel") != DESK or not buttons(call.blocks()):
+            continue
+        pause = pause_of(call)
+        if pause not in answered:
+            answered.add(pause)
+            refunds.append(call)
+    return answers_for(refunds, 0) + [(reply(i), JSON) for i in indexes]
+
+
+def _finals(stub: SlackStub) -> list[tuple[str, str]]:
+    return [
+        (str(p.payload.get("thread_ts")), match.group(1))
+        for p in stub.of("chat.postMessage")
+        if (match := FINAL.match(str(p.payload.get("text") or "")))
+    ]
+
+
+def _updated(stub: SlackStub) -> int:
+    return len(
+        {
+            (u.payload["channel"], u.payload["ts"])
+            for u in stub.of("chat.update")
+            if u.payload.get("blocks") and not buttons(u.blocks())
+        }
+    )

@@ -1,0 +1,85 @@
+"""Real processes through a Slack outage (issue 24): ``python -m bot serve`` against the Web API
+stub failing for a window of each kind — 500s, 429s with Retry-After, refused connections,
+calls that hang — while requests come in and questions are answered. Afterwards every question
+was asked once, every acknowledged answer ran its tool once, every message was updated and
+every request's end said once; nothing was duplicated. And a restart of ``serve`` during an
+outage: the first click after it is recorded and runs."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiohttp
+
+from tests.cli.processes import free_port
+from tests.slack.burst import DESK, FORM, JSON, click, env, mention, pause_of, post
+from tests.slack.checks import buttons
+from tests.slack.outages import FAST, serve_through_outage, start_logged, stop, until
+from tests.slack.stub import SlackStub
+from tests.slack.test_serve import wait_healthy
+
+REQUESTS = 8  # each asks two questions: a refund (the desk) and an expense (the requester's)
+
+
+async def test_a_slack_outage_of_every_kind_loses_nothing(stub: SlackStub, tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    report = await serve_through_outage(stub, url, tmp_path, requests=REQUESTS, window=2.0)
+
+    assert report.failed_calls > 0  # the outage did meet the bot's calls
+    assert set(report.statuses) == {200}, report.statuses  # acked; no 5xx for Slack's failure
+    assert report.questions == 2 * REQUESTS
+    assert set(report.asked.values()) == {1}, report.asked  # every question asked once
+    assert report.finals == dict.fromkeys(report.finals, 1) and len(report.finals) == REQUESTS
+    assert report.ran["refund"] == REQUESTS // 2  # the approved half, once each
+    assert report.ran["expense"] == REQUESTS
+    assert report.updated >= 2 * REQUESTS  # every question's message lost its buttons
+    assert "Traceback" not in report.log, report.log[-3000:]
+
+
+async def test_the_first_click_after_a_restart_during_an_outage_is_not_lost(
+    stub: SlackStub, tmp_path: Path
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    port = free_port()
+    events = f"http://127.0.0.1:{port}/slack/events"
+    health = f"http://127.0.0.1:{port}/healthz"
+    environ = {**env(stub, port, url), **FAST}
+    async with aiohttp.ClientSession() as session:
+        first = await start_logged(environ, tmp_path, "first")
+        try:
+            await wait_healthy(session, health, first)
+            assert await post(session, events, mention(0), JSON) == 200
+            await until(lambda: len(stub.of("chat.postMessage")) >= 2, 30, "asked")
+        finally:
+            await stop(first)
+        [refund] = [
+            c
+            for c in stub.of("chat.postMessage")
+            if c.payload["channel"] == DESK and buttons(c.blocks())
+        ]
+        await stub.fail_all("500")  # auth.test too: the new process cannot learn its ids
+        second = await start_logged(environ, tmp_path, "second")
+        try:
+            await wait_healthy(session, health, second)
+            assert await post(session, events, click(pause_of(refund)), FORM) == 200
+            await asyncio.sleep(2)
+            await stub.restore()
+            question = (DESK, next(m["ts"] for m in stub.posted if m["channel"] == DESK))
+            await until(
+                lambda: any(
+                    (u.payload.get("channel"), u.payload.get("ts")) == question
+                    and u.payload.get("blocks")
+                    and not buttons(u.blocks())
+                    for u in stub.of("chat.update")
+                ),
+                30,
+                "the approved question's message updated",
+            )
+        finally:
+            await stub.restore()
+            await stop(second)
+    assert "auth.test" in stub.failed
+    log = (tmp_path / "second.log").read_text()
+    assert "reinstall" not in log
+    assert "answer recorded: approved refund-card-tool" in log
