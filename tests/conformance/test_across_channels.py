@@ -100,11 +100,6 @@ async def test_an_answer_not_taken_is_told_the_same_sentence(drivers: Drivers) -
     assert_said_alike(said)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Slack's /pending: 'Nothing is waiting for you. :tada:'; the web's inbox: 'Nothing "
-    "waits for you.'",
-)
 async def test_an_empty_list_says_the_same_sentence(drivers: Drivers) -> None:
     slack, web = drivers["slack"], drivers["web"]
 

@@ -112,7 +112,7 @@ class Page(HTMLParser):
         self.fields: dict[str, str] = {}
         self.actions: list[str] = []
         self.listed: list[str] = []
-        """The links of the inbox's list of what waits."""
+        """The links of the inbox's list of what waits (not of what was decided)."""
         self.values: list[str] = []
         """What the page's inputs hold (a leaked value hides there, not in the words)."""
         self._open: list[str] = []
@@ -122,12 +122,17 @@ class Page(HTMLParser):
         self.close()
         assert self._open == [], f"unclosed tags: {self._open}"
 
+    @property
+    def _in_waiting_list(self) -> bool:
+        """Inside the inbox's list of what waits (not its "decided" list)."""
+        return "inbox" in self._classes and "decided" not in self._classes
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         given = dict(attrs)
         if tag not in VOID:
             self._open.append(tag)
             self._class_of.append(str(given.get("class") or ""))
-        if tag == "a" and given.get("href") and "inbox" in self._classes:
+        if tag == "a" and given.get("href") and self._in_waiting_list:
             self.listed.append(str(given["href"]))
         if tag == "input" and given.get("name") == "action" and given.get("value"):
             self.actions.append(str(given["value"]))
