@@ -20,9 +20,6 @@ class TestSlackChannel(ChannelConformance):
             "Slack shows the amount as 1,234.50 and its Edit & approve modal refuses it typed "
             "back ('Enter a number.'); the web takes it"
         ),
-        "test_the_question_says_who_asked_and_what_they_asked": (
-            "Slack's message names the requester but not what they asked (the request's text)"
-        ),
     }
 
     @pytest.fixture

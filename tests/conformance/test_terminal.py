@@ -21,9 +21,6 @@ class TestTerminalChannel(ChannelConformance):
             "(1,234.50) is no number: reading a shown value back lives in the web's form, not "
             "the kit (Slack's modal refuses it too)"
         ),
-        "test_the_question_says_who_asked_and_what_they_asked": (
-            "the terminal's question line names neither the requester nor the request"
-        ),
     }
 
     @pytest.fixture
