@@ -15,12 +15,7 @@ from tests.conformance.suite import ChannelConformance
 
 class TestSlackChannel(ChannelConformance):
     driver_type = SlackDriver
-    differences: ClassVar[Mapping[str, str]] = {
-        "test_a_large_amount_shown_can_be_typed_back": (
-            "Slack shows the amount as 1,234.50 and its Edit & approve modal refuses it typed "
-            "back ('Enter a number.'); the web takes it"
-        ),
-    }
+    differences: ClassVar[Mapping[str, str]] = {}
 
     @pytest.fixture
     async def driver(self, tmp_path: Path) -> AsyncIterator[ChannelDriver]:
