@@ -22,13 +22,14 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.components.specs import WorkflowSpec
+from bot.components.specs import ChannelRoleSpec, WorkflowSpec, spec_of
 from bot.core import field_errors
 from bot.core.answers import Answered, AnswerOutcome
 from bot.core.clock import Clock, TimerHandle, wait_with_timeout
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
 from bot.core.errors import AppClosedError, DtoValidationError, UnknownThreadError
+from bot.core.grants import ArgumentConstraint, Grant, GrantScope
 from bot.core.metrics import Metrics, Readiness
 from bot.core.results import (
     ExecutionPauseEvent,
@@ -51,6 +52,7 @@ from bot.runtime.assembly import Assembly
 from bot.runtime.attached_graphs import attach_graph
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
+from bot.runtime.grant_checks import MayGrant, give_grant, revoke_grant
 from bot.runtime.services import log
 from bot.runtime.sweeps import Sweeps
 from bot.security.derived import DerivedKeys
@@ -538,6 +540,67 @@ class App:
         )
         return [self._views.pending(r, reveal=include_channel_pause_ids) for r in records]
 
+    # ---------------------------------------------------------------- standing grants
+
+    async def grant(
+        self,
+        *,
+        tenant_id: str,
+        role: type | str,
+        tool: str,
+        by: str,
+        scope: GrantScope,
+        expires_in: timedelta,
+        constraint: ArgumentConstraint | None = None,
+        max_uses: int | None = None,
+        may_grant: MayGrant | None = None,
+    ) -> Grant:
+        """Give a standing grant: the next questions of ``role`` about ``tool`` in ``tenant_id``
+        that ``scope`` and ``constraint`` cover are approved at once, until ``expires_in`` has
+        passed, at most ``max_uses`` times. ``by`` is the approver who grants (``may_grant``:
+        the channel's rule of who is an approver of the role). ``GrantRefusedError`` says why
+        a grant is refused (the role offers no grants, or not this scope; ``by`` could not
+        approve what it covers; a bound that is no number); nothing is stored then."""
+        self._check_open()
+        role_name = role if isinstance(role, str) else _role_name(role)
+        return await give_grant(
+            self._runtime,
+            tenant_id=tenant_id,
+            role=role_name,
+            tool=tool,
+            by=by,
+            scope=scope,
+            expires_in=expires_in,
+            constraint=constraint,
+            max_uses=max_uses,
+            may_grant=may_grant,
+        )
+
+    async def list_grants(
+        self, *, tenant_id: str | None, include_inactive: bool = False
+    ) -> list[Grant]:
+        """The grants of ``tenant_id`` (None: every tenant's), oldest first; the active ones
+        unless ``include_inactive`` (expired, revoked and used-up ones too)."""
+        self._check_open()
+        return await self._runtime.grants.list_grants(
+            tenant_id, now=self.clock.now(), include_inactive=include_inactive
+        )
+
+    async def revoke_grant(self, grant_id: str, *, tenant_id: str, by: str) -> Grant:
+        """Revoke a grant: from the next question on, on every instance, it covers nothing.
+        ``UnknownGrantError`` (``grant.unknown``) for an id the tenant has not."""
+        self._check_open()
+        return await revoke_grant(self._runtime, grant_id, tenant_id=tenant_id, by=by)
+
+    async def list_answered(
+        self, *, tenant_id: str, responder: str, limit: int = 20
+    ) -> list[PauseView]:
+        """The pauses ``responder`` answered, latest answer first (a channel's "decided" list:
+        what they answered, what ran). For channel implementations, like ``find_pause``."""
+        self._check_open()
+        records = await self._runtime.store.list_answered(tenant_id, responder, limit=limit)
+        return [self._views.pause(r) for r in records]
+
     async def find_pause(self, pause_id: str, *, tenant_id: str) -> PauseView | None:
         """A pause as its channel's server side sees it (unmasked arguments); None if unknown.
 
@@ -662,3 +725,9 @@ def _given(
 ) -> ToolCallApprovalDecision | dict[str, Any] | None:
     """A decision as the answer path takes it (a mapping copied: checked, never kept)."""
     return dict(decision) if isinstance(decision, Mapping) else decision
+
+
+def _role_name(role: type) -> str:
+    """The name of a ``@channel_role`` class (its class name for anything else: refused)."""
+    spec = spec_of(role)
+    return spec.name if isinstance(spec, ChannelRoleSpec) else getattr(role, "__name__", "?")

@@ -45,6 +45,7 @@ from bot.security.key_check import KeyCheck, database_samplers
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
+from bot.store.grants import SqlGrants
 from bot.store.leases import SqlLeases
 from bot.store.ledger import SqlLedger
 from bot.store.message_refs import SqlMessageRefs
@@ -116,6 +117,7 @@ async def wire(
         assembly=assembly,
         metrics=metrics,
         tool_runs=SqlToolRuns(database, codec),
+        grants=SqlGrants(database, codec),
     )
 
     def chat_model_for(component: type, model: Any) -> BaseChatModel:

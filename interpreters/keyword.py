@@ -38,7 +38,7 @@ from bot.components.decorators import reply_interpreter
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import DecidedBy
 from bot.core.reply import ReplyInput, ReplyInterpretation
-from interpreters.languages import LANGUAGE_CODES, language_of
+from interpreters.languages import LANGUAGE_CODES, Language, language_of
 from interpreters.languages.en import HOW_TO_ANSWER
 from interpreters.lexicon import Kind, Lexicon, lexicon_of
 from interpreters.reading import Reading, Unreadable, read
@@ -77,14 +77,20 @@ def verdict_words(*, approve: bool, language: str = "en") -> tuple[str, ...]:
 
 
 def how_to_answer(language: str | None) -> str:
-    """The hint that ends a not-understood reason, in ``language`` (English when ``None``)."""
-    return language_of(_code(language or "en")).hint
+    """The hint that ends a not-understood reason, in ``language`` (English when ``None`` or a
+    language the keyword interpreter does not read: another interpreter may name any)."""
+    return _said_in(language).hint
 
 
 def reply_help(language: str | None) -> str:
     """What a thread reply that was not understood is told, in ``language``: the words
-    understood and the buttons (English when ``None``)."""
-    return language_of(_code(language or "en")).reply_help
+    understood and the buttons (English when ``None`` or a language it does not read)."""
+    return _said_in(language).reply_help
+
+
+def _said_in(language: str | None) -> Language:
+    code = _code(language or "en")
+    return language_of(code if code in LANGUAGE_CODES else "en")
 
 
 @reply_interpreter(
@@ -114,11 +120,16 @@ class KeywordReplyInterpreter:
         self._lexicons = _lexicons(languages if languages is not None else type(self).languages)
 
     def interpret(self, input: ReplyInput) -> ReplyInterpretation[ToolCallApprovalDecision]:
-        reading, language = _weigh(input.reply, self._lexicons)
+        # a subclass's own __init__ may not call this one's: then its class's languages
+        lexicons = getattr(self, "_lexicons", None) or _lexicons(type(self).languages)
+        reading, language = _weigh(input.reply, lexicons)
         if reading.decision is None:
             assert reading.unreadable is not None
+            said = _said_in(language)
+            cause = reading.unreadable.said_in(said.causes)
+            space = "" if cause.endswith("。") else " "
             return ReplyInterpretation.not_understood(
-                reason=f"{reading.unreadable} {how_to_answer(language)}", language=language
+                reason=f"{cause}{space}{said.hint}", language=language
             )
         return ReplyInterpretation.understood(reading.decision, language=language)
 
@@ -150,9 +161,9 @@ def _weigh(reply: str, lexicons: Sequence[Lexicon]) -> tuple[Reading, str | None
             return chosen, _recognised(chosen, readings)
         if len({r.decision.approved for r in understood if r.decision is not None}) > 1:
             return _both_ways(best), None
-        return best, _recognised(best, readings)
-    chosen = max(readings, key=lambda r: (r.unreadable is not None and r.unreadable.blocking,
-                                          *_weight(r)))  # fmt: skip
+        foreign = _foreign_doubt(said, best, readings)
+        return foreign or best, _recognised(best, readings)
+    chosen = max(readings, key=_weight)  # the first of those alike: the order of the languages
     return chosen, _recognised(chosen, readings)
 
 
@@ -165,6 +176,39 @@ def _blocks(reading: Reading, best: Reading) -> bool:
     if unreadable.lone_negation:
         return _weight(reading) > _weight(best)
     return _weight(reading) >= _weight(best)
+
+
+def _foreign_doubt(said: str, best: Reading, readings: Sequence[Reading]) -> Reading | None:
+    """``best`` not understood after all when another language finds, in words ``best`` does
+    not know (or knows only as "the", "of": Portuguese "no" is "in the", Spanish "no" is
+    no), what its own reading would not let pass: the other verdict, or a negation or a
+    comparison in an approval ("approuvé : client VIP not", "承認：VIP顧客 afgekeurd")."""
+    assert best.decision is not None
+    approve = best.decision.approved
+    spoiling = _SPOIL_APPROVAL if approve else _SPOIL_REJECTION
+    known = [(start, end) for start, end, kind in best.spans if kind is not Kind.OBJECT]
+    for reading in readings:
+        for start, end, kind in reading.spans:
+            if kind in spoiling and not _covered(said, start, end, known):
+                if kind in (Kind.NEGATOR, Kind.COMPARE):
+                    cause = Unreadable('An approval cannot carry "{}": it may change the call.',
+                                       said[start:end])  # fmt: skip
+                else:
+                    cause = Unreadable("The reply both approves and rejects.")
+                return Reading(code=best.code, decision=None, unreadable=cause,
+                               meaningful=best.meaningful, own=best.own)  # fmt: skip
+    return None
+
+
+def _covered(said: str, start: int, end: int, known: Sequence[tuple[int, int]]) -> bool:
+    """Whether every letter of ``said[start:end]`` is in a word ``known`` spans."""
+    return all(
+        any(s <= i < e for s, e in known) for i in range(start, end) if not said[i].isspace()
+    )
+
+
+_SPOIL_APPROVAL = frozenset({Kind.REJECT, Kind.REJECT_HINT, Kind.NEGATOR, Kind.COMPARE})
+_SPOIL_REJECTION = frozenset({Kind.APPROVE, Kind.APPROVE_HINT})
 
 
 def _weight(reading: Reading) -> tuple[int, int]:

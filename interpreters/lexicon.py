@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum, auto
 from functools import cache
 
@@ -59,18 +59,33 @@ class Lexicon:
     standalone: frozenset[str]
     longest: int
     pieces: dict[str, int]  # unspaced: the longest piece starting with each character
+    starts: frozenset[str]  # the first words of phrases of more than one word (and folded)
+    folds: dict[str, str] = field(default_factory=dict)  # words folded so far
 
     def find(self, words: tuple[str, ...]) -> Entry | None:
         entry = self.entries.get(words)
         if entry is None and self.language.fold_accents:
-            entry = self.folded.get(tuple(fold(word, self.language) for word in words))
+            entry = self.folded.get(tuple(self.fold(word) for word in words))
         return entry
 
     def find_alone(self, words: tuple[str, ...]) -> Entry | None:
         entry = self.alone.get(words)
         if entry is None and self.language.fold_accents:
-            entry = self.alone_folded.get(tuple(fold(word, self.language) for word in words))
+            entry = self.alone_folded.get(tuple(self.fold(word) for word in words))
         return entry
+
+    def starts_a_phrase(self, word: str) -> bool:
+        return word in self.starts or (
+            self.language.fold_accents and self.fold(word) in self.starts
+        )
+
+    def fold(self, word: str) -> str:
+        folded = self.folds.get(word)
+        if folded is None:
+            if len(self.folds) >= _FOLDS_KEPT:  # bounded: replies bring ever new words
+                self.folds.clear()
+            folded = self.folds[word] = fold(word, self.language)
+        return folded
 
 
 def fold(word: str, language: Language) -> str:
@@ -81,6 +96,9 @@ def fold(word: str, language: Language) -> str:
     for spelled, plain in language.spellings:
         folded = folded.replace(spelled, plain)
     return folded
+
+
+_FOLDS_KEPT = 20_000
 
 
 @cache
@@ -110,6 +128,12 @@ def lexicon_of(code: str) -> Lexicon:
         standalone=frozenset(standalone),
         longest=max(len(key) for key in [*entries, *alone]),
         pieces=pieces,
+        starts=frozenset(
+            word
+            for key in [*entries, *alone]
+            if len(key) > 1
+            for word in (key[0], fold(key[0], language))
+        ),
     )
 
 

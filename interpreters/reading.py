@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import IntEnum
 
@@ -52,10 +52,18 @@ class Unreadable(Exception):
     the way (a question, a negation, ...), not merely no verdict of this language or words it
     does not know."""
 
-    def __init__(self, cause: str, *, blocking: bool = True, lone_negation: bool = False) -> None:
-        super().__init__(cause)
+    def __init__(
+        self, cause: str, *words: str, blocking: bool = True, lone_negation: bool = False
+    ) -> None:
+        super().__init__(cause.format(*words))
+        self.cause = cause  # in English, "{}" where the words go: a language's table says it
+        self.words = words
         self.blocking = blocking
         self.lone_negation = lone_negation  # a negation with no verdict to negate
+
+    def said_in(self, causes: Mapping[str, str]) -> str:
+        """The cause in the words of ``causes`` (a language's), else in English."""
+        return causes.get(self.cause, self.cause).format(*self.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +76,7 @@ class Reading:
     unreadable: Unreadable | None
     meaningful: int
     own: int
+    spans: tuple[tuple[int, int, Kind], ...] = ()  # where its own words are, and what they are
 
 
 class _Sep(IntEnum):
@@ -81,6 +90,7 @@ class _Token:
     group: str
     text: str
     start: int
+    end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +102,7 @@ class _Term:
     start: int
     own: bool
     size: int  # tokens
+    end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,15 +122,16 @@ def read(said: str, quoted: str, lexicon: Lexicon) -> Reading:
     terms = _terms(_tokens(said, lexicon), lexicon)
     meaningful = sum(term.size for term in terms if term.own and term.kind not in QUIET_WORDS)
     own = sum(term.size for term in terms if term.own)
+    spans = tuple((term.start, term.end, term.kind) for term in terms if term.own)
     try:
         if any(term.kind in _VERDICT_LIKE for term in _terms(_tokens(quoted, lexicon), lexicon)):
             raise Unreadable("The reply quotes a verdict: answer without the quote.")
         decision = _decide(said, terms, lexicon)
     except Unreadable as unreadable:
         return Reading(code=lexicon.language.code, decision=None, unreadable=unreadable,
-                       meaningful=meaningful, own=own)  # fmt: skip
+                       meaningful=meaningful, own=own, spans=spans)  # fmt: skip
     return Reading(code=lexicon.language.code, decision=decision, unreadable=None,
-                   meaningful=meaningful, own=own)  # fmt: skip
+                   meaningful=meaningful, own=own, spans=spans)  # fmt: skip
 
 
 def _decide(reply: str, terms: list[_Term], lexicon: Lexicon) -> ToolCallApprovalDecision:
@@ -144,7 +156,7 @@ def _tokens(reply: str, lexicon: Lexicon) -> list[_Token]:
         group = match.lastgroup or "mark"
         if group == "skip":
             continue
-        token = _Token(group, _normalize(match.group()), match.start())
+        token = _Token(group, _normalize(match.group()), match.start(), match.end())
         if group != "word":
             tokens.append(token)
         elif lexicon.language.unspaced and _UNSPACED.search(token.text):
@@ -164,8 +176,9 @@ def _elided(token: _Token, lexicon: Lexicon) -> list[_Token]:
     prefix = head + apostrophe
     if not rest or prefix not in lexicon.language.elisions or lexicon.find((token.text,)):
         return [token]
-    return [_Token("word", prefix, token.start),
-            *_elided(_Token("word", rest, token.start + len(prefix)), lexicon)]  # fmt: skip
+    split = token.start + len(prefix)
+    return [_Token("word", prefix, token.start, split),
+            *_elided(_Token("word", rest, split, token.end), lexicon)]  # fmt: skip
 
 
 def _pieces(token: _Token, lexicon: Lexicon) -> list[_Token]:
@@ -178,7 +191,7 @@ def _pieces(token: _Token, lexicon: Lexicon) -> list[_Token]:
             if lexicon.find((text[i : i + length],)) is not None:
                 size = length
                 break
-        pieces.append(_Token("word", text[i : i + size], token.start + i))
+        pieces.append(_Token("word", text[i : i + size], token.start + i, token.start + i + size))
         i += size
     return pieces
 
@@ -198,8 +211,9 @@ def _terms(tokens: Sequence[_Token], lexicon: Lexicon) -> list[_Term]:
         if entry is not None:
             text = " ".join(words)
             own = entry.own and tokens[i].group == "word"
+            end = tokens[i + size - 1].end
             terms.append(
-                _Term(entry.kind, entry.verb, entry.pair, text, tokens[i].start, own, size)
+                _Term(entry.kind, entry.verb, entry.pair, text, tokens[i].start, own, size, end)
             )
         i += size
     return terms
@@ -214,7 +228,8 @@ def _alone(tokens: Sequence[_Token], after: int, lexicon: Lexicon) -> bool:
 
 
 def _longest_phrase(tokens: Sequence[_Token], i: int, lexicon: Lexicon) -> tuple[int, Entry | None]:
-    for size in range(min(lexicon.longest, len(tokens) - i), 0, -1):
+    longest = lexicon.longest if lexicon.starts_a_phrase(tokens[i].text) else 1
+    for size in range(min(longest, len(tokens) - i), 0, -1):
         entry = lexicon.find(tuple(token.text for token in tokens[i : i + size]))
         if entry is not None:
             return size, entry
@@ -246,14 +261,14 @@ def _check_blockers(terms: Sequence[_Term]) -> None:
     for kind, cause in _BLOCKERS:
         found = next((term for term in terms if term.kind is kind), None)
         if found is not None:
-            raise Unreadable(cause.format(found.text))
+            raise Unreadable(cause, found.text)
 
 
 def _check_unaltered(terms: Sequence[_Term]) -> None:
     altering = frozenset({_K.NEGATOR, _K.NUMBER, _K.COMPARE})
     found = next((term for term in terms if term.kind in altering), None)
     if found is not None:
-        raise Unreadable(f'An approval cannot carry "{found.text}": it may change the call.')
+        raise Unreadable('An approval cannot carry "{}": it may change the call.', found.text)
 
 
 def _atoms(terms: Sequence[_Term], lexicon: Lexicon) -> list[_Atom]:
@@ -279,7 +294,7 @@ def _atoms(terms: Sequence[_Term], lexicon: Lexicon) -> list[_Atom]:
                 pending.append(i)
         elif term.kind in _SIDES:
             if pending and clause is not None and after:
-                raise Unreadable(f'Cannot tell which verdict "{terms[pending[0]].text}" negates.')
+                raise Unreadable('Cannot tell which verdict "{}" negates.', terms[pending[0]].text)
             paired = bool(pending) and terms[pending[-1]].pair and not closed
             atoms.append(_atom(terms, i, pending))
             clause = len(atoms) - 1
@@ -338,7 +353,7 @@ def _split(terms: Sequence[_Term], atoms: Sequence[_Atom]) -> tuple[list[_Atom],
         found = terms[i].text if i < len(terms) else ""
         negation = i < len(terms) and terms[i].kind is _K.NEGATOR
         if negation:
-            raise Unreadable(f'Cannot tell what "{found}" refers to.', lone_negation=True)
+            raise Unreadable('Cannot tell what "{}" refers to.', found, lone_negation=True)
         raise Unreadable("No verdict found.", blocking=False)
     while i < len(terms) and terms[i].kind in _BOUNDARIES:
         sep = max(sep, _Sep.SOFT if terms[i].kind is _K.SOFT else _Sep.EXPLICIT)
@@ -364,7 +379,7 @@ def _reason(
     if sep is _Sep.NONE:
         word = next(term.text for term in rest if term.kind not in _QUIET)
         raise Unreadable(
-            f'Cannot tell what "{word}" after the verdict means.', blocking=not unknown
+            'Cannot tell what "{}" after the verdict means.', word, blocking=not unknown
         )
     if sep is _Sep.SOFT and (approve or not verb):
         raise Unreadable('Put a reason after a colon: "reject: <reason>".', blocking=not unknown)

@@ -55,6 +55,8 @@ ROWS = (
     Row("bot", "DtoValidationError", "dto.invalid", AnswerRefusedError),
     Row("bot", "UninterpretableReplyError", "pause.uninterpretable-reply", AnswerRefusedError),
     Row("bot", "ReplyInterpreterMissingError", "pause.no-reply-interpreter", AnswerRefusedError),
+    Row("bot", "GrantRefusedError", "grant.refused", AnswerRefusedError),
+    Row("bot", "UnknownGrantError", "grant.unknown", AnswerRefusedError),
     # execution failures: the execution records them
     Row("bot", "ExecutionFailedError", "execution.failed", None),
     Row("bot", "StepFailedError", "step.failed", ExecutionFailedError),

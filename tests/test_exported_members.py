@@ -53,7 +53,11 @@ AS_BUILT = {
     "ServedGraph", "serve_graph",
     # approval policies (issue 28)
     "policy", "PolicyAsk", "PolicyOutcome", "PolicyDecision", "AskPerson", "ApproveAtOnce",
-    "RejectAtOnce", "ChannelAutoDecision",
+    "RejectAtOnce", "ChannelAutoDecision", "approve_below", "allow_requesters", "allow_tenants",
+    "within_hours", "all_of", "first_of",
+    # standing grants (issue 28)
+    "Grant", "GrantScope", "GrantScopeKind", "ArgumentConstraint", "GrantRefusedError",
+    "UnknownGrantError",
 }  # fmt: skip
 """Added since (the README documents each)."""
 

@@ -24,7 +24,7 @@ def test_the_readme_has_python_blocks() -> None:
 
 
 def test_every_python_block_of_the_readme_runs(tmp_path: Path) -> None:
-    """"Your agent in Slack" posts to Slack: here to the Web API stub (``SLACK_API_URL``)."""
+    """ "Your agent in Slack" posts to Slack: here to the Web API stub (``SLACK_API_URL``)."""
     program = tmp_path / "readme_blocks.py"
     program.write_text("\n\n".join(python_blocks()), encoding="utf-8")
     with StubThread() as slack:

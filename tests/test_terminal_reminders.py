@@ -28,6 +28,7 @@ async def test_the_terminal_prints_reminders_with_the_expiry() -> None:
             )
         )
     assert stream.getvalue().splitlines() == [
-        "! refund-card-tool still waits for your answer (reminder 1, expires 2026-03-02 09:00 UTC)",
-        "! refund-card-tool still waits for your answer (reminder 2)",
+        "! Still waiting for your answer (reminder 1, expires 2026-03-02 09:00 UTC): "
+        "Approve refund card?",
+        "! Still waiting for your answer (reminder 2): Approve refund card?",
     ]

@@ -10,6 +10,7 @@ line on standard error and exit code 2, whatever the command.
   clone; it prints the inbox link).
 - ``demo``: the office desk in the terminal (``bot.cli.terminal``).
 - ``keygen`` / ``reencrypt``: encryption keys (``bot.cli.keys``).
+- ``grants list`` / ``grants revoke``: standing grants (``bot.cli.grants``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from bot.cli import keys
+from bot.cli import grants, keys
 from bot.core.errors import SettingsError
 
 DEMO_DATABASE_URL: Final = "sqlite+aiosqlite:///countersign-demo.db"
@@ -85,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(handler=_demo)
     keys.register(commands)
+    grants.register(commands)
     return parser
 
 

@@ -167,12 +167,15 @@ class DemoSession:
         problem = database_url_problem(url) or _sqlite_folder_problem(url)
         if problem is None:
             try:
-                return await App.create(
+                terminal = TerminalOutput(self._out)
+                app = await App.create(
                     OfficeDeskApplication,
                     database_url=url,
                     settings=self._settings,
-                    services={TerminalOutput: TerminalOutput(self._out)},
+                    services={TerminalOutput: terminal},
                 )
+                terminal.read_assembly(app)
+                return app
             except Exception as error:
                 reason = database_failure(error)
                 if reason is None:

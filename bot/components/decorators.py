@@ -24,6 +24,7 @@ from bot.components.specs import (
 )
 from bot.core.dtos import RejectReason
 from bot.core.enums import DecidedBy, PauseAnswerer
+from bot.core.grants import GrantScopeKind
 from bot.core.timing import PauseTiming
 
 if TYPE_CHECKING:  # type-only: `python -m bot --help` does not wait for LangChain
@@ -58,11 +59,15 @@ def tool(
     deps: Sequence[type] = (),
     timeout: timedelta = DEFAULT_TOOL_TIMEOUT,
     timing: PauseTiming | None = None,
+    question: str | None = None,
     policy: type | None = None,
 ) -> Callable[[C], C]:
     """A tool an agent may call; with ``channel`` every call asks that channel first.
     ``timing`` overrides the role's ``PauseTiming`` for this tool's questions; ``policy`` (a
-    ``@policy`` class) decides before each question is sent, in place of its role's."""
+    ``@policy`` class) decides before each question is sent, in place of its role's.
+    ``question``: how its questions read, a template of its arguments written as a person reads
+    them (``"Refund {amount} to the card of order {order_id}?"``); without it, the role's, else
+    the description."""
     return _attach(
         lambda cls: ToolSpec(
             name=name,
@@ -74,6 +79,7 @@ def tool(
             channel=channel,
             timeout=timeout,
             timing=timing,
+            question=question,
             policy=policy,
         )
     )
@@ -147,9 +153,14 @@ def channel_role(
     separation_of_duties: bool = False,
     timing: PauseTiming | None = None,
     reject_reason: RejectReason = "optional",
+    question: str | None = None,
     policy: type | None = None,
+    grants: Sequence[GrantScopeKind] = (),
 ) -> Callable[[C], C]:
     """A role: what is asked (``approves``) and who may answer (required, no default).
+
+    ``question``: how its questions read, a template of the arguments (``"Refund {amount} to
+    order {order_id}?"``) used where the tool has none of its own.
 
     ``timing``: when its questions expire (``PauseResolution.EXPIRED``: never a rejection;
     ``on_expiry`` says what the waiting step gets), remind and escalate.
@@ -167,6 +178,10 @@ def channel_role(
 
     ``policy``: a ``@policy`` class consulted before each question is sent (a tool's own
     ``policy=`` takes its place): it may ask a person, approve or reject at once.
+
+    ``grants``: the scopes of standing grants its approvers may give (``"thread"``,
+    ``"requester"``, ``"agent"``; ``App.grant``); none by default: every question is asked.
+    Anything else is ``[channel-role.grants]`` at assembly.
     """
     return _attach(
         lambda cls: ChannelRoleSpec(
@@ -179,7 +194,9 @@ def channel_role(
             separation_of_duties=separation_of_duties,
             timing=timing,
             reject_reason=reject_reason,
+            question=question,
             policy=policy,
+            grants=tuple(grants),
         )
     )
 

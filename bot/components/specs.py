@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -50,6 +50,9 @@ class ToolSpec(ComponentSpec):
     timeout: timedelta
     timing: PauseTiming | None = None
     """Overrides the role's timing for this tool's questions."""
+    question: str | None = None
+    """How its questions read, a template of its arguments ("Refund {amount} to order
+    {order_id}?"); None: the role's, else the description."""
     policy: type | None = None
     """The ``@policy`` consulted before this tool's questions are sent (else its role's)."""
     kind: str = "tool"
@@ -142,8 +145,13 @@ class ChannelRoleSpec(ComponentSpec):
     """Reminders, escalation and expiry of the role's questions."""
     reject_reason: RejectReason = "optional"
     """``"required"``: a rejection of the role's questions must say why, in every channel."""
+    question: str | None = None
+    """How its questions read, a template of the arguments; a tool's own ``question`` wins."""
     policy: type | None = None
     """The ``@policy`` consulted before the role's questions are sent."""
+    grants: tuple[str, ...] = ()
+    """The scopes of standing grants its approvers may give (``thread``, ``requester``,
+    ``agent``); none: no grants (the default)."""
     kind: str = "channel-role"
     suffix: str = "-channel"
 
@@ -166,8 +174,14 @@ class ReplyInterpreterSpec(ComponentSpec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PolicySpec(ComponentSpec):
-    """An approval policy: ``decide(ask)`` before a question is sent (``bot.core.policy``)."""
+    """An approval policy: ``decide(ask)`` before a question is sent (``bot.core.policy``).
 
+    A composed policy (``all_of`` / ``first_of``) has ``parts`` and no ``decide`` of its own:
+    the runtime asks each part (each made by the container with its own deps) and ``combine``
+    says how their decisions make one."""
+
+    parts: tuple[type, ...] = ()
+    combine: Literal["all", "first"] | None = None
     kind: str = "policy"
     suffix: str = "-policy"
 

@@ -74,16 +74,17 @@ class ChannelWithdrawal:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChannelAutoDecision:
-    """A question an approval policy decided before any person was asked: the channel was never
-    sent it, and may tell the requester (``text``: "approved automatically by refund-policy:
-    under 50.00"). The rest is what the question was asked with (as in its ``ChannelAsk``)."""
+    """A question an approval policy or a standing grant decided before any person was asked:
+    the channel was never sent it, and may tell the requester (``text``: "approved
+    automatically by refund-policy: under 50.00"). The rest is what the question was asked
+    with (as in its ``ChannelAsk``)."""
 
     value: ToolCallApprovalAsk
     role: str
     approved: bool
     reason: str
     decided_by: str
-    """The name of the policy that decided."""
+    """What decided: the policy's name, or the grant ("grant g-1a2b of U0ANN")."""
     tenant_id: str = ""
     owner_id: str = ""
     agent: str = ""

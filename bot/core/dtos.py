@@ -59,9 +59,15 @@ class ToolCallApprovalAsk(BaseModel):
     def allows_kind(self, kind: str) -> bool:
         """Whether the asker takes answers of ``kind`` (``approve``, ``edit``, ``reject``): what
         a channel offers (no Edit & approve button where ``edit`` is not taken)."""
-        if self.allowed_decisions is None:
-            return kind != "respond"  # only an asker that reads a response may be given one
-        return kind in self.allowed_decisions
+        return takes_kind(self.allowed_decisions, kind)
+
+
+def takes_kind(allowed_decisions: tuple[str, ...] | None, kind: str) -> bool:
+    """``ToolCallApprovalAsk.allows_kind`` of an asker taking ``allowed_decisions`` (for a view
+    that keeps only those)."""
+    if allowed_decisions is None:
+        return kind != "respond"  # only an asker that reads a response may be given one
+    return kind in allowed_decisions
 
 
 class ToolCallApprovalDecision(BaseModel):

@@ -121,6 +121,23 @@ class AnswerRefusedError(CountersignError):
     code = "answer.refused"
 
 
+class GrantRefusedError(AnswerRefusedError):
+    """A standing grant was refused (``App.grant``): nothing was stored; the message says why
+    (the role offers no grants or not this scope, the granter may not approve, a bound that is
+    no number, ...)."""
+
+    code = "grant.refused"
+
+
+class UnknownGrantError(GrantRefusedError):
+    """No grant with this id for this tenant (also for another tenant's id: no hint is given)."""
+
+    code = "grant.unknown"
+
+    def __init__(self, message: str = "no grant with that id is known for this tenant") -> None:
+        super().__init__(message)
+
+
 class UnknownPauseError(AnswerRefusedError):
     """No pause with this id for this tenant (also for another tenant's id: no hint is given)."""
 

@@ -187,6 +187,12 @@ class Metrics:
             ["policy", "outcome"],
             registry=registry,
         )
+        self.grant_decisions = Counter(
+            "countersign_grant_decisions",
+            "Questions a standing grant approved at once, by role.",
+            ["role"],
+            registry=registry,
+        )
         self._pending = _PendingCollector()
         registry.register(self._pending)
         self._source: PendingSource | None = None
@@ -227,6 +233,9 @@ class Metrics:
 
     def policy_decided(self, policy: str, outcome: str) -> None:
         self.policy_decisions.labels(policy=policy, outcome=outcome).inc()
+
+    def grant_decided(self, role: str) -> None:
+        self.grant_decisions.labels(role=role).inc()
 
     def answer_time(self, role: str, resolution: str, waited: timedelta) -> None:
         self.time_to_answer.labels(role=role, resolution=resolution).observe(

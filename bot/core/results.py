@@ -88,6 +88,11 @@ class PauseAuditEntry:
     """The approval policy that decided at once (resolution DECIDED, ``responder``
     ``policy:<name>``, the policy's reason in ``decision``); None when a person or a channel
     answered."""
+    grant_id: str | None = None
+    """The standing grant that decided at once (resolution DECIDED, ``responder``
+    ``grant:<id>:<granter>``); None otherwise."""
+    granted_by: str | None = None
+    """Who gave that grant."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -204,6 +209,9 @@ class PauseView:
     reject_reason: RejectReason = "optional"
     """Whether a rejection must say why (its role's ``reject_reason``): a Reject form or modal
     requires the reason when ``"required"``."""
+    tool_result: str | None = None
+    """What the tool returned once it ran after an approval (its text); None before or
+    without a run."""
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

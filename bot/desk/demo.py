@@ -54,6 +54,7 @@ class ExpenseReplyInterpreter(KeywordReplyInterpreter): ...
     answered_by=PauseAnswerer.THREAD_OWNER,
     reply_interpreter=RefundReplyInterpreter,
     reject_reason="required",  # a refund turned down says why: "reject: wrong customer"
+    question="Refund {amount} to the card of order {order_id}?",
 )
 class RefundApprovalChannel(ChannelOf): ...
 
@@ -64,6 +65,7 @@ class RefundApprovalChannel(ChannelOf): ...
     approves=ExpenseInput,
     answered_by=PauseAnswerer.THREAD_OWNER,
     reply_interpreter=ExpenseReplyInterpreter,
+    question="Book {amount} for {purpose}?",
 )
 class ExpenseApprovalChannel(ChannelOf): ...
 

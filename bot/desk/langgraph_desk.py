@@ -90,11 +90,13 @@ NextLine = Callable[[], Awaitable[str | None]]
 
 async def run(out: TextIO, next_line: NextLine) -> int:
     """Invoke the agent, answer its pauses with ``next_line``, print how it ended."""
+    terminal = TerminalOutput(out)
     async with await App.create(
         OfficeDeskApplication,  # the terminal demo's application: its channels, its role
         database_url="sqlite+aiosqlite:///:memory:",
-        services={TerminalOutput: TerminalOutput(out)},
+        services={TerminalOutput: terminal},
     ) as app:
+        terminal.read_assembly(app)
         agent = app.langgraph("desk-agent", desk_agent(), role=RefundApprovalChannel)
         out.write(f"request: {REQUEST}\n")
         result = await agent.ainvoke(

@@ -16,9 +16,11 @@ from bot.core.errors import SettingsError
 from bot.models.provider import ModelProvider, serving_provider
 from bot.served.targets import (
     GRAPH_SETTING,
+    POLICY_SETTING,
     PROMPTS_SETTING,
     ServedSettings,
     graph_targets,
+    policy_target,
     suggested_prompts,
 )
 from bot.settings import environment
@@ -105,8 +107,9 @@ def load_served_settings(
             "application (attach its graphs in code with App.langgraph), not both"
         )
     prompts = suggested_prompts(values.get(PROMPTS_SETTING, ""))
+    policy = policy_target(values.get(POLICY_SETTING, ""))
     if not slack:
-        return ServedSettings(graphs=targets, prompts=prompts)
+        return ServedSettings(graphs=targets, prompts=prompts, policy=policy)
     approvers = _approvers(values)
     channel = values.get("COUNTERSIGN_APPROVAL_CHANNEL", "").strip() or None
     if channel is None and approvers:
@@ -120,7 +123,11 @@ def load_served_settings(
             f"not {channel!r}"
         )
     return ServedSettings(
-        graphs=targets, approval_channel=channel, approvers=approvers, prompts=prompts
+        graphs=targets,
+        approval_channel=channel,
+        approvers=approvers,
+        prompts=prompts,
+        policy=policy,
     )
 
 

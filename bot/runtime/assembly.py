@@ -37,6 +37,7 @@ from bot.core.context import ExecutionContext
 from bot.core.dtos import REJECT_REASONS, ToolCallApprovalDecision
 from bot.core.enums import DecidedBy, PauseAnswerer
 from bot.core.errors import AssemblyError, AssemblyViolation
+from bot.core.grants import GRANT_SCOPE_KINDS
 from bot.core.pii import PiiPolicy
 from bot.core.timing import PauseTiming
 from bot.runtime.decision_models import answer_dto_of, is_decision_model
@@ -383,6 +384,13 @@ def _check_role(checker: _Checker, role_cls: type) -> ChannelRoleSpec | None:
         )
     _check_timing(checker, role.name, role.timing)
     check_policy(checker, role.policy, role.name)
+    wrong = [kind for kind in role.grants if kind not in GRANT_SCOPE_KINDS]
+    if wrong or isinstance(role.grants, str):
+        checker.fail(
+            "channel-role.grants",
+            role.name,
+            f"grants= names scopes of {', '.join(GRANT_SCOPE_KINDS)}, not {wrong or role.grants!r}",
+        )
     checker.assembly.roles[role_cls] = role
     checker.assembly.roles_by_name[role.name] = role
     return role
@@ -407,6 +415,13 @@ def check_policy(checker: _Checker, policy: object, where: str) -> None:
     if spec is None or policy in checker.assembly.policies:
         return
     checker.deps(spec)
+    checker.assembly.policies[spec.cls] = spec
+    if spec.combine is not None:
+        if not spec.parts:
+            checker.fail("policy.no-parts", spec.name, "a composed policy names its policies")
+        for part in spec.parts:
+            check_policy(checker, part, spec.name)
+        return
     method = getattr(policy, "decide", None)
     if not callable(method) or not _takes_one_argument(method):
         checker.fail(
@@ -414,8 +429,6 @@ def check_policy(checker: _Checker, policy: object, where: str) -> None:
             spec.name,
             "a policy implements decide(self, ask) -> PolicyDecision (sync or async)",
         )
-        return
-    checker.assembly.policies[spec.cls] = spec
 
 
 def _check_workflow(checker: _Checker, workflow: type) -> None:

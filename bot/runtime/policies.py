@@ -57,16 +57,16 @@ async def policy_decision(
 
 
 async def tell_decided(
-    runtime: Runtime, record: PauseRecord, *, policy: str, decision: ToolCallApprovalDecision
+    runtime: Runtime, record: PauseRecord, *, decided_by: str, decision: ToolCallApprovalDecision
 ) -> None:
-    """Tell the question's channel (best-effort, after the decision is recorded) that
-    ``policy`` decided it, for the requester's thread."""
+    """Tell the question's channel (best-effort, after the decision is recorded) that a policy
+    or a grant (``decided_by``: its name) decided it, for the requester's thread."""
     told = ChannelAutoDecision(
         value=record.ask,
         role=record.role,
         approved=decision.approved,
         reason=decision.reason or "",
-        decided_by=policy,
+        decided_by=decided_by,
         tenant_id=record.tenant_id,
         owner_id=record.owner_id,
         agent=record.agent,
@@ -92,23 +92,41 @@ def _ask_of(binding: ToolBinding, frame: RunFrame, record: PauseRecord) -> Polic
     )
 
 
-async def _decide(runtime: Runtime, policy: type, ask: PolicyAsk) -> object:
+async def _decide(runtime: Runtime, policy: type, ask: PolicyAsk) -> PolicyDecision:
+    """What ``policy`` decides (a composed one: its parts, combined); ``PolicyFailed`` for an
+    answer that is no ``PolicyDecision``."""
+    spec = spec_of(policy)
+    if isinstance(spec, PolicySpec) and spec.combine is not None:
+        return combined(spec.combine, [await _decide(runtime, p, ask) for p in spec.parts])
     instance: Any = runtime.container.create(policy, ask.context)
     decided = instance.decide(ask)
     if inspect.isawaitable(decided):
         decided = await decided
-    return decided
-
-
-def _as_decision(decided: object, record: PauseRecord) -> ToolCallApprovalDecision | None:
-    """The decision a policy's answer is (None: ask a person); ``PolicyFailed`` for anything
-    that is no ``PolicyDecision`` or that the question does not take."""
     if not isinstance(decided, AskPerson | ApproveAtOnce | RejectAtOnce):
         raise PolicyFailed(
             f"decide returned {type(decided).__name__}, not PolicyOutcome.ask() / "
             ".approve(reason) / .reject(reason)"
         )
-    outcome: PolicyDecision = decided
+    return decided
+
+
+def combined(combine: str, decisions: list[PolicyDecision]) -> PolicyDecision:
+    """``all``: a rejection if any rejects, an approval if all approve (their reasons joined),
+    else ask; ``first``: the first that does not ask, else ask."""
+    if combine == "first":
+        return next((d for d in decisions if not isinstance(d, AskPerson)), AskPerson())
+    rejected = [d for d in decisions if isinstance(d, RejectAtOnce)]
+    if rejected:
+        return rejected[0]
+    approved = [d for d in decisions if isinstance(d, ApproveAtOnce)]
+    if decisions and len(approved) == len(decisions):
+        return ApproveAtOnce("; ".join(d.reason for d in approved))
+    return AskPerson()
+
+
+def _as_decision(outcome: PolicyDecision, record: PauseRecord) -> ToolCallApprovalDecision | None:
+    """The decision a policy's answer is (None: ask a person); ``PolicyFailed`` for one
+    without a reason or that the question does not take."""
     match outcome:
         case AskPerson():
             return None

@@ -32,6 +32,7 @@ from bot.runtime.decisions import check_reason, invalid_decision
 from bot.runtime.edit_checks import validate_for
 from bot.runtime.expiry import expire, expires_at, is_due
 from bot.runtime.frame import ClosedByDeadline, RunFrame
+from bot.runtime.grant_checks import described_grant, grant_decision
 from bot.runtime.policies import policy_decision, tell_decided
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
@@ -125,23 +126,31 @@ async def ask_once(
     if record.status is PauseStatus.PENDING and not record.is_sent:
         by_policy = await policy_decision(runtime, binding, frame, record)
         if by_policy is not None:
-            return await _decide_by_policy(runtime, binding, record, *by_policy)
-        return await _send(runtime, binding, frame, record, place)
+            policy, decision = by_policy
+            told = policy
+            responder = policy_responder(policy)
+        else:
+            by_grant = await grant_decision(runtime, binding, record)
+            if by_grant is None:
+                return await _send(runtime, binding, frame, record, place)
+            responder, decision = by_grant
+            told = described_grant(responder)
+        return await _decide_automatically(runtime, binding, record, responder, decision, told)
     return record
 
 
-async def _decide_by_policy(
+async def _decide_automatically(
     runtime: Runtime,
     binding: ToolBinding,
     record: PauseRecord,
-    policy: str,
+    responder: str,
     decision: ToolCallApprovalDecision,
+    decided_by: str,
 ) -> PauseRecord | Taken:
-    """Record the policy's decision (PENDING → TAKEN, DECIDED, its responder the policy)
-    before anything acts on it; the record as it is if it was closed meanwhile."""
-    answer = PauseAnswer(
-        decision=decision.model_dump(mode="json"), responder=policy_responder(policy)
-    )
+    """Record a policy's or a grant's decision (PENDING → TAKEN, DECIDED, ``responder`` naming
+    it) before anything acts on it, then tell the channel; the record as it is if it was closed
+    meanwhile."""
+    answer = PauseAnswer(decision=decision.model_dump(mode="json"), responder=responder)
     mask = await audit_mask(runtime, record, binding.spec.input)
     taken = await runtime.store.close(
         record.pause_id,
@@ -154,8 +163,8 @@ async def _decide_by_policy(
     )
     if taken is None:
         return await _reload(runtime, record.idempotency_key)
-    await tell_decided(runtime, taken, policy=policy, decision=decision)
-    return Taken(decision=decision, responder=answer.responder, record=taken, first_take=True)
+    await tell_decided(runtime, taken, decided_by=decided_by, decision=decision)
+    return Taken(decision=decision, responder=responder, record=taken, first_take=True)
 
 
 async def _check_deadline(runtime: Runtime, closes_at: datetime, key: str) -> None:

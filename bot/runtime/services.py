@@ -9,7 +9,7 @@ from bot.core.clock import Clock
 from bot.core.metrics import Metrics
 from bot.runtime.assembly import Assembly
 from bot.runtime.container import Container
-from bot.store.repositories import PauseStore, ToolRuns
+from bot.store.repositories import Grants, PauseStore, ToolRuns
 
 log = logging.getLogger("countersign")
 
@@ -23,3 +23,5 @@ class Runtime:
     metrics: Metrics
     tool_runs: ToolRuns
     """The runs of attached graphs' tools (``bot.runtime.attached_tools``)."""
+    grants: Grants
+    """Standing grants (``bot.runtime.grant_checks`` uses them before a question is sent)."""

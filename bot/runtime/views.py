@@ -11,6 +11,7 @@ from bot.core.dtos import RejectReason, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.errors import UnknownThreadError
 from bot.core.failures import ExecutionFailure
+from bot.core.grants import grant_of_responder
 from bot.core.policy import policy_of_responder
 from bot.core.results import (
     ChildExecutionRecord,
@@ -62,6 +63,7 @@ class Views:
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
             reject_reason=self._reject_reason(record.role),
+            tool_result=record.tool_result,
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
@@ -195,6 +197,7 @@ def _failure_of(row: ExecutionRow) -> ExecutionFailure | None:
 
 
 def _audit_entry(e: AuditRow) -> PauseAuditEntry:
+    grant = grant_of_responder(e.responder)
     return PauseAuditEntry(
         pause_id=e.pause_id,
         execution_id=e.execution_id,
@@ -208,6 +211,8 @@ def _audit_entry(e: AuditRow) -> PauseAuditEntry:
         decision=e.decision,
         ran_with=e.ran_with,
         policy=policy_of_responder(e.responder),
+        grant_id=None if grant is None else grant[0],
+        granted_by=None if grant is None else grant[1],
     )
 
 

@@ -42,7 +42,7 @@ from bot.security.codec import EncryptingCodec
 from bot.security.errors import ReencryptError
 from bot.security.keys import KeyRing
 from bot.store.database import Database, DatabaseUrl, checkpoint_path
-from bot.store.tables import executions, pause_answers, pauses, tool_runs
+from bot.store.tables import executions, grants, pause_answers, pauses, tool_runs
 
 DEFAULT_BATCH_SIZE = 500
 
@@ -63,9 +63,10 @@ PAYLOAD_COLUMNS: tuple[PayloadColumns, ...] = (
     PayloadColumns(table=executions, keys=("execution_id",), columns=("input", "output", "error")),
     PayloadColumns(table=pause_answers, keys=("id",), columns=("step", "decision", "ran_with")),
     PayloadColumns(table=tool_runs, keys=("run_key",), columns=("result",)),
+    PayloadColumns(table=grants, keys=("grant_id",), columns=("argument_constraint",)),
 )
-"""Every payload column of ``bot.store.sql`` and ``bot.store.tool_runs`` (a test checks no text
-column is forgotten)."""
+"""Every payload column of ``bot.store.sql``, ``bot.store.tool_runs`` and ``bot.store.grants``
+(a test checks no text column is forgotten)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -57,6 +57,7 @@ class ServedGraph:
         settings: Settings | None,
         clock: Clock | None,
         suggested_prompts: Sequence[tuple[str, str]],
+        policy: type | None = None,
     ) -> None:
         if slack is None and web_base_url is None:
             raise SetupError("serve_graph: give slack=SlackSettings(...) or web_base_url=...")
@@ -70,6 +71,7 @@ class ServedGraph:
         self._slack, self._web_base_url = slack, web_base_url
         self._database_url, self._settings, self._clock = database_url, settings, clock
         self._prompts = tuple(suggested_prompts)
+        self._policy = policy
         self._stack = AsyncExitStack()
         self.app: App | None = None
         self.agent: LangGraphAgent | None = None
@@ -132,7 +134,7 @@ class ServedGraph:
         else:
             roles = web_roles(self._approvers or (WEB_PERSON,))
         return served_application(
-            [loaded], answered_by=roles.answered_by, implement=roles.implement
+            [loaded], answered_by=roles.answered_by, implement=roles.implement, policy=self._policy
         )
 
     def _yours(self) -> type:
@@ -176,6 +178,7 @@ def serve_graph(
     settings: Settings | None = None,
     clock: Clock | None = None,
     suggested_prompts: Sequence[tuple[str, str]] = (),
+    policy: type | None = None,
 ) -> ServedGraph:
     """Serve a compiled LangGraph ``graph`` (``async with serve_graph(...) as served``).
 
@@ -185,7 +188,9 @@ def serve_graph(
     on the web (``web_base_url``, no Slack) by ``approvers`` (default ``"you"``). A mention, a
     DM or an assistant thread runs it (``suggested_prompts``: the pane's ``(title,
     message)`` pairs). The graph keeps its checkpointer, or gets the App's. A graph that asks
-    nothing Countersign can put to a person is a ``SetupError`` saying what is supported."""
+    nothing Countersign can put to a person is a ``SetupError`` saying what is supported.
+    ``policy`` (a ``@policy`` class) decides before each question of the roles made for the
+    graph is sent (with ``role=``, name it on your role: ``@channel_role(..., policy=)``)."""
     return ServedGraph(
         graph,
         name=name,
@@ -199,4 +204,5 @@ def serve_graph(
         settings=settings,
         clock=clock,
         suggested_prompts=suggested_prompts,
+        policy=policy,
     )

@@ -80,14 +80,17 @@ def served_application(
     implement: Implement,
     name: str = "served-graphs",
     description: str = "Your own LangGraph agents, approved through Countersign",
+    policy: type | None = None,
 ) -> ServedApplication:
-    """The application of ``graphs``' roles, each implemented by ``implement``."""
+    """The application of ``graphs``' roles, each implemented by ``implement``; ``policy`` (a
+    ``@policy`` class) decides before each of their questions is sent, as on a role."""
     served: list[GraphRoles] = []
     channels: list[type] = []
     for graph in graphs:
-        fallback = _role(graph, None, answered_by)
+        fallback = _role(graph, None, answered_by, policy=policy)
         roles = {
-            tool.name: _role(graph, tool.name, answered_by, schema_of(tool)) for tool in graph.asked
+            tool.name: _role(graph, tool.name, answered_by, schema_of(tool), policy=policy)
+            for tool in graph.asked
         }
         for role in (fallback, *roles.values()):
             channels.append(implement(role, _role_name(graph, _tool_of(role, roles))))
@@ -112,6 +115,8 @@ def _role(
     tool: str | None,
     answered_by: PauseAnswerer,
     approves: type[BaseModel] = ArgumentsAsAsked,
+    *,
+    policy: type | None = None,
 ) -> type:
     """A role (and its keyword interpreter) for ``tool`` of ``graph``; named after both, so
     a restart makes the same names and the questions waiting find their role again."""
@@ -130,6 +135,7 @@ def _role(
         approves=approves,
         answered_by=answered_by,
         reply_interpreter=interpreter,
+        policy=policy,
     )(role_class)
 
 

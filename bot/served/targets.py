@@ -13,6 +13,7 @@ from typing import Final
 from bot.core.errors import SettingsError
 
 GRAPH_SETTING: Final = "COUNTERSIGN_GRAPH"
+POLICY_SETTING: Final = "COUNTERSIGN_POLICY"
 PROMPTS_SETTING: Final = "COUNTERSIGN_ASSISTANT_PROMPTS"
 MAX_PROMPTS: Final = 4
 """Slack's assistant pane shows at most four suggested prompts."""
@@ -54,6 +55,9 @@ class ServedSettings:
     approval_channel: str | None = None
     approvers: tuple[str, ...] = ()
     prompts: tuple[SuggestedPrompt, ...] = ()
+    policy: GraphTarget | None = None
+    """``COUNTERSIGN_POLICY``: the ``@policy`` class (``module:attr``) deciding before the
+    graphs' questions are sent; None: every question is asked."""
 
 
 def graph_targets(text: str) -> tuple[GraphTarget, ...]:
@@ -70,6 +74,20 @@ def graph_targets(text: str) -> tuple[GraphTarget, ...]:
         if target not in targets:
             targets.append(target)
     return tuple(targets)
+
+
+def policy_target(text: str) -> GraphTarget | None:
+    """``COUNTERSIGN_POLICY`` read: one ``module:attr`` (a ``@policy`` class), or None."""
+    entry = text.strip()
+    if not entry:
+        return None
+    module, colon, attribute = entry.partition(":")
+    if not (colon and _DOTTED.fullmatch(module) and _DOTTED.fullmatch(attribute)):
+        raise SettingsError(
+            f"{POLICY_SETTING} is malformed: module:attr (a @policy class), e.g. "
+            f"my_rules:RefundPolicy, not {entry!r}"
+        )
+    return GraphTarget(module=module, attribute=attribute)
 
 
 def suggested_prompts(text: str) -> tuple[SuggestedPrompt, ...]:

@@ -317,6 +317,21 @@ class MemoryStore(PauseStore):
         ]
         return sorted(found, key=_ask_order, reverse=True)[offset : offset + limit]
 
+    async def list_answered(
+        self, tenant_id: str, responder: str, *, limit: int = 20
+    ) -> list[PauseRecord]:
+        answered = (PauseStatus.RESOLVED, PauseStatus.TAKEN)
+        found = [
+            r
+            for r in self._pauses.values()
+            if r.tenant_id == tenant_id
+            and r.status in answered
+            and r.answer is not None
+            and r.answer.responder == responder
+        ]
+        found.sort(key=lambda r: r.resolved_at or r.asked_at, reverse=True)
+        return found[:limit]
+
     async def list_pending_under(
         self, root_execution_id: str, key_prefix: str
     ) -> list[PauseRecord]:

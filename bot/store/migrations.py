@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.store.tables import (
     UtcDateTime,
     executions,
+    grants,
     message_refs,
     metadata,
     pause_answers,
@@ -226,6 +227,12 @@ def _v11_failure_codes(connection: Connection) -> None:
     _add_missing_columns(connection, executions, ["error_code"])
 
 
+def _v12_grants(connection: Connection) -> None:
+    """Standing grants (``cs_grants``): who allowed which tool of a role, within what scope
+    and bound, until when, how many uses. Idempotent (the table and index if missing)."""
+    grants.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -238,6 +245,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v9_trace_context,
     _v10_attached_graphs,
     _v11_failure_codes,
+    _v12_grants,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

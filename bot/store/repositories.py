@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
+from bot.core.grants import Grant, NewGrant
 from bot.core.metrics import PendingByRole
 from bot.store.closings import Closing
 from bot.store.leases import LeaseClaim
@@ -139,6 +140,12 @@ class PausedExecutionRepository(Protocol):
         """PENDING pauses of the tree under a branch (their idempotency key's prefix)."""
         ...
 
+    async def list_answered(
+        self, tenant_id: str, responder: str, *, limit: int = 20
+    ) -> list[PauseRecord]:
+        """Pauses of a tenant ``responder`` answered (RESOLVED or TAKEN), latest answer first."""
+        ...
+
     async def pending_by_role(self) -> list[PendingByRole]:
         """How many pauses wait per role, every tenant together, and the oldest one's ask
         time: one grouped read (``ix_cs_pauses_status_role_asked``), for ``/metrics``."""
@@ -252,6 +259,40 @@ class ToolRuns(Protocol):
 
     async def delete_of_trees_ended_before(self, cutoff: datetime) -> int:
         """Remove the runs of the trees that ended before ``cutoff``; returns how many."""
+        ...
+
+
+class Grants(Protocol):
+    """Standing grants (``cs_grants``): added by an approver, listed, revoked; a use counted
+    atomically across instances (``bot.core.grants`` says what a grant covers)."""
+
+    async def add(self, new: NewGrant) -> Grant:
+        """Store a new grant; the grant as stored (no uses yet)."""
+        ...
+
+    async def get(self, tenant_id: str, grant_id: str) -> Grant | None:
+        """The tenant's grant with this id (active or not); None if there is none."""
+        ...
+
+    async def list_grants(
+        self, tenant_id: str | None, *, now: datetime, include_inactive: bool = False
+    ) -> list[Grant]:
+        """The grants of ``tenant_id`` (None: every tenant's), oldest first; only the active
+        ones at ``now`` unless ``include_inactive``."""
+        ...
+
+    async def candidates(self, tenant_id: str, role: str, tool: str, now: datetime) -> list[Grant]:
+        """The grants active at ``now`` for this tenant, role and tool, oldest first: those
+        that may cover a question (``Grant.covers`` says which do)."""
+        ...
+
+    async def use(self, grant_id: str, now: datetime) -> bool:
+        """Count one use, only if the grant is still active at ``now`` (unrevoked, unexpired,
+        a use left), atomically: of two racing for the last use, one gets it."""
+        ...
+
+    async def revoke(self, tenant_id: str, grant_id: str, *, by: str, at: datetime) -> bool:
+        """Revoke the tenant's grant; False if there is none or it was revoked already."""
         ...
 
 

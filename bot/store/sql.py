@@ -458,6 +458,23 @@ class SqlStore:
             condition = and_(condition, pauses.c.role.in_(list(roles)))
         return await self._many(condition, newest_first=True, limit=limit, offset=offset)
 
+    async def list_answered(
+        self, tenant_id: str, responder: str, *, limit: int = 20
+    ) -> list[PauseRecord]:
+        answered = [PauseStatus.RESOLVED.value, PauseStatus.TAKEN.value]
+        statement = (
+            select(pauses)
+            .where(
+                pauses.c.tenant_id == tenant_id,
+                pauses.c.responder == responder,
+                pauses.c.status.in_(answered),
+            )
+            .order_by(pauses.c.resolved_at.desc(), pauses.c.id.desc())
+            .limit(limit)
+        )
+        rows = await self._tx.read(lambda connection: connection.execute(statement).all())
+        return [self._pause(row) for row in rows]
+
     async def delete_resolved_before(self, cutoff: datetime, *, batch_size: int = 500) -> int:
         closed = [PauseStatus.TAKEN.value, PauseStatus.CANCELLED.value]
 

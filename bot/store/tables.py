@@ -262,3 +262,27 @@ tool_runs = Table(
     Column("finished_at", UtcDateTime),
     Index("ix_cs_tool_runs_root", "root_execution_id"),
 )
+
+grants = Table(
+    "cs_grants",
+    metadata,
+    # a standing grant (v12): an approver's "approve and allow similar" for one tool of a role in
+    # one tenant, within a scope and a constraint on the arguments (sealed: it may quote
+    # customer data), until it expires, for at most max_uses uses (counted atomically)
+    Column("grant_id", String(64), primary_key=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("role", String(255), nullable=False),
+    Column("tool", String(255), nullable=False),
+    Column("granted_by", String(255), nullable=False),
+    Column("scope_thread_id", String(255)),
+    Column("scope_owner_id", String(255)),
+    Column("scope_agent", String(255)),
+    Column("argument_constraint", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("expires_at", UtcDateTime, nullable=False),
+    Column("max_uses", Integer),
+    Column("uses", Integer, nullable=False, default=0),
+    Column("revoked_at", UtcDateTime),
+    Column("revoked_by", String(255)),
+    Index("ix_cs_grants_tenant_role_tool", "tenant_id", "role", "tool", "expires_at"),
+)

@@ -32,24 +32,21 @@ from bot.core.errors import (
     NotPausedError,
     PauseAnswererError,
     ReplyInterpreterMissingError,
-    SelfApprovalError,
     ThreadOwnerError,
     UnknownPauseError,
 )
 from bot.core.results import PauseView
 from bot.runtime.observed_answers import observe_answer
-from channels.slack.authorization import Authorizer
-from channels.slack.feedback import (
+from channels.kit.outcomes import outcome_of, verdict
+from channels.kit.said import closed_sentence, refusal_text
+from channels.kit.texts import (
     NO_LONGER_AVAILABLE,
     NO_LONGER_NEEDED,
-    NOT_AN_APPROVER,
-    NOT_THE_OWNER,
-    Audience,
-    Feedback,
-    already_answered,
+    NO_WORDS_TAKEN,
 )
+from channels.slack.authorization import Authorizer
+from channels.slack.feedback import Audience, Feedback, already_answered
 from channels.slack.gateway import SlackGateway, quote
-from channels.slack.outcomes import outcome_of, verdict
 from channels.slack.render import escape
 from interpreters.keyword import (
     APPROVALS_UNDERSTOOD,
@@ -67,15 +64,7 @@ HOW_TO_REPLY: Final = (
     "Or use the buttons on the message."
 )
 """What a thread reply that was not understood is told: the words understood, in plain words."""
-USE_THE_BUTTONS: Final = (
-    "This request cannot be answered in words: use the buttons on the message "
-    "(Approve, Reject, Edit & approve)."
-)
-
-SELF_APPROVAL: Final = (
-    "You asked for this, so you cannot approve it: someone else must answer "
-    "(this approval separates duties)."
-)
+USE_THE_BUTTONS: Final = NO_WORDS_TAKEN
 
 AfterAck = Callable[[], Coroutine[Any, Any, None]]
 """What an answer still needs once Slack has its acknowledgement."""
@@ -266,7 +255,9 @@ class Answering:
 
     async def _tell_closed(self, pause: PauseView, who: Answerer) -> None:
         """Tell who answered (or that it is no longer needed); bring the message up to date."""
-        if pause.status is PauseStatus.CANCELLED or pause.resolution in (
+        if pause.resolution is PauseResolution.EXPIRED:
+            await self._feedback.tell(who.audience, closed_sentence(pause))  # the kit's words
+        elif pause.status is PauseStatus.CANCELLED or pause.resolution in (
             PauseResolution.WITHDRAWN,
             PauseResolution.CANCELLED,
         ):
@@ -285,25 +276,9 @@ def refused_as(pause: PauseView, words: str) -> CountersignError:
 
 
 def _refusal(error: CountersignError) -> str:
-    """What a person is told about an answer the runtime refused (nothing was recorded)."""
-    match error:
-        case UnknownPauseError():
-            return NO_LONGER_AVAILABLE
-        case SelfApprovalError():
-            return SELF_APPROVAL
-        case ThreadOwnerError():
-            return NOT_THE_OWNER
-        case PauseAnswererError() if error.message in _SLACK_REFUSALS:
-            return error.message  # Slack's own rule, in its own words
-        case PauseAnswererError():
-            return NOT_THE_OWNER
-        case DtoValidationError():  # each field's error, said for a person
-            return f"That answer could not be used: {escape(error.said(), 500)}"
-        case _:
-            return f"That answer could not be used: {escape(error.message, 500)}"
-
-
-_SLACK_REFUSALS: Final = frozenset({NOT_AN_APPROVER, NOT_THE_OWNER})
+    """What a person is told about an answer the runtime refused (nothing was recorded): the
+    kit's sentence (``channels.kit.said``), escaped for mrkdwn."""
+    return escape(refusal_text(error), 600)
 
 
 def _at(place: ReplyPlace) -> tuple[str, str]:

@@ -1,22 +1,21 @@
 """Who may answer a pause from Slack, checked after the ack, before anything is resumed.
 
-A CHANNEL pause: the approvers of its Slack channel (users, or members of user groups), and
-once it is escalated its ``escalate_to`` approvers too (the first answer from either wins). A
-THREAD_OWNER pause: the thread's owner (the runtime checks it again: ``ThreadOwnerError``).
+The kit's rules (``channels.kit.answerers``): a CHANNEL pause, the approvers of its Slack
+channel (users, or members of user groups), and once it is escalated its ``escalate_to``
+approvers too; a THREAD_OWNER pause, the thread's owner (the runtime checks it again).
 Anybody else is refused; the refusal is counted and logged with the Slack user, never the pause.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import assert_never
 
-from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
 from bot.runtime.answers import AnswerCheck
+from channels.kit.answerers import refusal
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
-from channels.slack.feedback import NOT_AN_APPROVER, NOT_THE_OWNER
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,18 +49,10 @@ class Authorizer:
         return await self._refusal(pause, user) is None
 
     async def _refusal(self, pause: PauseView, user: str) -> Refusal | None:
-        match pause.answered_by:
-            case PauseAnswerer.THREAD_OWNER:
-                return None if user == pause.owner_id else Refusal(text=NOT_THE_OWNER)
-            case PauseAnswerer.CHANNEL:
-                channel = self._catalog.slack_channel(pause.channel)
-                if channel is None:
-                    return Refusal(text=NOT_AN_APPROVER)
-                approvers = channel.config.approvers
-                if pause.escalated:  # its escalation approvers may answer too
-                    approvers = approvers + channel.config.escalate_to
-                if await self._directory.may_answer(user, approvers):
-                    return None
-                return Refusal(text=NOT_AN_APPROVER)
-            case _:
-                assert_never(pause.answered_by)
+        channel = self._catalog.slack_channel(pause.channel)
+
+        async def among(approvers: Sequence[str]) -> bool:
+            return await self._directory.may_answer(user, approvers)
+
+        words = await refusal(pause, user, None if channel is None else channel.config, among=among)
+        return None if words is None else Refusal(text=words)

@@ -17,13 +17,12 @@ thread replies that answer it are handled by ``channels.slack.SlackBot``, which 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Final
 
-from bot.components.decorators import channel
-from bot.components.specs import ChannelRoleSpec, spec_of
 from bot.core.channel import (
     AwaitReply,
     ChannelAsk,
+    ChannelAutoDecision,
     ChannelEscalation,
     ChannelOf,
     ChannelOutcome,
@@ -33,6 +32,7 @@ from bot.core.channel import (
 from bot.core.context import ExecutionContext
 from bot.core.enums import PauseAnswerer
 from bot.core.errors import SetupError
+from channels.kit.factory import PeopleRules, implement_role, listed, role_people, role_spec
 from channels.slack.approvers import is_approver_id
 from channels.slack.catalog import CONFIG_ATTRIBUTE, SlackChannelConfig
 from channels.slack.conversation_ids import ANY_KIND, is_conversation_id
@@ -65,6 +65,9 @@ class SlackChannel(ChannelOf):
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
         await self._gateway.show_withdrawn(withdrawal, answered_by=self.slack.answered_by)
 
+    async def auto_decided(self, decision: ChannelAutoDecision) -> None:
+        await self._gateway.tell_auto_decided(decision)
+
     async def remind(self, reminder: ChannelReminder) -> None:
         await self._gateway.remind(reminder, config=self.slack)
 
@@ -95,42 +98,57 @@ def slack_channel(
     one the escalation is a reply in the question's thread mentioning them. Misuse raises
     ``SetupError`` at once.
     """
-    spec = spec_of(role)
-    if not isinstance(spec, ChannelRoleSpec):
+    where = f"slack_channel {name}"
+    spec = role_spec(role, channel="slack_channel")
+    conversation = _conversation(conversation, spec.answered_by, name)
+    escalation = listed(escalate_to, "escalate_to", where)
+    conversations = [c for c in escalation if is_conversation_id(c)]
+    if len(conversations) > 1:
         raise SetupError(
-            f"slack_channel: {getattr(role, '__name__', role)!s} is not a @channel_role"
+            f"{where}: escalate_to names one conversation at most, got {conversations!r}"
         )
-    answered_by = _answered_by(spec)
-    escalation_approvers, escalation_conversation = _escalate_to(escalate_to, answered_by, name)
-    config = SlackChannelConfig(
-        conversation=_conversation(conversation, answered_by, name),
-        approvers=_approvers(approvers, answered_by, name),
-        answered_by=answered_by,
-        role=spec.name,
-        escalate_to=escalation_approvers,
-        escalation_conversation=escalation_conversation,
-    )
-    namespace = {
-        CONFIG_ATTRIBUTE: config,
-        "slack": config,
-        "implementation_name": name,
-        "escalates": bool(escalate_to),
-        "__module__": role.__module__,
-        "__doc__": f"Asks {spec.name} in Slack.",
-    }
-    cls = type(f"Slack{role.__name__}", (SlackChannel, role), namespace)
-    decorate = channel(
+    if conversations and spec.answered_by is not PauseAnswerer.CHANNEL:
+        raise SetupError(
+            f"{where}: its role is answered by the thread's owner: nobody else may answer it, "
+            "leave escalate_to out"
+        )
+    people = role_people(
+        role,
+        approvers=approvers,
+        escalate_to=[c for c in escalation if c not in conversations],
+        rules=SLACK_PEOPLE,
+        channel="slack_channel",
         name=name,
-        description=description or f"Asks in Slack: {spec.description}",
-        deps=[SlackGateway, ExecutionContext],
     )
-    return decorate(cls)
+    config = SlackChannelConfig(
+        conversation=conversation,
+        approvers=people.approvers,
+        answered_by=people.answered_by,
+        role=people.role.name,
+        escalate_to=people.escalate_to,
+        escalation_conversation=conversations[0] if conversations else None,
+    )
+    return implement_role(
+        role,
+        name=name,
+        base=SlackChannel,
+        config=config,
+        attribute=CONFIG_ATTRIBUTE,
+        also_as="slack",
+        label="in Slack",
+        deps=[SlackGateway, ExecutionContext],
+        escalates=bool(escalate_to),
+        description=description,
+        prefix="Slack",
+    )
 
 
-def _answered_by(spec: ChannelRoleSpec) -> PauseAnswerer:
-    if not isinstance(spec.answered_by, PauseAnswerer):
-        raise SetupError(f"slack_channel: the role {spec.name} has no valid answered_by")
-    return spec.answered_by
+SLACK_PEOPLE: Final = PeopleRules(
+    valid=is_approver_id,
+    described="Slack user ids (U…, W…) or user-group ids (S…), or in escalate_to one "
+    "conversation id (C…, G…)",
+    one_of="one approver (a user id U… or a user-group id S…)",
+)
 
 
 def _conversation(conversation: str | None, answered_by: PauseAnswerer, name: str) -> str | None:
@@ -142,52 +160,3 @@ def _conversation(conversation: str | None, answered_by: PauseAnswerer, name: st
             f"(C…, G… or D…), got {conversation!r}"
         )
     return conversation
-
-
-def _approvers(approvers: Sequence[str], answered_by: PauseAnswerer, name: str) -> tuple[str, ...]:
-    if isinstance(approvers, str):
-        raise SetupError(f"slack_channel {name}: approvers is a list of ids, not one string")
-    wrong = [a for a in approvers if not is_approver_id(a)]
-    if wrong:
-        raise SetupError(
-            f"slack_channel {name}: approvers must be Slack user ids (U…, W…) or user-group "
-            f"ids (S…), got {wrong!r}"
-        )
-    if answered_by is PauseAnswerer.CHANNEL and not approvers:
-        raise SetupError(
-            f"slack_channel {name}: its role is answered through the channel: name at least "
-            "one approver (a user id U… or a user-group id S…)"
-        )
-    if answered_by is PauseAnswerer.THREAD_OWNER and approvers:
-        raise SetupError(
-            f"slack_channel {name}: its role is answered by the thread's owner: approvers "
-            "would be ignored, leave them out"
-        )
-    return tuple(dict.fromkeys(approvers))
-
-
-def _escalate_to(
-    escalate_to: Sequence[str], answered_by: PauseAnswerer, name: str
-) -> tuple[tuple[str, ...], str | None]:
-    """``escalate_to`` as (its user and user-group ids, its conversation id or None)."""
-    if isinstance(escalate_to, str):
-        raise SetupError(f"slack_channel {name}: escalate_to is a list of ids, not one string")
-    if escalate_to and answered_by is not PauseAnswerer.CHANNEL:
-        raise SetupError(
-            f"slack_channel {name}: its role is answered by the thread's owner: nobody else "
-            "may answer it, leave escalate_to out"
-        )
-    conversations = [c for c in escalate_to if is_conversation_id(c)]
-    wrong = [a for a in escalate_to if a not in conversations and not is_approver_id(a)]
-    if wrong:
-        raise SetupError(
-            f"slack_channel {name}: escalate_to must be Slack user ids (U…, W…), user-group "
-            f"ids (S…) or one conversation id (C…, G…), got {wrong!r}"
-        )
-    if len(conversations) > 1:
-        raise SetupError(
-            f"slack_channel {name}: escalate_to names one conversation at most, got "
-            f"{conversations!r}"
-        )
-    approvers = tuple(dict.fromkeys(a for a in escalate_to if a not in conversations))
-    return approvers, conversations[0] if conversations else None

@@ -7,26 +7,37 @@ ephemeral message (``/pending``) → its ``response_url``; in the App Home → a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from channels.kit.texts import (
+    NO_LONGER_AVAILABLE,
+    NO_LONGER_NEEDED,
+    NOT_AN_APPROVER,
+    NOT_THE_OWNER,
+)
+from channels.kit.texts import already_answered as answered_first
 from channels.slack.redaction import log, redact, web_log
 
-NO_LONGER_AVAILABLE: Final = "This request is no longer available."
-NO_LONGER_NEEDED: Final = "This request is no longer needed."
-NOT_AN_APPROVER: Final = "Sorry, you are not one of the approvers of this request."
-NOT_THE_OWNER: Final = "Sorry, only the person who asked may answer this request."
+__all__ = [
+    "NOT_AN_APPROVER",
+    "NOT_THE_OWNER",
+    "NO_LONGER_AVAILABLE",
+    "NO_LONGER_NEEDED",
+    "Audience",
+    "Feedback",
+    "already_answered",
+]
 
 
 def already_answered(by: str | None) -> str:
     """Who answered, mentioned when it is a Slack user (an API answer names someone else)."""
     if by and by[:1] in ("U", "W") and by.isalnum():
-        return f"This request was already answered by <@{by}>."
-    return "This request was already answered."
+        return answered_first(f"<@{by}>")
+    return answered_first(None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,6 +20,7 @@ from bot.app import App
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
 from bot.core.errors import OVERRIDES_FIELD
+from channels.kit.offers import not_offered
 from channels.slack.answering import AfterAck, Answerer, Answering, ModalAnswer, ReplyPlace
 from channels.slack.conversations import Conversations
 from channels.slack.feedback import Feedback
@@ -52,12 +53,6 @@ SEVERAL_IN_THREAD: Final = (
 MAX_REASON: Final = 3000  # ToolCallApprovalDecision's limit (the modal's too)
 MAX_ERROR: Final = 300  # what a modal shows under an input
 EMPTY_REQUEST: Final = "Tell me what to do in the same message, e.g. “refund order 7”."
-
-
-def not_offered(kind: ModalKind) -> str:
-    """What a click on a button the message no longer offers (or never did) is told."""
-    answer = {"edit": "edits", "reject": "rejections", "respond": "answers in its place"}[kind]
-    return f"This request does not take {answer}: answer it with the buttons on its message."
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,8 +116,9 @@ class Flows:
         pause = await self._answering.waiting_pause(pause_id, who)
         if pause is None:
             return
-        if not self._gateway.approval_view(pause).offered.allows(kind):
-            await self._feedback.tell(who.audience, not_offered(kind))
+        offers = self._gateway.approval_view(pause).offered
+        if not offers.allows(kind):
+            await self._feedback.tell(who.audience, not_offered(offers))
             return
         metadata = self._signer.seal(
             ModalMetadata(

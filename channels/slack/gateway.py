@@ -16,10 +16,17 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import App
-from bot.core.channel import ChannelAsk, ChannelEscalation, ChannelReminder, ChannelWithdrawal
+from bot.core.channel import (
+    ChannelAsk,
+    ChannelAutoDecision,
+    ChannelEscalation,
+    ChannelReminder,
+    ChannelWithdrawal,
+)
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
+from channels.kit.outcomes import Outcome
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
 from channels.slack.nudge_marks import end_mark, find_marked, nudge_mark, question_mark
@@ -27,7 +34,6 @@ from channels.slack.outcomes import approval_view, closed_resolution, outcome_of
 from channels.slack.redaction import log, redact
 from channels.slack.render import ApprovalView, escape
 from channels.slack.render_message import (
-    Outcome,
     approval_message,
     escalation_text,
     outcome_message,
@@ -352,6 +358,7 @@ class SlackGateway:
             allowed_decisions=question.value.allowed_decisions,
             request=question.value.request,
             stated_reason=question.value.stated_reason,
+            question=self._catalog.question_template(tool, agent=question.agent, role=role),
         )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
@@ -361,6 +368,9 @@ class SlackGateway:
             role_description=self._catalog.role_description(pause.role),
             reads_replies=self._catalog.role_reads_replies(pause.role),
             separates_duties=self._catalog.role_separates_duties(pause.role),
+            question=self._catalog.question_template(
+                pause.ask.tool, agent=pause.agent, role=pause.role
+            ),
         )
 
     async def _settle_note(self, pause_id: str, view: ApprovalView, outcome: Outcome) -> None:
@@ -386,6 +396,22 @@ class SlackGateway:
         if retried and await find_marked(self.client, mark, channel=channel, thread_ts=thread):
             return
         await self.say_in_thread(channel, thread, text, metadata=mark)
+
+    async def tell_auto_decided(self, decided: ChannelAutoDecision) -> None:
+        """Tell the requester, in the Slack thread where they started the work, that a policy
+        decided their request at once ("Refunds a card was approved automatically by
+        refund-policy: under 50.00"); nothing when the work was not started in Slack."""
+        thread = SlackThread.parse(decided.thread_id)
+        if thread is None:
+            return
+        what = self._catalog.tool_description(
+            decided.value.tool, agent=decided.agent, role=decided.role
+        )
+        mark = ":white_check_mark:" if decided.approved else ":x:"
+        text = (
+            f"{mark} *{escape(what or decided.value.tool, 200)}* was {escape(decided.text, 2000)}"
+        )
+        await self.say_in_thread(thread.channel, thread.ts, text)
 
     # ---------------------------------------------------------------- threads
 

@@ -7,17 +7,15 @@ the THREAD_OWNER pauses of threads they own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Final
 
 from bot.app import App
-from bot.core.enums import PauseAnswerer
 from bot.core.results import PendingPause
+from channels.kit.waiting import waiting_for
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
-from channels.slack.render_pending import PendingItemView, listed_order
-
-MAX_LISTED: Final = 500
+from channels.slack.render_pending import PendingItemView
 
 
 class PendingLists:
@@ -27,52 +25,17 @@ class PendingLists:
         self._directory = directory
 
     async def for_user(self, *, tenant_id: str, user: str) -> list[PendingItemView]:
-        """The pauses ``user`` may answer: what expires first at the top, then newest first."""
-        roles = [
-            impl.config.role
-            for impl in self._catalog.answered_by_channel()
-            if await self._directory.may_answer(user, impl.config.approvers)
-        ]
-        pending: list[PendingPause] = []
-        if roles:
-            pending += await self._app.list_pending(
-                tenant_id=tenant_id,
-                answered_by=PauseAnswerer.CHANNEL,
-                roles=sorted(set(roles)),
-                include_channel_pause_ids=True,
-                limit=MAX_LISTED,
-            )
-        pending += await self._escalated_to(tenant_id, user, exclude=set(roles))
-        pending += await self._app.list_pending(
-            tenant_id=tenant_id,
-            answered_by=PauseAnswerer.THREAD_OWNER,
-            owner_id=user,
-            limit=MAX_LISTED,
+        """The pauses ``user`` may answer (``channels.kit.waiting``): what expires first at
+        the top, then newest first."""
+
+        async def among(approvers: Sequence[str]) -> bool:
+            return await self._directory.may_answer(user, approvers)
+
+        waiting = await waiting_for(
+            self._app, self._catalog, tenant_id=tenant_id, person=user, among=among
         )
         now = self._app.clock.now()
-        return listed_order([self._item(p, now) for p in pending if p.pause_id is not None])
-
-    async def _escalated_to(
-        self, tenant_id: str, user: str, *, exclude: set[str]
-    ) -> list[PendingPause]:
-        """The escalated pauses of the roles whose ``escalate_to`` names ``user`` (and whose
-        approvers do not: those are listed already)."""
-        roles = {
-            impl.config.role
-            for impl in self._catalog.answered_by_channel()
-            if impl.config.role not in exclude
-            and await self._directory.may_answer(user, impl.config.escalate_to)
-        }
-        if not roles:
-            return []
-        waiting = await self._app.list_pending(
-            tenant_id=tenant_id,
-            answered_by=PauseAnswerer.CHANNEL,
-            roles=sorted(roles),
-            include_channel_pause_ids=True,
-            limit=MAX_LISTED,
-        )
-        return [p for p in waiting if p.escalated]
+        return [self._item(w.pending, now) for w in waiting]
 
     def _item(self, pending: PendingPause, now: datetime) -> PendingItemView:
         assert pending.pause_id is not None
@@ -95,4 +58,7 @@ class PendingLists:
             expires_at=pending.expires_at,
             time_left=None if expires is None else expires - now,
             allowed_decisions=pending.ask.allowed_decisions,
+            question=self._catalog.question_template(
+                pending.ask.tool, agent=pending.agent, role=pending.role
+            ),
         )

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, Literal, assert_never
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 from slack_sdk.errors import SlackObjectFormationError
@@ -32,7 +32,9 @@ from slack_sdk.models.views import View
 
 from bot.core.errors import UsageError
 from bot.core.sensitive import mask_arguments
-from channels.slack.render_values import field_title, format_value
+from channels.kit.offers import Offered, offered
+from channels.kit.question import question_title
+from channels.kit.values import field_title, format_value
 
 # --------------------------------------------------------------------------------------------
 # Ids the listeners match on.
@@ -123,64 +125,30 @@ class ApprovalView:
     allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
     request: str | None = None  # what the requester asked, in their words (masked)
     stated_reason: str | None = None  # the agent's words before the call (masked)
+    question: str | None = None  # the tool's or role's ``question=`` template
+    tool_result: str | None = None  # what the tool returned, once it ran after the answer
 
     @property
     def offered(self) -> Offered:
         """The buttons the message offers: only the answers the asker takes."""
-        return offered(self.allowed_decisions, input_model=self.input_model)
+        return offered(self.allowed_decisions, tool_input=self.input_model)
 
     @property
     def title(self) -> str:
-        """What is asked, for a person: the tool's description (its first line), else its name."""
-        return request_title(self.tool, self.tool_description)
+        """What is asked, for a person (``channels.kit.question.question_title``): the
+        question template filled in, else the description's first line."""
+        return question_title(
+            self.question,
+            model=self.input_model,
+            arguments=self.arguments,
+            description=self.tool_description,
+            tool=self.tool,
+        )
 
     @property
     def role_label(self) -> str:
         """Who answers, for a person: the role's description, else its name."""
         return " ".join(self.role_description.split()) or self.role
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Offered:
-    """Which of Approve, Reject, Edit & approve and Answer instead a question offers."""
-
-    approve: bool = True
-    reject: bool = True
-    edit: bool = True
-    respond: bool = False  # only where the asker names it (an attached graph's ``respond``)
-
-    def allows(self, kind: ActionKind) -> bool:
-        """Whether a click of ``kind`` answers (or opens a modal for) something offered."""
-        match kind:
-            case "approve":
-                return self.approve
-            case "reject":
-                return self.reject
-            case "edit":
-                return self.edit
-            case "respond":
-                return self.respond
-            case "page":
-                return True
-            case _:
-                assert_never(kind)
-
-
-def offered(
-    allowed_decisions: Sequence[str] | None, *, input_model: type[BaseModel] | None
-) -> Offered:
-    """What to offer for a question whose asker takes ``allowed_decisions`` (None: all); Edit &
-    approve needs the tool's input model too (the modal is built from it)."""
-
-    def takes(kind: str) -> bool:
-        return allowed_decisions is None or kind in allowed_decisions
-
-    return Offered(
-        approve=takes("approve"),
-        reject=takes("reject"),
-        edit=takes("edit") and input_model is not None,
-        respond=allowed_decisions is not None and "respond" in allowed_decisions,
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,11 +197,8 @@ def escape(text: str, limit: int) -> str:
 
 
 def request_title(tool: str, description: str) -> str:
-    """A request's title: the first line of the tool's description without its final full
-    stop ("Refunds a card"); "Approve <tool>?" when the tool has no description."""
-    lines = description.strip().splitlines()
-    first = " ".join(lines[0].split()).removesuffix(".").strip() if lines else ""
-    return first or f"Approve {tool}?"
+    """A request's title without a template (``channels.kit.question.question_title``)."""
+    return question_title(None, model=None, arguments={}, description=description, tool=tool)
 
 
 def mention(user_id: str) -> str:

@@ -23,8 +23,8 @@ from pydantic_core import ErrorDetails, PydanticUndefined
 
 from bot.core.field_errors import NOT_FINITE, said
 from bot.core.sensitive import MASK, sensitive_fields
+from channels.kit.values import humanize
 from channels.slack.render import ApprovalView, RenderError, truncate
-from channels.slack.render_values import humanize
 
 VALUE_ACTION: Final = "value"
 

@@ -5,10 +5,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final, TypeAlias, assert_never
+from typing import Any, Final, assert_never
 
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
 
+from channels.kit.outcomes import (
+    Approved,
+    Cancelled,
+    DecidedAtOnce,
+    Expired,
+    Outcome,
+    Rejected,
+    Responded,
+    Withdrawn,
+    words_of,
+)
+from channels.kit.question import asker_said, changes_of
+from channels.kit.texts import not_by_the_requester, tool_returned
 from channels.slack.render import (
     MAX_HEADER_TEXT,
     MAX_SECTION_TEXT,
@@ -37,71 +50,6 @@ REJECT_REPLY_HINT: Final = (
 
 _MAX_ARGUMENT_FIELDS: Final = 40  # four sections: the message stays readable and far from 50 blocks
 _MAX_REASON: Final = 2500
-
-
-# --------------------------------------------------------------------------------------------
-# Outcomes: a closed union, matched exhaustively.
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Approved:
-    """Approved by ``by`` (a Slack user id); ``overrides`` are the edited arguments, if any.
-
-    ``read_as`` is the thread reply the approval was read from, when it came from one.
-    """
-
-    by: str
-    overrides: Mapping[str, Any] | None = None
-    read_as: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Rejected:
-    """Rejected by ``by``, with an optional reason; ``read_as`` as for :class:`Approved`."""
-
-    by: str
-    reason: str | None = None
-    read_as: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Responded:
-    """Answered by ``by`` in place of the tool (the tool did not run): ``response`` is what the
-    asker reads instead of its result."""
-
-    by: str
-    response: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DecidedAtOnce:
-    """Decided without asking anybody (e.g. by a policy), approved or rejected."""
-
-    approved: bool
-    reason: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Withdrawn:
-    """The agent no longer needs the answer."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Cancelled:
-    """The run was cancelled; ``by`` (a Slack user id) when someone stopped it (an agent
-    session's Stop)."""
-
-    by: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Expired:
-    """Nobody answered before the question's expiry (not a rejection)."""
-
-
-Outcome: TypeAlias = (
-    Approved | Rejected | Responded | DecidedAtOnce | Withdrawn | Cancelled | Expired
-)
 
 
 # --------------------------------------------------------------------------------------------
@@ -163,8 +111,7 @@ def _reply_hint(view: ApprovalView) -> str | None:
 
 
 def _not_by_the_requester(view: ApprovalView) -> str:
-    requester = f"<@{view.owner_id}>" if view.owner_id else "The requester"
-    return f"{requester} asked for this and cannot approve it: someone else must answer."
+    return not_by_the_requester(f"<@{view.owner_id}>" if view.owner_id else "")
 
 
 def outcome_message(view: ApprovalView, outcome: Outcome) -> RenderedMessage:
@@ -176,6 +123,9 @@ def outcome_message(view: ApprovalView, outcome: Outcome) -> RenderedMessage:
         SectionBlock(text=mrkdwn(truncate(said.headline, MAX_SECTION_TEXT))),
         *said.details,
     ]
+    if view.tool_result:  # how it ended, in the kit's words
+        ended = tool_returned(view.tool_result)
+        blocks.append(ContextBlock(elements=[mrkdwn(escape(ended, 1500))]))
     text = f"{escape(view.title, 300)}: {said.summary}"
     return finish_message(text=text, blocks=blocks, surface="outcome message")
 
@@ -187,7 +137,7 @@ def _question(view: ApprovalView) -> list[Block]:
     rest = _below_header(view.tool_description, title)
     if rest:
         blocks.append(SectionBlock(text=mrkdwn(escape(rest, MAX_SECTION_TEXT))))
-    said = (view.description or "").strip()
+    said = asker_said(view.description)  # the kit's rule: a generic default says nothing
     if said and said != rest:
         blocks.append(SectionBlock(text=mrkdwn(escape(said, MAX_SECTION_TEXT))))
     fields = argument_fields(view.input_model, view.arguments)
@@ -203,7 +153,7 @@ def _question(view: ApprovalView) -> list[Block]:
 
 def context_line(request: str | None, stated_reason: str | None) -> str:
     """Why the agent asks, on one line: what was asked and the agent's own words (masked when
-    they were kept; quoted, escaped and cut here)."""
+    they were kept; quoted, escaped and cut here), in the kit's words."""
     parts = []
     if request:
         parts.append(f"Asked: “{escape(' '.join(request.split()), 300)}”")
@@ -222,11 +172,10 @@ def _below_header(description: str, title: str) -> str:
 
 
 def _asked_by(view: ApprovalView) -> ContextBlock:
-    """Who asked, through which agent, who answers; the tool's own name last, for the record."""
+    """Who asked, through which agent, and who answers (the tool's id is not for people)."""
     parts = [
         f"Asked by {mention(view.owner_id)} through {escape(view.agent, 200)}",
         escape(view.role_label, 300),
-        f"tool {escape(view.tool, 200)}",
     ]
     return ContextBlock(elements=[mrkdwn(" · ".join(parts))])
 
@@ -242,70 +191,49 @@ class _Description:
     details: list[Block] = field(default_factory=list)
 
 
+_EMOJI: Final = {
+    "approved": ":white_check_mark:",
+    "rejected": ":x:",
+    "responded": ":speech_balloon:",
+    "withdrawn": ":heavy_minus_sign:",
+    "cancelled": ":no_entry_sign:",
+    "expired": ":hourglass:",
+}
+
+
 def _describe(view: ApprovalView, outcome: Outcome) -> _Description:
+    """The kit's words of ``outcome`` (``channels.kit.outcomes``) in mrkdwn: the lead in bold,
+    who answered mentioned, their own words quoted; an edit's changes, a reply's reading."""
+    words = words_of(outcome)
+    emoji = (
+        ":octagonal_sign:" if isinstance(outcome, Cancelled) and outcome.by else _EMOJI[words.tone]
+    )
+    by = f" by {mention(words.by)}" if words.by else ""
+    note = f": {words.note}" if words.note else ""
+    headline = f"{emoji} *{words.lead}*{by}{note}{_quoted(words.quote)}"
+    details: list[Block] = []
     match outcome:
-        case Approved(by=by, overrides=overrides, read_as=read_as):
+        case Approved(overrides=overrides, read_as=read_as):
             edits = _edited_fields(view, overrides)
-            headline = f":white_check_mark: *Approved* by {mention(by)}"
             if edits:
-                headline += " with edited arguments:"
-            details = [
-                *field_sections(edits, max_fields=20),
-                *_read_as(read_as, "approve"),
-            ]
-            return _Description(
-                headline=headline, summary=f"approved by {mention(by)}", details=details
-            )
-        case Rejected(by=by, reason=reason, read_as=read_as):
-            return _Description(
-                headline=f":x: *Rejected* by {mention(by)}{_quoted(reason)}",
-                summary=f"rejected by {mention(by)}",
-                details=_read_as(read_as, "reject"),
-            )
-        case Responded(by=by, response=response):
-            return _Description(
-                headline=f":speech_balloon: *Answered instead of the tool* by {mention(by)}"
-                f"{_quoted(response)}",
-                summary=f"answered by {mention(by)} instead of the tool",
-            )
-        case DecidedAtOnce(approved=approved, reason=reason):
-            verdict = "approved" if approved else "rejected"
-            emoji = ":white_check_mark:" if approved else ":x:"
-            return _Description(
-                headline=f"{emoji} *Decided at once: {verdict}*{_quoted(reason)}",
-                summary=f"decided at once: {verdict}",
-            )
-        case Withdrawn():
-            return _Description(
-                headline=":heavy_minus_sign: *No longer needed*",
-                summary="no longer needed",
-            )
-        case Cancelled(by=by) if by:
-            return _Description(
-                headline=f":octagonal_sign: *Stopped* by {mention(by)}",
-                summary=f"stopped by {mention(by)}",
-            )
-        case Cancelled():
-            return _Description(headline=":no_entry_sign: *Cancelled*", summary="cancelled")
-        case Expired():
-            return _Description(
-                headline=":hourglass: *Expired*: nobody answered in time",
-                summary="expired: nobody answered in time",
-            )
+                headline += "\nWhat changed:"
+            details = [*field_sections(edits, max_fields=20), *_read_as(read_as, "approve")]
+        case Rejected(read_as=read_as):
+            details = _read_as(read_as, "reject")
+        case Responded() | DecidedAtOnce() | Withdrawn() | Cancelled() | Expired():
+            pass
         case _:
             assert_never(outcome)
+    return _Description(headline=headline, summary=words.summary(mention), details=details)
 
 
 def _edited_fields(view: ApprovalView, overrides: Mapping[str, Any] | None) -> list[str]:
-    """The overridden arguments that differ from the asked ones, masked like the question."""
-    if not overrides:
-        return []
-    changed = {
-        name: value
-        for name, value in overrides.items()
-        if name not in view.arguments or view.arguments[name] != value
-    }
-    return argument_fields(view.input_model, changed)
+    """What an edit changed, ``*Title*\nwas → now`` (``channels.kit.question.changes_of``),
+    masked like the question."""
+    return [
+        f"*{escape(c.title, 150)}*\n{escape(f'{c.was} → {c.now}', 1800)}"
+        for c in changes_of(view.input_model, view.arguments, overrides)
+    ]
 
 
 def _quoted(reason: str | None) -> str:

@@ -10,6 +10,16 @@ from typing import Final, assert_never
 
 from slack_sdk.models.blocks import Block, ContextBlock, SectionBlock
 
+from channels.kit.outcomes import (
+    Approved,
+    Cancelled,
+    DecidedAtOnce,
+    Expired,
+    Outcome,
+    Rejected,
+    Responded,
+    Withdrawn,
+)
 from channels.slack.render import (
     ApprovalView,
     RenderedMessage,
@@ -19,16 +29,6 @@ from channels.slack.render import (
     finish_message,
     mention,
     mrkdwn,
-)
-from channels.slack.render_message import (
-    Approved,
-    Cancelled,
-    DecidedAtOnce,
-    Expired,
-    Outcome,
-    Rejected,
-    Responded,
-    Withdrawn,
 )
 
 _MAX_SUMMARY: Final = 1000

@@ -21,6 +21,9 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.core.time_left import expiring_first, parse_instant, time_left_text
+from channels.kit.offers import offered
+from channels.kit.question import question_title
+from channels.kit.texts import NOTHING_WAITS
 from channels.slack.render import (
     MAX_FIELDS,
     PENDING_PAGE_ACTION,
@@ -34,11 +37,10 @@ from channels.slack.render import (
     finish_view,
     mention,
     mrkdwn,
-    offered,
-    request_title,
 )
 
-EMPTY_LIST: Final = "Nothing is waiting for you. :tada:"
+EMPTY_LIST: Final = NOTHING_WAITS
+"""The kit's sentence for an empty list, as the web's inbox says it."""
 PREVIOUS_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:previous"
 NEXT_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:next"
 
@@ -62,6 +64,7 @@ class PendingItemView:
     expires_at: str | None = None  # ISO 8601; None if it never expires
     time_left: timedelta | None = None  # until it expires, when it does
     allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
+    question: str | None = None  # the tool's or role's ``question=`` template
 
 
 def pending_list(
@@ -129,7 +132,7 @@ def _item_blocks(item: PendingItemView, *, index: int) -> list[Block]:
     fields = argument_fields(item.input_model, item.arguments, max_value=_MAX_VALUE)
     shown = [mrkdwn(field) for field in capped(fields, max_fields=MAX_FIELDS)]
     title = SectionBlock(text=mrkdwn(_item_text(item)), fields=shown or None)
-    offers = offered(item.allowed_decisions, input_model=item.input_model)
+    offers = offered(item.allowed_decisions, tool_input=item.input_model)
     buttons = approval_buttons(item.pause_id, offers=offers, suffix=str(index))
     return [DividerBlock(), title, *buttons]
 
@@ -138,7 +141,7 @@ def _item_text(item: PendingItemView) -> str:
     """The request by its title, who asked through which agent, who answers, when."""
     role = " ".join(item.role_description.split()) or item.role
     parts = [
-        f"*{escape(request_title(item.tool, item.tool_description), 150)}*",
+        f"*{escape(_title(item), 150)}*",
         f"asked by {mention(item.owner_id)} through {escape(item.agent, 150)}",
         escape(role, 150),
         _when(item.asked_at),
@@ -166,3 +169,14 @@ def _pager(page: int, pages: int) -> ActionsBlock:
     if page < pages:
         buttons.append(ButtonElement(text="Next", action_id=NEXT_PAGE_ACTION, value=str(page + 1)))
     return ActionsBlock(elements=buttons)
+
+
+def _title(item: PendingItemView) -> str:
+    """The item's question (``channels.kit.question.question_title``)."""
+    return question_title(
+        item.question,
+        model=item.input_model,
+        arguments=item.arguments,
+        description=item.tool_description,
+        tool=item.tool,
+    )

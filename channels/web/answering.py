@@ -11,7 +11,7 @@ tells, and its HTTP status.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final, assert_never
+from typing import assert_never
 
 from bot.app import App
 from bot.core.answers import (
@@ -23,26 +23,25 @@ from bot.core.answers import (
     ReplyKept,
 )
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import (
     REASON_FIELD,
     CountersignError,
     DtoValidationError,
     ReplyInterpreterMissingError,
-    SelfApprovalError,
     UnknownPauseError,
 )
 from bot.core.results import PauseView
+from channels.kit.outcomes import outcome_of, words_of
+from channels.kit.said import refusal_text
+from channels.kit.texts import (
+    NO_WORDS_TAKEN,
+    SOME_VALUES,
+    not_understood,
+)
 from channels.web.catalog import WebCatalog
 from channels.web.links import Link
 from channels.web.notify import log
 from channels.web.offers import Action, not_offered
-
-NO_LONGER_AVAILABLE: Final = "This request is no longer available."
-SELF_APPROVAL: Final = (
-    "You asked for this, so you cannot approve it: someone else must answer "
-    "(this approval separates duties)."
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,9 +105,9 @@ class WebAnswering:
                 return await self._said(await self._app.read_kept(received, continue_run=False))
             case NotUnderstood(reason=reason, error=error):
                 if isinstance(error, ReplyInterpreterMissingError):
-                    text = "This request cannot be answered in words: use the buttons."
+                    text = NO_WORDS_TAKEN
                 else:
-                    text = f"Not understood: {reason} The request still waits for your answer."
+                    text = not_understood(reason)
                 return Said(status=422, text=text)
             case AlreadyClosed(pause=pause):
                 return Said(status=409, text=closed_text(pause, None), closed=True)
@@ -119,15 +118,15 @@ class WebAnswering:
 
 
 def _refused(error: CountersignError) -> Said:
+    """A refused answer: the kit's sentence (``channels.kit.said``) with the page's status; a
+    refused decision said field by field (``_invalid``)."""
     match error:
         case UnknownPauseError():
-            return Said(status=404, text=NO_LONGER_AVAILABLE, closed=True)
-        case SelfApprovalError():
-            return Said(status=403, text=SELF_APPROVAL)
+            return Said(status=404, text=refusal_text(error), closed=True)
         case DtoValidationError():
             return _invalid(error)
         case _:
-            return Said(status=403, text=error.message)
+            return Said(status=403, text=refusal_text(error))
 
 
 def _invalid(error: DtoValidationError) -> Said:
@@ -142,31 +141,10 @@ def _invalid(error: DtoValidationError) -> Said:
     return Said(status=422, text=error.message, field_error=error.message)
 
 
-SOME_VALUES: Final = "Some values need a change: see below."
-
-
 def closed_text(pause: PauseView, viewer: str | None) -> str:
-    """What a question that no longer waits says about how it closed."""
-    if pause.resolution is PauseResolution.EXPIRED:
-        return "Nobody answered in time: this request expired."
-    if pause.status is PauseStatus.CANCELLED or pause.resolution in (
-        PauseResolution.WITHDRAWN,
-        PauseResolution.CANCELLED,
-    ):
-        if pause.resolution is PauseResolution.CANCELLED:
-            return "This request was cancelled: no answer is needed any more."
-        return "This request was withdrawn: no answer is needed any more."
-    decision = pause.decision
-    who = "you" if viewer is not None and pause.responder == viewer else (pause.responder or "")
-    by = f" by {who}" if who else ""
-    if decision is None:
-        return f"This request was answered{by}."
-    if pause.resolution is PauseResolution.DECIDED and not pause.responder:
-        by = " at once"
-    if decision.response is not None:
-        return f"Answered instead{by}: {decision.response}"
-    if decision.approved:
-        changed = " with changes" if decision.override_arguments else ""
-        return f"Approved{changed}{by}."
-    reason = f": {decision.reason}" if decision.reason else "."
-    return f"Rejected{by}{reason}"
+    """What a question that no longer waits says about how it closed (the kit's words;
+    ``viewer`` is named "you")."""
+    outcome = outcome_of(pause)
+    if outcome is None:
+        return ""
+    return words_of(outcome).sentence(lambda who: "you" if who == viewer else who)

@@ -22,8 +22,6 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import ClassVar, Final, Protocol
 
-from bot.components.decorators import channel
-from bot.components.specs import ChannelRoleSpec, spec_of
 from bot.core.channel import (
     AwaitReply,
     ChannelAsk,
@@ -34,8 +32,9 @@ from bot.core.channel import (
     ChannelWithdrawal,
 )
 from bot.core.context import ExecutionContext
-from bot.core.enums import PauseAnswerer
+from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.errors import SetupError
+from channels.kit.factory import PeopleRules, implement_role, role_people
 from channels.web.catalog import CONFIG_ATTRIBUTE, WebChannelConfig
 from channels.web.links import LinkKind, LinkSigner
 from channels.web.notify import NoticeKind, Notifier, WebNotice, log, notify_each
@@ -54,6 +53,12 @@ class DescribeTool(Protocol):
     def __call__(self, tool: str, *, agent: str, role: str) -> str: ...
 
 
+class TitleQuestion(Protocol):
+    """The title of a question (``channels.kit.question.title_of``)."""
+
+    def __call__(self, value: ToolCallApprovalAsk, *, agent: str, role: str) -> str: ...
+
+
 class WebOutbox:
     """Where web channels send: it signs a link per person and hands each its notice."""
 
@@ -65,12 +70,14 @@ class WebOutbox:
         notifier: Notifier,
         link_lifetime: timedelta,
         describe_tool: DescribeTool,
+        title: TitleQuestion | None = None,
     ) -> None:
         self._signer = signer
         self._base_url = base_url.rstrip("/")
         self._notifier = notifier
         self._lifetime = link_lifetime
         self._describe = describe_tool
+        self._title = title or (lambda value, *, agent, role: "")
 
     @property
     def base_url(self) -> str:
@@ -155,6 +162,7 @@ class WebOutbox:
                 tool_description=self._describe(
                     question.value.tool, agent=question.agent, role=question.role
                 ),
+                title=self._title(question.value, agent=question.agent, role=question.role),
                 role_description=config.role_description,
                 tenant_id=question.tenant_id,
                 kind=kind,
@@ -214,72 +222,41 @@ def web_channel(
     ``notify``: this channel's notifier (questions, reminders, escalations), instead of the
     ``WebServer``'s. Misuse raises ``SetupError`` at once.
     """
-    spec = spec_of(role)
-    if not isinstance(spec, ChannelRoleSpec):
-        raise SetupError(f"web_channel: {getattr(role, '__name__', role)!s} is not a @channel_role")
-    if not isinstance(spec.answered_by, PauseAnswerer):
-        raise SetupError(f"web_channel: the role {spec.name} has no valid answered_by")
     if notify is not None and not callable(notify):
         raise SetupError(f"web_channel {name}: notify is an async callable taking a WebNotice")
+    people = role_people(
+        role,
+        approvers=approvers,
+        escalate_to=escalate_to,
+        rules=WEB_PEOPLE,
+        channel="web_channel",
+        name=name,
+    )
     config = WebChannelConfig(
-        approvers=_approvers(approvers, spec.answered_by, name),
-        answered_by=spec.answered_by,
-        role=spec.name,
-        role_description=spec.description,
-        escalate_to=_escalate_to(escalate_to, spec.answered_by, name),
+        approvers=people.approvers,
+        answered_by=people.answered_by,
+        role=people.role.name,
+        role_description=people.role.description,
+        escalate_to=people.escalate_to,
         notify=notify,
     )
-    namespace = {
-        CONFIG_ATTRIBUTE: config,
-        "web": config,
-        "implementation_name": name,
-        "escalates": bool(escalate_to),
-        "__module__": role.__module__,
-        "__doc__": f"Asks {spec.name} on the web.",
-    }
-    cls = type(f"Web{role.__name__}", (WebChannel, role), namespace)
-    decorate = channel(
+    return implement_role(
+        role,
         name=name,
-        description=description or f"Asks on the web: {spec.description}",
+        base=WebChannel,
+        config=config,
+        attribute=CONFIG_ATTRIBUTE,
+        also_as="web",
+        label="on the web",
         deps=[WebOutbox, ExecutionContext],
+        escalates=bool(escalate_to),
+        description=description,
+        prefix="Web",
     )
-    return decorate(cls)
 
 
-def _names(names: Sequence[str], what: str, name: str) -> tuple[str, ...]:
-    if isinstance(names, str):
-        raise SetupError(f"web_channel {name}: {what} is a list of names, not one string")
-    wrong = [a for a in names if not _APPROVER.fullmatch(a)]
-    if wrong:
-        raise SetupError(
-            f"web_channel {name}: {what} are user names or e-mail addresses (letters, "
-            f"digits, . _ @ + -), got {wrong!r}"
-        )
-    return tuple(dict.fromkeys(names))
-
-
-def _escalate_to(
-    escalate_to: Sequence[str], answered_by: PauseAnswerer, name: str
-) -> tuple[str, ...]:
-    people = _names(escalate_to, "escalate_to", name)
-    if people and answered_by is not PauseAnswerer.CHANNEL:
-        raise SetupError(
-            f"web_channel {name}: its role is answered by the thread's owner: nobody else "
-            "may answer it, leave escalate_to out"
-        )
-    return people
-
-
-def _approvers(approvers: Sequence[str], answered_by: PauseAnswerer, name: str) -> tuple[str, ...]:
-    people = _names(approvers, "approvers", name)
-    if answered_by is PauseAnswerer.CHANNEL and not people:
-        raise SetupError(
-            f"web_channel {name}: its role is answered through the channel: name at least one "
-            "approver"
-        )
-    if answered_by is PauseAnswerer.THREAD_OWNER and people:
-        raise SetupError(
-            f"web_channel {name}: its role is answered by the thread's owner: approvers would "
-            "be ignored, leave them out"
-        )
-    return people
+WEB_PEOPLE: Final = PeopleRules(
+    valid=lambda person: _APPROVER.fullmatch(person) is not None,
+    described="user names or e-mail addresses (letters, digits, . _ @ + -)",
+    noun="names",
+)

@@ -28,8 +28,10 @@ import enum
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Final, Protocol
+
+from channels.kit.question import when
 
 log: Final = logging.getLogger("countersign.web")
 
@@ -60,10 +62,13 @@ class WebNotice:
     approvers: tuple[str, ...] = ()
     """Who the question was asked of (its approvers; for a THREAD_OWNER question its owner);
     on a reminder after the escalation, the ``escalate_to`` people too: who may answer."""
+    title: str = ""
+    """The question as a person reads it (``channels.kit.question``): "Refund 120.00 to the
+    card of order A-1001?"; empty: the tool's description is used."""
 
     @property
     def subject(self) -> str:
-        what = self.tool_description or self.tool
+        what = self.title or self.tool_description or self.tool
         match self.kind:
             case NoticeKind.QUESTION:
                 return f"Approval needed: {what}"
@@ -118,11 +123,6 @@ async def notify_each(notifier: Notifier, notices: Sequence[WebNotice]) -> int:
         else:
             taken += 1
     return taken
-
-
-def when(instant: datetime) -> str:
-    """A moment for a person: ``2026-03-02 09:00 UTC``."""
-    return instant.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _names(names: Sequence[str]) -> str:

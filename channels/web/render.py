@@ -7,12 +7,19 @@ link it was opened with.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any, Final
 
+from channels.kit.question import Ending, QuestionView, ShownField, left, when
+from channels.kit.texts import (
+    NO_ARGUMENTS,
+    REPLY_MEANS,
+    REPLY_TITLE,
+    RESPOND_MEANS,
+    RESPOND_TITLE,
+)
 from channels.web.form import FormField, Submission, shown_value
 from channels.web.offers import Offered
 
@@ -53,6 +60,23 @@ ul.inbox a { font-weight: 600; }
 .note { display: inline-block; margin-left: .5rem; padding: 0 .45rem; border-radius: 4px;
   background: #fff4e0; color: #7a4b00; font-size: .85rem; }
 .timing { color: #7a4b00; }
+.context { margin: .3rem 0; }
+.outcome { border-left-width: 6px; }
+.outcome h2 { margin-bottom: .4rem; } .outcome h3 { font-size: .95rem; margin: .8rem 0 .3rem; }
+.tone-approved { border-left-color: #2e7d32; } h2.tone-approved { color: #2e7d32; }
+.tone-rejected { border-left-color: #c62828; } h2.tone-rejected { color: #c62828; }
+.tone-responded { border-left-color: #6a3fb5; } h2.tone-responded { color: #6a3fb5; }
+.tone-expired { border-left-color: #b26a00; } h2.tone-expired { color: #b26a00; }
+.tone-withdrawn { border-left-color: #5a6370; } h2.tone-withdrawn { color: #5a6370; }
+.tone-cancelled { border-left-color: #37474f; } h2.tone-cancelled { color: #37474f; }
+.notice.approved { border-color: #2e7d32; background: #edf7ee; }
+.notice.rejected { border-color: #c62828; background: #fdecec; }
+.notice.responded { border-color: #6a3fb5; background: #f3eefb; }
+.notice.expired { border-color: #b26a00; background: #fff4e0; }
+.notice.withdrawn { border-color: #5a6370; background: #f0f1f3; }
+.notice.cancelled { border-color: #37474f; background: #eceff1; }
+del { color: #8a2a2a; } ins { color: #1b5e20; text-decoration: none; font-weight: 700; }
+ul.inbox .who { color: #1d1f23; }
 """
 
 
@@ -73,23 +97,6 @@ def message_page(title: str, text: str, *, home: str = "") -> str:
     return page(
         title, f"<section><h1>{escape(title)}</h1><p>{escape(text)}</p></section>", home=home
     )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Question:
-    """A question as its page shows it: arguments already masked."""
-
-    tool: str
-    tool_description: str
-    role_description: str
-    arguments: Mapping[str, Any]
-    asked_by: str
-    asked_at: str
-    answering_as: str
-    description: str = ""  # what the asker says about this call (an attached graph's)
-    timing: str = ""  # when it expires, how often it was reminded, whether it was escalated
-    request: str = ""  # what the requester asked, in their words (masked when kept)
-    stated_reason: str = ""  # the agent's own words before the call (masked when kept)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,46 +123,103 @@ class Notice:
 
 
 def question_page(
-    question: Question, *, forms: Forms | None, notice: Notice | None, inbox: str = ""
+    question: QuestionView,
+    *,
+    forms: Forms | None,
+    notice: Notice | None,
+    inbox: str = "",
+    ending: Ending | None = None,
 ) -> str:
     """A question's page: what is asked, then the forms (``forms=None``: it no longer waits,
-    ``notice`` says why)."""
-    parts = [_summary(question)]
+    ``notice`` says why); once answered, its outcome, what changed, what ran and how it ended."""
+    parts = [summary(question)]
     if notice is not None:
         parts.append(_notice(notice))
+    if question.outcome is not None:
+        parts.append(outcome_section(question, ending))
     if forms is not None:
         parts.append(_forms(forms))
     if inbox:
         parts.append(f'<p><a href="{escape(inbox)}">Back to your inbox</a></p>')
-    return page(question.tool_description or question.tool, "".join(parts), home=inbox)
+    return page(question.title, "".join(parts), home=inbox)
 
 
-def _summary(q: Question) -> str:
-    rows = "".join(
-        f"<dt>{escape(title)}</dt><dd>{escape(plain_text(value))}</dd>"
-        for title, value in q.arguments.items()
-    )
+def summary(q: QuestionView) -> str:
+    """What is asked: the title, who asked and why, the values, the time."""
     return (
-        f'<section><p class="meta">{escape(q.role_description)}</p>'
-        f"<h1>{escape(q.tool_description or q.tool)}</h1>"
-        f"{_paragraph(q.description)}"
-        f"{_paragraph(_context(q), css='meta')}"
-        f'<p class="meta">Tool <code>{escape(q.tool)}</code> · asked by {escape(q.asked_by)}'
-        f" · {escape(q.asked_at)}</p>"
-        f'<dl class="args">{rows}</dl>'
-        f"{_paragraph(q.timing, css='meta timing')}"
-        f'<p class="meta">You answer as <strong>{escape(q.answering_as)}</strong>.</p></section>'
+        f'<section><p class="meta">{escape(q.role)}</p>'
+        f"<h1>{escape(q.title)}</h1>"
+        f"{_paragraph(q.details)}"
+        f'<p class="meta">{escape(asked_line(q))}</p>'
+        f"{_quote('Asked', q.request)}{_quote('The agent says', q.stated_reason)}"
+        f"{fields_list(q.fields)}"
+        f"{_paragraph(timing_line(q), css='meta timing')}</section>"
     )
 
 
-def _context(q: Question) -> str:
-    """Why the agent asks, on one line: what was asked, and the agent's own words."""
+def asked_line(q: QuestionView) -> str:
+    """``Asked by alice through refund-agent · 2026-03-02 09:00 UTC``."""
+    who = f"Asked by {q.requester}" if q.requester else "Asked"
+    through = f" through {q.agent}" if q.agent else ""
+    at = f" · {when(q.asked_at)}" if q.asked_at is not None else ""
+    return f"{who}{through}{at}"
+
+
+def timing_line(q: QuestionView) -> str:
+    """When a waiting question expires, its reminders, its escalation."""
+    if not q.waiting:
+        return ""
     parts = []
-    if q.request:
-        parts.append(f"Asked: “{' '.join(q.request.split())}”")
-    if q.stated_reason:
-        parts.append(f"The agent says: “{' '.join(q.stated_reason.split())}”")
-    return " · ".join(parts)
+    if q.expires_at is not None:
+        parts.append(f"Expires {when(q.expires_at)} ({left(q.time_left)}) if nobody answers.")
+    reminded = reminded_text(q.reminded)
+    said = [s for s in (reminded, "escalated" if q.escalated else "") if s]
+    if said:
+        parts.append(f"{' and '.join(said).capitalize()}.")
+    return " ".join(parts)
+
+
+def reminded_text(reminded: int) -> str:
+    """``reminded 2 times``; empty before the first reminder."""
+    if reminded <= 0:
+        return ""
+    return "reminded once" if reminded == 1 else f"reminded {reminded} times"
+
+
+def fields_list(fields: Sequence[ShownField], *, css: str = "args") -> str:
+    if not fields:
+        return f'<p class="meta">{escape(NO_ARGUMENTS)}</p>'
+    rows = "".join(f"<dt>{escape(f.title)}</dt><dd>{escape(f.value)}</dd>" for f in fields)
+    return f'<dl class="{css}">{rows}</dl>'
+
+
+def outcome_section(q: QuestionView, ending: Ending | None) -> str:
+    """The outcome in its own tone, what an edit changed, what ran, how the run ended."""
+    words = q.words
+    assert words is not None
+    parts = [f'<h2 class="tone-{words.tone}">{escape(words.lead)}</h2>']
+    if q.changes:
+        rows = "".join(
+            f"<dt>{escape(c.title)}</dt><dd><del>{escape(c.was)}</del> → "
+            f"<ins>{escape(c.now)}</ins></dd>"
+            for c in q.changes
+        )
+        parts.append(f'<h3>What changed</h3><dl class="args">{rows}</dl>')
+    if q.ran_with:
+        parts.append(f"<h3>What ran</h3>{fields_list(q.ran_with)}")
+    if ending is not None:
+        css = "field-error" if ending.failed else "meta"
+        parts.append(f'<h3>How it ended</h3><p class="{css}">{escape(ending.text)}</p>')
+    return f'<section class="outcome tone-{words.tone}">{"".join(parts)}</section>'
+
+
+def _quote(label: str, text: str) -> str:
+    if not text:
+        return ""
+    return (
+        f'<p class="context"><span class="meta">{escape(label)}:</span> '
+        f"“{escape(' '.join(text.split()))}”</p>"
+    )
 
 
 def _paragraph(text: str, *, css: str = "") -> str:
@@ -163,13 +227,6 @@ def _paragraph(text: str, *, css: str = "") -> str:
         return ""
     shown = f' class="{css}"' if css else ""
     return f"<p{shown}>{escape(text)}</p>"
-
-
-def plain_text(value: object) -> str:
-    """A value as one line of text (a string as it is, anything else as JSON)."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _notice(notice: Notice) -> str:
@@ -212,18 +269,18 @@ def _forms(forms: Forms) -> str:
         parts.append(_edit(forms))
     if offers.respond:
         parts.append(
-            '<section><h2>Answer instead</h2><p class="meta">The tool does not run: the agent '
-            'reads your answer in its place.</p><form method="post">'
-            f"{_hidden(forms.csrf, 'respond')}"
+            f'<section><h2>{escape(RESPOND_TITLE)}</h2><p class="meta">{escape(RESPOND_MEANS)}'
+            f'</p><form method="post">{_hidden(forms.csrf, "respond")}'
             '<label for="response">Your answer, in place of the tool</label>'
             '<textarea id="response" name="response" rows="3" maxlength="3000" required>'
             f"{escape(forms.response)}</textarea>"
             "<button>Answer instead</button></form></section>"
         )
-    if offers.reply:
+    elif offers.reply:  # one free-text box: where respond is offered, it is that one
         parts.append(
-            '<section><h2>Or answer in your own words</h2><form method="post">'
-            f'{_hidden(forms.csrf, "reply")}<label for="reply">Your answer</label>'
+            f'<section><h2>{escape(REPLY_TITLE)}</h2><p class="meta">{escape(REPLY_MEANS)}</p>'
+            f'<form method="post">{_hidden(forms.csrf, "reply")}'
+            '<label for="reply">Your answer</label>'
             f'<input type="text" id="reply" name="reply" maxlength="3000" required '
             f'value="{escape(forms.reply)}" placeholder="approve, or reject: too expensive">'
             "<button>Send</button></form></section>"

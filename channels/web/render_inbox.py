@@ -1,54 +1,79 @@
-"""The inbox page: what waits for one person, what expires first at the top.
+"""The inbox page: what waits for one person (what expires first at the top), then what they
+decided (what they answered, what ran, how it ended).
 
 Pure, like ``render``: HTML out, every value escaped, no script.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
-from channels.web.render import page, plain_text
+from channels.kit.question import Ending, QuestionView, left, one_line
+from channels.kit.texts import NOTHING_DECIDED, NOTHING_WAITS
+from channels.web.render import asked_line, page, reminded_text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InboxEntry:
+    """One question in the inbox, and the link that opens it as this person."""
+
     url: str
-    tool: str
-    tool_description: str
-    arguments: Mapping[str, Any]  # masked
-    asked_at: str
-    time_left: str = ""  # "3 h 20 min left"; empty when it never expires
-    reminded: str = ""  # "reminded 2 times"; empty before the first reminder
-    escalated: bool = False  # it was escalated to the person whose inbox this is
+    question: QuestionView
+    escalated: bool = False
+    """It was escalated to the person whose inbox this is."""
+    ending: Ending | None = None
+    """How the run ended (a decided question's)."""
 
     def notes(self) -> list[str]:
-        shown = [self.time_left, self.reminded, "escalated to you" if self.escalated else ""]
-        return [n for n in shown if n]
+        q = self.question
+        if not q.waiting:
+            return []
+        shown = [left(q.time_left), reminded_text(q.reminded)]
+        return [n for n in (*shown, "escalated to you" if self.escalated else "") if n]
 
 
-def inbox_page(approver: str, entries: Sequence[InboxEntry], *, extra: str = "") -> str:
-    """What waits for ``approver`` in the order given; ``extra`` (HTML) goes above the list."""
+def inbox_page(
+    approver: str,
+    entries: Sequence[InboxEntry],
+    *,
+    decided: Sequence[InboxEntry] = (),
+    extra: str = "",
+) -> str:
+    """What waits for ``approver`` in the order given, then what they decided; ``extra``
+    (HTML) goes above the list."""
     if entries:
-        items = "".join(_item(e) for e in entries)
-        listing = f'<ul class="inbox">{items}</ul>'
+        listing = f'<ul class="inbox">{"".join(_item(e) for e in entries)}</ul>'
     else:
-        listing = '<p class="meta">Nothing waits for you.</p>'
-    body = f"{extra}<section><h1>Waiting for {escape(approver)}</h1>{listing}</section>"
+        listing = f'<p class="meta">{escape(NOTHING_WAITS)}</p>'
+    if decided:
+        answered = f'<ul class="inbox decided">{"".join(_item(e) for e in decided)}</ul>'
+    else:
+        answered = f'<p class="meta">{escape(NOTHING_DECIDED)}</p>'
+    body = (
+        f"{extra}<section><h1>Waiting for {escape(approver)}</h1>{listing}</section>"
+        f"<section><h2>Decided</h2>{answered}</section>"
+    )
     return page("Inbox", body, home="/inbox")
 
 
 def _item(entry: InboxEntry) -> str:
+    q = entry.question
     notes = "".join(f'<span class="note">{escape(n)}</span>' for n in entry.notes())
+    words = q.words
+    outcome = ""
+    if words is not None:
+        said = words.sentence(lambda who: who)
+        outcome = f'<div class="tone-{words.tone}"><strong>{escape(said)}</strong></div>'
+        if q.ran_with:
+            outcome += f'<div class="meta">What ran: {escape(one_line(q.ran_with))}</div>'
+        if entry.ending is not None:
+            outcome += f'<div class="meta">{escape(entry.ending.text)}</div>'
+    request = f"Asked: “{' '.join(q.request.split())}”" if q.request else ""
     return (
-        f'<li class="card"><a href="{escape(entry.url)}">'
-        f"{escape(entry.tool_description or entry.tool)}</a>{notes}"
-        f'<div class="meta">{escape(_one_line(entry.arguments))} · {escape(entry.asked_at)}'
-        "</div></li>"
+        f'<li class="card"><a href="{escape(entry.url)}">{escape(q.title)}</a>{notes}'
+        f'<div class="meta who">{escape(asked_line(q))}</div>'
+        + (f'<div class="meta">{escape(request)}</div>' if request else "")
+        + f'<div class="meta">{escape(one_line(q.fields))}</div>{outcome}</li>'
     )
-
-
-def _one_line(arguments: Mapping[str, Any]) -> str:
-    return " · ".join(f"{k}: {plain_text(v)}" for k, v in arguments.items())

@@ -30,7 +30,6 @@ inline style, forms only to this origin), no referrer to other sites, and no cac
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import hmac
 import secrets
@@ -44,10 +43,12 @@ from aiohttp import web
 from bot.app import App
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
+from bot.core.errors import CountersignError
 from bot.core.results import PauseView
-from bot.core.sensitive import mask_arguments
 from bot.runtime.probes import add_probe_routes
-from channels.web.answering import NO_LONGER_AVAILABLE, Said, WebAnswering, closed_text
+from channels.kit.question import Ending, ending_of, question_view, title_of
+from channels.kit.texts import NO_LONGER_AVAILABLE, NOT_TAKEN, SOME_VALUES, WRITE_FIRST
+from channels.web.answering import Said, WebAnswering, closed_text
 from channels.web.catalog import WebCatalog
 from channels.web.channel import INBOX_PATH, QUESTION_PATH, WebOutbox
 from channels.web.form import Submission, form_fields, read_form
@@ -63,12 +64,10 @@ from channels.web.render import (
     STYLESHEET_PATH,
     Forms,
     Notice,
-    Question,
     message_page,
     question_page,
 )
 from channels.web.render_inbox import inbox_page
-from channels.web.times import Waiting
 
 INBOX: Final = "/inbox"
 SESSION_COOKIE: Final = "countersign_session"
@@ -116,6 +115,9 @@ class WebServer:
             notifier=notifier,
             link_lifetime=link_lifetime,
             describe_tool=self._tool_description,
+            title=lambda value, *, agent, role: title_of(
+                value, self._catalog, agent=agent, role=role
+            ),
         )
         self._inbox_list = WebInbox(app, self._catalog, self.outbox)
         app.provide(WebOutbox, self.outbox)
@@ -192,7 +194,7 @@ class WebServer:
         if pause is None:
             response = html(message_page("Not available", NO_LONGER_AVAILABLE), status=404)
         else:
-            response = self._question_response(request, link, pause, csrf=csrf, said=None)
+            response = await self._question_response(request, link, pause, csrf=csrf, said=None)
         self.sign_in(response, approver=link.approver, tenant_id=link.tenant_id)
         self._cookie(response, CSRF_COOKIE, csrf)
         return response
@@ -247,15 +249,15 @@ class WebServer:
         if pause is None:
             return html(message_page("Not available", NO_LONGER_AVAILABLE), status=404)
         if pause.status is not PauseStatus.PENDING:
-            return self._question_response(request, link, pause, csrf=csrf, said=None)
+            return await self._question_response(request, link, pause, csrf=csrf, said=None)
         offers = self._catalog.offers(pause)
         if not offers.edit or pause.tool_input is None:
             said = Said(status=403, text=not_offered(offers))
-            return self._question_response(request, link, pause, csrf=csrf, said=said)
+            return await self._question_response(request, link, pause, csrf=csrf, said=said)
         submission = read_form(pause.tool_input, pause.ask.arguments, fields)
         if submission.overrides is None:
-            said = Said(status=422, text="Some values need a change: see below.")
-            return self._question_response(
+            said = Said(status=422, text=SOME_VALUES)
+            return await self._question_response(
                 request, link, pause, csrf=csrf, said=said, submission=submission
             )
         decision = ToolCallApprovalDecision(approved=True, override_arguments=submission.overrides)
@@ -283,7 +285,7 @@ class WebServer:
         pause = await self._app.find_pause(link.pause_id, tenant_id=link.tenant_id)
         if pause is None:
             return html(message_page("Not available", NO_LONGER_AVAILABLE), status=404)
-        return self._question_response(
+        return await self._question_response(
             request,
             link,
             pause,
@@ -312,7 +314,9 @@ class WebServer:
                 status=401,
             )
         entries = await self._inbox_list.entries(session)
-        return html(inbox_page(session.approver, entries, extra=self._inbox_note))
+        decided = await self._inbox_list.decided(session)
+        page = inbox_page(session.approver, entries, decided=decided, extra=self._inbox_note)
+        return html(page)
 
     # ---------------------------------------------------------------- helpers
 
@@ -320,7 +324,7 @@ class WebServer:
         binding = self._app.assembly.binding_of(tool, agent=agent, role=role)
         return "" if binding is None else binding.spec.description
 
-    def _question_response(
+    async def _question_response(
         self,
         request: web.Request,
         link: Link,
@@ -332,25 +336,21 @@ class WebServer:
         reply: str = "",
         response: str = "",
     ) -> web.Response:
-        question = _question(pause, link, self._catalog.role_description(pause.role))
-        if pause.status is PauseStatus.PENDING:
-            waiting = Waiting.of(
-                pause.expires_at,
-                now=self._app.clock.now(),
-                reminded=pause.reminded,
-                escalated=pause.escalated,
-            )
-            question = dataclasses.replace(question, timing=waiting.summary())
+        question = question_view(pause, self._catalog, now=self._app.clock.now())
         inbox = INBOX
         if pause.status is not PauseStatus.PENDING:
             text = closed_text(pause, link.approver)
-            tone = "done"
+            tone: str = question.words.tone if question.words is not None else "done"
             if said is not None and said.status == 409:
-                text = f"Your answer was not taken. {text}"
+                text = f"{NOT_TAKEN} {text}"
                 tone = "bad"
             status = said.status if said is not None else 200
             page = question_page(
-                question, forms=None, notice=Notice(text=text, tone=tone), inbox=inbox
+                question,
+                forms=None,
+                notice=Notice(text=text, tone=tone),
+                inbox=inbox,
+                ending=await self._ending(pause),
             )
             return html(page, status=status)
         refusal = self._catalog.refusal(pause, link.approver)
@@ -361,7 +361,7 @@ class WebServer:
             csrf=self._csrf_token(csrf, request.path),
             fields=form_fields(pause.tool_input) if pause.tool_input is not None else (),
             real_arguments=pause.ask.arguments,
-            offers=self._catalog.offers(pause),
+            offers=question.offers,
             submission=submission,
             reply=reply,
             response=response,
@@ -370,6 +370,15 @@ class WebServer:
         notice = None if said is None else Notice(text=said.text, tone="bad")
         status = 200 if said is None else said.status
         return html(question_page(question, forms=forms, notice=notice, inbox=inbox), status=status)
+
+    async def _ending(self, pause: PauseView) -> Ending | None:
+        """How the run went on after ``pause`` closed: its failure, or the agent's last words
+        once it completed; None while it still runs (or is unknown here)."""
+        try:
+            result = await self._app.get_result(pause.execution_id, tenant_id=pause.tenant_id)
+        except CountersignError:
+            result = None
+        return ending_of(result, tool_result=pause.tool_result)
 
     def _link(self, request: web.Request, kind: LinkKind) -> Link:
         try:
@@ -414,28 +423,9 @@ class WebServer:
         )
 
 
-def _question(pause: PauseView, link: Link, role_description: str) -> Question:
-    masked = mask_arguments(pause.tool_input, pause.ask.arguments)
-    titles = {}
-    if pause.tool_input is not None:
-        titles = {f.key: f.title for f in form_fields(pause.tool_input)}
-    return Question(
-        tool=pause.ask.tool,
-        tool_description=pause.tool_description,
-        role_description=role_description,
-        arguments={titles.get(k, k): v for k, v in masked.items()},
-        asked_by=pause.owner_id,
-        asked_at=pause.asked_at[:16].replace("T", " "),
-        answering_as=link.approver,
-        description=pause.ask.description or "",
-        request=pause.ask.request or "",
-        stated_reason=pause.ask.stated_reason or "",
-    )
-
-
 _TEXT_FORMS: Final = {
-    "respond": ("response", "Write your answer first."),
-    "reply": ("reply", "Write your answer first."),
+    "respond": ("response", WRITE_FIRST),
+    "reply": ("reply", WRITE_FIRST),
 }
 """The forms that answer with a text: the field it is in, and what to say when it is empty."""
 

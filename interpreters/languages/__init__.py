@@ -7,7 +7,8 @@ them; emoji and Slack shortcodes are shared by every language (the English table
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 __all__ = ["LANGUAGE_CODES", "Language", "language_of"]
 
@@ -41,6 +42,9 @@ class Language:
     """Replies that reject, shown in ``reply_help`` (a test reads each as a rejection)."""
     rejection_with_reason: tuple[str, str] = ("", "")
     """A rejection with its reason and the reason read from it, shown in ``reply_help``."""
+    causes: Mapping[str, str] = field(default_factory=dict)
+    """Why a reply was not understood, in this language, by the English cause ("{}" where the
+    words go); a cause not in it is said in English."""
     negation_after: bool = False
     fold_accents: bool = True
     elisions: frozenset[str] = frozenset()

@@ -18,6 +18,24 @@ LANGUAGE = Language(
     approvals=("genehmigt", "ja", "ok", "passt", "einverstanden", "👍"),
     rejections=("abgelehnt", "nein", "nö", "👎"),
     rejection_with_reason=("abgelehnt: falscher Kunde", "falscher Kunde"),
+    causes={
+        "The reply has no words.": "Die Antwort enthält keine Wörter.",
+        "The reply reads as a question.": "Die Antwort liest sich als Frage.",
+        'The reply is unsure or asks to wait ("{}").': "Die Antwort ist unsicher oder bittet zu warten („{}“).",
+        'The reply sets a condition ("{}").': "Die Antwort stellt eine Bedingung („{}“).",
+        'The reply takes something back or makes an exception ("{}").': "Die Antwort nimmt etwas zurück oder macht eine Ausnahme („{}“).",
+        'The reply asks for a change ("{}").': "Die Antwort verlangt eine Änderung („{}“).",
+        "The reply both approves and rejects.": "Die Antwort genehmigt und lehnt zugleich ab.",
+        'An approval cannot carry "{}": it may change the call.': "Eine Genehmigung kann „{}“ nicht enthalten: es könnte den Aufruf ändern.",
+        "The reply negates a negation.": "Die Antwort verneint eine Verneinung.",
+        'Cannot tell which verdict "{}" negates.': "Unklar, welche Entscheidung „{}“ verneint.",
+        'Cannot tell what "{}" refers to.': "Unklar, worauf sich „{}“ bezieht.",
+        "No verdict found.": "Keine Entscheidung gefunden.",
+        'Cannot tell what "{}" after the verdict means.': "Unklar, was „{}“ nach der Entscheidung bedeutet.",
+        'Put a reason after a colon: "reject: <reason>".': "Den Grund nach einem Doppelpunkt: „abgelehnt: <Grund>“.",
+        "The reply quotes a verdict: answer without the quote.": "Die Antwort zitiert eine Entscheidung: antworte ohne das Zitat.",
+        "The reply reads as an approval in one language, a rejection in another.": "Die Antwort liest sich in einer Sprache als Genehmigung, in einer anderen als Ablehnung.",
+    },
     tables="""
 NEGATOR standalone = nie|niemals
 NEGATOR = nicht|nich|net|kann ich nicht|können wir nicht|darf ich nicht|werde ich nicht|

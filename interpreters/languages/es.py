@@ -16,6 +16,24 @@ LANGUAGE = Language(
     approvals=("aprobado", "sí", "ok", "vale", "adelante", "👍"),
     rejections=("rechazado", "no", "denegado", "👎"),
     rejection_with_reason=("rechazado: cliente equivocado", "cliente equivocado"),
+    causes={
+        "The reply has no words.": "La respuesta no tiene palabras.",
+        "The reply reads as a question.": "La respuesta se lee como una pregunta.",
+        'The reply is unsure or asks to wait ("{}").': "La respuesta duda o pide esperar («{}»).",
+        'The reply sets a condition ("{}").': "La respuesta pone una condición («{}»).",
+        'The reply takes something back or makes an exception ("{}").': "La respuesta se retracta o hace una excepción («{}»).",
+        'The reply asks for a change ("{}").': "La respuesta pide un cambio («{}»).",
+        "The reply both approves and rejects.": "La respuesta aprueba y rechaza a la vez.",
+        'An approval cannot carry "{}": it may change the call.': "Una aprobación no puede llevar «{}»: podría cambiar la llamada.",
+        "The reply negates a negation.": "La respuesta niega una negación.",
+        'Cannot tell which verdict "{}" negates.': "No se sabe qué decisión niega «{}».",
+        'Cannot tell what "{}" refers to.': "No se sabe a qué se refiere «{}».",
+        "No verdict found.": "No se encontró ninguna decisión.",
+        'Cannot tell what "{}" after the verdict means.': "No se sabe qué significa «{}» después de la decisión.",
+        'Put a reason after a colon: "reject: <reason>".': "Pon el motivo después de dos puntos: «rechazado: <motivo>».",
+        "The reply quotes a verdict: answer without the quote.": "La respuesta cita una decisión: responde sin la cita.",
+        "The reply reads as an approval in one language, a rejection in another.": "La respuesta se lee como aprobación en un idioma y como rechazo en otro.",
+    },
     tables="""
 NEGATOR standalone = nunca|jamás
 NEGATOR = no|ni|tampoco|ningún|ninguna|ninguno

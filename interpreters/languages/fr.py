@@ -18,6 +18,24 @@ LANGUAGE = Language(
     approvals=("approuvé", "oui", "ok", "validé", "d'accord", "👍"),
     rejections=("refusé", "non", "rejeté", "👎"),
     rejection_with_reason=("refusé : mauvais client", "mauvais client"),
+    causes={
+        "The reply has no words.": "La réponse ne contient aucun mot.",
+        "The reply reads as a question.": "La réponse se lit comme une question.",
+        'The reply is unsure or asks to wait ("{}").': "La réponse est incertaine ou demande d'attendre (« {} »).",
+        'The reply sets a condition ("{}").': "La réponse pose une condition (« {} »).",
+        'The reply takes something back or makes an exception ("{}").': "La réponse revient sur quelque chose ou fait une exception (« {} »).",
+        'The reply asks for a change ("{}").': "La réponse demande une modification (« {} »).",
+        "The reply both approves and rejects.": "La réponse approuve et refuse à la fois.",
+        'An approval cannot carry "{}": it may change the call.': "Une approbation ne peut pas contenir « {} » : cela pourrait changer l'appel.",
+        "The reply negates a negation.": "La réponse nie une négation.",
+        'Cannot tell which verdict "{}" negates.': "Impossible de savoir quelle décision « {} » nie.",
+        'Cannot tell what "{}" refers to.': "Impossible de savoir à quoi « {} » se rapporte.",
+        "No verdict found.": "Aucune décision trouvée.",
+        'Cannot tell what "{}" after the verdict means.': "Impossible de savoir ce que « {} » veut dire après la décision.",
+        'Put a reason after a colon: "reject: <reason>".': "Mettez la raison après deux-points : « refusé : <raison> ».",
+        "The reply quotes a verdict: answer without the quote.": "La réponse cite une décision : répondez sans la citation.",
+        "The reply reads as an approval in one language, a rejection in another.": "La réponse se lit comme une approbation dans une langue, un refus dans une autre.",
+    },
     tables="""
 NEGATOR standalone = jamais
 NEGATOR pair = ne|n'

@@ -17,6 +17,24 @@ LANGUAGE = Language(
     approvals=("approvato", "sì", "ok", "va bene", "procedi", "👍"),
     rejections=("rifiutato", "no", "respinto", "👎"),
     rejection_with_reason=("rifiutato: cliente sbagliato", "cliente sbagliato"),
+    causes={
+        "The reply has no words.": "La risposta non contiene parole.",
+        "The reply reads as a question.": "La risposta sembra una domanda.",
+        'The reply is unsure or asks to wait ("{}").': "La risposta è incerta o chiede di aspettare («{}»).",
+        'The reply sets a condition ("{}").': "La risposta pone una condizione («{}»).",
+        'The reply takes something back or makes an exception ("{}").': "La risposta ritratta qualcosa o fa un'eccezione («{}»).",
+        'The reply asks for a change ("{}").': "La risposta chiede una modifica («{}»).",
+        "The reply both approves and rejects.": "La risposta approva e rifiuta insieme.",
+        'An approval cannot carry "{}": it may change the call.': "Un'approvazione non può contenere «{}»: potrebbe cambiare la chiamata.",
+        "The reply negates a negation.": "La risposta nega una negazione.",
+        'Cannot tell which verdict "{}" negates.': "Non è chiaro quale decisione neghi «{}».",
+        'Cannot tell what "{}" refers to.': "Non è chiaro a cosa si riferisca «{}».",
+        "No verdict found.": "Nessuna decisione trovata.",
+        'Cannot tell what "{}" after the verdict means.': "Non è chiaro cosa significhi «{}» dopo la decisione.",
+        'Put a reason after a colon: "reject: <reason>".': "Metti il motivo dopo i due punti: «rifiutato: <motivo>».",
+        "The reply quotes a verdict: answer without the quote.": "La risposta cita una decisione: rispondi senza la citazione.",
+        "The reply reads as an approval in one language, a rejection in another.": "La risposta si legge come approvazione in una lingua e come rifiuto in un'altra.",
+    },
     tables="""
 NEGATOR standalone = mai|giammai
 NEGATOR = non|né|nessun|nessuna|nessuno|mica

@@ -22,6 +22,24 @@ LANGUAGE = Language(
     approvals=("承認", "はい", "了解", "OK", "👍"),
     rejections=("却下", "いいえ", "ダメ", "👎"),
     rejection_with_reason=("却下：顧客が違う", "顧客が違う"),
+    causes={
+        "The reply has no words.": "返信に言葉がありません。",
+        "The reply reads as a question.": "返信が質問として読めます。",
+        'The reply is unsure or asks to wait ("{}").': "返信が不確かか、待つよう求めています（「{}」）。",
+        'The reply sets a condition ("{}").': "返信に条件があります（「{}」）。",
+        'The reply takes something back or makes an exception ("{}").': "返信が何かを取り消すか、例外を設けています（「{}」）。",
+        'The reply asks for a change ("{}").': "返信が変更を求めています（「{}」）。",
+        "The reply both approves and rejects.": "返信が承認と却下の両方を含んでいます。",
+        'An approval cannot carry "{}": it may change the call.': "承認に「{}」は含められません。呼び出しが変わる可能性があります。",
+        "The reply negates a negation.": "返信が否定を否定しています。",
+        'Cannot tell which verdict "{}" negates.': "「{}」がどの判断を否定しているか分かりません。",
+        'Cannot tell what "{}" refers to.': "「{}」が何を指しているか分かりません。",
+        "No verdict found.": "判断が見つかりません。",
+        'Cannot tell what "{}" after the verdict means.': "判断の後の「{}」の意味が分かりません。",
+        'Put a reason after a colon: "reject: <reason>".': "理由はコロンの後に書いてください:「却下：<理由>」。",
+        "The reply quotes a verdict: answer without the quote.": "返信が判断を引用しています。引用なしで答えてください。",
+        "The reply reads as an approval in one language, a rejection in another.": "返信がある言語では承認、別の言語では却下として読めます。",
+    },
     tables="""
 NEGATOR = ません|ない|なかった|ないです|ず|できません|できない|しない|しません|しないで|ないで|
      ませんでした|できかねます|いたしません

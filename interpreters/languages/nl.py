@@ -17,6 +17,24 @@ LANGUAGE = Language(
     approvals=("goedgekeurd", "ja", "ok", "akkoord", "prima", "👍"),
     rejections=("afgekeurd", "nee", "afgewezen", "👎"),
     rejection_with_reason=("afgekeurd: verkeerde klant", "verkeerde klant"),
+    causes={
+        "The reply has no words.": "Het antwoord bevat geen woorden.",
+        "The reply reads as a question.": "Het antwoord leest als een vraag.",
+        'The reply is unsure or asks to wait ("{}").': 'Het antwoord twijfelt of vraagt om te wachten ("{}").',
+        'The reply sets a condition ("{}").': 'Het antwoord stelt een voorwaarde ("{}").',
+        'The reply takes something back or makes an exception ("{}").': 'Het antwoord neemt iets terug of maakt een uitzondering ("{}").',
+        'The reply asks for a change ("{}").': 'Het antwoord vraagt om een wijziging ("{}").',
+        "The reply both approves and rejects.": "Het antwoord keurt tegelijk goed en af.",
+        'An approval cannot carry "{}": it may change the call.': 'Een goedkeuring kan "{}" niet bevatten: dat kan de aanroep veranderen.',
+        "The reply negates a negation.": "Het antwoord ontkent een ontkenning.",
+        'Cannot tell which verdict "{}" negates.': 'Onduidelijk welk besluit "{}" ontkent.',
+        'Cannot tell what "{}" refers to.': 'Onduidelijk waar "{}" op slaat.',
+        "No verdict found.": "Geen besluit gevonden.",
+        'Cannot tell what "{}" after the verdict means.': 'Onduidelijk wat "{}" na het besluit betekent.',
+        'Put a reason after a colon: "reject: <reason>".': 'Zet de reden na een dubbele punt: "afgekeurd: <reden>".',
+        "The reply quotes a verdict: answer without the quote.": "Het antwoord citeert een besluit: antwoord zonder het citaat.",
+        "The reply reads as an approval in one language, a rejection in another.": "Het antwoord leest in de ene taal als goedkeuring, in een andere als afwijzing.",
+    },
     tables="""
 NEGATOR standalone = nooit
 NEGATOR = niet|geen|noch

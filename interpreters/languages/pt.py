@@ -17,6 +17,24 @@ LANGUAGE = Language(
     approvals=("aprovado", "sim", "ok", "pode seguir", "de acordo", "👍"),
     rejections=("rejeitado", "não", "negado", "👎"),
     rejection_with_reason=("rejeitado: cliente errado", "cliente errado"),
+    causes={
+        "The reply has no words.": "A resposta não tem palavras.",
+        "The reply reads as a question.": "A resposta parece uma pergunta.",
+        'The reply is unsure or asks to wait ("{}").': 'A resposta está em dúvida ou pede para esperar ("{}").',
+        'The reply sets a condition ("{}").': 'A resposta impõe uma condição ("{}").',
+        'The reply takes something back or makes an exception ("{}").': 'A resposta volta atrás ou abre uma exceção ("{}").',
+        'The reply asks for a change ("{}").': 'A resposta pede uma alteração ("{}").',
+        "The reply both approves and rejects.": "A resposta aprova e rejeita ao mesmo tempo.",
+        'An approval cannot carry "{}": it may change the call.': 'Uma aprovação não pode conter "{}": isso pode mudar a chamada.',
+        "The reply negates a negation.": "A resposta nega uma negação.",
+        'Cannot tell which verdict "{}" negates.': 'Não dá para saber qual decisão "{}" nega.',
+        'Cannot tell what "{}" refers to.': 'Não dá para saber a que "{}" se refere.',
+        "No verdict found.": "Nenhuma decisão encontrada.",
+        'Cannot tell what "{}" after the verdict means.': 'Não dá para saber o que "{}" depois da decisão significa.',
+        'Put a reason after a colon: "reject: <reason>".': 'Coloque o motivo depois de dois-pontos: "rejeitado: <motivo>".',
+        "The reply quotes a verdict: answer without the quote.": "A resposta cita uma decisão: responda sem a citação.",
+        "The reply reads as an approval in one language, a rejection in another.": "A resposta parece uma aprovação num idioma e uma rejeição em outro.",
+    },
     tables="""
 NEGATOR standalone = nunca|jamais
 NEGATOR pair = não

@@ -129,11 +129,13 @@ def card_graph() -> Any:
 
 
 async def main(kind: str) -> int:
+    terminal = TerminalOutput(sys.stdout)
     async with await App.create(
         CARDS.application,
         database_url="sqlite+aiosqlite:///:memory:",
-        services={TerminalOutput: TerminalOutput(sys.stdout)},
+        services={TerminalOutput: terminal},
     ) as app:
+        terminal.read_assembly(app)
         if kind == "graph":
             agent = app.langgraph("card-agent", card_graph(), role=CardApprovalChannel)
             result = await agent.ainvoke(

@@ -26,7 +26,7 @@ def told_commands() -> set[str]:
 
 
 def test_the_docs_name_the_commands_this_test_knows() -> None:
-    assert told_commands() == {"", "serve", "demo", "keygen", "reencrypt"}
+    assert told_commands() == {"", "serve", "demo", "keygen", "reencrypt", "grants"}
 
 
 @pytest.mark.parametrize("command", sorted(told_commands()))

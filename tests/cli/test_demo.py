@@ -62,8 +62,8 @@ def test_both_questions_are_asked_before_the_first_prompt(
 
     out = capsys.readouterr().out
     first_prompt = out.index("approve / reject[: reason] / free text >")
-    assert out.index("? refund-card-tool wants to run") < first_prompt
-    assert out.index("? book-expense-tool wants to run") < first_prompt
+    assert out.index("? Refund 120.00 to the card of order A-1001?") < first_prompt
+    assert out.index("? Book 86.50 for team lunch?") < first_prompt
 
 
 def test_no_pause_id_is_printed(

@@ -35,7 +35,11 @@ async def test_the_refund_is_asked_and_answered_at_the_prompt(
     assert await run(out, next_line) == 0
 
     said = out.getvalue()
-    assert '? refund-card-tool wants to run with {"order_id": "A-1001", "amount": 120.0}' in said
+    question = "? Refund 120.00 to the card of order A-1001?\n  Asked by you through desk-agent\n"
+    assert question in said  # the role's question template, the values as a person reads them
+    assert "  Order ID: A-1001\n  Amount: 120.00\n  Answers: approve, reject, edit\n" in said
+    asked = said[said.index("? ") : said.index("> ")]
+    assert "refund-card-tool" not in asked  # no tool id in the question
     assert said.count("? ") == 1  # the expense is booked without asking
     assert said.rstrip().endswith(ends)
     assert ("Not understood" in said) is (answers[0] == "maybe")

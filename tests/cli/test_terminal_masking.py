@@ -33,8 +33,16 @@ def test_the_terminal_masks_a_sensitive_field_like_every_channel(kind: str, tool
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     shown = f'{{"order_id": "A-1001", "card_number": "{MASK}", "amount": 120.0}}'
-    assert lines[0] == f"? {tool} wants to run with {shown}"  # the terminal channel's question
-    assert lines[1] == f"pending: {tool} {shown}"  # what /pending and the events show
-    assert lines[2] == f"audit: {tool}: REPLIED by you: approved ran with {shown}"
+    question = lines[: lines.index(next(line for line in lines if line.startswith("pending:")))]
+    assert question[0].startswith("? ")  # the terminal channel's question, then its values
+    assert [line for line in question if line.startswith("  Card number")] == [
+        f"  Card number: {MASK}"
+    ]
+    assert lines[len(question)] == f"pending: {tool} {shown}"  # what /pending and events show
+    ended = [line for line in lines if line.startswith(("= ", "  What ran"))]
+    assert ended[0].startswith("= Approved by you.")  # the terminal's outcome line
+    assert ended[1] == f"  What ran: Order ID: A-1001 · Card number: {MASK} · Amount: 120.00"
+    audit = [line for line in lines if line.startswith("audit: ")]
+    assert audit == [f"audit: {tool}: REPLIED by you: approved ran with {shown}"]
     assert lines[-1] == "ended COMPLETED"
     assert CARD_NUMBER not in done.stdout + done.stderr

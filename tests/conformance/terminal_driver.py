@@ -4,27 +4,25 @@ thread's owner), what a refusal says read from its outcome."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
-import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, ClassVar, assert_never
+from typing import Any, ClassVar
 
 from bot import App, ExecutionResult, Settings, WorkflowStartText
 from bot.core.answers import (
-    AlreadyClosed,
     Answered,
     AnswerOutcome,
-    NotUnderstood,
-    Refused,
-    ReplyKept,
 )
 from bot.testing import FakeClock, mock_llm
+from channels.kit.said import said_of
 from channels.terminal import TerminalOutput
 from tests.conformance.behind import (
     GRAPH_TOOL,
+    LARGE_REFUND_ARGUMENTS,
     REFUND_ARGUMENTS,
     REQUEST,
     Behind,
@@ -39,6 +37,7 @@ from tests.conformance.driver import (
     Scenario,
     Shown,
     Told,
+    Waiting,
 )
 from tests.conformance.terminal_office import (
     YOU,
@@ -58,6 +57,7 @@ REFUND = NativeQuestion(
 )
 QUESTIONS: Mapping[Scenario, NativeQuestion] = {
     Scenario.REFUND: REFUND,
+    Scenario.LARGE_REFUND: dataclasses.replace(REFUND, arguments=LARGE_REFUND_ARGUMENTS),
     Scenario.OWNERS: REFUND,  # every question of the terminal is its owner's
     Scenario.TIMED: NativeQuestion(
         tool=PayOutTool,
@@ -67,6 +67,13 @@ QUESTIONS: Mapping[Scenario, NativeQuestion] = {
         approver=YOU,
     ),
 }
+_KINDS: Mapping[str, Kind] = {
+    "approve": Kind.APPROVE,
+    "reject": Kind.REJECT,
+    "edit": Kind.EDIT,
+    "answer instead": Kind.RESPOND,
+}
+"""The answers the terminal's ``Answers:`` line names."""
 ONE_PERSON = "the terminal asks the person at its prompt, who owns the thread: there is nobody else"
 
 
@@ -85,6 +92,7 @@ class TerminalDriver:
         Capability.APPROVERS: ONE_PERSON,
         Capability.SEPARATION_OF_DUTIES: ONE_PERSON,
         Capability.ESCALATE: f"nobody to escalate to ({ONE_PERSON})",
+        Capability.WAITING_LIST: "the terminal lists nothing: it asks each question at its prompt",
     }
     people: ClassVar[People] = People(requester=YOU, stranger="someone-else")
 
@@ -131,13 +139,28 @@ class TerminalDriver:
         return self.behind.keep(scenario, result, pause_id=pause_id, tool=tool, approver=YOU)
 
     async def shown(self, asked: Asked, *, to: str | None = None) -> Shown:
-        """Every line the terminal wrote about the question; its fields from the question's."""
-        lines = [line for line in self.lines(self._from[asked.pause_id]) if asked.tool in line]
-        question = next(line for line in lines if line.startswith("? "))
-        _, _, shown = question.partition(" wants to run with ")
-        arguments: dict[str, Any] = json.loads(shown)
-        fields = {key: str(value) for key, value in arguments.items()}
-        return Shown(title=question, text="\n".join(lines), fields=fields, offered=frozenset())
+        """Every line the terminal wrote since the question: its title (``? ...``), its fields
+        (``  Title: value``) and the answers it takes (``  Answers: ...``) from the question's
+        block; nothing offered once a line says it closed (``- ...``, ``= ...``)."""
+        lines = self.lines(self._from[asked.pause_id])
+        first = next(i for i, line in enumerate(lines) if line.startswith("? "))
+        block = [lines[first]]
+        for line in lines[first + 1 :]:
+            if not line.startswith("  "):
+                break
+            block.append(line)
+        fields: dict[str, str] = {}
+        offered: frozenset[Kind] = frozenset()
+        for line in block[1:]:
+            head, _, value = line.strip().partition(": ")
+            if head == "Answers":
+                offered = frozenset(_KINDS[k] for k in value.split(", ") if k in _KINDS)
+            elif not head.startswith(("Asked", "Expires", "The agent says")) and value:
+                fields[head] = value
+        if any(line.startswith(("- ", "= ")) for line in lines[first:]):  # it closed
+            offered = frozenset()
+        title = lines[first].removeprefix("? ")
+        return Shown(title=title, text="\n".join(lines), fields=fields, offered=offered)
 
     async def answer(self, asked: Asked, answer: Answer, *, by: str) -> Told:
         decision: dict[str, Any]
@@ -151,11 +174,14 @@ class TerminalDriver:
             case Kind.RESPOND:
                 decision = {"approved": False, "response": answer.response}
         outcome = await self.app.answer(asked.pause_id, tenant_id=TENANT, by=by, decision=decision)
-        return told_of(outcome)
+        return told_of(outcome, answer.kind.value)
 
     async def reply(self, asked: Asked, words: str, *, by: str) -> Told:
         outcome = await self.app.answer(asked.pause_id, tenant_id=TENANT, by=by, reply=words)
         return told_of(outcome)
+
+    async def waiting_for(self, person: str) -> Waiting:
+        raise NotImplementedError(self.missing[Capability.WAITING_LIST])
 
     async def withdraw(self, asked: Asked) -> None:
         await self.behind.withdraw(asked)
@@ -182,32 +208,26 @@ class TerminalDriver:
         return self.stream.getvalue()
 
 
-def told_of(outcome: AnswerOutcome) -> Told:
-    """What the person at the prompt learns of their answer: a refusal's own words."""
-    match outcome:
-        case Answered():
-            return Told(taken=True, text="")
-        case Refused(error=error) | AlreadyClosed(error=error):
-            return Told(taken=False, text=str(error))
-        case NotUnderstood(reason=reason):
-            return Told(taken=False, text=reason)
-        case ReplyKept():
-            return Told(taken=False, text="")
-        case _:
-            assert_never(outcome)
+def told_of(outcome: AnswerOutcome, kind: str | None = None) -> Told:
+    """What the person at the prompt learns of their answer: the kit's sentence for it
+    (``channels.kit.said``), as the terminal desk prints it."""
+    taken = isinstance(outcome, Answered)
+    return Told(taken=taken, text=said_of(outcome, kind=kind))
 
 
 @asynccontextmanager
 async def terminal_driver(tmp_path: Path) -> AsyncIterator[TerminalDriver]:
     llm = mock_llm(TerminalOfficeAgent)
     ledger, clock, stream = Ledger(), FakeClock(), io.StringIO()
+    terminal = TerminalOutput(stream)
     app = await App.create(
         TerminalOfficeApplication,
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}",
         clock=clock,
         settings=Settings(),
-        services={Ledger: ledger, TerminalOutput: TerminalOutput(stream)},
+        services={Ledger: ledger, TerminalOutput: terminal},
     )
+    terminal.read_assembly(app)  # as the desks do: the questions' titles and roles
     try:
         yield TerminalDriver(
             app, Behind(app=app, ledger=ledger, llm=llm, tenant=TENANT), clock, stream

@@ -3,11 +3,17 @@ every language, the languages setting, and the hint in the language the reply wa
 
 from __future__ import annotations
 
+import re
+import unicodedata
+from pathlib import Path
+
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.reply import ReplyInput, ReplyInterpretation
-from interpreters import KeywordReplyInterpreter
+from interpreters import KeywordReplyInterpreter, keyword, reading
 from interpreters.keyword import HOW_TO_ANSWER, how_to_answer, reply_help
 from interpreters.languages import LANGUAGE_CODES, language_of
 from tests.interpreters.score import ASK, SET_LANGUAGES, cases_of, is_misread, score, verdict
@@ -207,6 +213,17 @@ def test_a_role_names_its_languages_on_its_interpreter_class() -> None:
     assert verdict(interpret("approved", FrenchReplies(languages=["en"]))) is True
 
 
+def test_a_subclass_with_an_init_of_its_own_still_reads_its_languages() -> None:
+    class WithDeps(KeywordReplyInterpreter):
+        languages = ("nl",)
+
+        def __init__(self, context: object = None) -> None:  # no super().__init__()
+            self.context = context
+
+    assert verdict(interpret("goedgekeurd", WithDeps())) is True
+    assert not interpret("approved", WithDeps()).is_understood
+
+
 def test_a_region_is_ignored_and_case_too() -> None:
     assert verdict(interpret("aprovado", KeywordReplyInterpreter(languages=["pt-BR"]))) is True
     assert verdict(interpret("genehmigt", KeywordReplyInterpreter(languages=["DE"]))) is True
@@ -243,6 +260,33 @@ def test_a_reply_not_understood_is_answered_in_its_language(reply: str, language
     assert result.reason.endswith(language_of(language).hint)
 
 
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [("genehmigen?", "Die Antwort liest sich als Frage. Antworte „genehmigt“"),
+     ("oui mais seulement la moitié", "La réponse revient sur quelque chose ou fait une "
+      "exception (« mais »). Répondez « approuvé »"),
+     ("sí, si el importe es menor", "La respuesta pone una condición («si»). Responde"),
+     ("承認しますか", "返信が質問として読めます。「承認」")],
+)  # fmt: skip
+def test_why_is_said_in_the_language_too(reply: str, said: str) -> None:
+    reason = interpret(reply).reason
+
+    assert reason is not None
+    assert reason.startswith(said)
+
+
+def test_every_language_says_every_cause() -> None:
+    source = "".join(Path(module.__file__ or "").read_text(encoding="utf-8")
+                     for module in (reading, keyword))  # fmt: skip
+    english = {cause for _, cause in re.findall(r"""Unreadable\(\s*(['"])(.+?)\1""", source)}
+    english |= {cause for _, cause in reading._BLOCKERS}
+    for language in LANGUAGE_CODES[1:]:
+        causes = language_of(language).causes
+        assert set(causes) == english, language
+        for cause, said in causes.items():
+            assert said.count("{}") == cause.count("{}"), (language, cause)
+
+
 @pytest.mark.parametrize("reply", ["👀", "lol", "xyz", "no?"])
 def test_a_reply_of_no_one_language_is_answered_in_english(reply: str) -> None:
     result = interpret(reply)
@@ -276,6 +320,96 @@ def test_the_replies_shown_to_people_read_as_said(language: str) -> None:
     assert how_to_answer(language) == table.hint
 
 
-def test_no_language_means_english() -> None:
-    assert how_to_answer(None) == HOW_TO_ANSWER
-    assert reply_help(None) == reply_help("en")
+@pytest.mark.parametrize("language", [None, "sv", "", "zh-Hans"])
+def test_no_language_or_one_it_does_not_read_means_english(language: str | None) -> None:
+    assert how_to_answer(language) == HOW_TO_ANSWER  # another interpreter may name any language
+    assert reply_help(language) == reply_help("en")
+
+
+# ------------------------------------------------------------------------ properties
+
+SET_REPLIES = [
+    (reply, meant) for language in SET_LANGUAGES for _, reply, meant in cases_of(language)
+]
+APPROVING = sorted({reply for reply, meant in SET_REPLIES if meant.approved is True})
+REJECTING = sorted({reply for reply, meant in SET_REPLIES if meant.approved is False})
+NEGATORS = ["not", "nicht", "kein", "pas", "ne", "n'", "non", "no", "não", "nao", "niet", "geen",
+            "ni", "nem", "mai", "nunca", "jamais", "nie", "nooit", "ません", "ない"]  # fmt: skip
+QUICK = settings(database=None, suppress_health_check=[HealthCheck.too_slow], max_examples=150)
+
+
+@QUICK
+@given(st.sampled_from(APPROVING), st.sampled_from(NEGATORS), st.sampled_from([" ", ""]))
+def test_a_negation_before_an_approval_never_approves(
+    approval: str, negator: str, space: str
+) -> None:
+    assert verdict(interpret(f"{negator}{space}{approval}")) is not True
+
+
+@QUICK
+@given(st.sampled_from(APPROVING), st.sampled_from(NEGATORS), st.sampled_from([" ", ""]))
+def test_a_negation_after_an_approval_never_approves(
+    approval: str, negator: str, space: str
+) -> None:
+    assume(space or negator >= "\u3040")  # but for Japanese, "VIPnot" is a word, not a negation
+    assume(not negator.endswith("'"))  # an elision with nothing to elide negates nothing
+    assert verdict(interpret(f"{approval}{space}{negator}")) is not True
+
+
+@QUICK
+@given(st.sampled_from(REJECTING), st.lists(st.sampled_from(NEGATORS), min_size=1, max_size=3))
+def test_negating_a_rejection_in_any_language_never_approves(
+    rejection: str, negators: list[str]
+) -> None:
+    assert verdict(interpret(" ".join([*negators, rejection]))) is not True
+    assert verdict(interpret(" ".join([rejection, *negators]))) is not True
+
+
+@QUICK
+@given(st.sampled_from(APPROVING), st.sampled_from(REJECTING), st.sampled_from([" ", ", ", "\n"]))
+def test_an_approval_and_a_rejection_together_are_never_an_approval(
+    approval: str, rejection: str, between: str
+) -> None:
+    # a rejection may be a negation: "j'approuve jamais", "mai certo" reject
+    assert verdict(interpret(f"{approval}{between}{rejection}")) is not True
+    assert verdict(interpret(f"{rejection}{between}{approval}")) is not True
+
+
+@QUICK
+@given(st.sampled_from([reply for reply, _ in SET_REPLIES]))
+def test_casing_and_accents_never_turn_a_verdict_around(reply: str) -> None:
+    read = verdict(interpret(reply))
+    for shaped in (reply.upper(), reply.lower(), unicodedata.normalize("NFD", reply)):
+        again = verdict(interpret(shaped))
+        assert again is None or read is None or again is read, shaped
+
+
+VOCABULARY = sorted(
+    {word for reply, _ in SET_REPLIES for word in reply.split()}
+    | set(NEGATORS)
+    | {"?", "¿", "¡", ",", ":", "-", "weil", "parce que", "porque", "omdat", "perché", "mais"}
+)
+WORDY = st.lists(st.sampled_from(VOCABULARY), max_size=8).map(" ".join)
+
+
+@QUICK
+@given(WORDY)
+def test_any_words_are_a_decision_or_not_understood_in_the_language_read(reply: str) -> None:
+    result = interpret(reply)
+
+    if result.is_understood:
+        assert result.value is not None and result.reason is None
+    else:
+        assert result.value is None and result.reason is not None
+        assert result.reason.endswith(how_to_answer(result.language))
+
+
+@QUICK
+@given(st.tuples(st.sampled_from(REJECTING), st.sampled_from([" ", ": ", ", "]),
+                 WORDY).map("".join),
+       st.lists(st.sampled_from(NEGATORS), min_size=1, max_size=2))  # fmt: skip
+def test_negating_what_rejects_in_any_words_never_approves(reply: str, negators: list[str]) -> None:
+    assume(verdict(interpret(reply)) is False)
+    for negator in negators:
+        assert verdict(interpret(f"{negator} {reply}")) is not True, f"{negator} {reply}"
+        assert verdict(interpret(f"{reply} {negator}")) is not True, f"{reply} {negator}"

@@ -43,7 +43,10 @@ APP_MEMBERS = [
     "execute",
     "find_pause",
     "get_result",
+    "grant",
     "langgraph",
+    "list_answered",
+    "list_grants",
     "list_pending",
     "message_refs",
     "metrics",
@@ -54,6 +57,7 @@ APP_MEMBERS = [
     "readiness",
     "recover",
     "resume",
+    "revoke_grant",
     "sql_engine",
     "sweep",
 ]

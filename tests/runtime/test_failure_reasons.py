@@ -97,7 +97,7 @@ async def test_an_agents_failure_is_kept_sealed_and_read_back_after_a_restart(
     url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
     mock_llm(OfficeAgent).then_return(call_tool(RefundCardTool, {"order_id": "7", "amount": 4}))
     inbox = Inbox()
-    inbox.fail_send = LookupError(f"the card {CARD} was refused")  # a channel's own error
+    inbox.fail_send = RuntimeError(f"the card {CARD} was refused")
     async with office_on(url, inbox=inbox) as app:
         with pytest.raises(AgentFailedError) as failed:
             await app.execute(
@@ -119,7 +119,7 @@ async def test_reencrypt_reseals_the_failure_under_the_new_key(tmp_path: Path) -
     url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
     mock_llm(OfficeAgent).then_return(call_tool(RefundCardTool, {"order_id": "7", "amount": 4}))
     inbox = Inbox()
-    inbox.fail_send = LookupError(f"the card {CARD} was refused")  # a channel's own error
+    inbox.fail_send = RuntimeError(f"the card {CARD} was refused")
     async with await open_office(url, KEY_A, inbox, Ledger()) as app:
         with pytest.raises(AgentFailedError) as failed:
             await app.execute(

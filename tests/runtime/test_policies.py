@@ -7,7 +7,7 @@ graph with ``HumanInTheLoopMiddleware``."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from bot import (
     ExecutionContext,
     ExecutionResult,
     ExecutionStatus,
+    GrantScopeKind,
     PauseAnswerer,
     PauseAuditEntry,
     PauseResolution,
@@ -37,7 +38,7 @@ from bot import (
     tool,
 )
 from bot.core.channel import AwaitReply
-from bot.testing import ScriptedChatModel, call_tool, mock_llm
+from bot.testing import FakeClock, ScriptedChatModel, call_tool, mock_llm
 from tests.apps import SampleApplication, sample_agent, sample_application
 from tests.conftest import NO_SETTINGS
 from tests.langgraph.kit import Refunds, refund_agent, tool_calls
@@ -99,13 +100,21 @@ class Told:
     decided: list[ChannelAutoDecision] = field(default_factory=list)
 
 
-def refund_role(name: str, *, role_policy: type | None) -> tuple[type, type]:
+def refund_role(
+    name: str,
+    *,
+    role_policy: type | None,
+    grants: Sequence[GrantScopeKind] = (),
+    separation_of_duties: bool = False,
+) -> tuple[type, type]:
     @channel_role(
         name=f"{name}-approval-channel",
         description="A manager approves refunds",
         approves=RefundInput,
         answered_by=PauseAnswerer.CHANNEL,
         policy=role_policy,
+        grants=grants,
+        separation_of_duties=separation_of_duties,
     )
     class RefundApproval(ChannelOf): ...
 
@@ -125,9 +134,19 @@ def refund_role(name: str, *, role_policy: type | None) -> tuple[type, type]:
 
 
 def refund_application(
-    name: str, *, role_policy: type | None = RefundPolicy, tool_policy: type | None = None
+    name: str,
+    *,
+    role_policy: type | None = RefundPolicy,
+    tool_policy: type | None = None,
+    grants: Sequence[GrantScopeKind] = (),
+    separation_of_duties: bool = False,
 ) -> tuple[SampleApplication, type, type]:
-    role, recording = refund_role(name, role_policy=role_policy)
+    role, recording = refund_role(
+        name,
+        role_policy=role_policy,
+        grants=grants,
+        separation_of_duties=separation_of_duties,
+    )
 
     @tool(
         name=f"{name}-refund-tool",
@@ -160,12 +179,26 @@ class Desk:
     refunds: Refunds
     model: ScriptedChatModel
 
-    async def refund(self, amount: float, *, owner_id: str = "U1") -> ExecutionResult:
-        self.model.then_return(call_tool(self.tool, {"order_id": "7", "amount": amount}), "done")
+    async def refund(
+        self,
+        amount: float,
+        *,
+        owner_id: str = "U1",
+        asked: bool = False,
+        tenant_id: str = "acme",
+        order_id: str = "7",
+    ) -> ExecutionResult:
+        """Run a refund of ``amount``; ``asked``: it is expected to wait for a person (the
+        model's final answer is scripted only for a run that goes on at once)."""
+        call = call_tool(self.tool, {"order_id": order_id, "amount": amount})
+        if asked:
+            self.model.then_return(call)
+        else:
+            self.model.then_return(call, "done")
         return await self.app.execute(
             self.sample.workflow,
             WorkflowStartText(text="refund order 7"),
-            tenant_id="acme",
+            tenant_id=tenant_id,
             owner_id=owner_id,
             record=True,
         )
@@ -182,14 +215,21 @@ class Desk:
         return samples
 
 
-async def open_desk(name: str, **kwargs: Any) -> Desk:
+async def open_desk(
+    name: str,
+    *,
+    clock: FakeClock | None = None,
+    database_url: str = "sqlite+aiosqlite:///:memory:",
+    **kwargs: Any,
+) -> Desk:
     sample, tool_cls, role = refund_application(name, **kwargs)
     limits, told, refunds = Limits(), Told(), Refunds()
     model = mock_llm(sample.agent)  # before the App: a scripted agent needs no provider
     app = await App.create(
         sample.application,
-        database_url="sqlite+aiosqlite:///:memory:",
+        database_url=database_url,
         settings=NO_SETTINGS,
+        clock=clock,
         services={Limits: limits, Told: told, Refunds: refunds},
     )
     return Desk(

@@ -91,3 +91,31 @@ async def test_a_graph_that_asks_nothing_is_refused_saying_what_is_supported() -
 
     assert refused.value.message.startswith("serve_graph: agent has nothing to approve")
     assert "request_approval" in refused.value.message
+
+
+async def test_serve_graph_s_policy_decides_its_questions_before_they_are_asked() -> None:
+    from bot import allow_tenants
+
+    desk_only = allow_tenants(["desk"], name="desk-invoice-policy")
+    async with serve_graph(
+        plain_graph(),
+        name="invoices",
+        web_base_url="http://127.0.0.1:9",
+        database_url=MEMORY,
+        policy=desk_only,
+    ) as served:
+        assert served.agent is not None
+        done = await served.agent.ainvoke(
+            {"customer": "ACME"}, thread_id="t1", tenant_id="desk", owner_id="you", record=True
+        )
+        asked = await served.agent.ainvoke(
+            {"customer": "ACME"}, thread_id="t2", tenant_id="other", owner_id="you"
+        )
+
+    assert done.status is ExecutionStatus.COMPLETED
+    assert done.output == {"customer": "ACME", "sent": "yes"}
+    assert done.record is not None
+    [entry] = done.record.pauses
+    assert entry.policy == "desk-invoice-policy"
+    assert entry.decision is not None and entry.decision["reason"] == "tenant desk"
+    assert asked.status is ExecutionStatus.PAUSED  # another tenant: a person is asked

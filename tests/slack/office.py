@@ -17,7 +17,11 @@ from pydantic import BaseModel, Field
 
 from bot import (
     PauseTiming,
+    PolicyAsk,
+    PolicyDecision,
+    PolicyOutcome,
     Sensitive,
+    policy,
     tool,
 )
 from channels.slack import slack_channel
@@ -100,9 +104,41 @@ class HourlyWireMoneyTool:
         return Done(status=f"wired {input.amount}")
 
 
+@policy(name="small-refund-policy", description="Refunds under 50 approve themselves")
+class SmallRefundPolicy:
+    def decide(self, ask: PolicyAsk) -> PolicyDecision:
+        if float(ask.arguments["amount"]) < 50:
+            return PolicyOutcome.approve("under 50.00")
+        return PolicyOutcome.ask()
+
+
+@tool(
+    name="small-refund-card-tool",
+    description="Refunds a card, small ones at once",
+    input=RefundCardInput,
+    output=Done,
+    channel=RefundApprovalChannel,
+    policy=SmallRefundPolicy,
+    deps=[Ledger],
+)
+class SmallRefundCardTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: RefundCardInput) -> Done:
+        self.ledger.runs.append(("small-refund", input.model_dump()))
+        return Done(status=f"refunded {input.amount}")
+
+
 SlackOfficeAgent = sample_agent(
     "slack-office",
-    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool, HourlyWireMoneyTool],
+    tools=[
+        RefundCardTool,
+        BookExpenseTool,
+        WireMoneyTool,
+        HourlyWireMoneyTool,
+        SmallRefundCardTool,
+    ],
     description="Refunds, books expenses, wires money",
 )
 SLACK_OFFICE = sample_application(

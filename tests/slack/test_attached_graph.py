@@ -17,8 +17,8 @@ from bot.langgraph import LangGraphAgent
 from bot.runtime.decisions import REASON_REQUIRED
 from bot.testing import inspect_app
 from bot.testing.llm import ScriptedChatModel
-from channels.slack.answering import SELF_APPROVAL
-from channels.slack.flows import not_offered
+from channels.kit.offers import Offered, not_offered
+from channels.kit.texts import SELF_APPROVAL
 from channels.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION, RESPOND_ACTION
 from channels.slack.render_modal import RESPONSE_ACTION, RESPONSE_BLOCK
 from tests.langgraph.kit import (
@@ -150,7 +150,7 @@ async def test_an_edit_through_the_modal_runs_the_tool_with_the_edited_arguments
     [said] = contents_of_tool_messages(model)
     assert said.endswith("refunded 25.00 on order 7")  # after the middleware's note on the edit
     [update] = world.stub.of("chat.update")
-    assert "with edited arguments" in all_text(update.blocks())
+    assert "Approved with changes" in all_text(update.blocks())
     assert_sent_valid(world.stub.calls, {pause_id})
 
 
@@ -168,7 +168,10 @@ async def test_an_answer_the_middleware_does_not_allow_is_never_offered(
 
     assert world.stub.of("views.open") == []
     [told] = world.stub.of("chat.postEphemeral")
-    assert (told.payload["user"], told.payload["text"]) == (MANAGER, not_offered("edit"))
+    assert (told.payload["user"], told.payload["text"]) == (
+        MANAGER,
+        not_offered(Offered(edit=False)),
+    )
     pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
     assert pause is not None and pause.status is PauseStatus.PENDING
     assert refunds.runs == []

@@ -142,7 +142,7 @@ async def test_edit_with_valid_input_approves_with_the_overrides(world: SlackWor
     ]
     [update] = world.stub.of("chat.update")
     shown = all_text(update.blocks())
-    assert "with edited arguments" in shown and "15.0" in shown
+    assert "Approved with changes" in shown and "15.0" in shown
     assert "new@example.com" not in json.dumps(update.payload)  # edited, still masked
     assert_sent_valid(world.stub.calls, {pause_id})
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.core.enums import PauseResolution
+from channels.kit.outcomes import Cancelled, Withdrawn
 from channels.slack.outcomes import closed_resolution
-from channels.slack.render_message import Cancelled, Withdrawn
 
 
 def test_a_withdrawal_and_a_cancellation_show_as_themselves() -> None:

@@ -16,6 +16,7 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
 from bot.core.sensitive import MASK, Sensitive
+from channels.kit.outcomes import Approved, Cancelled, DecidedAtOnce, Outcome, Rejected, Withdrawn
 from channels.slack.render import (
     APPROVE_ACTION,
     EDIT_ACTION,
@@ -29,17 +30,7 @@ from channels.slack.render import (
     action_kind,
 )
 from channels.slack.render_edit import parse_edit_submission, validate_edit_submission
-from channels.slack.render_message import (
-    REPLY_HINT,
-    Approved,
-    Cancelled,
-    DecidedAtOnce,
-    Outcome,
-    Rejected,
-    Withdrawn,
-    approval_message,
-    outcome_message,
-)
+from channels.slack.render_message import REPLY_HINT, approval_message, outcome_message
 from channels.slack.render_modal import edit_modal, reject_modal, reject_reason
 from channels.slack.render_pending import (
     NEXT_PAGE_ACTION,
@@ -243,7 +234,7 @@ def test_approval_message_shows_the_question_and_the_buttons() -> None:
         f"*Email*\n{MASK}",
     ]
     assert asked_by["elements"][0]["text"] == (
-        "Asked by <@U123> through refund-agent · Approves card refunds · tool refund-card-tool"
+        "Asked by <@U123> through refund-agent · Approves card refunds"  # no tool id
     )
     assert [(b["text"]["text"], b.get("style"), b["action_id"]) for b in buttons([actions])] == [
         ("Approve", "primary", APPROVE_ACTION),
@@ -422,10 +413,10 @@ def test_approved_with_overrides_shows_the_edited_arguments_masked() -> None:
 
     assert_message_valid(message, {PAUSE_ID})
     headline, edits = blocks_of(message)[3], blocks_of(message)[4]
-    assert headline["text"]["text"].endswith("with edited arguments:")
+    assert headline["text"]["text"].endswith("What changed:")
     assert [f["text"] for f in edits["fields"]] == [
-        "*Amount*\n10.00",
-        f"*Email*\n{MASK}",
+        "*Amount*\n12.50 → 10.00",  # was → now
+        f"*Email*\n{MASK} → a new value (hidden)",
     ]
     assert "dave@example.com" not in json.dumps(blocks_of(message)) + message.text
 
@@ -742,10 +733,11 @@ def pending(count: int) -> list[PendingItemView]:
 
 
 def tools_shown(message_blocks: list[dict[str, Any]]) -> list[str]:
-    """The tools of the items shown; with no description an item is titled "Approve <tool>?"."""
-    prefix = "*Approve tool-"
+    """The tools of the items shown; with no description an item is titled "Approve <the
+    tool's name in words>?" ("tool-7" reads "tool 7")."""
+    prefix = "*Approve tool "
     return [
-        b["text"]["text"].split("*")[1].removeprefix("Approve ").removesuffix("?")
+        b["text"]["text"].split("*")[1].removeprefix("Approve ").removesuffix("?").replace(" ", "-")
         for b in message_blocks
         if b["type"] == "section" and b.get("text", {}).get("text", "").startswith(prefix)
     ]
@@ -817,7 +809,7 @@ def test_an_empty_pending_list_is_a_friendly_line() -> None:
             "type": "section",
             "text": {
                 "type": "mrkdwn",
-                "text": "Nothing is waiting for you. :tada:",
+                "text": "Nothing waits for you.",
                 "verbatim": True,
             },
         }
@@ -888,7 +880,7 @@ def test_home_view_of_nothing() -> None:
     view = as_json(home_view([], page=1))
 
     assert_view_valid(view, pause_ids=set())
-    assert "Nothing is waiting for you" in all_text(view)
+    assert "Nothing waits for you." in all_text(view)
 
 
 def test_a_description_of_several_lines_shows_its_first_as_the_header_and_the_rest_below() -> None:
@@ -905,5 +897,5 @@ def test_a_description_of_several_lines_shows_its_first_as_the_header_and_the_re
 def test_a_tool_without_description_is_asked_by_its_name() -> None:
     message = approval_message(approval(tool_description="  "))
 
-    assert blocks_of(message)[0]["text"]["text"] == "Approve refund-card-tool?"
+    assert blocks_of(message)[0]["text"]["text"] == "Approve refund card?"  # no tool id
     assert blocks_of(message)[1]["type"] == "section" and "fields" in blocks_of(message)[1]

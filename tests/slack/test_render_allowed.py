@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from channels.kit.offers import Offered, offered
+from channels.kit.outcomes import Responded
 from channels.slack.render import (
     APPROVE_ACTION,
     EDIT_ACTION,
@@ -15,14 +17,11 @@ from channels.slack.render import (
     REJECT_ACTION,
     RESPOND_ACTION,
     RESPOND_MODAL,
-    Offered,
-    offered,
 )
 from channels.slack.render_message import (
     APPROVE_REPLY_HINT,
     REJECT_REPLY_HINT,
     REPLY_HINT,
-    Responded,
     approval_message,
     outcome_message,
 )
@@ -85,16 +84,16 @@ def test_edit_only_shows_no_reply_hint_and_needs_an_input_model() -> None:
 
 
 def test_offered_follows_the_allowed_decisions_and_the_input_model() -> None:
-    assert offered(None, input_model=RefundCardInput) == Offered()
-    assert offered(None, input_model=None) == Offered(edit=False)
-    assert offered(None, input_model=None).respond is False  # only where the asker names it
-    assert offered(["respond"], input_model=None) == Offered(
+    assert offered(None, tool_input=RefundCardInput) == Offered()
+    assert offered(None, tool_input=None) == Offered(edit=False)
+    assert offered(None, tool_input=None).respond is False  # only where the asker names it
+    assert offered(["respond"], tool_input=None) == Offered(
         approve=False, reject=False, edit=False, respond=True
     )
-    assert offered(["reject"], input_model=RefundCardInput) == Offered(approve=False, edit=False)
+    assert offered(["reject"], tool_input=RefundCardInput) == Offered(approve=False, edit=False)
     assert Offered(edit=False).allows("edit") is False
     assert Offered(reject=False).allows("reject") is False
-    assert Offered(approve=False, reject=False, edit=False).allows("page") is True
+    assert Offered(approve=False, reject=False, edit=False).allows("page") is False  # no answer
 
 
 def test_the_askers_description_is_shown_escaped() -> None:

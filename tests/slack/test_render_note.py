@@ -11,15 +11,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from bot.core.sensitive import MASK, Sensitive
+from channels.kit.outcomes import Approved, Cancelled, DecidedAtOnce, Outcome, Rejected, Withdrawn
 from channels.slack.render import ApprovalView, RenderedMessage, channel_mention
-from channels.slack.render_message import (
-    Approved,
-    Cancelled,
-    DecidedAtOnce,
-    Outcome,
-    Rejected,
-    Withdrawn,
-)
 from channels.slack.render_note import settled_note, waiting_note
 from tests.slack.checks import assert_blocks_valid, blocks_of, buttons
 

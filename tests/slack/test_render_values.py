@@ -10,10 +10,10 @@ import pytest
 from pydantic import BaseModel, Field
 
 from bot.core.sensitive import MASK, Sensitive
+from channels.kit.values import field_title, format_value, humanize, is_money
 from channels.slack.render import MAX_FIELD_TEXT, ApprovalView, argument_fields
 from channels.slack.render_message import approval_message
 from channels.slack.render_modal import edit_modal
-from channels.slack.render_values import field_title, format_value, humanize, is_money
 from tests.slack.checks import as_json, assert_blocks_valid, blocks_of
 
 

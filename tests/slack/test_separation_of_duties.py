@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bot import ExecutionStatus, PauseStatus
 from bot.testing import call_tool
-from channels.slack.answering import SELF_APPROVAL
+from channels.kit.texts import SELF_APPROVAL
 from channels.slack.render import APPROVE_ACTION
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld

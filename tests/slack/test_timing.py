@@ -12,8 +12,8 @@ import pytest
 from bot import AssemblyError, ExecutionStatus, PauseStatus, SetupError
 from bot.runtime.assembly import assemble
 from bot.testing import call_tool
+from channels.kit.texts import NOT_ESCALATED_YET
 from channels.slack import slack_channel
-from channels.slack.feedback import NOT_AN_APPROVER
 from channels.slack.render import APPROVE_ACTION
 from tests.apps import sample_agent, sample_application
 from tests.slack.checks import all_text, assert_sent_valid, buttons
@@ -67,7 +67,7 @@ async def test_reminders_in_the_thread_and_an_escalated_copy_both_updated(
     await world.click(ONCALL, APPROVE_ACTION, pause_id)  # not escalated yet: refused
     await world.settle()
     [refused] = world.stub.of("chat.postEphemeral")
-    assert refused.payload["text"] == NOT_AN_APPROVER
+    assert refused.payload["text"] == NOT_ESCALATED_YET  # as the web says it
 
     await _hours(world, 3)  # reminded at 1 h and 3 h, in the question's thread
     reminders = world.stub.of("chat.postMessage")[1:]

@@ -198,6 +198,24 @@ async def test_list_pending_newest_first_and_filtered(store: PauseStore) -> None
     assert [r.idempotency_key for r in owned] == ["owned"]
 
 
+async def test_list_answered_is_what_one_person_answered_latest_first(store: PauseStore) -> None:
+    """A channel's "decided" list: the pauses the person answered, in this tenant only."""
+    for key, who, minutes in (("a", "m1", 1), ("b", "m2", 2), ("c", "m1", 3), ("d", "m1", 0)):
+        record = await store.get_or_create(new_pause(key))
+        answer = PauseAnswer(decision={"approved": True}, responder=who)
+        closing = Replied(answer=answer, audit_decision={"approved": True})
+        await store.close(record.pause_id, closing, at=NOW + timedelta(minutes=minutes))
+    await store.get_or_create(new_pause("waiting"))
+    other = await store.get_or_create(new_pause("foreign", tenant="other"))
+    answer = PauseAnswer(decision={"approved": True}, responder="m1")
+    await store.close(other.pause_id, Replied(answer=answer, audit_decision={}), at=NOW)
+
+    answered = await store.list_answered("acme", "m1")
+    assert [r.idempotency_key for r in answered] == ["c", "a", "d"]
+    assert [r.idempotency_key for r in await store.list_answered("acme", "m1", limit=1)] == ["c"]
+    assert await store.list_answered("acme", "nobody") == []
+
+
 async def test_pending_by_role_counts_every_tenant_and_the_oldest_ask(store: PauseStore) -> None:
     assert await store.pending_by_role() == []
     for i in range(3):

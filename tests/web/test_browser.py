@@ -68,7 +68,7 @@ async def test_an_approver_answers_four_requests_in_the_browser(
         async def open_request(order: str) -> None:
             await page.goto(f"{web_world.base_url}/inbox")
             await (
-                page.locator("ul.inbox li", has_text=f"order_id: {order} ·")
+                page.locator("ul.inbox li", has_text=f"Order ID: {order} ·")
                 .get_by_role("link")
                 .click()
             )
@@ -144,7 +144,9 @@ async def test_an_approver_answers_instead_of_an_agents_tool_in_the_browser(
         await expect(page.get_by_role("button", name="Approve with these values")).to_have_count(0)
         await page.get_by_label("Your answer, in place of the tool").fill(answer)
         await page.get_by_role("button", name="Answer instead").click()
-        await expect(page.get_by_role("status")).to_have_text(f"Answered instead by you: {answer}")
+        await expect(page.get_by_role("status")).to_have_text(
+            f"Answered instead of the tool by you: {answer}"
+        )
         await expect(page.locator("form")).to_have_count(0)
         await browser.close()
 

@@ -16,8 +16,8 @@ from bot.core.channel import ChannelAsk
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.errors import SetupError
 from bot.testing import call_tool
+from channels.kit.texts import NOT_ESCALATED_YET
 from channels.web import WebNotice, web_channel
-from channels.web.catalog import NOT_ESCALATED_YET
 from channels.web.notify import NoticeKind
 from tests.web.conftest import WebWorld
 from tests.web.office import (
@@ -111,7 +111,7 @@ async def test_reminders_and_the_escalation_reach_the_notifier(web_world: WebWor
     assert all(pause_id not in n.text and pause_id not in repr(n) for n in web_world.notices)
     status, page = await open_page(web_world.http, path_of(escalation.url))
     assert status == 200
-    assert "Nobody answered in time: this request expired." in page
+    assert "Expired: nobody answered in time." in page
     assert not has_forms(page)
 
 

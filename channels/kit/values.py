@@ -1,4 +1,5 @@
-"""How a tool's arguments read in Slack: field titles and values written for a person.
+"""How a question's arguments read, in every channel: field titles and values written for a
+person (Slack, the web page and inbox, the terminal show the same text).
 
 Titles: a field's ``Field(title=...)`` when it has one, else its name humanized
 (``order_id`` → "Order ID", ``customerEmail`` → "Customer email"; common acronyms stay
@@ -80,7 +81,7 @@ def humanize(name: str) -> str:
 
 
 def field_title(model: type[BaseModel] | None, name: str) -> str:
-    """What a field is called in Slack: its ``Field(title=...)``, else its name humanized."""
+    """What a field is called: its ``Field(title=...)``, else its name humanized."""
     info = _field(model, name)
     if info is not None and info.title:
         return info.title

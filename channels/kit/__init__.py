@@ -1,0 +1,14 @@
+"""The channel kit: what every channel builds on, so that a channel is a small folder of
+translation (Slack's Block Kit, the web's HTML, the terminal's lines) and nothing copied.
+
+- ``factory``: ``role_people`` and ``implement_role``, behind every ``<channel>_channel(Role)``;
+- ``catalog``: ``KitCatalog``, the typed read-only view of the assembly (roles, tools, what a
+  role reads, ``binding_of``, a channel's own implementations);
+- ``offers``: ``Offered`` / ``offered``, the answers a question takes (``allows_kind``);
+- ``answerers``: who may answer a question, and the refusal's words;
+- ``waiting``: ``waiting_for``, what waits for one person;
+- ``outcomes``: how a question ended (a closed union) and the words said of it;
+- ``texts``: every sentence said to a person.
+
+The kit imports no channel (the import-linter's layers check it).
+"""

@@ -1,0 +1,73 @@
+"""Who may answer a question, by the rules every channel shares; the words of a refusal.
+
+A CHANNEL question: its implementation's approvers, and once it is escalated its
+``escalate_to`` people too (the first answer from either side wins). A THREAD_OWNER question:
+its owner. A channel says whether the person is among them (Slack expands user groups, the web
+compares names) and the kit says what follows. The role's own rules (separation of duties) are
+the runtime's, checked by ``App.answer`` before this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import assert_never
+
+from bot.core.enums import PauseAnswerer
+from bot.core.results import PauseView
+from channels.kit.catalog import RoleConfig
+from channels.kit.texts import NOT_AN_APPROVER, NOT_ESCALATED_YET, NOT_THE_OWNER
+
+Among = Callable[[Sequence[str]], Awaitable[bool]]
+"""Whether the person is among these approvers (user ids, groups, names: the channel's)."""
+
+
+async def refusal(
+    pause: PauseView, person: str, config: RoleConfig | None, *, among: Among
+) -> str | None:
+    """Why ``person`` may not answer ``pause`` (``None``: they may); ``config`` is the
+    implementation the pause was asked through (None: not this channel's)."""
+    if pause.answered_by is PauseAnswerer.CHANNEL and config is not None:
+        approver = await among(config.approvers)
+        escalation = not approver and bool(config.escalate_to) and await among(config.escalate_to)
+    else:
+        approver = escalation = False
+    return refusal_of(pause, person, config, approver=approver, escalation=escalation)
+
+
+def refusal_of(
+    pause: PauseView,
+    person: str,
+    config: RoleConfig | None,
+    *,
+    approver: bool,
+    escalation: bool,
+) -> str | None:
+    """:func:`refusal` once the channel knows whether ``person`` is one of the ``approver``s
+    and one of the ``escalation`` people of ``config``."""
+    match pause.answered_by:
+        case PauseAnswerer.THREAD_OWNER:
+            return None if person == pause.owner_id else NOT_THE_OWNER
+        case PauseAnswerer.CHANNEL:
+            if config is None:
+                return NOT_AN_APPROVER
+            if approver:
+                return None
+            if escalation:  # the first answer from either side wins
+                return None if pause.escalated else NOT_ESCALATED_YET
+            return NOT_AN_APPROVER
+        case _:
+            assert_never(pause.answered_by)
+
+
+def asked(config: RoleConfig, owner_id: str) -> tuple[str, ...]:
+    """Who a question is asked of: its approvers (a THREAD_OWNER role: its owner)."""
+    if config.answered_by is PauseAnswerer.THREAD_OWNER:
+        return (owner_id,)
+    return config.approvers
+
+
+def may_answer_now(config: RoleConfig, owner_id: str, *, escalated: bool) -> tuple[str, ...]:
+    """Who may answer a question now: who it was asked of, and once escalated its
+    ``escalate_to`` people too."""
+    first = asked(config, owner_id)
+    return tuple(dict.fromkeys((*first, *config.escalate_to))) if escalated else first

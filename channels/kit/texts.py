@@ -1,0 +1,74 @@
+"""Every sentence a channel says to a person, once: refusals, closed questions, hints.
+
+A channel adds its own markup (Slack's mrkdwn and emoji, the web's HTML) around these words,
+never its own wording: a person reads the same sentence in Slack, on the web and in the
+terminal. Sentences that depend on the question are functions of the kit's views.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+NOT_AN_APPROVER: Final = "You are not one of the approvers of this request."
+NOT_THE_OWNER: Final = "Only the person who asked for this work can answer this request."
+NOT_ESCALATED_YET: Final = (
+    "This request has not been escalated to you: its approvers may still answer it. If nobody "
+    "does in time, it comes to you and you may answer it then."
+)
+NO_LONGER_AVAILABLE: Final = "This request is no longer available."
+NO_LONGER_NEEDED: Final = "This request is no longer needed."
+SELF_APPROVAL: Final = (
+    "You asked for this, so you cannot approve it: someone else must answer "
+    "(this approval separates duties)."
+)
+NO_WORDS_TAKEN: Final = "This request cannot be answered in words: use the buttons."
+SOME_VALUES: Final = "Some values need a change: see below."
+WRITE_FIRST: Final = "Write your answer first."
+NOT_TAKEN: Final = "Your answer was not taken."
+NOTHING_WAITS: Final = "Nothing waits for you."
+NOTHING_DECIDED: Final = "You have not answered anything yet."
+NO_ARGUMENTS: Final = "No arguments."
+
+RESPOND_TITLE: Final = "Answer instead of the tool"
+RESPOND_MEANS: Final = (
+    "The tool does not run: the agent reads what you write here as the tool's result."
+)
+REPLY_TITLE: Final = "Answer in your own words"
+REPLY_MEANS: Final = (
+    "Write approve, or reject followed by a colon and your reason: it is read as your answer "
+    "to the question above."
+)
+
+
+NOT_OFFERED_LEAD: Final = "This request does not take that answer"
+
+
+def not_offered(taken: tuple[str, ...]) -> str:
+    """What a person is told when they answer in a way the question does not take."""
+    listed = ", ".join(taken) or "no answer here"
+    return f"{NOT_OFFERED_LEAD} (it takes: {listed}). It still waits."
+
+
+def already_answered(by: str | None) -> str:
+    """A late answer's refusal: who answered first (a channel may write them as a mention)."""
+    return (
+        f"This request was already answered by {by}."
+        if by
+        else ("This request was already answered.")
+    )
+
+
+def not_by_the_requester(requester: str) -> str:
+    """The line on a question whose role separates duties."""
+    who = requester or "The requester"
+    return f"{who} asked for this and cannot approve it: someone else must answer."
+
+
+def not_understood(reason: str) -> str:
+    """A free-text answer the role's interpreter could not read, and why."""
+    return f"Not understood: {reason} The request still waits for your answer."
+
+
+def tool_returned(result: str) -> str:
+    """What the tool returned once it ran, on one line."""
+    return f"The tool returned: “{' '.join(result.split())}”"

@@ -1,0 +1,83 @@
+"""What waits for one person: the one query behind Slack's ``/pending`` and App Home, the web
+inbox, and any other channel's list.
+
+A person may answer the pauses of CHANNEL roles whose implementation names them as an
+approver, once escalated those whose ``escalate_to`` names them, and the THREAD_OWNER pauses of
+threads they own. What expires first is at the top, then the newest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from bot.app import App
+from bot.core.enums import PauseAnswerer
+from bot.core.results import PendingPause
+from bot.core.time_left import expiring_first
+from channels.kit.answerers import Among
+from channels.kit.catalog import KitCatalog
+
+MAX_LISTED: Final = 500
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Waiting:
+    """One question waiting for the person; ``escalated_to_them``: they may answer it only
+    because it was escalated to them."""
+
+    pending: PendingPause
+    escalated_to_them: bool = False
+
+
+async def waiting_for(
+    app: App,
+    catalog: KitCatalog[Any],
+    *,
+    tenant_id: str,
+    person: str,
+    among: Among,
+    owner_roles: Sequence[str] | None = None,
+) -> list[Waiting]:
+    """The pauses ``person`` may answer, in the order shown. ``among(ids)``: whether the
+    person is among these approvers (the channel's rule). ``owner_roles``: the THREAD_OWNER
+    roles to list (None: every role whose owner is ``person``; empty: none)."""
+    mine: set[str] = set()
+    escalation: set[str] = set()
+    for implementation in catalog.answered_by_channel():
+        config = implementation.config
+        if await among(config.approvers):
+            mine.add(config.role)
+        elif config.escalate_to and await among(config.escalate_to):
+            escalation.add(config.role)
+    escalation -= mine
+    listed = [Waiting(pending=p) for p in await _channel_pauses(app, tenant_id, mine)]
+    listed += [
+        Waiting(pending=p, escalated_to_them=True)
+        for p in await _channel_pauses(app, tenant_id, escalation)
+        if p.escalated
+    ]
+    if owner_roles is None or owner_roles:
+        owned = await app.list_pending(
+            tenant_id=tenant_id,
+            answered_by=PauseAnswerer.THREAD_OWNER,
+            owner_id=person,
+            roles=None if owner_roles is None else sorted(owner_roles),
+            limit=MAX_LISTED,
+        )
+        listed += [Waiting(pending=p) for p in owned]
+    shown = [w for w in listed if w.pending.pause_id is not None]
+    return sorted(shown, key=lambda w: expiring_first(w.pending.expires_at, w.pending.asked_at))
+
+
+async def _channel_pauses(app: App, tenant_id: str, roles: set[str]) -> list[PendingPause]:
+    if not roles:
+        return []
+    return await app.list_pending(
+        tenant_id=tenant_id,
+        answered_by=PauseAnswerer.CHANNEL,
+        roles=sorted(roles),
+        include_channel_pause_ids=True,
+        limit=MAX_LISTED,
+    )
