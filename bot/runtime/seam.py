@@ -150,21 +150,33 @@ async def _decide_automatically(
     """Record a policy's or a grant's decision (PENDING → TAKEN, DECIDED, ``responder`` naming
     it) before anything acts on it, then tell the channel; the record as it is if it was closed
     meanwhile."""
-    answer = PauseAnswer(decision=decision.model_dump(mode="json"), responder=responder)
+    taken = await _close_decided(runtime, binding, record, decision, responder=responder)
+    if taken is None:
+        return await _reload(runtime, record.idempotency_key)
+    await tell_decided(runtime, taken, decided_by=decided_by, decision=decision)
+    return Taken(decision=decision, responder=responder, record=taken, first_take=True)
+
+
+async def _close_decided(
+    runtime: Runtime,
+    binding: ToolBinding,
+    record: PauseRecord,
+    decision: ToolCallApprovalDecision,
+    *,
+    responder: str | None,
+) -> PauseRecord | None:
+    """Close ``record`` as decided at once (PENDING → TAKEN, DECIDED), its audit masked; None
+    when it was closed meanwhile."""
     mask = await audit_mask(runtime, record, binding.spec.input)
-    taken = await runtime.store.close(
+    return await runtime.store.close(
         record.pause_id,
         DecidedAtOnce(
-            answer=answer,
+            answer=PauseAnswer(decision=decision.model_dump(mode="json"), responder=responder),
             audit_decision=mask.decision(decision),
             ran_with=mask.ran_with(decision, record.ask.arguments),
         ),
         at=runtime.clock.now(),
     )
-    if taken is None:
-        return await _reload(runtime, record.idempotency_key)
-    await tell_decided(runtime, taken, decided_by=decided_by, decision=decision)
-    return Taken(decision=decision, responder=responder, record=taken, first_take=True)
 
 
 async def _check_deadline(runtime: Runtime, closes_at: datetime, key: str) -> None:
@@ -420,17 +432,7 @@ async def _decide_at_once(
             check_reason(decision, binding.role.reject_reason)
     except DtoValidationError as error:
         raise _invalid_at_once(record, place, frame, error) from error
-    answer = PauseAnswer(decision=decision.model_dump(mode="json"), responder=None)
-    mask = await audit_mask(runtime, record, binding.spec.input)
-    taken = await runtime.store.close(
-        record.pause_id,
-        DecidedAtOnce(
-            answer=answer,
-            audit_decision=mask.decision(decision),
-            ran_with=mask.ran_with(decision, record.ask.arguments),
-        ),
-        at=runtime.clock.now(),
-    )
+    taken = await _close_decided(runtime, binding, record, decision, responder=None)
     if taken is None:
         return None
     return Taken(decision=decision, responder=None, record=taken, first_take=True)
