@@ -68,6 +68,7 @@ from channels.slack.middlewares import (
     handled_event,
 )
 from channels.slack.notes import RequesterNotes
+from channels.slack.oauth import add_install_routes, oauth_settings
 from channels.slack.observing import Dispatch, edge_counter, observed_dispatch
 from channels.slack.pending import PendingLists
 from channels.slack.services import SlackServices
@@ -160,9 +161,14 @@ class SlackBot:
                 before_authorize=InOrder(
                     ReparseSlashCommand(), RefuseMalformed(), CountBoltCalls(app.metrics)
                 ),
+                # installed by OAuth: Bolt's flow and authorize on our stores
+                oauth_settings=oauth_settings(app, settings, self.client)
+                if settings.oauth
+                else None,
             )
         self.authorization = TokenAuthorization(self.client)
-        use_token_authorization(self.bolt, self.authorization)
+        if not settings.oauth:  # one workspace: its token, surviving a Slack outage
+            use_token_authorization(self.bolt, self.authorization)
         self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
@@ -224,7 +230,8 @@ class SlackBot:
 
     def web_app(self) -> web.Application:
         """The aiohttp application: ``POST /slack/events``, ``GET /healthz``, ``/readyz`` (with
-        ``ready_checks``) and ``/metrics``."""
+        ``ready_checks``) and ``/metrics``; installed by OAuth, ``GET /slack/install`` and
+        ``GET /slack/oauth_redirect`` too."""
         if self._web_app is None:
             self._web_app = build_web_app(
                 self.bolt,
@@ -239,6 +246,8 @@ class SlackBot:
                 ready_checks=self.ready_checks,
                 middlewares=(edge_counter(self._app.metrics, self._app.clock, path=EVENTS_PATH),),
             )
+            if self.bolt.oauth_flow is not None:
+                add_install_routes(self._web_app, self.bolt.oauth_flow)
         return self._web_app
 
     async def start(self) -> None:
