@@ -120,7 +120,9 @@ class KeywordReplyInterpreter:
         self._lexicons = _lexicons(languages if languages is not None else type(self).languages)
 
     def interpret(self, input: ReplyInput) -> ReplyInterpretation[ToolCallApprovalDecision]:
-        reading, language = _weigh(input.reply, self._lexicons)
+        # a subclass's own __init__ may not call this one's: then its class's languages
+        lexicons = getattr(self, "_lexicons", None) or _lexicons(type(self).languages)
+        reading, language = _weigh(input.reply, lexicons)
         if reading.decision is None:
             assert reading.unreadable is not None
             said = _said_in(language)

@@ -292,8 +292,19 @@ def _details(description: str, title: str, said: str | None) -> str:
     lines = description.strip().splitlines()
     first = " ".join(lines[0].split()).removesuffix(".").strip() if lines else ""
     rest = "\n".join(lines[1:]).strip() if first == title else description.strip()
-    said = (said or "").strip()
+    said = asker_said(said)
     return "\n".join(part for part in (rest, said if said != rest else "") if part)
+
+
+GENERIC_ASK: Final = "Tool execution requires approval"
+"""How LangChain's ``HumanInTheLoopMiddleware`` describes every call by default (then the tool's
+id and its raw arguments): nothing a person needs beside the question's own fields."""
+
+
+def asker_said(description: str | None) -> str:
+    """What the asker says about this call, for a person; its generic default says nothing."""
+    said = (description or "").strip()
+    return "" if said.startswith(GENERIC_ASK) else said
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

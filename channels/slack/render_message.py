@@ -20,7 +20,7 @@ from channels.kit.outcomes import (
     Withdrawn,
     words_of,
 )
-from channels.kit.question import changes_of
+from channels.kit.question import asker_said, changes_of
 from channels.kit.texts import not_by_the_requester, tool_returned
 from channels.slack.render import (
     MAX_HEADER_TEXT,
@@ -137,7 +137,7 @@ def _question(view: ApprovalView) -> list[Block]:
     rest = _below_header(view.tool_description, title)
     if rest:
         blocks.append(SectionBlock(text=mrkdwn(escape(rest, MAX_SECTION_TEXT))))
-    said = (view.description or "").strip()
+    said = asker_said(view.description)  # the kit's rule: a generic default says nothing
     if said and said != rest:
         blocks.append(SectionBlock(text=mrkdwn(escape(said, MAX_SECTION_TEXT))))
     fields = argument_fields(view.input_model, view.arguments)

@@ -23,6 +23,7 @@ from slack_sdk.models.views import View
 from bot.core.time_left import expiring_first, parse_instant, time_left_text
 from channels.kit.offers import offered
 from channels.kit.question import question_title
+from channels.kit.texts import NOTHING_WAITS
 from channels.slack.render import (
     MAX_FIELDS,
     PENDING_PAGE_ACTION,
@@ -38,7 +39,8 @@ from channels.slack.render import (
     mrkdwn,
 )
 
-EMPTY_LIST: Final = "Nothing is waiting for you. :tada:"
+EMPTY_LIST: Final = NOTHING_WAITS
+"""The kit's sentence for an empty list, as the web's inbox says it."""
 PREVIOUS_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:previous"
 NEXT_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:next"
 

@@ -9,8 +9,9 @@ starts empty, and left empty it keeps the value it had.
 An emptied input is no value, never "keep the old one": ``None`` where the schema allows it,
 the field's default where it has one, else that field's error ("Enter a value."). A posted
 ``arg.<key>`` the schema does not declare is refused, never dropped. A number may be typed
-with thousands separators, as the request's page shows money (``1,234.50``). What is refused
-is said in our words (``bot.core.field_errors``), never pydantic's.
+with thousands separators, as the request's page shows money (``1,234.50``), and a number
+starts as the page shows it. Titles are the kit's (``Order ID``), as the question shows them.
+What is refused is said in our words (``bot.core.field_errors``), never pydantic's.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from bot.core import field_errors
 from bot.core.sensitive import sensitive_fields
+from channels.kit.values import field_title, format_value
 
 FieldKind = Literal["integer", "number", "boolean", "choice", "text", "json"]
 FIELD_PREFIX: Final = "arg."
@@ -51,6 +53,8 @@ class FormField:
     description: str | None
     nullable: bool = False
     """The schema takes ``null``: an emptied input is ``None``."""
+    model: type[BaseModel] | None = None
+    """The input model: a number starts as the question shows it (``1,234.50``)."""
 
     @property
     def input_name(self) -> str:
@@ -65,7 +69,7 @@ def form_fields(model: type[BaseModel]) -> list[FormField]:
     properties: Mapping[str, Any] = schema.get("properties", {})
     defs: Mapping[str, Any] = schema.get("$defs", {})
     return [
-        _field(key, prop, defs, required=key in required, sensitive=key in hidden)
+        _field(key, prop, defs, required=key in required, sensitive=key in hidden, model=model)
         for key, prop in properties.items()
     ]
 
@@ -76,12 +80,19 @@ def _sensitive_keys(model: type[BaseModel]) -> set[str]:
 
 
 def _field(
-    key: str, prop: Mapping[str, Any], defs: Mapping[str, Any], *, required: bool, sensitive: bool
+    key: str,
+    prop: Mapping[str, Any],
+    defs: Mapping[str, Any],
+    *,
+    required: bool,
+    sensitive: bool,
+    model: type[BaseModel],
 ) -> FormField:
     kind, choices = _classify(_resolved(_without_null(prop), defs))
     return FormField(
         key=key,
-        title=str(prop.get("title") or key),
+        title=field_title(model, key),  # titled as the question shows it (channels.kit.values)
+        model=model,
         kind=kind,
         choices=choices,
         required=required,
@@ -137,6 +148,8 @@ def shown_value(field: FormField, arguments: Mapping[str, Any]) -> str:
         return json.dumps(value, ensure_ascii=False)
     if field.kind == "boolean":
         return "true" if value is True else "false"
+    if field.kind in ("integer", "number") and isinstance(value, int | float):
+        return format_value(field.model, field.key, value)  # read back as typed (_number)
     return "" if value is None else str(value)
 
 

@@ -34,6 +34,7 @@ REQUEST = "Please refund order 7, the customer was charged twice"
 GRAPH_ASK = {"messages": [{"role": "user", "content": REQUEST}]}
 GRAPH_TOOL = "refund"
 REFUND_ARGUMENTS = {"order_id": "7", "amount": 30}
+LARGE_REFUND_ARGUMENTS = {"order_id": "7", "amount": 1234.5}
 EXPENSE = {"purpose": "taxi", "amount": 12}
 SECRET = "carol.secret@example.com"
 """The refund's ``Sensitive`` customer e-mail, in every office."""

@@ -31,6 +31,8 @@ class Capability(enum.Enum):
     ESCALATE = "escalate"
     EXPIRE = "expire"
     WITHDRAW = "withdraw"
+    WAITING_LIST = "waiting_list"
+    """A person can list what waits for them (Slack's /pending, the web's inbox)."""
 
 
 class Kind(enum.Enum):
@@ -49,6 +51,8 @@ class Scenario(enum.Enum):
     """An approval by the channel's approvers of a refund of ``{"order_id", "amount"}`` whose
     customer e-mail (``SECRET``) is ``Sensitive``; a rejection needs its reason where the
     channel has approvers."""
+    LARGE_REFUND = "large_refund"
+    """The REFUND of ``1234.5``: an amount a channel may show grouped (``1,234.50``)."""
     OWN_REQUEST = "own_request"
     """A question with separation of duties, asked for by one of its approvers
     (``Asked.approver``); ``People.second_approver`` may approve it."""
@@ -113,6 +117,15 @@ class Told:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Waiting:
+    """A person's list of what waits for them."""
+
+    count: int
+    """How many questions it lists."""
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Asked:
     """A question the suite asked: its pause (kept by the driver, never shown)."""
 
@@ -158,6 +171,10 @@ class ChannelDriver(Protocol):
     async def reply(self, asked: Asked, words: str, *, by: str) -> Told:
         """Answer in words, where the channel takes them (Slack: in the message's thread; the
         web: the page's free-text box; the terminal: the line typed at the prompt)."""
+        ...
+
+    async def waiting_for(self, person: str) -> Waiting:
+        """What ``person``'s list of waiting questions shows."""
         ...
 
     async def withdraw(self, asked: Asked) -> None:

@@ -4,6 +4,7 @@ Kit payload it sent parsed by ``slack_sdk.models`` when the test ends."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ from channels.slack.render_modal import REASON_ACTION, REASON_BLOCK, RESPONSE_AC
 from tests.conformance.behind import (
     EXPENSE,
     GRAPH_TOOL,
+    LARGE_REFUND_ARGUMENTS,
     REFUND_ARGUMENTS,
     REQUEST,
     Behind,
@@ -33,6 +35,7 @@ from tests.conformance.driver import (
     Scenario,
     Shown,
     Told,
+    Waiting,
 )
 from tests.slack.checks import all_text, assert_sent_valid, buttons, strings
 from tests.slack.conftest import SlackWorld, open_world
@@ -58,7 +61,7 @@ ACTIONS: Mapping[Kind, str] = {
 }
 KINDS = {action: kind for kind, action in ACTIONS.items()}
 WIRE = {"iban": "DE02", "amount": 9}
-QUESTIONS: Mapping[Scenario, NativeQuestion] = {
+QUESTIONS: dict[Scenario, NativeQuestion] = {
     Scenario.REFUND: NativeQuestion(
         tool=RefundCardTool,
         arguments=REFUND_ARGUMENTS,
@@ -77,6 +80,9 @@ QUESTIONS: Mapping[Scenario, NativeQuestion] = {
     ),
 }
 HOUR = timedelta(hours=1)
+QUESTIONS[Scenario.LARGE_REFUND] = dataclasses.replace(
+    QUESTIONS[Scenario.REFUND], arguments=LARGE_REFUND_ARGUMENTS
+)
 
 
 class SlackDriver:
@@ -203,6 +209,20 @@ class SlackDriver:
         now = await self._status(asked)
         taken = was is PauseStatus.PENDING and now is not PauseStatus.PENDING
         return Told(taken=taken, text="\n".join(said))
+
+    async def waiting_for(self, person: str) -> Waiting:
+        """``/pending``, as ``person`` types it: the ephemeral list, one Approve per request."""
+        seen = len(self.world.stub.of("response_url"))
+        response = await self.world.command(person)
+        assert response.status == 200
+        await self.world.settle()
+        [sent] = self.world.stub.of("response_url")[seen:]
+        blocks = sent.blocks()
+        for block in blocks:
+            assert Block.parse(block) is not None
+        words = "\n".join(value for _, key, value in strings(blocks) if key == "text")
+        approvals = [b for b in buttons(blocks) if str(b["action_id"]).startswith(APPROVE_ACTION)]
+        return Waiting(count=len(approvals), text=f"{words}\n{sent.payload.get('text', '')}")
 
     async def _status(self, asked: Asked) -> PauseStatus | None:
         pause = await self.world.app.find_pause(asked.pause_id, tenant_id=self.world.tenant)

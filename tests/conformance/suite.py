@@ -121,6 +121,21 @@ class ChannelConformance:
         assert told.taken, (amount, told.text)
         assert [run["amount"] for run in driver.runs()] == [30.0]
 
+    async def test_a_large_amount_shown_can_be_typed_back(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.LARGE_REFUND)
+        [amount] = [
+            v for k, v in (await driver.shown(asked)).fields.items() if "amount" in k.lower()
+        ]
+
+        told = await driver.answer(
+            asked,
+            Answer(kind=Kind.EDIT, arguments={"order_id": "7", "amount": amount}),
+            by=asked.approver,
+        )
+
+        assert told.taken, (amount, told.text)
+        assert [run["amount"] for run in driver.runs()] == [1234.5]
+
     async def test_the_question_offers_approve_edit_and_reject(self, driver: ChannelDriver) -> None:
         asked = await driver.ask(Scenario.REFUND)
 
@@ -182,7 +197,16 @@ class ChannelConformance:
         assert told.taken, told.text
         assert driver.runs() == []
         assert any("amount too high" in read for read in driver.agent_read()), driver.agent_read()
+
+    async def test_a_rejected_question_says_so_with_its_reason(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        await driver.answer(
+            asked, Answer(kind=Kind.REJECT, reason="amount too high"), by=asked.approver
+        )
+
         after = await driver.shown(asked)
+        assert after.offered == frozenset()
         assert "rejected" in after.text.lower() and "amount too high" in after.text
 
     async def test_reject_without_the_reason_the_role_requires_is_refused_and_waits(
@@ -211,9 +235,14 @@ class ChannelConformance:
         assert len(driver.runs()) == 1
 
     @requires(Capability.RESPOND)
+    async def test_respond_is_offered_where_the_asker_takes_it(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.GRAPH, allowed=(Kind.APPROVE, Kind.RESPOND))
+
+        assert (await driver.shown(asked)).offered == {Kind.APPROVE, Kind.RESPOND}
+
+    @requires(Capability.RESPOND)
     async def test_respond_replaces_the_tools_result(self, driver: ChannelDriver) -> None:
         asked = await driver.ask(Scenario.GRAPH, allowed=(Kind.APPROVE, Kind.RESPOND))
-        assert Kind.RESPOND in (await driver.shown(asked)).offered
 
         told = await driver.answer(
             asked, Answer(kind=Kind.RESPOND, response=RESPONSE), by=asked.approver
@@ -224,11 +253,18 @@ class ChannelConformance:
         assert driver.agent_read() == [RESPONSE]
 
     @requires(Capability.LIMITED_OFFERS)
-    async def test_a_kind_the_question_does_not_take_is_not_offered_and_refused_if_forced(
+    async def test_a_kind_the_question_does_not_take_is_not_offered(
         self, driver: ChannelDriver
     ) -> None:
         asked = await driver.ask(Scenario.GRAPH, allowed=(Kind.APPROVE, Kind.REJECT))
+
         assert (await driver.shown(asked)).offered == {Kind.APPROVE, Kind.REJECT}
+
+    @requires(Capability.LIMITED_OFFERS)
+    async def test_a_kind_the_question_does_not_take_is_refused_if_forced(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.GRAPH, allowed=(Kind.APPROVE, Kind.REJECT))
 
         for forced in (
             Answer(kind=Kind.EDIT, arguments={"order_id": "7", "amount": "5"}),
@@ -282,12 +318,22 @@ class ChannelConformance:
         told = await driver.reply(asked, "approve", by=asked.approver)
 
         assert not told.taken
-        assert re.search(r"in words|it takes", told.text, re.IGNORECASE), told.text
+        assert told.text.strip()
         assert driver.runs() == []
+        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+
+    async def test_words_to_a_question_that_reads_none_are_told_it_takes_no_words(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+
+        told = await driver.reply(asked, "approve", by=asked.approver)
+
+        assert re.search(r"in words|it takes", told.text, re.IGNORECASE), told.text
 
     # ---------------------------------------------------------------- who may answer
 
-    async def test_a_wrong_answerer_is_refused_told_who_may_and_the_question_waits(
+    async def test_a_wrong_answerer_is_refused_and_the_question_waits(
         self, driver: ChannelDriver
     ) -> None:
         asked = await driver.ask(Scenario.REFUND)
@@ -295,13 +341,20 @@ class ChannelConformance:
         told = await driver.answer(asked, APPROVE, by=driver.people.stranger)
 
         assert not told.taken
+        assert told.text.strip()
         assert driver.runs() == []
+        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
+        assert len(driver.runs()) == 1
+
+    async def test_a_wrong_answerer_is_told_who_may_answer(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        told = await driver.answer(asked, APPROVE, by=driver.people.stranger)
+
         if Capability.APPROVERS in driver.capabilities:
             assert_says(told.text, "NOT_AN_APPROVER", or_else=r"not one of the approvers")
         else:
             assert_says(told.text, "NOT_THE_OWNER", or_else=r"who asked")
-        assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
-        assert len(driver.runs()) == 1
 
     async def test_only_the_owner_answers_a_thread_owners_question(
         self, driver: ChannelDriver
@@ -312,9 +365,17 @@ class ChannelConformance:
         told = await driver.answer(asked, APPROVE, by=driver.people.stranger)
 
         assert not told.taken
-        assert_says(told.text, "NOT_THE_OWNER", or_else=r"who asked")
         assert (await driver.answer(asked, APPROVE, by=driver.people.requester)).taken
         assert len(driver.runs()) == 1
+
+    async def test_someone_not_the_owner_is_told_only_who_asked_may_answer(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.OWNERS)
+
+        told = await driver.answer(asked, APPROVE, by=driver.people.stranger)
+
+        assert_says(told.text, "NOT_THE_OWNER", or_else=r"who asked")
 
     @requires(Capability.APPROVERS, Capability.SEPARATION_OF_DUTIES)
     async def test_the_requester_cannot_approve_their_own_request(
@@ -440,6 +501,25 @@ class ChannelConformance:
         assert (await driver.answer(asked, APPROVE, by=asked.approver)).taken
         assert await driver.advance(asked, 4) == []  # answered: no more reminders
 
+    @requires(Capability.REMIND)
+    async def test_a_reminder_says_when_the_question_expires(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+
+        [reminder] = await driver.advance(asked, 1)
+
+        assert "expire" in reminder.lower(), reminder
+        assert re.search(r"\bUTC\b|<!date\^", reminder), reminder
+
+    @requires(Capability.REMIND)
+    async def test_a_reminder_names_the_request_not_the_tools_id(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.TIMED)
+
+        [reminder] = await driver.advance(asked, 1)
+
+        assert asked.tool not in reminder, reminder
+
     @requires(Capability.ESCALATE)
     async def test_an_escalated_question_may_be_answered_by_its_escalation_approver(
         self, driver: ChannelDriver
@@ -470,6 +550,32 @@ class ChannelConformance:
 
         assert not early.taken
         assert_says(early.text, "NOT_ESCALATED_YET", or_else=r"not been escalated|not escalated")
+
+    # ---------------------------------------------------------------- what waits
+
+    @requires(Capability.WAITING_LIST)
+    async def test_what_waits_for_a_person_lists_their_questions_only(
+        self, driver: ChannelDriver
+    ) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+
+        mine = await driver.waiting_for(asked.approver)
+        nobodys = await driver.waiting_for(driver.people.stranger)
+
+        assert mine.count == 1, mine.text
+        assert "refund" in mine.text.lower()
+        assert SECRET not in mine.text
+        assert nobodys.count == 0, nobodys.text
+
+    @requires(Capability.WAITING_LIST)
+    async def test_an_answered_question_waits_no_more(self, driver: ChannelDriver) -> None:
+        asked = await driver.ask(Scenario.REFUND)
+        await driver.answer(asked, APPROVE, by=asked.approver)
+
+        waiting = await driver.waiting_for(asked.approver)
+
+        assert waiting.count == 0, waiting.text
+        assert_says(waiting.text, "NOTHING_WAITS", or_else=r"nothing (is )?wait")
 
     # ---------------------------------------------------------------- masking
 

@@ -4,6 +4,7 @@ thread's owner), what a refusal says read from its outcome."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -21,6 +22,7 @@ from channels.kit.said import said_of
 from channels.terminal import TerminalOutput
 from tests.conformance.behind import (
     GRAPH_TOOL,
+    LARGE_REFUND_ARGUMENTS,
     REFUND_ARGUMENTS,
     REQUEST,
     Behind,
@@ -35,6 +37,7 @@ from tests.conformance.driver import (
     Scenario,
     Shown,
     Told,
+    Waiting,
 )
 from tests.conformance.terminal_office import (
     YOU,
@@ -54,6 +57,7 @@ REFUND = NativeQuestion(
 )
 QUESTIONS: Mapping[Scenario, NativeQuestion] = {
     Scenario.REFUND: REFUND,
+    Scenario.LARGE_REFUND: dataclasses.replace(REFUND, arguments=LARGE_REFUND_ARGUMENTS),
     Scenario.OWNERS: REFUND,  # every question of the terminal is its owner's
     Scenario.TIMED: NativeQuestion(
         tool=PayOutTool,
@@ -88,6 +92,7 @@ class TerminalDriver:
         Capability.APPROVERS: ONE_PERSON,
         Capability.SEPARATION_OF_DUTIES: ONE_PERSON,
         Capability.ESCALATE: f"nobody to escalate to ({ONE_PERSON})",
+        Capability.WAITING_LIST: "the terminal lists nothing: it asks each question at its prompt",
     }
     people: ClassVar[People] = People(requester=YOU, stranger="someone-else")
 
@@ -174,6 +179,9 @@ class TerminalDriver:
     async def reply(self, asked: Asked, words: str, *, by: str) -> Told:
         outcome = await self.app.answer(asked.pause_id, tenant_id=TENANT, by=by, reply=words)
         return told_of(outcome)
+
+    async def waiting_for(self, person: str) -> Waiting:
+        raise NotImplementedError(self.missing[Capability.WAITING_LIST])
 
     async def withdraw(self, asked: Asked) -> None:
         await self.behind.withdraw(asked)

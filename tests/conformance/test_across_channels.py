@@ -98,3 +98,14 @@ async def test_an_answer_not_taken_is_told_the_same_sentence(drivers: Drivers) -
         said[name] = (await driver.answer(asked, edit, by=asked.approver)).text
 
     assert_said_alike(said)
+
+
+async def test_an_empty_list_says_the_same_sentence(drivers: Drivers) -> None:
+    slack, web = drivers["slack"], drivers["web"]
+
+    said = {
+        "slack": (await slack.waiting_for(slack.people.stranger)).text.splitlines()[0],
+        "web": (await web.waiting_for(web.people.stranger)).text,
+    }
+
+    assert_said_alike(said)

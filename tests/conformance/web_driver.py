@@ -4,6 +4,7 @@ page's own forms with its CSRF token; every page read is parsed as HTML."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ from channels.web import WebNotice, WebServer
 from tests.conformance.behind import (
     EXPENSE,
     GRAPH_TOOL,
+    LARGE_REFUND_ARGUMENTS,
     REFUND_ARGUMENTS,
     REQUEST,
     Behind,
@@ -36,6 +38,7 @@ from tests.conformance.driver import (
     Scenario,
     Shown,
     Told,
+    Waiting,
 )
 from tests.office import Ledger
 from tests.web.conftest import browser, free_port
@@ -66,7 +69,7 @@ ACTIONS = {
     "reject": Kind.REJECT,
     "respond": Kind.RESPOND,
 }
-QUESTIONS: Mapping[Scenario, NativeQuestion] = {
+QUESTIONS: dict[Scenario, NativeQuestion] = {
     Scenario.REFUND: NativeQuestion(
         tool=RefundCardTool,
         arguments=REFUND_ARGUMENTS,
@@ -92,6 +95,9 @@ QUESTIONS: Mapping[Scenario, NativeQuestion] = {
         approver=BOB,
     ),
 }
+QUESTIONS[Scenario.LARGE_REFUND] = dataclasses.replace(
+    QUESTIONS[Scenario.REFUND], arguments=LARGE_REFUND_ARGUMENTS
+)
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
@@ -105,18 +111,29 @@ class Page(HTMLParser):
         self.title = ""
         self.fields: dict[str, str] = {}
         self.actions: list[str] = []
+        self.listed: list[str] = []
+        """The links of the inbox's list of what waits (not of what was decided)."""
         self.values: list[str] = []
         """What the page's inputs hold (a leaked value hides there, not in the words)."""
         self._open: list[str] = []
+        self._class_of: list[str] = []
         self._term: str | None = None
         self.feed(body)
         self.close()
         assert self._open == [], f"unclosed tags: {self._open}"
 
+    @property
+    def _in_waiting_list(self) -> bool:
+        """Inside the inbox's list of what waits (not its "decided" list)."""
+        return "inbox" in self._classes and "decided" not in self._classes
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        given = dict(attrs)
         if tag not in VOID:
             self._open.append(tag)
-        given = dict(attrs)
+            self._class_of.append(str(given.get("class") or ""))
+        if tag == "a" and given.get("href") and self._in_waiting_list:
+            self.listed.append(str(given["href"]))
         if tag == "input" and given.get("name") == "action" and given.get("value"):
             self.actions.append(str(given["value"]))
         elif tag in ("input", "textarea", "option") and given.get("name") != "csrf":
@@ -127,6 +144,7 @@ class Page(HTMLParser):
             return
         assert self._open and self._open[-1] == tag, f"</{tag}> closes {self._open[-1:]}"
         self._open.pop()
+        self._class_of.pop()
 
     def handle_data(self, data: str) -> None:
         if "script" in self._open or "style" in self._open or not data.strip():
@@ -140,6 +158,10 @@ class Page(HTMLParser):
         elif where == "dd" and self._term is not None:
             self.fields[self._term] = data.strip()
             self._term = None
+
+    @property
+    def _classes(self) -> set[str]:
+        return {name for classes in self._class_of for name in classes.split()}
 
     @property
     def text(self) -> str:
@@ -272,6 +294,17 @@ class WebDriver:
             shown = await self.browser_of(by).get(response.headers["Location"])
             return Told(taken=True, text=self.read(await shown.text()).text)
         return Told(taken=False, text=self.read(await response.text()).text)
+
+    async def waiting_for(self, person: str) -> Waiting:
+        """The inbox, signed in by the link the server makes for ``person``."""
+        http = self.browser_of(person)
+        url = self.server.inbox_url(person, tenant_id=TENANT).removeprefix(self.base_url)
+        signed_in = await http.get(url, allow_redirects=False)
+        assert signed_in.status == 303, await signed_in.text()
+        response = await http.get("/inbox")
+        assert response.status == 200
+        page = self.read(await response.text())
+        return Waiting(count=len(page.listed), text=page.text)
 
     async def withdraw(self, asked: Asked) -> None:
         await self.behind.withdraw(asked)

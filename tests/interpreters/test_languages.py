@@ -213,6 +213,17 @@ def test_a_role_names_its_languages_on_its_interpreter_class() -> None:
     assert verdict(interpret("approved", FrenchReplies(languages=["en"]))) is True
 
 
+def test_a_subclass_with_an_init_of_its_own_still_reads_its_languages() -> None:
+    class WithDeps(KeywordReplyInterpreter):
+        languages = ("nl",)
+
+        def __init__(self, context: object = None) -> None:  # no super().__init__()
+            self.context = context
+
+    assert verdict(interpret("goedgekeurd", WithDeps())) is True
+    assert not interpret("approved", WithDeps()).is_understood
+
+
 def test_a_region_is_ignored_and_case_too() -> None:
     assert verdict(interpret("aprovado", KeywordReplyInterpreter(languages=["pt-BR"]))) is True
     assert verdict(interpret("genehmigt", KeywordReplyInterpreter(languages=["DE"]))) is True

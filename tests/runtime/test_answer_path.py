@@ -45,6 +45,7 @@ APP_MEMBERS = [
     "get_result",
     "grant",
     "langgraph",
+    "list_answered",
     "list_grants",
     "list_pending",
     "message_refs",

@@ -809,7 +809,7 @@ def test_an_empty_pending_list_is_a_friendly_line() -> None:
             "type": "section",
             "text": {
                 "type": "mrkdwn",
-                "text": "Nothing is waiting for you. :tada:",
+                "text": "Nothing waits for you.",
                 "verbatim": True,
             },
         }
@@ -880,7 +880,7 @@ def test_home_view_of_nothing() -> None:
     view = as_json(home_view([], page=1))
 
     assert_view_valid(view, pause_ids=set())
-    assert "Nothing is waiting for you" in all_text(view)
+    assert "Nothing waits for you." in all_text(view)
 
 
 def test_a_description_of_several_lines_shows_its_first_as_the_header_and_the_rest_below() -> None:
