@@ -57,6 +57,7 @@ def web_client(
     session: aiohttp.ClientSession | None,
     *,
     metrics: Metrics | None = None,
+    kind: type[CountedWebClient] | None = None,
 ) -> AsyncWebClient:
     """The bot's client; its calls and retries counted on ``metrics`` when given."""
     handlers: list[tuple[AsyncRetryHandler, str]] = [
@@ -73,7 +74,7 @@ def web_client(
             timeout=max(1, round(settings.api_timeout_seconds)),
             retry_handlers=[handler for handler, _ in handlers],
         )
-    return CountedWebClient(
+    return (kind or CountedWebClient)(
         metrics,
         token=_token_of(settings),
         base_url=settings.api_url,

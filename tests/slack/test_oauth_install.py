@@ -18,7 +18,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot import App, Settings
-from bot.testing import FakeClock, mock_llm
+from bot.testing import FakeClock, ScriptedChatModel, mock_llm
 from channels.slack import SlackBot, SlackSettings
 from channels.slack.oauth import BOT_SCOPES
 from tests.office import Ledger
@@ -37,12 +37,13 @@ class Installed:
     http: TestClient[Any, Any]
     stub: SlackStub
     database: Path
+    llm: ScriptedChatModel
 
 
 @pytest.fixture
 async def installed(stub: SlackStub, tmp_path: Path) -> AsyncIterator[Installed]:
     database = tmp_path / "countersign.db"
-    mock_llm(SlackOfficeAgent)
+    llm = mock_llm(SlackOfficeAgent)
     app = await App.create(
         SlackOfficeApplication,
         database_url=f"sqlite+aiosqlite:///{database}",
@@ -64,7 +65,7 @@ async def installed(stub: SlackStub, tmp_path: Path) -> AsyncIterator[Installed]
     http = TestClient(TestServer(bot.web_app(), host="127.0.0.1"))
     await http.start_server()
     try:
-        yield Installed(app=app, bot=bot, http=http, stub=stub, database=database)
+        yield Installed(app=app, bot=bot, http=http, stub=stub, database=database, llm=llm)
     finally:
         await http.close()
         await bot.close()
