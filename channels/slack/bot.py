@@ -70,7 +70,7 @@ from channels.slack.middlewares import (
     handled_event,
 )
 from channels.slack.notes import RequesterNotes
-from channels.slack.oauth import add_install_routes, oauth_settings
+from channels.slack.oauth import add_install_routes, oauth_settings, register_revocations
 from channels.slack.observing import Dispatch, edge_counter, observed_dispatch
 from channels.slack.pending import PendingLists
 from channels.slack.services import SlackServices
@@ -213,6 +213,7 @@ class SlackBot:
                 client=self.client,
             )
             self.client.tokens = TenantTokens(store, rotator)
+            register_revocations(self.bolt, store, self.tasks)  # before the other listeners
         self.bolt.use(InstallationTenant())
 
     def _services(self, catalog: Catalog, directory: ApproverDirectory) -> SlackServices:
@@ -344,9 +345,7 @@ class SlackBot:
             self.services.home.refresh(
                 event.tenant_id,
                 [
-                    Answerable(
-                        answered_by=p.answered_by, role=p.channel, owner_id=p.owner_id or ""
-                    )
+                    Answerable(answered_by=p.answered_by, role=p.channel, owner_id=p.owner_id or "")
                     for p in event.pending
                 ],
             )

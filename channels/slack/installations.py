@@ -133,7 +133,9 @@ class DatabaseInstallationStore(AsyncInstallationStore):
         return installation
 
     async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
-        await self._installations.delete(self._key(enterprise_id, team_id))
+        """The bot's token revoked (``tokens_revoked``): every row of the workspace goes, the
+        installers' too, which carry a copy of it (the install asks for no user token)."""
+        await self._installations.delete(self._key(enterprise_id, team_id), every_row=True)
 
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None

@@ -12,11 +12,14 @@ Bolt's ``AsyncInstallationStoreAuthorize``, which refreshes a rotating token
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Final
+from typing import Any, Final
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.listener.async_builtins import AsyncTokenRevocationListeners
 from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.web.async_client import AsyncWebClient
@@ -26,6 +29,7 @@ from bot.core.errors import SetupError
 from channels.slack.installations import DatabaseInstallationStore, DatabaseStateStore
 from channels.slack.redaction import bolt_log
 from channels.slack.settings import SlackSettings
+from channels.slack.tasks import BackgroundTasks
 
 BOT_SCOPES: Final = (
     "chat:write",
@@ -91,6 +95,25 @@ def oauth_settings(app: App, settings: SlackSettings, client: AsyncWebClient) ->
         client=client,
     )
     return oauth
+
+
+def register_revocations(
+    bolt: AsyncApp, store: DatabaseInstallationStore, tasks: BackgroundTasks
+) -> None:
+    """``app_uninstalled`` and ``tokens_revoked``: Bolt's own handlers delete the workspace's
+    tokens, in a kept task (Bolt's ``enable_token_revocation_listeners`` would run them in one
+    nobody waits for). The workspace's waiting questions are kept: a reinstall answers them."""
+    revocations = AsyncTokenRevocationListeners(store)
+
+    async def uninstalled(context: AsyncBoltContext) -> None:
+        tasks.spawn(revocations.handle_app_uninstalled_events(context), name="slack uninstall")
+
+    async def revoked(event: dict[str, Any], context: AsyncBoltContext) -> None:
+        work = revocations.handle_tokens_revoked_events(event, context)
+        tasks.spawn(work, name="slack tokens revoked")
+
+    bolt.event("app_uninstalled")(uninstalled)
+    bolt.event("tokens_revoked")(revoked)
 
 
 def add_install_routes(application: web.Application, flow: AsyncOAuthFlow) -> None:

@@ -6,6 +6,7 @@ and an org-wide install's token serves each workspace of the org."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import ClientResponse
@@ -23,7 +24,7 @@ from tests.slack.office import (
     SlackOfficeWorkflow,
 )
 from tests.slack.stub import Workspace
-from tests.slack.test_oauth_install import Installed, install, installed  # noqa: F401
+from tests.slack.test_oauth_install import Installed, install, installed, stored_text  # noqa: F401
 
 
 async def ask_refund(installed: Installed, llm: ScriptedChatModel, tenant: str) -> str:
@@ -169,3 +170,51 @@ async def test_pending_lists_each_workspaces_own(installed: Installed) -> None:
 
     assert await pending_in(installed, "T0ONE") == [one]
     assert await pending_in(installed, "T0TWO") == [two]
+
+
+async def event(installed: Installed, team: str, body: dict[str, Any]) -> int:
+    envelope = {
+        "token": "legacy",
+        "team_id": team,
+        "api_app_id": "A0APP",
+        "type": "event_callback",
+        "event_id": f"Ev{team}{body['type']}",
+        "event_time": 1700000000,
+        "event": body,
+    }
+    text = json.dumps(envelope)
+    headers = signed_headers(text) | {"Content-Type": "application/json"}
+    response = await installed.http.post("/slack/events", data=text, headers=headers)
+    await installed.bot.wait_idle()
+    return response.status
+
+
+async def test_an_uninstall_removes_the_tokens_and_keeps_the_questions_for_a_reinstall(
+    installed: Installed,
+) -> None:
+    await install(installed, "code-1", Workspace(team_id="T0ONE"))
+    await install(installed, "code-2", Workspace(team_id="T0TWO"))
+    one = await ask_refund(installed, installed.llm, "T0ONE")
+
+    assert await event(installed, "T0ONE", {"type": "app_uninstalled"}) == 200
+
+    assert "T0ONE" not in stored_text(installed.database)
+    assert "T0TWO" in stored_text(installed.database)  # the other workspace's are kept
+    kept = await installed.app.find_pause(one, tenant_id="T0ONE")
+    assert kept is not None and kept.status is PauseStatus.PENDING
+
+    await install(installed, "code-3", Workspace(team_id="T0ONE"))  # installed again
+    installed.llm.then_return("refund done")
+    assert (await click(installed, "T0ONE", one)).status == 200
+    await installed.bot.wait_idle()
+    answered = await installed.app.find_pause(one, tenant_id="T0ONE")
+    assert answered is not None and answered.status is not PauseStatus.PENDING
+
+
+async def test_a_revoked_bot_token_is_removed(installed: Installed) -> None:
+    await install(installed, "code-1", Workspace(team_id="T0ONE"))
+    revoked = {"type": "tokens_revoked", "tokens": {"bot": ["UB0T"]}}
+
+    assert await event(installed, "T0ONE", revoked) == 200
+
+    assert "T0ONE" not in stored_text(installed.database)
