@@ -367,15 +367,15 @@ class SlackBot:
         that dies first leaves the end to the sweep, which tells it again)."""
         if self.tasks.closed or (not event.answered and event.result is None):
             return
-        await self._tell_resumed(event)
+        with speaking_for(event.tenant_id):  # installed by OAuth: the tenant's own token
+            await self._tell_resumed(event)
 
     async def _tell_resumed(self, event: ExecutionResumeEvent) -> None:
         """The messages first (one Slack failed is owed: ``SlackGateway.catch_up``), then the
         run's end, which raises when Slack cannot take it now (the App tells it again)."""
         for pause in event.answered:
             try:
-                with speaking_for(event.tenant_id):
-                    await self.gateway.show_outcome(pause)
+                await self.gateway.show_outcome(pause)
             except (SlackApiError, *TRANSPORT_ERRORS) as error:
                 redaction.log.warning("slack: a message update failed: %s", failure_of(error))
         conversations = self.services.conversations
