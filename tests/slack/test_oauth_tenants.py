@@ -7,12 +7,13 @@ and an org-wide install's token serves each workspace of the org."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from aiohttp import ClientResponse
 
 from bot import ExecutionStatus, PauseStatus, WorkflowStartText
-from bot.testing import ScriptedChatModel, call_tool
+from bot.testing import FakeClock, ScriptedChatModel, call_tool
 from channels.slack.render import APPROVE_ACTION
 from channels.slack.tenant_tokens import tenant_of, workspace_of
 from tests.slack.checks import buttons
@@ -218,3 +219,23 @@ async def test_a_revoked_bot_token_is_removed(installed: Installed) -> None:
     assert await event(installed, "T0ONE", revoked) == 200
 
     assert "T0ONE" not in stored_text(installed.database)
+
+
+async def test_an_update_slack_failed_is_made_again_with_the_workspaces_token(
+    installed: Installed,
+) -> None:
+    await install(installed, "code-1", Workspace(team_id="T0ONE"))
+    await install(installed, "code-2", Workspace(team_id="T0TWO"))
+    one = await ask_refund(installed, installed.llm, "T0ONE")
+    installed.llm.then_return("refund done")
+    await installed.stub.fail_all("500", "chat.update")
+    assert (await click(installed, "T0ONE", one)).status == 200
+    await installed.bot.wait_idle()
+    await installed.stub.restore()
+
+    clock = installed.app.clock
+    assert isinstance(clock, FakeClock)
+    await clock.advance(timedelta(seconds=3))  # the catch-up's tick
+    updated = await installed.stub.wait_for("chat.update")
+
+    assert updated[-1].headers["Authorization"] == f"Bearer {token_of(installed, 'T0ONE')}"
