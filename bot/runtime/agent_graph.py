@@ -34,9 +34,10 @@ from bot.core.field_errors import failure_text
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.frame import RunFrame, checkpoint_ns, frame_of
 from bot.runtime.ledger import usage_of
+from bot.runtime.question_context import graph_context
 from bot.runtime.seam import PausePlace
 from bot.runtime.services import Runtime
-from bot.runtime.tool_calls import call_tool, tool_error
+from bot.runtime.tool_calls import Said, call_tool, tool_error
 
 
 class AgentState(TypedDict):
@@ -49,6 +50,8 @@ class ToolTask(TypedDict):
     iteration: int
     position: NotRequired[int]  # the call's place in its model turn
     asked_at: NotRequired[str]  # ISO 8601: when the model asked (one moment for the turn)
+    request: NotRequired[str]  # what the person asked: the latest human message before the turn
+    reason: NotRequired[str]  # the model's own words in the turn that made the call
 
 
 def tool_schema(binding: ToolBinding) -> dict[str, Any]:
@@ -134,10 +137,16 @@ class AgentLoop:
         if not isinstance(last, AIMessage) or not last.tool_calls:
             return []
         asked_at = self.runtime.clock.now().isoformat()
-        return [
-            Send(node, ToolTask(call=call, iteration=iteration, position=i, asked_at=asked_at))
-            for i, call in enumerate(last.tool_calls)
-        ]
+        request, reason = graph_context({"messages": list(messages)}, tool="", arguments={})
+        sends = []
+        for i, call in enumerate(last.tool_calls):
+            task = ToolTask(call=call, iteration=iteration, position=i, asked_at=asked_at)
+            if request:
+                task["request"] = request
+            if reason:
+                task["reason"] = reason
+            sends.append(Send(node, task))
+        return sends
 
     async def call_tool(self, task: ToolTask, config: RunnableConfig) -> ToolMessage:
         call = task["call"]
@@ -155,7 +164,8 @@ class AgentLoop:
             asked_at=datetime.fromisoformat(task["asked_at"]) if "asked_at" in task else None,
             position=task.get("position"),
         )
-        return await call_tool(self.runtime, binding, frame, call, place)
+        said = Said(request=task.get("request"), reason=task.get("reason"))
+        return await call_tool(self.runtime, binding, frame, call, place, said=said)
 
 
 def build_agent_graph(loop: AgentLoop) -> CompiledStateGraph[Any, Any, Any, Any]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Any, Protocol, assert_never
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, assert_never
 
 from langchain_core.messages import ToolMessage
 from langchain_core.messages.tool import ToolCall
@@ -17,10 +19,14 @@ from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import PauseResolution
 from bot.core.errors import AgentFailedError, ToolError
 from bot.core.field_errors import failure_text
+from bot.core.pii import PiiPolicy
+from bot.core.sensitive import sensitive_fields
 from bot.core.tracing import span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.expiry import nobody_in_time
 from bot.runtime.frame import RunFrame
+from bot.runtime.pii import policies_of
+from bot.runtime.question_context import masked_context
 from bot.runtime.run_once import GiveBack, MayHaveRun, RunNow, earlier_run, may_have_run
 from bot.runtime.seam import Closed, PausePlace, Taken, ask_channel
 from bot.runtime.services import Runtime
@@ -57,14 +63,29 @@ async def _run(
     return _render(result)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Said:
+    """What the conversation says beside a call: what the person asked (the latest human
+    message before the model's turn) and the model's own words in that turn."""
+
+    request: str | None = None
+    reason: str | None = None
+
+
+NOTHING_SAID: Final = Said()
+
+
 async def call_tool(
     runtime: Runtime,
     binding: ToolBinding,
     frame: RunFrame,
     call: ToolCall,
     place: PausePlace,
+    *,
+    said: Said = NOTHING_SAID,
 ) -> ToolMessage:
-    """The message the model reads for ``call``."""
+    """The message the model reads for ``call``; its question carries ``said``, masked like
+    its arguments."""
     name = binding.spec.name
     try:
         value = binding.spec.input.model_validate(call["args"])
@@ -73,13 +94,40 @@ async def call_tool(
     step = StepContext(node_id=place.checkpoint_ns, call_id=call["id"])
     if binding.channel is None:
         return await _run_reporting_errors(runtime, binding, frame, step, value, call, place.agent)
+    arguments = value.model_dump(mode="json")
     ask = ToolCallApprovalAsk(
-        tool=name, arguments=value.model_dump(mode="json"), call_id=call["id"] or ""
+        tool=name,
+        arguments=arguments,
+        call_id=call["id"] or "",
+        request=_masked(runtime, binding, frame, said.request, arguments),
+        stated_reason=_masked(runtime, binding, frame, said.reason, arguments),
     )
     outcome = await ask_channel(runtime, binding, frame, ask, place)
     if isinstance(outcome, Closed):
         return _closed(binding, frame, call, outcome)
     return await _take(runtime, binding, frame, step, value, call, outcome, place.agent)
+
+
+def _masked(
+    runtime: Runtime,
+    binding: ToolBinding,
+    frame: RunFrame,
+    text: str | None,
+    arguments: Mapping[str, Any],
+) -> str | None:
+    """``text`` as a question may keep and show it: the call's ``Sensitive`` values and what
+    the application's and the workflow's PII policies find, masked."""
+    if text is None:
+        return None
+    policies = policies_of(runtime.assembly, [])
+    workflow = next(
+        (w for w in runtime.assembly.workflows.values() if w.name == frame.workflow), None
+    )
+    if workflow is not None:
+        policies += [p for p in workflow.pii_policies if isinstance(p, PiiPolicy)]
+    return masked_context(
+        text, policies=policies, arguments=arguments, sensitive=sensitive_fields(binding.spec.input)
+    )
 
 
 def _closed(binding: ToolBinding, frame: RunFrame, call: ToolCall, closed: Closed) -> ToolMessage:

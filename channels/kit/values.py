@@ -172,3 +172,14 @@ def _field(model: type[BaseModel] | None, name: str) -> FieldInfo | None:
     if model is None:
         return None
     return model.model_fields.get(name)
+
+
+_GROUPED_NUMBER: Final = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+"""A number with thousands separators: ``1,234.50``, ``-12,000``."""
+
+
+def typed_number(raw: str) -> str:
+    """A number typed back as a question shows it (``1,234.50``), without its separators
+    (``1234.50``); any other text as it was typed (the field's check says what is wrong)."""
+    text = raw.strip()
+    return text.replace(",", "") if _GROUPED_NUMBER.fullmatch(text) else raw

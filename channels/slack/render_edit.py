@@ -23,7 +23,7 @@ from pydantic_core import ErrorDetails, PydanticUndefined
 
 from bot.core.field_errors import NOT_FINITE, said
 from bot.core.sensitive import MASK, sensitive_fields
-from channels.kit.values import humanize
+from channels.kit.values import humanize, typed_number
 from channels.slack.render import ApprovalView, RenderError, truncate
 
 VALUE_ACTION: Final = "value"
@@ -278,7 +278,7 @@ def _number(raw: str, kind: type[int | float]) -> object:
     """The number typed; the raw text when it is not one, for the model to explain. A number
     that is no number (``inf``, ``nan``, ``1e400``) is refused as such."""
     try:
-        number = kind(raw.strip())
+        number = kind(typed_number(raw).strip())
     except ValueError:
         return raw
     if isinstance(number, float) and not math.isfinite(number):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -27,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from bot.core import field_errors
 from bot.core.sensitive import sensitive_fields
-from channels.kit.values import field_title, format_value
+from channels.kit.values import field_title, format_value, typed_number
 
 FieldKind = Literal["integer", "number", "boolean", "choice", "text", "json"]
 FIELD_PREFIX: Final = "arg."
@@ -38,8 +37,6 @@ _SIMPLE: Final[Mapping[str, FieldKind]] = {
     "boolean": "boolean",
     "string": "text",
 }
-_GROUPED_NUMBER: Final = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
-"""A number with thousands separators: ``1,234.50``, ``-12,000``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -251,8 +248,7 @@ def _number(raw: str) -> str:
     """The number typed, for the model to read (it says what is wrong): one typed as the page
     shows money (``1,234.50``) without its separators; one that is no number (``inf``,
     ``nan``, ``1e400``) refused as such."""
-    if _GROUPED_NUMBER.fullmatch(raw):
-        raw = raw.replace(",", "")
+    raw = typed_number(raw)
     try:
         finite = math.isfinite(float(raw))
     except ValueError:

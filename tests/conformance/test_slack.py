@@ -15,15 +15,7 @@ from tests.conformance.suite import ChannelConformance
 
 class TestSlackChannel(ChannelConformance):
     driver_type = SlackDriver
-    differences: ClassVar[Mapping[str, str]] = {
-        "test_a_large_amount_shown_can_be_typed_back": (
-            "Slack shows the amount as 1,234.50 and its Edit & approve modal refuses it typed "
-            "back ('Enter a number.'); the web takes it"
-        ),
-        "test_the_question_says_who_asked_and_what_they_asked": (
-            "Slack's message names the requester but not what they asked (the request's text)"
-        ),
-    }
+    differences: ClassVar[Mapping[str, str]] = {}
 
     @pytest.fixture
     async def driver(self, tmp_path: Path) -> AsyncIterator[ChannelDriver]:

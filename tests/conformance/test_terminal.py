@@ -18,11 +18,8 @@ class TestTerminalChannel(ChannelConformance):
     differences: ClassVar[Mapping[str, str]] = {
         "test_a_large_amount_shown_can_be_typed_back": (
             "the terminal takes an edit as a decision through App.answer, where a value as shown "
-            "(1,234.50) is no number: reading a shown value back lives in the web's form, not "
-            "the kit (Slack's modal refuses it too)"
-        ),
-        "test_the_question_says_who_asked_and_what_they_asked": (
-            "the terminal's question line names neither the requester nor the request"
+            "(1,234.50) is no number; the terminal has no form that reads it back "
+            "(channels.kit.values.typed_number), as Slack's modal and the web's form do"
         ),
     }
 

@@ -15,12 +15,7 @@ from tests.conformance.web_driver import WebDriver, web_driver
 
 class TestWebChannel(ChannelConformance):
     driver_type = WebDriver
-    differences: ClassVar[Mapping[str, str]] = {
-        "test_the_question_says_who_asked_and_what_they_asked": (
-            "the web page names the requester but not what a native workflow's requester asked "
-            "(its start text); it shows the request only where the ask carries it"
-        ),
-    }
+    differences: ClassVar[Mapping[str, str]] = {}
 
     @pytest.fixture
     async def driver(self, tmp_path: Path) -> AsyncIterator[ChannelDriver]:

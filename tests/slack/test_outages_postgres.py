@@ -17,7 +17,7 @@ from bot import ExecutionStatus
 from channels.slack.middlewares import EVENT_CLAIM_TTL
 from tests.cli.processes import free_port
 from tests.own_postgres import own_postgres
-from tests.slack.burst import DESK, JSON, answers_for, env, mention, post
+from tests.slack.burst import DESK, INTERRUPTED, JSON, answers_for, env, mention, post
 from tests.slack.chaos import ChaosReport, _until_every_question_is_sent, _until_every_run_ended
 from tests.slack.outages import FAST, _finals, questions_of, start_logged, stop, until
 from tests.slack.stub import SlackStub
@@ -116,7 +116,11 @@ async def test_postgres_restarted_and_frozen_under_load_loses_nothing(
     by_thread = Counter(thread for thread, _ in finals)
     assert set(by_thread.values()) == {1}, by_thread  # each end said once
     texts = [text for _, text in finals]
-    assert sum(t.count("refunded") for t in texts) == REQUESTS - REQUESTS // 2, texts
+    # an approved refund whose pass lost the database between its take and its result is
+    # never run again: the model reads that it may or may not have run (at most once)
+    interrupted = sum(INTERRUPTED in t for t in texts)
+    refunded = sum(t.count("refunded") for t in texts)
+    assert refunded + interrupted == REQUESTS - REQUESTS // 2, texts
     assert all(t.count("refunded") <= 1 and t.count("booked") <= 1 for t in texts), texts
     logs = "".join((tmp_path / f"instance-{n}.log").read_text() for n in range(2))
     assert "step.failed" not in logs
