@@ -14,8 +14,9 @@ import pytest
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from sqlalchemy import text
 
-from bot.security.codec import EncryptingCodec
+from bot.security.codec import EncryptingCodec, payload_key_id
 from bot.security.keys import generate_key, parse_key_ring
+from bot.security.reencrypt import reencrypt
 from bot.store.database import Database
 from bot.store.installations import SqlInstallations, SqlOAuthStates
 from bot.testing import FakeClock
@@ -157,3 +158,20 @@ async def test_a_state_is_consumed_once_within_its_lifetime(stores: Stores) -> N
     async with stores.database.engine.connect() as connection:
         kept = (await connection.execute(text("SELECT state_key FROM cs_oauth_states"))).all()
     assert once not in repr(kept)
+
+
+async def test_reencrypt_moves_the_tokens_to_the_current_key(stores: Stores) -> None:
+    await stores.installations.async_save(installation(stores.clock, token="xoxb-moved"))
+    newer = generate_key("key-b").entry()
+
+    report = await reencrypt(stores.database, parse_key_ring(f"{newer},{KEY}"))
+
+    assert report.moved["cs_installations"] == 2
+    async with stores.database.engine.connect() as connection:
+        stored = (await connection.execute(text("SELECT document FROM cs_installations"))).all()
+    assert {payload_key_id(row[0]) for row in stored} == {"key-b"}
+    moved = DatabaseInstallationStore(
+        "cid", SqlInstallations(stores.database, EncryptingCodec(parse_key_ring(newer)))
+    )
+    found = await moved.async_find_bot(enterprise_id=None, team_id="T1")
+    assert found is not None and found.bot_token == "xoxb-moved"
