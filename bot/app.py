@@ -59,6 +59,7 @@ from bot.security.derived import DerivedKeys
 from bot.security.key_check import READY_NAME as KEYS_READY_NAME
 from bot.settings import Settings
 from bot.store.database import Database, database_failure
+from bot.store.installations import SqlInstallations, SqlOAuthStates
 from bot.store.records import NewExecution, ThreadBusy
 from bot.store.repositories import MessageRefs
 from bot.wiring import Wiring, wire
@@ -88,6 +89,8 @@ class App:
         self._derived_keys = wiring.derived_keys
         self._checkpointer = wiring.checkpointer
         self._key_check = wiring.key_check
+        self._installations = wiring.installations
+        self._oauth_states = wiring.oauth_states
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -178,6 +181,16 @@ class App:
     def message_refs(self) -> MessageRefs:
         """Where the channels' approval messages are (one per pause, in the App's store)."""
         return self._message_refs
+
+    @property
+    def installations(self) -> SqlInstallations:
+        """A chat app's installations by OAuth (their tokens sealed by the App's key ring)."""
+        return self._installations
+
+    @property
+    def oauth_states(self) -> SqlOAuthStates:
+        """The OAuth states of installs under way (one use each)."""
+        return self._oauth_states
 
     @property
     def derived_keys(self) -> DerivedKeys:

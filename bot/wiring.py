@@ -46,6 +46,7 @@ from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
 from bot.store.grants import SqlGrants
+from bot.store.installations import SqlInstallations, SqlOAuthStates
 from bot.store.leases import SqlLeases
 from bot.store.ledger import SqlLedger
 from bot.store.message_refs import SqlMessageRefs
@@ -67,6 +68,8 @@ class Wiring:
     derived_keys: DerivedKeys
     checkpointer: BaseCheckpointSaver[Any]
     key_check: KeyCheck
+    installations: SqlInstallations
+    oauth_states: SqlOAuthStates
     sweep_interval: timedelta = SWEEP_INTERVAL
 
 
@@ -143,6 +146,8 @@ async def wire(
         derived_keys=DerivedKeys(ring),
         checkpointer=checkpointer.saver,
         key_check=key_check,
+        installations=SqlInstallations(database, codec),
+        oauth_states=SqlOAuthStates(database),
         sweep_interval=settings.sweep_interval,
     )
 

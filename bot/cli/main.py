@@ -134,7 +134,7 @@ def run_demo(database_url: str = DEMO_DATABASE_URL, *, answers: Sequence[str] | 
 
 
 def _serve(args: argparse.Namespace) -> int:
-    missing = missing_settings(SLACK_SETTINGS)
+    missing = missing_settings(slack_settings_required())
     if missing:
         print(one_line(missing), file=sys.stderr)
         return EXIT_SETTINGS
@@ -144,7 +144,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _serve_slack_or_web(args: argparse.Namespace) -> int:
     """No command: serve Slack when it is set up; else say what is missing and serve the desk
     on the web."""
-    missing = missing_settings(SLACK_SETTINGS)
+    missing = missing_settings(slack_settings_required())
     if not missing:
         return _serve_slack()
     for setting in missing:
@@ -195,6 +195,35 @@ SLACK_SETTINGS: Final = (
         "copy the Signing Secret from the Slack app's Basic Information page into .env",
     ),
 )
+
+
+OAUTH_SETTINGS: Final = (
+    RequiredSetting(
+        "SLACK_CLIENT_ID",
+        "copy the Client ID from the Slack app's Basic Information page into .env",
+    ),
+    RequiredSetting(
+        "SLACK_CLIENT_SECRET",
+        "copy the Client Secret from the Slack app's Basic Information page into .env",
+    ),
+    RequiredSetting(
+        "SLACK_STATE_SECRET",
+        "put a long random string of your own into .env (openssl rand -hex 32 makes one)",
+    ),
+)
+"""Installed by OAuth in several workspaces: these instead of ``SLACK_BOT_TOKEN``."""
+
+
+def slack_settings_required(
+    environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")
+) -> tuple[RequiredSetting, ...]:
+    """What serving Slack needs: a bot token, or (once one of them is given and no bot token)
+    the three OAuth settings."""
+    from bot.settings import environment
+
+    values = environment(environ, env_file=str(env_file))
+    oauth = "SLACK_BOT_TOKEN" not in values and any(s.name in values for s in OAUTH_SETTINGS)
+    return (*OAUTH_SETTINGS, *SLACK_SETTINGS[1:]) if oauth else SLACK_SETTINGS
 
 
 def missing_settings(

@@ -42,7 +42,7 @@ from bot.security.codec import EncryptingCodec
 from bot.security.errors import ReencryptError
 from bot.security.keys import KeyRing
 from bot.store.database import Database, DatabaseUrl, checkpoint_path
-from bot.store.tables import executions, grants, pause_answers, pauses, tool_runs
+from bot.store.tables import executions, grants, installations, pause_answers, pauses, tool_runs
 
 DEFAULT_BATCH_SIZE = 500
 
@@ -64,9 +64,14 @@ PAYLOAD_COLUMNS: tuple[PayloadColumns, ...] = (
     PayloadColumns(table=pause_answers, keys=("id",), columns=("step", "decision", "ran_with")),
     PayloadColumns(table=tool_runs, keys=("run_key",), columns=("result",)),
     PayloadColumns(table=grants, keys=("grant_id",), columns=("argument_constraint",)),
+    PayloadColumns(
+        table=installations,
+        keys=("client_id", "enterprise_id", "team_id", "user_id"),
+        columns=("document",),
+    ),
 )
-"""Every payload column of ``bot.store.sql``, ``bot.store.tool_runs`` and ``bot.store.grants``
-(a test checks no text column is forgotten)."""
+"""Every payload column of ``bot.store.sql``, ``bot.store.tool_runs``, ``bot.store.grants`` and
+``bot.store.installations`` (a test checks no text column is forgotten)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -33,8 +33,10 @@ from bot.store.tables import (
     UtcDateTime,
     executions,
     grants,
+    installations,
     message_refs,
     metadata,
+    oauth_states,
     pause_answers,
     pauses,
     schema_version,
@@ -233,6 +235,13 @@ def _v12_grants(connection: Connection) -> None:
     grants.create(connection, checkfirst=True)
 
 
+def _v13_installations(connection: Connection) -> None:
+    """OAuth installations (``cs_installations``, tokens sealed) and install states
+    (``cs_oauth_states``): a Slack app installed in several workspaces. Idempotent."""
+    installations.create(connection, checkfirst=True)
+    oauth_states.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -246,6 +255,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v10_attached_graphs,
     _v11_failure_codes,
     _v12_grants,
+    _v13_installations,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -286,3 +286,27 @@ grants = Table(
     Column("revoked_by", String(255)),
     Index("ix_cs_grants_tenant_role_tool", "tenant_id", "role", "tool", "expires_at"),
 )
+
+installations = Table(
+    "cs_installations",
+    metadata,
+    # a chat workspace's installation of the app by OAuth (v13): the latest one per installer
+    # (user_id) and per workspace the bot's own row (user_id ""); an org-wide install has team
+    # "" and its enterprise id. The document holds the tokens: sealed like every payload
+    Column("client_id", String(64), primary_key=True),
+    Column("enterprise_id", String(64), primary_key=True),
+    Column("team_id", String(64), primary_key=True),
+    Column("user_id", String(64), primary_key=True),
+    Column("installed_at", UtcDateTime, nullable=False),
+    Column("document", Text, nullable=False),
+)
+
+oauth_states = Table(
+    "cs_oauth_states",
+    metadata,
+    # an OAuth install's state (v13), one use: its keyed hash only (the state itself is the
+    # installer's browser's), consumed by deleting it
+    Column("state_key", String(128), primary_key=True),
+    Column("issued_at", UtcDateTime, nullable=False),
+    Index("ix_cs_oauth_states_issued", "issued_at"),
+)

@@ -32,6 +32,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError
+from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
@@ -57,6 +58,7 @@ from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
 from channels.slack.home import Answerable, HomeTabs
+from channels.slack.installations import DatabaseInstallationStore
 from channels.slack.late_answers import LateAnswers
 from channels.slack.listeners import assistant
 from channels.slack.middlewares import (
@@ -68,6 +70,7 @@ from channels.slack.middlewares import (
     handled_event,
 )
 from channels.slack.notes import RequesterNotes
+from channels.slack.oauth import add_install_routes, oauth_settings, register_revocations
 from channels.slack.observing import Dispatch, edge_counter, observed_dispatch
 from channels.slack.pending import PendingLists
 from channels.slack.services import SlackServices
@@ -76,6 +79,12 @@ from channels.slack.signature_log import RefusedSignatures
 from channels.slack.signing import MetadataSigner
 from channels.slack.store import SeenEvents, SlackMessageStore
 from channels.slack.tasks import AckFirst, BackgroundTasks
+from channels.slack.tenant_tokens import (
+    InstallationTenant,
+    TenantTokenClient,
+    TenantTokens,
+    speaking_for,
+)
 from channels.slack.threads import SlackThread
 from channels.slack.web import EVENTS_PATH, build_web_app
 from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, slack_session, web_client
@@ -129,7 +138,12 @@ class SlackBot:
         self._prompts = tuple(suggested_prompts)
         self._state = _State.NEW
         self._session = slack_session(settings)
-        self.client = client or web_client(settings, self._session, metrics=app.metrics)
+        self.client = client or web_client(
+            settings,
+            self._session,
+            metrics=app.metrics,
+            kind=TenantTokenClient if settings.oauth else None,  # tenants are installations
+        )
         self.ready_checks: tuple[ReadyCheck, ...] = (
             ((readiness.NAME, readiness.SlackAuthCheck(self.client, app.clock)),)
             if check_slack_when_ready
@@ -160,10 +174,18 @@ class SlackBot:
                 before_authorize=InOrder(
                     ReparseSlashCommand(), RefuseMalformed(), CountBoltCalls(app.metrics)
                 ),
+                # installed by OAuth: Bolt's flow and authorize on our stores
+                oauth_settings=oauth_settings(app, settings, self.client)
+                if settings.oauth
+                else None,
             )
         self.authorization = TokenAuthorization(self.client)
-        use_token_authorization(self.bolt, self.authorization)
-        self.bolt.use(ResolveTenant(settings.tenant))
+        if not settings.oauth:  # one workspace: its token, surviving a Slack outage
+            use_token_authorization(self.bolt, self.authorization)
+        if settings.oauth:
+            self._use_installation_tokens(settings)
+        else:
+            self.bolt.use(ResolveTenant(settings.tenant))
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
         assistant.register(self.bolt, self.services, self.sessions, self._prompts)
@@ -175,6 +197,24 @@ class SlackBot:
         self._catch_up_timer = app.clock.call_every(CATCH_UP_INTERVAL, self._catch_up)
         self._socket: AsyncSocketModeHandler | None = None
         self._web_app: web.Application | None = None
+
+    def _use_installation_tokens(self, settings: SlackSettings) -> None:
+        """Installed by OAuth: a request's tenant is its workspace, and the bot's calls are
+        made with the token of the workspace they are for (``channels.slack.tenant_tokens``)."""
+        store = self.bolt.installation_store
+        if isinstance(self.client, TenantTokenClient) and isinstance(
+            store, DatabaseInstallationStore
+        ):
+            secret = settings.client_secret
+            assert settings.client_id is not None and secret is not None  # settings.oauth
+            rotator = AsyncTokenRotator(
+                client_id=settings.client_id,
+                client_secret=secret.get_secret_value(),
+                client=self.client,
+            )
+            self.client.tokens = TenantTokens(store, rotator)
+            register_revocations(self.bolt, store, self.tasks)  # before the other listeners
+        self.bolt.use(InstallationTenant())
 
     def _services(self, catalog: Catalog, directory: ApproverDirectory) -> SlackServices:
         app, client, session = self._app, self.client, self._session
@@ -224,7 +264,8 @@ class SlackBot:
 
     def web_app(self) -> web.Application:
         """The aiohttp application: ``POST /slack/events``, ``GET /healthz``, ``/readyz`` (with
-        ``ready_checks``) and ``/metrics``."""
+        ``ready_checks``) and ``/metrics``; installed by OAuth, ``GET /slack/install`` and
+        ``GET /slack/oauth_redirect`` too."""
         if self._web_app is None:
             self._web_app = build_web_app(
                 self.bolt,
@@ -239,6 +280,8 @@ class SlackBot:
                 ready_checks=self.ready_checks,
                 middlewares=(edge_counter(self._app.metrics, self._app.clock, path=EVENTS_PATH),),
             )
+            if self.bolt.oauth_flow is not None:
+                add_install_routes(self._web_app, self.bolt.oauth_flow)
         return self._web_app
 
     async def start(self) -> None:
@@ -298,13 +341,14 @@ class SlackBot:
         thread = SlackThread.parse(event.thread_id)
         if thread is not None and self.sessions.holds(event.thread_id):
             self.sessions.waiting(thread, self._approvers(event))
-        self.services.home.refresh(
-            event.tenant_id,
-            [
-                Answerable(answered_by=p.answered_by, role=p.channel, owner_id=p.owner_id or "")
-                for p in event.pending
-            ],
-        )
+        with speaking_for(event.tenant_id):  # the refresh's task: the tenant's own token
+            self.services.home.refresh(
+                event.tenant_id,
+                [
+                    Answerable(answered_by=p.answered_by, role=p.channel, owner_id=p.owner_id or "")
+                    for p in event.pending
+                ],
+            )
 
     def _approvers(self, event: ExecutionPauseEvent) -> tuple[str, ...]:
         """Who the thread's waiting questions wait for (none: its requester)."""
@@ -323,7 +367,8 @@ class SlackBot:
         that dies first leaves the end to the sweep, which tells it again)."""
         if self.tasks.closed or (not event.answered and event.result is None):
             return
-        await self._tell_resumed(event)
+        with speaking_for(event.tenant_id):  # installed by OAuth: the tenant's own token
+            await self._tell_resumed(event)
 
     async def _tell_resumed(self, event: ExecutionResumeEvent) -> None:
         """The messages first (one Slack failed is owed: ``SlackGateway.catch_up``), then the
@@ -347,7 +392,8 @@ class SlackBot:
         answerable = Answerable(
             answered_by=closed.answered_by, role=closed.role, owner_id=closed.owner_id
         )
-        self.services.home.refresh(closed.tenant_id, [answerable])
+        with speaking_for(closed.tenant_id):
+            self.services.home.refresh(closed.tenant_id, [answerable])
 
     async def _event_handled(self, event_id: str) -> None:
         await self.seen_events.handled(event_id, self._app.clock.now())

@@ -37,6 +37,7 @@ from channels.slack.approvers import is_approver_id
 from channels.slack.catalog import CONFIG_ATTRIBUTE, SlackChannelConfig
 from channels.slack.conversation_ids import ANY_KIND, is_conversation_id
 from channels.slack.gateway import SlackGateway
+from channels.slack.tenant_tokens import speaking_for
 
 __all__ = ["SlackChannel", "slack_channel"]
 
@@ -57,24 +58,29 @@ class SlackChannel(ChannelOf):
         return cls.slack.approvers
 
     async def send(self, ask: ChannelAsk) -> AwaitReply:
-        await self._gateway.post_approval(
-            ask, implementation=self.implementation_name, config=self.slack
-        )
+        with speaking_for(ask.tenant_id):  # installed by OAuth: with the tenant's own token
+            await self._gateway.post_approval(
+                ask, implementation=self.implementation_name, config=self.slack
+            )
         return ChannelOutcome.await_reply()
 
     async def withdraw(self, withdrawal: ChannelWithdrawal) -> None:
-        await self._gateway.show_withdrawn(withdrawal, answered_by=self.slack.answered_by)
+        with speaking_for(withdrawal.tenant_id):
+            await self._gateway.show_withdrawn(withdrawal, answered_by=self.slack.answered_by)
 
     async def auto_decided(self, decision: ChannelAutoDecision) -> None:
-        await self._gateway.tell_auto_decided(decision)
+        with speaking_for(decision.tenant_id):
+            await self._gateway.tell_auto_decided(decision)
 
     async def remind(self, reminder: ChannelReminder) -> None:
-        await self._gateway.remind(reminder, config=self.slack)
+        with speaking_for(reminder.tenant_id):
+            await self._gateway.remind(reminder, config=self.slack)
 
     async def escalate(self, escalation: ChannelEscalation) -> None:
-        await self._gateway.escalate(
-            escalation, implementation=self.implementation_name, config=self.slack
-        )
+        with speaking_for(escalation.tenant_id):
+            await self._gateway.escalate(
+                escalation, implementation=self.implementation_name, config=self.slack
+            )
 
 
 def slack_channel(

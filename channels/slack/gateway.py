@@ -41,6 +41,7 @@ from channels.slack.render_message import (
 )
 from channels.slack.render_note import settled_note, waiting_note
 from channels.slack.store import MessageRef, SlackMessageStore
+from channels.slack.tenant_tokens import speaking_for
 from channels.slack.threads import SlackThread
 from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, is_transient
 
@@ -259,7 +260,8 @@ class SlackGateway:
                 self.owed.pop(pause_id, None)
                 continue
             try:
-                updated += await self.show_outcome(pause)
+                with speaking_for(tenant_id):  # installed by OAuth: the tenant's own token
+                    updated += await self.show_outcome(pause)
             except (SlackApiError, *TRANSPORT_ERRORS) as error:
                 if is_transient(error):
                     return updated  # Slack is still failing: the next call

@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Final
+from typing import Final, Self
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from bot.core.errors import SettingsError
 from bot.settings import PORT_NUMBER, environment, malformed
@@ -33,6 +41,10 @@ ENVIRONMENT: Final[Mapping[str, str]] = {
     "SLACK_MAX_BODY_BYTES": "max_body_bytes",
     "SLACK_SHUTDOWN_GRACE_SECONDS": "shutdown_grace_seconds",
     "SLACK_API_TIMEOUT_SECONDS": "api_timeout_seconds",
+    "SLACK_CLIENT_ID": "client_id",
+    "SLACK_CLIENT_SECRET": "client_secret",
+    "SLACK_STATE_SECRET": "state_secret",
+    "SLACK_REDIRECT_URI": "redirect_uri",
 }
 """Environment variable → field. Error messages name the variable, never the field."""
 
@@ -52,13 +64,22 @@ _HOW_TO_GET: Final[Mapping[str, str]] = {
     "signing_secret": "copy the Signing Secret from the Slack app's Basic Information page",
 }
 
+OAUTH_SETTINGS: Final = ("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_SECRET")
+"""Installed by OAuth in several workspaces: all three instead of ``SLACK_BOT_TOKEN``."""
+_HOW_TO_GET_OAUTH: Final[Mapping[str, str]] = {
+    "SLACK_CLIENT_ID": "copy the Client ID from the Slack app's Basic Information page",
+    "SLACK_CLIENT_SECRET": "copy the Client Secret from the Slack app's Basic Information page",
+    "SLACK_STATE_SECRET": "put a long random string of your own (openssl rand -hex 32 makes one)",
+}
+
 
 class SlackSettings(BaseModel):
     """What the Slack side needs: the tokens, where the Web API is, how to serve."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    bot_token: SecretStr
+    bot_token: SecretStr = SecretStr("")
+    """One workspace's bot token (``xoxb-...``); empty when installed by OAuth."""
     signing_secret: SecretStr
     app_token: SecretStr | None = None
     """An app-level token (``xapp-...``, scope ``connections:write``): serve over Socket Mode."""
@@ -70,13 +91,22 @@ class SlackSettings(BaseModel):
     shutdown_grace_seconds: float = Field(default=10.0, ge=0)
     api_timeout_seconds: float = Field(default=DEFAULT_API_TIMEOUT_SECONDS, gt=0, le=120)
     """How long one Web API call may take before it counts as a connection error."""
+    client_id: str | None = None
+    """The app's Client ID: installed by OAuth (``/slack/install``) in any number of
+    workspaces, each installation's tokens in the App's database."""
+    client_secret: SecretStr | None = None
+    state_secret: SecretStr | None = None
+    """Keys the OAuth states kept while an install is under way."""
+    redirect_uri: str | None = None
+    """The OAuth redirect URL, when Slack's app settings name more than one."""
 
     @field_validator("bot_token")
     @classmethod
     def _bot_token(cls, value: SecretStr) -> SecretStr:
-        if not value.get_secret_value().strip().startswith("xoxb-"):
+        token = value.get_secret_value().strip()
+        if token and not token.startswith("xoxb-"):
             raise ValueError("a bot token starts with xoxb-")
-        return SecretStr(value.get_secret_value().strip())
+        return SecretStr(token)
 
     @field_validator("signing_secret")
     @classmethod
@@ -93,6 +123,33 @@ class SlackSettings(BaseModel):
         if not value.get_secret_value().strip().startswith("xapp-"):
             raise ValueError("an app-level token starts with xapp-")
         return SecretStr(value.get_secret_value().strip())
+
+    @field_validator("client_id", "redirect_uri")
+    @classmethod
+    def _plain(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @field_validator("client_secret", "state_secret")
+    @classmethod
+    def _secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        return SecretStr(value.get_secret_value().strip())
+
+    @model_validator(mode="after")
+    def _one_mode(self) -> Self:
+        oauth = (self.client_id, self.client_secret, self.state_secret)
+        if not self.bot_token.get_secret_value() and None in oauth:
+            raise ValueError(
+                "give SLACK_BOT_TOKEN, or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET "
+                "and SLACK_STATE_SECRET to install by OAuth"
+            )
+        return self
+
+    @property
+    def oauth(self) -> bool:
+        """Installed by OAuth: the tokens are the installations', not ``bot_token``."""
+        return not self.bot_token.get_secret_value()
 
     @field_validator("api_url")
     @classmethod
@@ -129,8 +186,12 @@ def load_slack_settings(
     """
     values = environment(environ, env_file=env_file)
     fields = {field: values[name].strip() for name, field in ENVIRONMENT.items() if name in values}
+    oauth = "bot_token" not in fields and any(name in values for name in OAUTH_SETTINGS)
+    for name in OAUTH_SETTINGS if oauth else ():
+        if not values.get(name, "").strip():
+            raise SettingsError(f"{name} is missing: {_HOW_TO_GET_OAUTH[name]} into .env")
     for name, field in ENVIRONMENT.items():
-        if field in _HOW_TO_GET and field not in fields:
+        if field in _HOW_TO_GET and field not in fields and not (oauth and field == "bot_token"):
             raise SettingsError(f"{name} is missing: {_HOW_TO_GET[field]} into .env")
     try:
         return SlackSettings.model_validate(fields)

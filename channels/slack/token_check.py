@@ -26,7 +26,10 @@ TIMEOUT_SECONDS: Final = 10
 
 
 async def check_bot_token(settings: SlackSettings) -> None:
-    """``SettingsError`` naming ``SLACK_BOT_TOKEN`` when Slack refuses it."""
+    """``SettingsError`` naming ``SLACK_BOT_TOKEN`` when Slack refuses it (installed by OAuth:
+    nothing to check, each installation's token is Slack's to refuse)."""
+    if settings.oauth:
+        return
     async with aiohttp.ClientSession() as session:
         client = AsyncWebClient(
             token=settings.bot_token.get_secret_value(),

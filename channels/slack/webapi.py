@@ -57,6 +57,7 @@ def web_client(
     session: aiohttp.ClientSession | None,
     *,
     metrics: Metrics | None = None,
+    kind: type[CountedWebClient] | None = None,
 ) -> AsyncWebClient:
     """The bot's client; its calls and retries counted on ``metrics`` when given."""
     handlers: list[tuple[AsyncRetryHandler, str]] = [
@@ -66,22 +67,39 @@ def web_client(
     ]
     if metrics is None:
         return AsyncWebClient(
-            token=settings.bot_token.get_secret_value(),
+            token=_token_of(settings),
             base_url=settings.api_url,
             session=session,
             logger=web_log,
             timeout=max(1, round(settings.api_timeout_seconds)),
             retry_handlers=[handler for handler, _ in handlers],
         )
-    return CountedWebClient(
+    return (kind or CountedWebClient)(
         metrics,
-        token=settings.bot_token.get_secret_value(),
+        token=_token_of(settings),
         base_url=settings.api_url,
         session=session,
         logger=web_log,
         timeout=max(1, round(settings.api_timeout_seconds)),
         retry_handlers=[CountedRetries(h, reason, metrics) for h, reason in handlers],
     )
+
+
+def _token_of(settings: SlackSettings) -> str | None:
+    """The one workspace's token; none when installed by OAuth (each call names its own)."""
+    return settings.bot_token.get_secret_value() or None
+
+
+def _basic_auth_as_header(options: dict[str, Any]) -> dict[str, Any]:
+    """The app's credentials of an OAuth call (``oauth.v2.access``: the code exchange, a token
+    refresh) as an ``Authorization`` header: slack_sdk makes an ``aiohttp.BasicAuth`` of them,
+    which aiohttp 3.14 deprecates (a warning on every install and refresh)."""
+    auth = options.get("auth")
+    if not isinstance(auth, dict):
+        return options
+    basic = aiohttp.encode_basic_auth(auth["client_id"], auth["client_secret"])
+    headers = {**(options.get("headers") or {}), "Authorization": basic}
+    return {**options, "auth": None, "headers": headers}
 
 
 class CountedWebClient(AsyncWebClient):
@@ -92,6 +110,7 @@ class CountedWebClient(AsyncWebClient):
         self._metrics = metrics
 
     async def api_call(self, api_method: str, **options: Any) -> AsyncSlackResponse:
+        options = _basic_auth_as_header(options)
         with span("slack.api", method=api_method) as traced:
             try:
                 response = await super().api_call(api_method, **options)

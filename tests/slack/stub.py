@@ -75,6 +75,18 @@ class Outage:
         return not self.channels or channel in self.channels
 
 
+@dataclass(frozen=True)
+class Workspace:
+    """A workspace the app is installed in by OAuth (``oauth.v2.access``)."""
+
+    team_id: str
+    enterprise_id: str | None = None
+    installer: str = "U0INSTALLER"
+    expires_in: int = 43200
+    """Seconds a rotating token lives (under Bolt's 2 hours: refreshed on every request)."""
+    org_wide: bool = False
+
+
 @dataclass
 class SlackStub:
     """The recorded calls and the answers; start it with :meth:`start`."""
@@ -96,11 +108,16 @@ class SlackStub:
     outage: Outage | None = None
     failed: list[str] = field(default_factory=list)
     """Each call an outage failed, by method (``refused`` ones never reach the stub)."""
+    workspaces: dict[str, Workspace] = field(default_factory=dict)
+    """Installs by OAuth: a code → the workspace ``oauth.v2.access`` installs it in."""
+    tokens: dict[str, Workspace] = field(default_factory=dict)
+    """Every bot token the stub issued, with its workspace (``auth.test`` answers by it)."""
     _server: TestServer | None = None
     _port: int | None = None
     _restored: asyncio.Event = field(default_factory=asyncio.Event)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _hooks: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _issued_tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     async def start(self) -> None:
@@ -241,10 +258,58 @@ class SlackStub:
         if str(payload.get("channel")) in self.channel_errors:
             error = self.channel_errors[str(payload.get("channel"))]
             return web.json_response({"ok": False, "error": error})
-        return web.json_response(self._answer(method, payload))
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or None
+        return web.json_response(self._answer(method, payload, token))
 
-    def _answer(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def _oauth(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """``oauth.v2.access``: a code exchanged, or (token rotation) a refresh token."""
+        if payload.get("grant_type") == "refresh_token":
+            old = str(payload.get("refresh_token", ""))
+            workspace = self.tokens.get(old.removeprefix("xoxe-1-refresh-"))
+            if workspace is None:
+                return {"ok": False, "error": "invalid_refresh_token"}
+            return self._issued(workspace) | {"token_type": "bot"}
+        workspace = self.workspaces.get(str(payload.get("code", "")))
+        if workspace is None:
+            return {"ok": False, "error": "invalid_code"}
+        enterprise = (
+            None
+            if workspace.enterprise_id is None
+            else {"id": workspace.enterprise_id, "name": "Org"}
+        )
+        return self._issued(workspace) | {
+            "app_id": "A0APP",
+            "token_type": "bot",
+            "scope": "chat:write,commands",
+            "bot_user_id": BOT_USER,
+            "team": None if workspace.org_wide else {"id": workspace.team_id, "name": "Team"},
+            "enterprise": enterprise,
+            "is_enterprise_install": workspace.org_wide,
+            "authed_user": {"id": workspace.installer},
+        }
+
+    def _issued(self, workspace: Workspace) -> dict[str, Any]:
+        token = f"xoxe.xoxb-{workspace.team_id}-{next(self._issued_tokens)}"
+        self.tokens[token] = workspace
+        return {
+            "ok": True,
+            "access_token": token,
+            "refresh_token": f"xoxe-1-refresh-{token}",
+            "expires_in": workspace.expires_in,
+        }
+
+    def _auth_test(self, token: str | None) -> dict[str, Any]:
+        workspace = self.tokens.get(token or "")
+        if workspace is None:
+            return {}
+        return {"team_id": workspace.team_id, "enterprise_id": workspace.enterprise_id}
+
+    def _answer(
+        self, method: str, payload: dict[str, Any], token: str | None = None
+    ) -> dict[str, Any]:
         match method:
+            case "oauth.v2.access":
+                return self._oauth(payload)
             case "auth.test":
                 return {
                     "ok": True,
@@ -254,7 +319,7 @@ class SlackStub:
                     "user": "countersign",
                     "team": "Acme",
                     "url": "https://acme.slack.com/",
-                }
+                } | self._auth_test(token)
             case "chat.postMessage":
                 ts = f"1700000000.{next(self._ts):06d}"
                 channel = payload.get("channel", "")
