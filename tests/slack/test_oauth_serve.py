@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -16,7 +15,7 @@ import aiohttp
 
 from tests.slack.conftest import SECRET
 from tests.slack.stub import BOT_USER, SlackStub, Workspace
-from tests.slack.test_serve import ROOT, free_port, signed_post, wait_healthy
+from tests.slack.test_serve import ROOT, free_port, signed_post, start_serve, wait_healthy
 
 
 def oauth_environ(**extra: str) -> dict[str, str]:
@@ -45,16 +44,7 @@ async def test_serve_installs_by_oauth_and_asks_with_the_workspaces_token(
         DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'served.db'}",
         PYTHONPATH=str(ROOT),
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "serve",
-        cwd=tmp_path,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await start_serve(env, tmp_path)
     base = f"http://127.0.0.1:{port}"
     try:
         async with aiohttp.ClientSession() as session:

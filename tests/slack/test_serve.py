@@ -158,16 +158,7 @@ async def test_serve_answers_slack_over_http_and_stops_on_sigterm(
         DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'served.db'}",
         PYTHONPATH=str(ROOT),
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "serve",
-        cwd=tmp_path,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await start_serve(env, tmp_path)
     base = f"http://127.0.0.1:{port}"
     try:
         async with aiohttp.ClientSession() as session:

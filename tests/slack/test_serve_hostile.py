@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 from pathlib import Path
 from typing import Any, Final
 
@@ -16,7 +15,14 @@ import aiohttp
 
 from tests.slack.conftest import interactive_body
 from tests.slack.stub import TEAM, SlackStub
-from tests.slack.test_serve import ROOT, clean_environ, free_port, signed_post, wait_healthy
+from tests.slack.test_serve import (
+    ROOT,
+    clean_environ,
+    free_port,
+    signed_post,
+    start_serve,
+    wait_healthy,
+)
 
 JSON: Final = "application/json"
 FORM: Final = "application/x-www-form-urlencoded"
@@ -46,16 +52,7 @@ async def test_serve_answers_wrong_types_400_and_serves_on(stub: SlackStub, tmp_
         DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'served.db'}",
         PYTHONPATH=str(ROOT),
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "serve",
-        cwd=tmp_path,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await start_serve(env, tmp_path)
     base = f"http://127.0.0.1:{port}"
     try:
         async with aiohttp.ClientSession() as session:
