@@ -30,5 +30,5 @@ for end in $ENDS; do
     fi
     "$venv/bin/pip" list 2>/dev/null | grep -Ei '^(langgraph|langchain)' | sed "s/^/[$end] /"
     # shellcheck disable=SC2086
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider $TESTS
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 3 $TESTS
 done
