@@ -18,15 +18,21 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot import PauseStatus
 from bot.core.errors import ChannelUnavailableError
+from channels.kit.question import question_view
+from channels.kit.texts import NOT_YET_DELIVERED
 from channels.slack.nudge_marks import END_EVENT
 from channels.slack.outbox import SAID_EVENT, retry_after
 from channels.slack.render import APPROVE_ACTION
+from channels.web.render_inbox import InboxEntry, inbox_page
 from tests.slack.checks import assert_sent_valid, buttons
 from tests.slack.conftest import OWNER_CHANNEL, SlackWorld, open_world
 from tests.slack.office import APPROVALS, MANAGER
 from tests.slack.stub import TEAM, SlackStub
 from tests.slack.test_clicks import ask_refund
+from tests.slack.test_lists import pending_of
+from tests.slack.test_metrics import scrape, value
 from tests.slack.test_notes import THREAD, ask_refund_in_thread
+from tests.slack.test_outages_questions import RECOVERED, ask_while_failing
 
 FIRST_POST = "1700000000.000001"
 WAITING = "Waiting for approval in <#C0APPROVALS>: Refunds a card"
@@ -178,3 +184,27 @@ def test_slacks_retry_after_is_read() -> None:
     error = SlackApiError("ratelimited", response)  # type: ignore[no-untyped-call]
     assert retry_after(error) == timedelta(seconds=30)
     assert retry_after(TimeoutError()) is None
+
+
+async def test_a_question_not_yet_delivered_is_counted_and_listed_as_such(
+    quick_world: SlackWorld,
+) -> None:
+    world = quick_world
+    await ask_while_failing(world, "500")
+    [pending] = await world.app.list_pending(tenant_id=TEAM)
+
+    samples = await scrape(world)
+    assert value(samples, "countersign_questions_undelivered", role=pending.role) == 1
+    assert value(samples, "countersign_pending_pauses", role=pending.role) == 1
+    listed = json.dumps(await pending_of(world, MANAGER))
+    assert NOT_YET_DELIVERED in listed
+    view = question_view(pending, None, now=world.clock.now())  # the web inbox's entry of it
+    entry = InboxEntry(url="/q", question=view, delivered=pending.delivered)  # as web.inbox
+    assert NOT_YET_DELIVERED in inbox_page(MANAGER, [entry])
+
+    await world.stub.restore()
+    await world.clock.advance(RECOVERED)
+    await world.clock.advance(timedelta(seconds=6))  # past the metrics' 5 s reading
+    samples = await scrape(world)
+    assert value(samples, "countersign_questions_undelivered", role=pending.role) == 0
+    assert NOT_YET_DELIVERED not in json.dumps(await pending_of(world, MANAGER))
