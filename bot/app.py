@@ -60,6 +60,7 @@ from bot.security.key_check import READY_NAME as KEYS_READY_NAME
 from bot.settings import Settings
 from bot.store.database import Database, database_failure
 from bot.store.installations import SqlInstallations, SqlOAuthStates
+from bot.store.outbox import SqlOutbox
 from bot.store.records import NewExecution, ThreadBusy
 from bot.store.repositories import MessageRefs
 from bot.wiring import Wiring, wire
@@ -91,6 +92,7 @@ class App:
         self._key_check = wiring.key_check
         self._installations = wiring.installations
         self._oauth_states = wiring.oauth_states
+        self._outbox = wiring.outbox
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -191,6 +193,12 @@ class App:
     def oauth_states(self) -> SqlOAuthStates:
         """The OAuth states of installs under way (one use each)."""
         return self._oauth_states
+
+    @property
+    def outbox(self) -> SqlOutbox:
+        """What the channels owe people (notes, lines, updates, ends), until delivered: in the
+        App's database, payloads sealed by its key ring."""
+        return self._outbox
 
     @property
     def derived_keys(self) -> DerivedKeys:

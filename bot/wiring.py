@@ -50,6 +50,7 @@ from bot.store.installations import SqlInstallations, SqlOAuthStates
 from bot.store.leases import SqlLeases
 from bot.store.ledger import SqlLedger
 from bot.store.message_refs import SqlMessageRefs
+from bot.store.outbox import SqlOutbox
 from bot.store.repositories import MessageRefs
 from bot.store.sql import SqlStore
 from bot.store.tool_runs import SqlToolRuns
@@ -70,6 +71,7 @@ class Wiring:
     key_check: KeyCheck
     installations: SqlInstallations
     oauth_states: SqlOAuthStates
+    outbox: SqlOutbox
     sweep_interval: timedelta = SWEEP_INTERVAL
 
 
@@ -148,6 +150,7 @@ async def wire(
         key_check=key_check,
         installations=SqlInstallations(database, codec),
         oauth_states=SqlOAuthStates(database),
+        outbox=SqlOutbox(database, codec),
         sweep_interval=settings.sweep_interval,
     )
 

@@ -43,6 +43,9 @@ class PendingByRole:
     role: str
     count: int
     oldest_asked_at: datetime
+    undelivered: int = 0
+    """Of them, how many are not yet delivered: their channel could not be given them (an
+    outage); the recovery sweep asks them again."""
 
 
 PendingSource = Callable[[], Awaitable[Sequence[PendingByRole]]]
@@ -294,13 +297,20 @@ class _PendingCollector(Collector):
             "How long the oldest waiting question of each role has waited.",
             labels=["role"],
         )
+        undelivered = GaugeMetricFamily(
+            "countersign_questions_undelivered",
+            "Questions waiting that their channel could not be given yet (an outage), by role.",
+            labels=["role"],
+        )
         for row in self.rows:
             pending.add_metric([row.role], row.count)
+            undelivered.add_metric([row.role], row.undelivered)
             if self.read_at is not None:
                 age = (self.read_at - row.oldest_asked_at).total_seconds()
                 oldest.add_metric([row.role], max(age, 0.0))
         yield pending
         yield oldest
+        yield undelivered
 
     def describe(self) -> Iterator[Metric]:
         return iter(())

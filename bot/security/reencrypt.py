@@ -42,7 +42,15 @@ from bot.security.codec import EncryptingCodec
 from bot.security.errors import ReencryptError
 from bot.security.keys import KeyRing
 from bot.store.database import Database, DatabaseUrl, checkpoint_path
-from bot.store.tables import executions, grants, installations, pause_answers, pauses, tool_runs
+from bot.store.tables import (
+    executions,
+    grants,
+    installations,
+    outbox,
+    pause_answers,
+    pauses,
+    tool_runs,
+)
 
 DEFAULT_BATCH_SIZE = 500
 
@@ -69,9 +77,11 @@ PAYLOAD_COLUMNS: tuple[PayloadColumns, ...] = (
         keys=("client_id", "enterprise_id", "team_id", "user_id"),
         columns=("document",),
     ),
+    PayloadColumns(table=outbox, keys=("entry_id",), columns=("payload",)),
 )
-"""Every payload column of ``bot.store.sql``, ``bot.store.tool_runs``, ``bot.store.grants`` and
-``bot.store.installations`` (a test checks no text column is forgotten)."""
+"""Every payload column of ``bot.store.sql``, ``bot.store.tool_runs``, ``bot.store.grants``,
+``bot.store.installations`` and ``bot.store.outbox`` (a test checks no text column is
+forgotten)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -345,11 +345,15 @@ class MemoryStore(PauseStore):
 
     async def pending_by_role(self) -> list[PendingByRole]:
         waiting: dict[str, list[datetime]] = {}
+        unsent: dict[str, int] = {}
         for record in self._pauses.values():
             if record.status is PauseStatus.PENDING:
                 waiting.setdefault(record.role, []).append(record.asked_at)
+                unsent[record.role] = unsent.get(record.role, 0) + (not record.is_sent)
         return [
-            PendingByRole(role=role, count=len(asked), oldest_asked_at=min(asked))
+            PendingByRole(
+                role=role, count=len(asked), oldest_asked_at=min(asked), undelivered=unsent[role]
+            )
             for role, asked in sorted(waiting.items())
         ]
 

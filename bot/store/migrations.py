@@ -37,6 +37,7 @@ from bot.store.tables import (
     message_refs,
     metadata,
     oauth_states,
+    outbox,
     pause_answers,
     pauses,
     schema_version,
@@ -242,6 +243,12 @@ def _v13_installations(connection: Connection) -> None:
     oauth_states.create(connection, checkfirst=True)
 
 
+def _v14_outbox(connection: Connection) -> None:
+    """What the channels owe people (``cs_outbox``): delivered by a worker until done or moot,
+    so an outage of the chat service loses no note, line, update or run's end. Idempotent."""
+    outbox.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -256,6 +263,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v11_failure_codes,
     _v12_grants,
     _v13_installations,
+    _v14_outbox,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

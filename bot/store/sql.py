@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Row, and_, case, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from bot.core.dtos import ToolCallApprovalAsk
@@ -304,13 +304,23 @@ class SqlStore:
 
     async def pending_by_role(self) -> list[PendingByRole]:
         statement = (
-            select(pauses.c.role, func.count(), func.min(pauses.c.asked_at))
+            select(
+                pauses.c.role,
+                func.count(),
+                func.min(pauses.c.asked_at),
+                func.sum(case((pauses.c.is_sent.is_(False), 1), else_=0)),
+            )
             .where(pauses.c.status == PauseStatus.PENDING.value)
             .group_by(pauses.c.role)
             .order_by(pauses.c.role)
         )
         rows = await self._tx.read(lambda connection: connection.execute(statement).all())
-        return [PendingByRole(role=r[0], count=int(r[1]), oldest_asked_at=r[2]) for r in rows]
+        return [
+            PendingByRole(
+                role=r[0], count=int(r[1]), oldest_asked_at=r[2], undelivered=int(r[3] or 0)
+            )
+            for r in rows
+        ]
 
     async def untold_roots(self, ended_before: datetime) -> list[ExecutionRow]:
         ended = [s.value for s in ExecutionStatus if s.ended]

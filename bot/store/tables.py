@@ -310,3 +310,24 @@ oauth_states = Table(
     Column("issued_at", UtcDateTime, nullable=False),
     Index("ix_cs_oauth_states_issued", "issued_at"),
 )
+
+outbox = Table(
+    "cs_outbox",
+    metadata,
+    # what a channel owes a person (v14): a note, a line in a thread, an update of a message, a
+    # run's end, a question whose post got no answer; kept until delivered or moot. ``entry_id``
+    # is the owner's key (owing a thing twice is owing it once); ``payload`` is sealed like
+    # every payload (it quotes what was said); ``due_at`` is when it is tried next (a claim
+    # moves it on: one instance delivers it at a time); ``attempts`` how often it was tried
+    Column("entry_id", String(128), primary_key=True),
+    Column("channel", String(64), nullable=False),
+    Column("kind", String(64), nullable=False),
+    Column("tenant_id", String(255), nullable=False),
+    Column("pause_id", String(64)),
+    Column("payload", Text, nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("due_at", UtcDateTime, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("last_error", String(255)),
+    Index("ix_cs_outbox_due", "channel", "due_at"),
+)

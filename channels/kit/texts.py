@@ -26,6 +26,8 @@ SOME_VALUES: Final = "Some values need a change: see below."
 WRITE_FIRST: Final = "Write your answer first."
 NOT_TAKEN: Final = "Your answer was not taken."
 NOTHING_WAITS: Final = "Nothing waits for you."
+NOT_YET_DELIVERED: Final = "not yet delivered"
+"""Beside a question its channel could not be given yet (an outage): it is asked again."""
 NOTHING_DECIDED: Final = "You have not answered anything yet."
 NO_ARGUMENTS: Final = "No arguments."
 

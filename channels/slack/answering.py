@@ -220,7 +220,14 @@ class Answering:
                     if isinstance(error, ReplyInterpreterMissingError)
                     else _not_understood(text, reason, language)
                 )
-                return functools.partial(self._gateway.say_in_thread, *_at(reply[1]), said)
+                return functools.partial(
+                    self._gateway.say_in_thread,
+                    *_at(reply[1]),
+                    said,
+                    pause_id=outcome.pause.pause_id,
+                    tenant_id=outcome.pause.tenant_id,
+                    moot_when_closed=True,  # how to answer a question that closed: not said
+                )
             case AlreadyClosed(pause=pause):
                 return functools.partial(self._tell_closed, pause, who)
             case Refused(error=error):

@@ -72,6 +72,7 @@ from channels.slack.middlewares import (
 from channels.slack.notes import RequesterNotes
 from channels.slack.oauth import add_install_routes, oauth_settings, register_revocations
 from channels.slack.observing import Dispatch, edge_counter, observed_dispatch
+from channels.slack.outbox import SlackOutbox
 from channels.slack.pending import PendingLists
 from channels.slack.services import SlackServices
 from channels.slack.settings import SlackSettings
@@ -93,7 +94,7 @@ SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
 """Slack retries an event within minutes; ids older than this are pruned."""
 PRUNE_INTERVAL: Final = timedelta(minutes=10)
 CATCH_UP_INTERVAL: Final = timedelta(seconds=3)
-"""How often messages whose update Slack failed are updated again (``SlackGateway.catch_up``)."""
+"""How often what is owed to Slack is tried again (``SlackGateway.catch_up``: the outbox)."""
 BOLT_APP_LOGGER: Final = f"{redaction.bolt_log.name}.app"
 """Bolt's app name, which it names a logger after and sets to its base logger's level on each
 request: under Bolt's own logger, never ``countersign`` itself (every logger of ours would
@@ -159,8 +160,14 @@ class SlackBot:
         self.sessions = AgentSessions(client=self.client, clock=app.clock, tasks=self.tasks)
         directory = ApproverDirectory(self.client, app.clock)
         self.notes = RequesterNotes(self._database)
+        self.outbox = SlackOutbox(app=app, client=self.client, store=app.outbox, notes=self.notes)
         self.gateway = SlackGateway(
-            app=app, client=self.client, messages=self.messages, notes=self.notes, catalog=catalog
+            app=app,
+            client=self.client,
+            messages=self.messages,
+            notes=self.notes,
+            catalog=catalog,
+            outbox=self.outbox,
         )
         app.provide(SlackGateway, self.gateway)
         self.services = self._services(catalog, directory)

@@ -8,9 +8,12 @@ events, which carry the answered pauses: nothing is read back).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Final
+from uuid import uuid4
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -26,10 +29,12 @@ from bot.core.channel import (
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
+from bot.store.outbox import OutboxEntry
 from channels.kit.outcomes import Outcome
 from channels.slack.catalog import Catalog, SlackChannelConfig
-from channels.slack.notes import NoteRef, RequesterNotes
+from channels.slack.notes import RequesterNotes
 from channels.slack.nudge_marks import end_mark, find_marked, nudge_mark, question_mark
+from channels.slack.outbox import CLAIM, NotYet, SlackOutbox, key_of, note_key
 from channels.slack.outcomes import approval_view, closed_resolution, outcome_of
 from channels.slack.redaction import log, redact
 from channels.slack.render import ApprovalView, escape
@@ -41,11 +46,16 @@ from channels.slack.render_message import (
 )
 from channels.slack.render_note import settled_note, waiting_note
 from channels.slack.store import MessageRef, SlackMessageStore
-from channels.slack.tenant_tokens import speaking_for
 from channels.slack.threads import SlackThread
 from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, is_transient
 
 MAX_THREAD_TEXT: Final = 3000
+UPDATE: Final = "update"
+"""The outbox's kind for a closed question's message still offering its buttons."""
+QUESTION: Final = "question"
+"""The outbox's kind for a question's post under way: until its message is known, any instance
+that asks it again looks for its mark first, and once the question closed unasked, the worker
+takes the buttons off a message Slack made without saying so (a hang)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,18 +83,19 @@ class SlackGateway:
         messages: SlackMessageStore,
         notes: RequesterNotes,
         catalog: Catalog,
+        outbox: SlackOutbox,
     ) -> None:
         self._app = app
         self.client = client
         self.messages = messages
         self.notes = notes
         self._catalog = catalog
+        self.outbox = outbox
+        """What is owed to Slack (notes, lines, updates, ends) until it is said."""
+        outbox.deliver_kind(UPDATE, self._deliver_update)
+        outbox.deliver_kind(QUESTION, self._deliver_unasked)
         self._listeners: list[ChangeListener] = []
-        self.owed: dict[str, str] = {}
-        """Messages whose update Slack failed (pause id → tenant id): ``catch_up`` retries."""
         self._scanned = False
-        self._unknown_posts: set[str] = set()
-        """Pauses whose question was posted with no answer (a timeout, a dropped connection)."""
 
     def on_change(self, listener: ChangeListener) -> None:
         """Called for each question whose message now shows an outcome."""
@@ -99,17 +110,32 @@ class SlackGateway:
 
         When Slack fails in a way trying again may mend (5xx, 429 once retried, refused, timed
         out) this raises ``ChannelUnavailableError``: the question waits, not yet delivered,
-        and is asked again. A post whose answer never came may have been posted: the next one
-        first looks for its mark (``question_mark``) where it would be."""
+        and is asked again. The post is recorded under way first (the outbox's ``QUESTION``
+        entry, in the database): a post whose answer never came may have been made, so the
+        next one, by any instance, first looks for its mark (``question_mark``)."""
         existing = await self.messages.get(ask.pause_id)
         if existing is not None:
             return existing
         channel, thread_ts = _destination(ask, config)
         view = self._question_view(ask)
         mark = question_mark(ask.pause_id)
+        attempt = key_of(QUESTION, ask.pause_id)
+        tried = await self.outbox.store.get(attempt) is not None
+        if not tried:
+            where = {"channel": channel, "thread_ts": thread_ts, "implementation": implementation}
+            await self.outbox.owe(
+                attempt,
+                QUESTION,
+                where,
+                tenant_id=ask.tenant_id,
+                pause_id=ask.pause_id,
+                try_now=False,
+                due_in=CLAIM,
+            )
         try:
-            posted: Mapping[str, Any] | None
-            posted = await self._find_unknown_post(ask.pause_id, mark, channel, thread_ts)
+            posted: Mapping[str, Any] | None = None
+            if tried:  # an earlier post got no answer: it may be there
+                posted = await self._find_question(mark, channel, thread_ts, since=None)
             if posted is None:
                 rendered = approval_message(view)
                 response = await self.client.chat_postMessage(
@@ -122,14 +148,14 @@ class SlackGateway:
                 posted = {"channel": response.get("channel"), "ts": response["ts"]}
         except (SlackApiError, *TRANSPORT_ERRORS) as error:
             if not is_transient(error):
+                if not tried:  # refused: nothing of ours is there
+                    await self.outbox.store.done(attempt)
                 raise
-            if not isinstance(error, SlackApiError):  # no answer came: it may be posted
-                self._unknown_posts.add(ask.pause_id)
+            # the post is over: the worker watches it from now (closed unasked: no buttons)
+            await self.outbox.store.retry_at(attempt, self._app.clock.now())
             raise ChannelUnavailableError(
                 f"Slack could not take the question now ({failure_of(error)}); it is asked again"
             ) from error
-        self._unknown_posts.discard(ask.pause_id)
-        assert posted is not None
         ref = MessageRef(
             pause_id=ask.pause_id,
             tenant_id=ask.tenant_id,
@@ -145,27 +171,56 @@ class SlackGateway:
             stored = await self.messages.get(ask.pause_id)
             if stored is not None:
                 return stored
+        await self.outbox.store.done(attempt)
         await self._post_note(ask, view, ref)
         return ref
 
-    async def _find_unknown_post(
-        self, pause_id: str, mark: dict[str, Any], channel: str, thread_ts: str | None
+    async def _find_question(
+        self, mark: dict[str, Any], channel: str, thread_ts: str | None, *, since: datetime | None
     ) -> Mapping[str, Any] | None:
-        """The question's message if an earlier post of it, whose answer never came, reached
-        Slack; None when there was no such post or it is not there."""
-        if pause_id not in self._unknown_posts:
-            return None
+        """The question's message carrying ``mark`` if Slack made it; Slack's failure raised."""
         found = await find_marked(
-            self.client, mark, channel=channel, thread_ts=thread_ts, strict=True
+            self.client, mark, channel=channel, thread_ts=thread_ts, since=since, strict=True
         )
         if found is None:
             return None
         return {"channel": found.get("channel") or channel, "ts": found["ts"]}
 
+    async def _deliver_unasked(self, entry: OutboxEntry) -> None:
+        """The outbox's look at a question whose post got no answer: once it closed before it
+        was asked again, a message Slack made of it shows the outcome (no buttons)."""
+        assert entry.pause_id is not None
+        if await self.messages.get(entry.pause_id) is not None:
+            return  # asked since: its message is known (and updated as any)
+        pause = await self._app.find_pause(entry.pause_id, tenant_id=entry.tenant_id)
+        if pause is None:
+            return
+        if pause.status is PauseStatus.PENDING:
+            raise NotYet  # it waits to be asked again (the recovery sweep), which looks first
+        where = entry.payload
+        channel, thread_ts = str(where["channel"]), where.get("thread_ts")
+        since = None if thread_ts else entry.created_at - timedelta(seconds=1)
+        posted = await self._find_question(
+            question_mark(entry.pause_id), channel, thread_ts, since=since
+        )
+        if posted is None:
+            return  # never made: nothing offers its buttons
+        ref = MessageRef(
+            pause_id=pause.pause_id,
+            tenant_id=pause.tenant_id,
+            channel_id=str(posted.get("channel") or channel),
+            ts=str(posted["ts"]),
+            thread_ts=None if thread_ts is None else str(thread_ts),
+            role=pause.role,
+            implementation=str(where["implementation"]),
+        )
+        await self.messages.add(ref, self._app.clock.now())
+        await self.show_outcome(pause)
+
     async def _post_note(self, ask: ChannelAsk, view: ApprovalView, ref: MessageRef) -> None:
         """Tell the requester, in the thread where they started the work, where the request
         waits; nothing when it waits in that very thread or the work was not started in Slack.
-        A note that cannot be posted is logged: the question is asked all the same."""
+        A note Slack cannot take now is owed (the outbox): the question is asked all the same."""
         thread = SlackThread.parse(ask.thread_id)
         if thread is None or (thread.channel, thread.ts) in (
             (ref.channel_id, ref.thread_ts),
@@ -173,22 +228,16 @@ class SlackGateway:
         ):
             return
         rendered = waiting_note(view, conversation=ref.channel_id)
-        try:
-            response = await self.client.chat_postMessage(
-                channel=thread.channel,
-                thread_ts=thread.ts,
-                text=rendered.text,
-                blocks=rendered.blocks,
-            )
-        except (SlackApiError, *TRANSPORT_ERRORS) as error:  # the question was asked all the same
-            log.warning("slack: the requester's note was not posted: %s", failure_of(error))
-            return
-        note = NoteRef(
-            channel_id=str(response.get("channel") or thread.channel),
-            ts=str(response["ts"]),
+        await self.outbox.post(
+            key=note_key(ask.pause_id),
+            channel=thread.channel,
             thread_ts=thread.ts,
+            text=rendered.text,
+            blocks=rendered.blocks,
+            tenant_id=ask.tenant_id,
+            pause_id=ask.pause_id,
+            note=True,
         )
-        await self.notes.add(ask.pause_id, note, self._app.clock.now())
 
     # ---------------------------------------------------------------- the outcome
 
@@ -227,6 +276,8 @@ class SlackGateway:
     ) -> bool:
         refs = [ref for ref in await self.messages.copies(pause_id) if not ref.closed]
         if not any(not ref.escalated_copy for ref in refs):
+            if not refs:  # a post of it under way or lost in a hang: looked at now
+                await self.outbox.store.retry_at(key_of(QUESTION, pause_id), self._app.clock.now())
             return False
         rendered = outcome_message(view, outcome)
         for ref in refs:  # the question, and its escalated copy
@@ -236,40 +287,32 @@ class SlackGateway:
                 )
             except (SlackApiError, *TRANSPORT_ERRORS) as error:
                 if is_transient(error):  # the message still offers its buttons: owed
-                    self.owed[pause_id] = closed.tenant_id
+                    await self._owe_update(pause_id, closed.tenant_id)
                 raise
-        self.owed.pop(pause_id, None)
         await self.messages.close(pause_id, self._app.clock.now())
         for listener in self._listeners:
             listener(closed)
-        await self._settle_note(pause_id, view, outcome)
+        await self._settle_note(pause_id, view, outcome, tenant_id=closed.tenant_id)
         return True
 
+    async def _owe_update(self, pause_id: str, tenant_id: str) -> None:
+        await self.outbox.owe(
+            key_of(UPDATE, pause_id),
+            UPDATE,
+            {},
+            tenant_id=tenant_id,
+            pause_id=pause_id,
+            try_now=False,
+        )
+
     async def catch_up(self) -> int:
-        """Update the messages still offering buttons for a question that closed: those whose
-        update Slack failed, and on the first call every one left open by an earlier process
-        (``messages.open_questions``). Stops at the first failure Slack may mend later (the next
-        call goes on); how many were updated."""
+        """Deliver what is owed to Slack (``SlackOutbox.deliver_due``); on the first call, first
+        owe the update of every message an earlier process left open for a question that closed
+        (``messages.open_questions``). How many things were said."""
         if not self._scanned:
             await self._find_owed()
             self._scanned = True
-        updated = 0
-        for pause_id, tenant_id in list(self.owed.items()):
-            pause = await self._app.find_pause(pause_id, tenant_id=tenant_id)
-            if pause is None or pause.status is PauseStatus.PENDING:
-                self.owed.pop(pause_id, None)
-                continue
-            try:
-                with speaking_for(tenant_id):  # installed by OAuth: the tenant's own token
-                    updated += await self.show_outcome(pause)
-            except (SlackApiError, *TRANSPORT_ERRORS) as error:
-                if is_transient(error):
-                    return updated  # Slack is still failing: the next call
-                log.warning(
-                    "slack: a closed question's message was not updated: %s", failure_of(error)
-                )
-            self.owed.pop(pause_id, None)
-        return updated
+        return await self.outbox.deliver_due()
 
     async def _find_owed(self) -> None:
         after: str | None = None
@@ -280,8 +323,16 @@ class SlackGateway:
             for ref in page:
                 pause = await self._app.find_pause(ref.pause_id, tenant_id=ref.tenant_id)
                 if pause is not None and pause.status is not PauseStatus.PENDING:
-                    self.owed[ref.pause_id] = ref.tenant_id
+                    await self._owe_update(ref.pause_id, ref.tenant_id)
             after = page[-1].pause_id
+
+    async def _deliver_update(self, entry: OutboxEntry) -> None:
+        """The outbox's update of a closed question's message (raises what Slack failed with);
+        moot when the question waits again or is gone."""
+        assert entry.pause_id is not None
+        pause = await self._app.find_pause(entry.pause_id, tenant_id=entry.tenant_id)
+        if pause is not None and pause.status is not PauseStatus.PENDING:
+            await self.show_outcome(pause)
 
     # ---------------------------------------------------------------- time on the question
 
@@ -375,18 +426,20 @@ class SlackGateway:
             ),
         )
 
-    async def _settle_note(self, pause_id: str, view: ApprovalView, outcome: Outcome) -> None:
-        """Update the requester's note (if the request has one) with the outcome."""
-        note = await self.notes.get(pause_id)
-        if note is None:
+    async def _settle_note(
+        self, pause_id: str, view: ApprovalView, outcome: Outcome, *, tenant_id: str
+    ) -> None:
+        """Update the requester's note (if the request has one) with the outcome: owed until
+        Slack took it, after the note itself when that is still owed."""
+        if (
+            await self.notes.get(pause_id) is None
+            and await self.outbox.store.get(note_key(pause_id)) is None
+        ):
             return
         rendered = settled_note(view, outcome)
-        try:
-            await self.client.chat_update(
-                channel=note.channel_id, ts=note.ts, text=rendered.text, blocks=rendered.blocks
-            )
-        except (SlackApiError, *TRANSPORT_ERRORS) as error:
-            log.warning("slack: the requester's note was not updated: %s", failure_of(error))
+        await self.outbox.update_note(
+            pause_id, text=rendered.text, blocks=rendered.blocks, tenant_id=tenant_id
+        )
 
     async def _nudge_in_thread(
         self, question: MessageRef, nudge_key: str, text: str, *, retried: bool
@@ -420,52 +473,47 @@ class SlackGateway:
     async def tell_run_end(
         self, channel: str, thread_ts: str, text: str, *, run_id: str, retried: bool
     ) -> None:
-        """Post a run's end (its answer, or its failure) in its thread, marked with the run
-        (``end_mark``). When Slack may take it later this raises ``ChannelUnavailableError``:
-        the App keeps the end untold and its sweep tells it again (``retried``), which first
-        looks for the mark, so an end Slack posted without answering is not said twice."""
-        mark = end_mark(run_id)
-        try:
-            if retried and await find_marked(
-                self.client, mark, channel=channel, thread_ts=thread_ts, strict=True
-            ):
-                return
-            await self.client.chat_postMessage(
-                channel=channel,
-                thread_ts=thread_ts,
-                text=redact(text)[:MAX_THREAD_TEXT],
-                metadata=mark,
-            )
-        except (SlackApiError, *TRANSPORT_ERRORS) as error:
-            if is_transient(error):
-                raise ChannelUnavailableError(
-                    f"Slack could not take the run's end now ({failure_of(error)})"
-                ) from error
-            log.warning(
-                "slack: could not post in thread %s of %s: %s",
-                thread_ts,
-                channel,
-                failure_of(error),
-            )
+        """Post a run's end in its thread, marked with the run (``end_mark``), owed until
+        Slack took it (the outbox), looked for first when told again (``retried``): said once.
+        Raises ``ChannelUnavailableError`` only when Slack failed and the database could not
+        keep it owed: the App keeps the end untold and its sweep tells it again."""
+        await self.outbox.post(
+            key=key_of("end", run_id),
+            channel=channel,
+            thread_ts=thread_ts,
+            text=redact(text)[:MAX_THREAD_TEXT],
+            mark=end_mark(run_id),
+            look_first=retried,
+        )
 
     async def say_in_thread(
-        self, channel: str, thread_ts: str, text: str, *, metadata: dict[str, Any] | None = None
+        self,
+        channel: str,
+        thread_ts: str,
+        text: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        pause_id: str | None = None,
+        tenant_id: str | None = None,
+        moot_when_closed: bool = False,
     ) -> None:
-        """Post ``text`` (mrkdwn, escaped by the caller) in a thread; failures are logged."""
+        """Post ``text`` (mrkdwn, escaped by the caller) in a thread, owed until Slack took it
+        (the outbox; ``metadata``, a nudge's mark, keys it: a nudge sent again is owed once).
+        ``moot_when_closed``: not said once ``pause_id``'s question closed."""
+        key = key_of("line", json.dumps(metadata, sort_keys=True) if metadata else uuid4().hex)
         try:
-            await self.client.chat_postMessage(
+            await self.outbox.post(
+                key=key,
                 channel=channel,
                 thread_ts=thread_ts,
                 text=redact(text)[:MAX_THREAD_TEXT],
-                metadata=metadata,
+                mark=metadata,
+                pause_id=pause_id,
+                tenant_id=tenant_id,
+                moot_when_closed=moot_when_closed,
             )
-        except (SlackApiError, *TRANSPORT_ERRORS) as error:
-            log.warning(
-                "slack: could not post in thread %s of %s: %s",
-                thread_ts,
-                channel,
-                failure_of(error),
-            )
+        except ChannelUnavailableError as error:  # neither Slack nor the database: said never
+            log.warning("slack: could not post in thread %s of %s: %s", thread_ts, channel, error)
 
     async def _delete_quietly(self, ref: MessageRef) -> None:
         try:

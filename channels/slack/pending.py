@@ -61,4 +61,5 @@ class PendingLists:
             question=self._catalog.question_template(
                 pending.ask.tool, agent=pending.agent, role=pending.role
             ),
+            delivered=pending.delivered,
         )

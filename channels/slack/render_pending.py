@@ -23,7 +23,7 @@ from slack_sdk.models.views import View
 from bot.core.time_left import expiring_first, parse_instant, time_left_text
 from channels.kit.offers import offered
 from channels.kit.question import question_title
-from channels.kit.texts import NOTHING_WAITS
+from channels.kit.texts import NOT_YET_DELIVERED, NOTHING_WAITS
 from channels.slack.render import (
     MAX_FIELDS,
     PENDING_PAGE_ACTION,
@@ -65,6 +65,7 @@ class PendingItemView:
     time_left: timedelta | None = None  # until it expires, when it does
     allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
     question: str | None = None  # the tool's or role's ``question=`` template
+    delivered: bool = True  # False: its channel could not be given it yet (an outage)
 
 
 def pending_list(
@@ -148,6 +149,8 @@ def _item_text(item: PendingItemView) -> str:
     ]
     if item.time_left is not None:
         parts.append(f":hourglass: {time_left_text(item.time_left)} left")
+    if not item.delivered:
+        parts.append(f":satellite_antenna: {NOT_YET_DELIVERED}")
     return " · ".join(parts)
 
 

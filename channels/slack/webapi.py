@@ -7,7 +7,8 @@ in the background work after an ack, never before one.
 Each call is a span (``countersign.slack.api``: method, outcome) and is counted by method and
 outcome (``countersign_slack_api_calls``: ``ok``, Slack's error
 code, ``ratelimited`` once the retries are spent, ``connection_error``), and each retry by method
-and reason (``countersign_slack_api_retries``).
+and reason (``countersign_slack_api_retries``). Calls wait for a place in their method
+family's pool (``channels.slack.call_pools``): a family Slack hangs holds only its own.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.core.metrics import Metrics
 from bot.core.tracing import Span, span
+from channels.slack.call_pools import CONNECTIONS, CallPools
 from channels.slack.redaction import web_log
 from channels.slack.settings import SlackSettings
 
@@ -48,7 +50,8 @@ def slack_session(settings: SlackSettings) -> aiohttp.ClientSession:
     Build it inside a running event loop."""
     seconds = settings.api_timeout_seconds
     return aiohttp.ClientSession(
-        timeout=aiohttp.ClientTimeout(total=seconds, sock_connect=min(seconds, 5.0))
+        timeout=aiohttp.ClientTimeout(total=seconds, sock_connect=min(seconds, 5.0)),
+        connector=aiohttp.TCPConnector(limit=CONNECTIONS),
     )
 
 
@@ -108,9 +111,14 @@ class CountedWebClient(AsyncWebClient):
     def __init__(self, metrics: Metrics, **options: Any) -> None:
         super().__init__(**options)
         self._metrics = metrics
+        self._pools = CallPools()
 
     async def api_call(self, api_method: str, **options: Any) -> AsyncSlackResponse:
         options = _basic_auth_as_header(options)
+        async with self._pools.slot(api_method):  # a slow family holds only its own pool
+            return await self._counted_call(api_method, **options)
+
+    async def _counted_call(self, api_method: str, **options: Any) -> AsyncSlackResponse:
         with span("slack.api", method=api_method) as traced:
             try:
                 response = await super().api_call(api_method, **options)

@@ -77,4 +77,5 @@ class WebInbox:
             ),
             question=question_view(pending, self._catalog, now=now),  # masked by list_pending
             escalated=escalated,
+            delivered=pending.delivered,
         )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from html import escape
 
 from channels.kit.question import Ending, QuestionView, left, one_line
-from channels.kit.texts import NOTHING_DECIDED, NOTHING_WAITS
+from channels.kit.texts import NOT_YET_DELIVERED, NOTHING_DECIDED, NOTHING_WAITS
 from channels.web.render import asked_line, page, reminded_text
 
 
@@ -25,13 +25,17 @@ class InboxEntry:
     """It was escalated to the person whose inbox this is."""
     ending: Ending | None = None
     """How the run ended (a decided question's)."""
+    delivered: bool = True
+    """Its channel was given it (False during an outage: it is asked again)."""
 
     def notes(self) -> list[str]:
         q = self.question
         if not q.waiting:
             return []
         shown = [left(q.time_left), reminded_text(q.reminded)]
-        return [n for n in (*shown, "escalated to you" if self.escalated else "") if n]
+        escalated = "escalated to you" if self.escalated else ""
+        undelivered = "" if self.delivered else NOT_YET_DELIVERED
+        return [n for n in (*shown, escalated, undelivered) if n]
 
 
 def inbox_page(

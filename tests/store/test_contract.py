@@ -226,13 +226,21 @@ async def test_pending_by_role_counts_every_tenant_and_the_oldest_ask(store: Pau
     )
     closed = await store.get_or_create(new_pause("closed", at=NOW - timedelta(days=1)))
     await store.close(closed.pause_id, Withdrawn(), at=NOW, tenant_id="acme")
+    for sent in ("p0", "p1", "expense"):  # given to their channel; the others not yet
+        await store.mark_sent(new_pause(sent).pause_id)
 
     assert await store.pending_by_role() == [
         PendingByRole(
-            role="expense-approval-channel", count=1, oldest_asked_at=NOW + timedelta(hours=1)
+            role="expense-approval-channel",
+            count=1,
+            oldest_asked_at=NOW + timedelta(hours=1),
+            undelivered=0,
         ),
         PendingByRole(
-            role="refund-approval-channel", count=4, oldest_asked_at=NOW - timedelta(hours=1)
+            role="refund-approval-channel",
+            count=4,
+            oldest_asked_at=NOW - timedelta(hours=1),
+            undelivered=2,
         ),
     ]
 
