@@ -41,6 +41,7 @@ from bot.store.tables import (
     pauses,
     schema_version,
     tool_runs,
+    workspace_settings,
 )
 
 Migration = Callable[[Connection], None]
@@ -242,6 +243,12 @@ def _v13_installations(connection: Connection) -> None:
     oauth_states.create(connection, checkfirst=True)
 
 
+def _v14_workspace_settings(connection: Connection) -> None:
+    """Per-workspace settings (``cs_workspace_settings``): an installation's own approval
+    conversation and approvers for an implementation, over the code's. Idempotent."""
+    workspace_settings.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -256,6 +263,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v11_failure_codes,
     _v12_grants,
     _v13_installations,
+    _v14_workspace_settings,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -310,3 +310,17 @@ oauth_states = Table(
     Column("issued_at", UtcDateTime, nullable=False),
     Index("ix_cs_oauth_states_issued", "issued_at"),
 )
+
+workspace_settings = Table(
+    "cs_workspace_settings",
+    metadata,
+    # what a workspace's admin set for one of the application's implementations (v14): where
+    # its questions are asked and who answers them, over the defaults the code gives; NULL: the
+    # default. Ids only (a conversation, users and user groups): kept in clear
+    Column("tenant_id", String(255), primary_key=True),
+    Column("implementation", String(255), primary_key=True),
+    Column("conversation", String(64)),
+    Column("approvers", JSON),
+    Column("updated_by", String(64), nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)

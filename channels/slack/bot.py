@@ -43,6 +43,7 @@ from bot.core.errors import CountersignError, SetupError
 from bot.core.results import ExecutionPauseEvent, ExecutionResumeEvent
 from bot.langgraph import LangGraphAgent
 from bot.runtime.probes import ReadyCheck
+from bot.store.workspace_settings import SqlWorkspaceSettings
 from channels.slack import listeners, readiness, redaction
 from channels.slack.agent_sessions import AgentSessions
 from channels.slack.answering import Answering
@@ -58,6 +59,7 @@ from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
 from channels.slack.home import Answerable, HomeTabs
+from channels.slack.home_settings import HomeSettings
 from channels.slack.installations import DatabaseInstallationStore
 from channels.slack.late_answers import LateAnswers
 from channels.slack.listeners import assistant
@@ -88,6 +90,8 @@ from channels.slack.tenant_tokens import (
 from channels.slack.threads import SlackThread
 from channels.slack.web import EVENTS_PATH, build_web_app
 from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, slack_session, web_client
+from channels.slack.workspace_admins import WorkspaceAdmins
+from channels.slack.workspaces import WorkspaceConfigs
 
 SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
 """Slack retries an event within minutes; ids older than this are pruned."""
@@ -145,7 +149,12 @@ class SlackBot:
             kind=TenantTokenClient if settings.oauth else None,  # tenants are installations
         )
         self.ready_checks: tuple[ReadyCheck, ...] = (
-            ((readiness.NAME, readiness.SlackAuthCheck(self.client, app.clock)),)
+            (
+                (
+                    readiness.NAME,
+                    readiness.SlackAuthCheck(self.client, app.clock, oauth=settings.oauth),
+                ),
+            )
             if check_slack_when_ready
             else ()
         )
@@ -162,6 +171,8 @@ class SlackBot:
         self.gateway = SlackGateway(
             app=app, client=self.client, messages=self.messages, notes=self.notes, catalog=catalog
         )
+        if settings.oauth:  # each workspace's admin may set where it asks, who answers
+            self.gateway.workspaces = WorkspaceConfigs(catalog, SqlWorkspaceSettings(app.database))
         app.provide(SlackGateway, self.gateway)
         self.services = self._services(catalog, directory)
         with _without_bolts_token_warning():
@@ -226,15 +237,23 @@ class SlackBot:
             agents=self._agents,
             sessions=self.sessions,
         )
+        workspaces = self.gateway.workspaces
         answering = Answering(
             app=app,
             gateway=self.gateway,
-            authorizer=Authorizer(catalog, directory),
+            authorizer=Authorizer(workspaces, directory),
             feedback=feedback,
         )
-        lists = PendingLists(app=app, catalog=catalog, directory=directory)
+        lists = PendingLists(app=app, catalog=catalog, directory=directory, workspaces=workspaces)
+        settings = self._home_settings(catalog, workspaces)
         home = HomeTabs(
-            client=client, lists=lists, catalog=catalog, directory=directory, tasks=self.tasks
+            client=client,
+            lists=lists,
+            catalog=catalog,
+            directory=directory,
+            tasks=self.tasks,
+            workspaces=workspaces,
+            sections=() if settings is None else (settings,),
         )
         flows = Flows(
             app=app,
@@ -258,6 +277,21 @@ class SlackBot:
             messages=self.messages,
             tasks=self.tasks,
             late=LateAnswers(app.clock, feedback),
+            settings=settings,
+        )
+
+    def _home_settings(self, catalog: Catalog, workspaces: WorkspaceConfigs) -> HomeSettings | None:
+        """Installed by OAuth: the Home's per-workspace settings, changed by an admin."""
+        client_id = self._settings.client_id
+        if workspaces.settings is None or client_id is None:
+            return None
+        installations = DatabaseInstallationStore(client_id, self._app.installations)
+        return HomeSettings(
+            client=self.client,
+            clock=self._app.clock,
+            catalog=catalog,
+            workspaces=workspaces,
+            admins=WorkspaceAdmins(self.client, installations),
         )
 
     # ---------------------------------------------------------------- serving
@@ -355,8 +389,9 @@ class SlackBot:
         found: list[str] = []
         for pending in event.pending:
             implementation = self._catalog.slack_channel_of_role(pending.channel)
-            if implementation is not None:
-                found += implementation.config.approvers
+            if implementation is not None:  # as its workspace set it (read as it was asked)
+                config = self.gateway.workspaces.last_known(event.tenant_id, implementation)
+                found += config.approvers
         return tuple(dict.fromkeys(found))
 
     async def _on_resume(self, event: ExecutionResumeEvent) -> None:

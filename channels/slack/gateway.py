@@ -44,6 +44,7 @@ from channels.slack.store import MessageRef, SlackMessageStore
 from channels.slack.tenant_tokens import speaking_for
 from channels.slack.threads import SlackThread
 from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, is_transient
+from channels.slack.workspaces import WorkspaceConfigs
 
 MAX_THREAD_TEXT: Final = 3000
 
@@ -79,6 +80,8 @@ class SlackGateway:
         self.messages = messages
         self.notes = notes
         self._catalog = catalog
+        self.workspaces = WorkspaceConfigs(catalog)
+        """Where each workspace asks and who answers there (``SlackBot`` sets its settings)."""
         self._listeners: list[ChangeListener] = []
         self.owed: dict[str, str] = {}
         """Messages whose update Slack failed (pause id → tenant id): ``catch_up`` retries."""

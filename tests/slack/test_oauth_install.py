@@ -60,6 +60,7 @@ async def installed(stub: SlackStub, tmp_path: Path) -> AsyncIterator[Installed]
             client_secret="client-secret",
             state_secret="state-secret",
         ),
+        check_slack_when_ready=True,  # COUNTERSIGN_READYZ_SLACK: no one token to test
     )
     await bot.start()
     http = TestClient(TestServer(bot.web_app(), host="127.0.0.1"))

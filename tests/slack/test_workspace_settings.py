@@ -1,0 +1,211 @@
+# ruff: noqa: F811  (the ``installed`` fixture, imported from the install test, named in tests)
+"""Per-workspace settings (installed by OAuth): a workspace admin sets, from App Home, where a
+role's questions are asked in their workspace and who answers them there; ``.env``'s (the
+code's) are the defaults. A question of workspace B is posted in B's conversation and only B's
+approvers may answer it — by a click, a modal, a thread reply, from ``/pending`` — while
+workspace A keeps its own. Anybody but an admin is refused. All as signed requests against the
+Web API stub, every view parsed by slack_sdk's models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot import PauseStatus
+from bot.store.workspace_settings import SqlWorkspaceSettings
+from channels.slack.render import APPROVE_ACTION, REJECT_ACTION, REJECT_MODAL
+from channels.slack.render_settings import (
+    CHANGE_ACTION,
+    CONVERSATION_BLOCK,
+    GROUPS_BLOCK,
+    MAY_CHANGE,
+    MAY_NOT_CHANGE,
+    REFUSED,
+    RESET_ACTION,
+    SETTINGS_MODAL,
+    USERS_BLOCK,
+    VALUE_ACTION,
+)
+from tests.slack.checks import all_text, assert_sent_valid, buttons
+from tests.slack.conftest import interactive_body, signed_headers
+from tests.slack.office import APPROVALS, MANAGER
+from tests.slack.stub import Workspace
+from tests.slack.test_oauth_install import Installed, install, installed  # noqa: F401
+from tests.slack.workspaces import Team
+
+REFUNDS = "slack-refund-approval-channel"
+TWO_APPROVALS = "C0TWOAPPROVALS"
+BOSS = "U0BOSS"  # the approver workspace TWO names
+ADMIN_TWO = "U0ADMINTWO"  # who installed the app in TWO
+
+
+async def two_workspaces(installed: Installed) -> tuple[Team, Team]:
+    await install(installed, "code-1", Workspace(team_id="T0ONE"))
+    await install(installed, "code-2", Workspace(team_id="T0TWO", installer=ADMIN_TWO))
+    return Team(installed, "T0ONE"), Team(installed, "T0TWO")
+
+
+def form_values(conversation: str, users: list[str], groups: str = "") -> dict[str, Any]:
+    return {
+        CONVERSATION_BLOCK: {
+            VALUE_ACTION: {"type": "conversations_select", "selected_conversation": conversation}
+        },
+        USERS_BLOCK: {VALUE_ACTION: {"type": "multi_users_select", "selected_users": users}},
+        GROUPS_BLOCK: {VALUE_ACTION: {"type": "plain_text_input", "value": groups}},
+    }
+
+
+async def change(team: Team, admin: str, values: dict[str, Any]) -> dict[str, Any]:
+    """What an admin does: open the Home, "Change" on the refunds, submit the form. The views
+    published after (their Home again)."""
+    home = await team.open_home(admin)
+    change_refunds = next(
+        b
+        for b in buttons(home["blocks"])
+        if b["action_id"] == CHANGE_ACTION and b["value"] == REFUNDS
+    )
+    stub = team.installed.stub
+    opened = len(stub.of("views.open"))
+    assert await team.click(admin, CHANGE_ACTION, str(change_refunds["value"]), home=True) == 200
+    form = stub.of("views.open")[opened].view()
+    assert form["callback_id"] == SETTINGS_MODAL
+    assert await team.submit(admin, form, values) == 200
+    return stub.of("views.publish")[-1].view()
+
+
+async def test_a_question_of_each_workspace_is_asked_where_it_says_and_answered_by_its_own(
+    installed: Installed,
+) -> None:
+    one, two = await two_workspaces(installed)
+    home = await change(two, ADMIN_TWO, form_values(TWO_APPROVALS, [BOSS]))
+    assert f"<#{TWO_APPROVALS}>" in all_text(home) and f"<@{BOSS}>" in all_text(home)
+
+    first, asked_one = await one.ask_refund()
+    second, asked_two = await two.ask_refund()
+
+    assert asked_one.payload["channel"] == APPROVALS  # the default (.env's)
+    assert asked_two.payload["channel"] == TWO_APPROVALS  # TWO's own
+    assert await two.click(MANAGER, APPROVE_ACTION, second, channel=TWO_APPROVALS) == 200
+    assert await status(installed, second, "T0TWO") is PauseStatus.PENDING  # not TWO's approver
+    assert await one.click(BOSS, APPROVE_ACTION, first, channel=APPROVALS) == 200
+    assert await status(installed, first, "T0ONE") is PauseStatus.PENDING  # TWO's, not ONE's
+
+    installed.llm.then_return("refund done", "refund done")
+    assert await two.click(BOSS, APPROVE_ACTION, second, channel=TWO_APPROVALS) == 200
+    assert await one.click(MANAGER, APPROVE_ACTION, first, channel=APPROVALS) == 200
+    assert await status(installed, second, "T0TWO") is not PauseStatus.PENDING
+    assert await status(installed, first, "T0ONE") is not PauseStatus.PENDING
+    assert_sent_valid(installed.stub.calls, {first, second})
+
+
+async def test_the_modal_a_thread_reply_and_pending_take_the_workspaces_approvers(
+    installed: Installed,
+) -> None:
+    one, two = await two_workspaces(installed)
+    await change(two, ADMIN_TWO, form_values(TWO_APPROVALS, [BOSS]))
+    first, _ = await one.ask_refund()
+    second, _ = await two.ask_refund()
+
+    assert await two.pending(BOSS) == [second]
+    assert await two.pending(MANAGER) == []
+    assert await one.pending(MANAGER) == [first]
+    assert await one.pending(BOSS) == []
+
+    opened = len(installed.stub.of("views.open"))
+    assert await two.click(MANAGER, REJECT_ACTION, second, channel=TWO_APPROVALS) == 200
+    assert len(installed.stub.of("views.open")) == opened  # refused: no reject modal
+    assert await two.click(BOSS, REJECT_ACTION, second, channel=TWO_APPROVALS) == 200
+    assert installed.stub.of("views.open")[-1].view()["callback_id"] == REJECT_MODAL
+
+    thread = next(m["ts"] for m in installed.stub.posted if m["channel"] == TWO_APPROVALS)
+    assert await two.reply(MANAGER, "approve", channel=TWO_APPROVALS, thread_ts=thread) == 200
+    assert await status(installed, second, "T0TWO") is PauseStatus.PENDING
+    installed.llm.then_return("refund done")
+    assert await two.reply(BOSS, "approve", channel=TWO_APPROVALS, thread_ts=thread) == 200
+    assert await status(installed, second, "T0TWO") is not PauseStatus.PENDING
+    assert_sent_valid(installed.stub.calls, {first, second})
+
+
+async def test_anybody_but_an_admin_sees_the_settings_and_cannot_change_them(
+    installed: Installed,
+) -> None:
+    _, two = await two_workspaces(installed)
+    installed.stub.users["U0PLAIN"] = {"is_admin": False, "is_owner": False}
+
+    home = await two.open_home("U0PLAIN")
+
+    assert MAY_NOT_CHANGE in all_text(home) and MAY_CHANGE not in all_text(home)
+    assert not [b for b in buttons(home["blocks"]) if b["action_id"] == CHANGE_ACTION]
+    assert await two.click("U0PLAIN", CHANGE_ACTION, REFUNDS, home=True) == 200  # forged
+    refused = installed.stub.of("views.open")[-1].view()
+    assert REFUSED in all_text(refused) and "callback_id" not in refused
+    forged = {"callback_id": SETTINGS_MODAL, "private_metadata": REFUNDS}
+    before = len(installed.stub.calls)
+    response = await two.interaction(
+        "U0PLAIN",
+        {
+            "type": "view_submission",
+            "view": forged
+            | {"type": "modal", "state": {"values": form_values("C0MINE", ["U0PLAIN"])}},
+        },
+    )
+    assert response == 200
+    assert await SqlWorkspaceSettings(installed.app.database).of_tenant("T0TWO") == {}
+    assert "views.publish" not in [c.method for c in installed.stub.calls[before:]]
+    assert_sent_valid(installed.stub.calls, set())
+
+
+async def test_an_admin_or_owner_by_slack_may_change_them_and_go_back_to_the_defaults(
+    installed: Installed,
+) -> None:
+    _, two = await two_workspaces(installed)
+    installed.stub.users["U0OWNER2"] = {"is_owner": True}
+
+    home = await change(two, "U0OWNER2", form_values(TWO_APPROVALS, [], "S0BOSSES"))
+    assert MAY_CHANGE in all_text(home) and "<!subteam^S0BOSSES>" in all_text(home)
+    _, asked = await two.ask_refund()
+    assert asked.payload["channel"] == TWO_APPROVALS
+
+    assert await two.click("U0OWNER2", RESET_ACTION, REFUNDS, home=True) == 200
+    assert await SqlWorkspaceSettings(installed.app.database).of_tenant("T0TWO") == {}
+    assert f"<#{APPROVALS}>" in all_text(installed.stub.of("views.publish")[-1].view())
+    _, asked = await two.ask_refund()
+    assert asked.payload["channel"] == APPROVALS
+    assert_sent_valid(installed.stub.calls, set())
+
+
+async def test_a_mistake_in_the_form_stays_in_it_and_changes_nothing(
+    installed: Installed,
+) -> None:
+    _, two = await two_workspaces(installed)
+    form = {"callback_id": SETTINGS_MODAL, "private_metadata": REFUNDS}
+
+    for values, block in [
+        (form_values(TWO_APPROVALS, [], "finance"), GROUPS_BLOCK),
+        (form_values(TWO_APPROVALS, []), USERS_BLOCK),
+        (form_values("D0DM", [BOSS]), CONVERSATION_BLOCK),
+    ]:
+        body = {"view": form | {"type": "modal", "state": {"values": values}}}
+        response = await two.installed.http.post("/slack/events", **_signed(two, ADMIN_TWO, body))
+        answer = await response.json()
+        assert answer["response_action"] == "errors" and block in answer["errors"]
+    assert await SqlWorkspaceSettings(installed.app.database).of_tenant("T0TWO") == {}
+
+
+def _signed(team: Team, user: str, payload: dict[str, Any]) -> dict[str, Any]:
+    body = interactive_body(
+        {
+            "type": "view_submission",
+            "team": {"id": team.team},
+            "user": {"id": user, "team_id": team.team},
+            "api_app_id": "A0APP",
+            **payload,
+        }
+    )
+    headers = signed_headers(body) | {"Content-Type": "application/x-www-form-urlencoded"}
+    return {"data": body, "headers": headers}
+
+
+async def status(installed: Installed, pause_id: str, tenant: str) -> PauseStatus:
+    found = await installed.app.find_pause(pause_id, tenant_id=tenant)
+    assert found is not None
+    return found.status
