@@ -85,6 +85,7 @@ from channels.slack.tenant_tokens import (
     InstallationTenant,
     TenantTokenClient,
     TenantTokens,
+    dispatched_for_tenant,
     speaking_for,
 )
 from channels.slack.threads import SlackThread
@@ -200,7 +201,10 @@ class SlackBot:
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
         assistant.register(self.bolt, self.services, self.sessions, self._prompts)
-        self._dispatch = observed_dispatch(self.bolt.async_dispatch, app.metrics, app.clock)
+        dispatch: Dispatch = self.bolt.async_dispatch
+        if settings.oauth:  # the listeners' Web API calls: with the workspace's own token
+            dispatch = dispatched_for_tenant(dispatch)
+        self._dispatch = observed_dispatch(dispatch, app.metrics, app.clock)
         app.on_execution_pause(self._on_pause)
         app.on_execution_resume(self._on_resume)
         self.gateway.on_change(self._on_message_closed)

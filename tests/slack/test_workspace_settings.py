@@ -30,6 +30,7 @@ from tests.slack.conftest import interactive_body, signed_headers
 from tests.slack.office import APPROVALS, MANAGER
 from tests.slack.stub import Workspace
 from tests.slack.test_oauth_install import Installed, install, installed  # noqa: F401
+from tests.slack.test_oauth_tenants import token_of
 from tests.slack.workspaces import Team
 
 REFUNDS = "slack-refund-approval-channel"
@@ -66,8 +67,11 @@ async def change(team: Team, admin: str, values: dict[str, Any]) -> dict[str, An
     stub = team.installed.stub
     opened = len(stub.of("views.open"))
     assert await team.click(admin, CHANGE_ACTION, str(change_refunds["value"]), home=True) == 200
-    form = stub.of("views.open")[opened].view()
+    opening = stub.of("views.open")[opened]
+    form = opening.view()
     assert form["callback_id"] == SETTINGS_MODAL
+    # a listener's own call, with the token of the workspace it answers
+    assert opening.headers["Authorization"] == f"Bearer {token_of(team.installed, team.team)}"
     assert await team.submit(admin, form, values) == 200
     return stub.of("views.publish")[-1].view()
 
