@@ -322,6 +322,16 @@ class SlackBot:
                 add_install_routes(self._web_app, self.bolt.oauth_flow)
         return self._web_app
 
+    def install_app(self) -> web.Application:
+        """Over Socket Mode, installed by OAuth: an aiohttp application of ``GET /slack/install``
+        and ``GET /slack/oauth_redirect`` alone (the events come over the socket; a browser
+        still needs a page to install from and Slack a URL to send it back to)."""
+        if self.bolt.oauth_flow is None:
+            raise SetupError("install_app: these Slack settings are not for an install by OAuth")
+        application = web.Application()
+        add_install_routes(application, self.bolt.oauth_flow)
+        return application
+
     async def start(self) -> None:
         """Connect over Socket Mode when an app token is set (HTTP needs nothing more)."""
         if self._state is _State.CLOSED:
