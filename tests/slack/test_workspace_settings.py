@@ -8,10 +8,12 @@ Web API stub, every view parsed by slack_sdk's models."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
-from bot import PauseStatus
+from bot import ExecutionStatus, PauseStatus, WorkflowStartText
 from bot.store.workspace_settings import SqlWorkspaceSettings
+from bot.testing import FakeClock, call_tool
 from channels.slack.render import APPROVE_ACTION, REJECT_ACTION, REJECT_MODAL
 from channels.slack.render_settings import (
     CHANGE_ACTION,
@@ -27,13 +29,14 @@ from channels.slack.render_settings import (
 )
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import interactive_body, signed_headers
-from tests.slack.office import APPROVALS, MANAGER
+from tests.slack.office import APPROVALS, MANAGER, SlackOfficeWorkflow, WireMoneyTool
 from tests.slack.stub import Workspace
 from tests.slack.test_oauth_install import Installed, install, installed  # noqa: F401
 from tests.slack.test_oauth_tenants import token_of
 from tests.slack.workspaces import Team
 
 REFUNDS = "slack-refund-approval-channel"
+WIRES = "slack-wire-approval-channel"
 TWO_APPROVALS = "C0TWOAPPROVALS"
 BOSS = "U0BOSS"  # the approver workspace TWO names
 ADMIN_TWO = "U0ADMINTWO"  # who installed the app in TWO
@@ -55,14 +58,16 @@ def form_values(conversation: str, users: list[str], groups: str = "") -> dict[s
     }
 
 
-async def change(team: Team, admin: str, values: dict[str, Any]) -> dict[str, Any]:
-    """What an admin does: open the Home, "Change" on the refunds, submit the form. The views
-    published after (their Home again)."""
+async def change(
+    team: Team, admin: str, values: dict[str, Any], implementation: str = REFUNDS
+) -> dict[str, Any]:
+    """What an admin does: open the Home, "Change" on ``implementation``, submit the form. The
+    view published after (their Home again)."""
     home = await team.open_home(admin)
     change_refunds = next(
         b
         for b in buttons(home["blocks"])
-        if b["action_id"] == CHANGE_ACTION and b["value"] == REFUNDS
+        if b["action_id"] == CHANGE_ACTION and b["value"] == implementation
     )
     stub = team.installed.stub
     opened = len(stub.of("views.open"))
@@ -127,6 +132,32 @@ async def test_the_modal_a_thread_reply_and_pending_take_the_workspaces_approver
     assert await two.reply(BOSS, "approve", channel=TWO_APPROVALS, thread_ts=thread) == 200
     assert await status(installed, second, "T0TWO") is not PauseStatus.PENDING
     assert_sent_valid(installed.stub.calls, {first, second})
+
+
+async def test_a_reminder_is_said_where_the_workspace_asks_to_its_approvers(
+    installed: Installed,
+) -> None:
+    _, two = await two_workspaces(installed)
+    await change(two, ADMIN_TWO, form_values(TWO_APPROVALS, [BOSS]), implementation=WIRES)
+    installed.llm.then_return(call_tool(WireMoneyTool, {"iban": "DE00", "amount": 5.0}))
+    result = await installed.app.execute(
+        SlackOfficeWorkflow, WorkflowStartText(text="wire 5"), tenant_id="T0TWO", owner_id="U0OWN"
+    )
+    assert result.status is ExecutionStatus.PAUSED
+    asked = installed.stub.of("chat.postMessage")[-1]
+    assert asked.payload["channel"] == TWO_APPROVALS
+
+    clock = installed.app.clock
+    assert isinstance(clock, FakeClock)
+    await clock.advance(timedelta(seconds=5))
+    await clock.advance(timedelta(hours=1))  # reminded at 1 h, in the question's thread
+    await installed.bot.wait_idle()
+
+    reminder = installed.stub.of("chat.postMessage")[-1]
+    assert reminder is not asked and reminder.payload["channel"] == TWO_APPROVALS
+    assert f"<@{BOSS}>" in str(reminder.payload["text"])
+    assert MANAGER not in str(reminder.payload["text"])  # the default's, not TWO's
+    assert reminder.headers["Authorization"] == f"Bearer {token_of(installed, 'T0TWO')}"
 
 
 async def test_anybody_but_an_admin_sees_the_settings_and_cannot_change_them(
