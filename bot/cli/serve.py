@@ -178,24 +178,21 @@ async def _run(
             print(f"Metrics on {metrics.shown}{METRICS_PATH}", file=out, flush=True)
         if slack.socket_mode:
             print("Countersign is connected to Slack over Socket Mode.", file=out, flush=True)
-        if slack.socket_mode and slack.oauth:  # the install's pages: HTTP all the same
-            runner = web.AppRunner(bot.install_app(), access_log=None)
-            await runner.setup()
-            install = Binding.of(address, slack.port, default=HOST)
-            problem = await install.serve(runner)
-            if problem is not None:
-                print(problem, file=err)
-                return EXIT_SETTINGS
-            print(f"Install it at {install.shown}{INSTALL_PATH}", file=out, flush=True)
-        elif not slack.socket_mode:
-            runner = web.AppRunner(bot.web_app(), access_log=None)
+        if not slack.socket_mode or slack.oauth:  # over Socket Mode: the install's pages alone
+            socket = slack.socket_mode
+            runner = web.AppRunner(bot.install_app() if socket else bot.web_app(), access_log=None)
             await runner.setup()
             events = Binding.of(address, slack.port, default=HOST)
             problem = await events.serve(runner)
             if problem is not None:
                 print(problem, file=err)
                 return EXIT_SETTINGS
-            print(f"Countersign serves Slack on {events.shown}{EVENTS_PATH}", file=out, flush=True)
+            served = (
+                f"Install it at {events.shown}{INSTALL_PATH}"
+                if socket
+                else f"Countersign serves Slack on {events.shown}{EVENTS_PATH}"
+            )
+            print(served, file=out, flush=True)
         # what was built to start (the App, its graphs, Bolt) lives as long as the process:
         # out of the collector's generations, full collections stay short and acks fast
         gc.freeze()

@@ -41,9 +41,8 @@ class Installed:
     llm: ScriptedChatModel
 
 
-@pytest.fixture
-async def installed(stub: SlackStub, tmp_path: Path) -> AsyncIterator[Installed]:
-    database = tmp_path / "countersign.db"
+async def office_app(database: Path) -> tuple[App, ScriptedChatModel]:
+    """The Slack office on a SQLite file, its model scripted."""
     llm = mock_llm(SlackOfficeAgent)
     app = await App.create(
         SlackOfficeApplication,
@@ -52,15 +51,28 @@ async def installed(stub: SlackStub, tmp_path: Path) -> AsyncIterator[Installed]
         settings=Settings(),
         services={Ledger: Ledger()},
     )
+    return app, llm
+
+
+def oauth_settings(stub: SlackStub, **extra: str) -> SlackSettings:
+    """Installed by OAuth (no bot token), against the stub."""
+    return SlackSettings(
+        signing_secret=SECRET,
+        api_url=stub.api_url,
+        client_id=CLIENT_ID,
+        client_secret="client-secret",
+        state_secret="state-secret",
+        **extra,
+    )
+
+
+@pytest.fixture
+async def installed(stub: SlackStub, tmp_path: Path) -> AsyncIterator[Installed]:
+    database = tmp_path / "countersign.db"
+    app, llm = await office_app(database)
     bot = SlackBot(
         app,
-        SlackSettings(
-            signing_secret=SECRET,
-            api_url=stub.api_url,
-            client_id=CLIENT_ID,
-            client_secret="client-secret",
-            state_secret="state-secret",
-        ),
+        oauth_settings(stub),
         check_slack_when_ready=True,  # COUNTERSIGN_READYZ_SLACK: no one token to test
     )
     await bot.start()

@@ -8,14 +8,10 @@ from pathlib import Path
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot import App, Settings
-from bot.testing import FakeClock, mock_llm
-from channels.slack import SlackBot, SlackSettings
-from tests.office import Ledger
-from tests.slack.conftest import SECRET
-from tests.slack.office import MANAGER, SlackOfficeAgent, SlackOfficeApplication
+from channels.slack import SlackBot
+from tests.slack.office import MANAGER
 from tests.slack.stub import SlackStub, Workspace
-from tests.slack.test_oauth_install import CLIENT_ID, Installed, install
+from tests.slack.test_oauth_install import Installed, install, oauth_settings, office_app
 from tests.slack.test_oauth_tenants import token_of
 
 
@@ -23,22 +19,8 @@ async def test_over_socket_mode_each_workspace_is_answered_with_its_own_token(
     stub: SlackStub, tmp_path: Path
 ) -> None:
     database = tmp_path / "cs.db"
-    llm = mock_llm(SlackOfficeAgent)
-    app = await App.create(
-        SlackOfficeApplication,
-        database_url=f"sqlite+aiosqlite:///{database}",
-        clock=FakeClock(),
-        settings=Settings(),
-        services={Ledger: Ledger()},
-    )
-    settings = SlackSettings(
-        signing_secret=SECRET,
-        app_token="xapp-test",
-        api_url=stub.api_url,
-        client_id=CLIENT_ID,
-        client_secret="client-secret",
-        state_secret="state-secret",
-    )
+    app, llm = await office_app(database)
+    settings = oauth_settings(stub, app_token="xapp-test")
     bot = SlackBot(app, settings)
     http = TestClient(TestServer(bot.install_app(), host="127.0.0.1"))
     try:

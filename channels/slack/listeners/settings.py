@@ -22,10 +22,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
     ) -> None:
         await ack()
-        user, tenant = text_at(body, "user", "id"), tenant_of(context)
-        implementation = text_at(action, "value")
-        if user is None or tenant is None or implementation is None:
+        clicked = _clicked(body, action, context)
+        if clicked is None:
             return
+        tenant, user, implementation = clicked
         form = settings.open_form(
             tenant_id=tenant,
             user=user,
@@ -38,10 +38,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
     ) -> None:
         await ack()
-        user, tenant = text_at(body, "user", "id"), tenant_of(context)
-        implementation = text_at(action, "value")
-        if user is None or tenant is None or implementation is None:
+        clicked = _clicked(body, action, context)
+        if clicked is None:
             return
+        tenant, user, implementation = clicked
 
         async def reset() -> None:
             await settings.reset(tenant_id=tenant, user=user, implementation=implementation)
@@ -69,3 +69,14 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     bolt.action(CHANGE_ACTION)(on_change)
     bolt.action(RESET_ACTION)(on_reset)
     bolt.view(SETTINGS_MODAL)(on_submit)
+
+
+def _clicked(
+    body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
+) -> tuple[str, str, str] | None:
+    """A button's tenant, user and the implementation it names; ``None`` when one is missing."""
+    user, tenant = text_at(body, "user", "id"), tenant_of(context)
+    implementation = text_at(action, "value")
+    if user is None or tenant is None or implementation is None:
+        return None
+    return tenant, user, implementation
