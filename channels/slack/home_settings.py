@@ -23,6 +23,7 @@ from channels.slack.approvers import GROUP_ID, USER_ID
 from channels.slack.catalog import Catalog, SlackImplementation
 from channels.slack.conversation_ids import is_conversation_id
 from channels.slack.redaction import log
+from channels.slack.render import escape
 from channels.slack.render_settings import (
     CONVERSATION_BLOCK,
     GROUPS_BLOCK,
@@ -34,7 +35,7 @@ from channels.slack.render_settings import (
     settings_blocks,
     settings_modal,
 )
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, api_error
 from channels.slack.workspace_admins import WorkspaceAdmins
 from channels.slack.workspaces import WorkspaceConfigs, overridden
 
@@ -44,6 +45,13 @@ NO_CONVERSATION: Final = "Choose the channel its questions are asked in."
 NO_APPROVER: Final = "Name at least one person or user group: somebody must answer its questions."
 NOT_GROUPS: Final = "User group ids start with S (S0FINANCE), separated by commas; not: {wrong}"
 GONE: Final = "This role is no longer in the application; close this form."
+NOT_A_MEMBER: Final = (
+    "The app cannot post in that channel: invite it there first (/invite), then save again."
+)
+NOT_POSTED: Final = "Slack did not take a message in that channel; try again"
+MEMBERSHIP_ERRORS: Final = frozenset(
+    {"not_in_channel", "channel_not_found", "is_archived", "restricted_action"}
+)
 _SEPARATORS: Final = re.compile(r"[\s,]+")
 
 
@@ -104,6 +112,11 @@ class HomeSettings:
             return {GROUPS_BLOCK: NOT_GROUPS.format(wrong=", ".join(wrong)[:100])}
         if not users and not groups:
             return {USERS_BLOCK: NO_APPROVER}
+        row = await self._row_of(tenant_id, implementation)
+        if row is not None and conversation != row.conversation:
+            problem = await self._say_here(conversation, row.role, user)
+            if problem is not None:
+                return {CONVERSATION_BLOCK: problem}
         setting = WorkspaceSetting(
             tenant_id=tenant_id,
             implementation=implementation,
@@ -116,6 +129,23 @@ class HomeSettings:
         await self._workspaces.settings.save(setting)
         log.info("slack: user %s changed the settings of %s", user, implementation)
         return {}
+
+    async def _say_here(self, conversation: str, role: str, user: str) -> str | None:
+        """Say in ``conversation`` that the role's questions are asked there now: the bot can
+        post there (else what is wrong, for the form: a channel it was not invited to would
+        lose every question of the workspace)."""
+        text = f"{escape(role, 150)}: the questions of this workspace are asked here now " + (
+            f"(set by <@{user}>)."
+        )
+        try:
+            await self._client.chat_postMessage(channel=conversation, text=text)
+        except SlackApiError as error:
+            code = api_error(error)
+            log.info("slack: the settings' conversation refused a message: %s", code)
+            return NOT_A_MEMBER if code in MEMBERSHIP_ERRORS else f"{NOT_POSTED} ({code})"
+        except TRANSPORT_ERRORS:
+            return NOT_POSTED
+        return None
 
     async def reset(self, *, tenant_id: str, user: str, implementation: str) -> bool:
         """ "Use the defaults": whether it was done (an admin's click)."""

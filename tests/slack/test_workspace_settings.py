@@ -14,6 +14,7 @@ from typing import Any
 from bot import ExecutionStatus, PauseStatus, WorkflowStartText
 from bot.store.workspace_settings import SqlWorkspaceSettings
 from bot.testing import FakeClock, call_tool
+from channels.slack.home_settings import NOT_A_MEMBER
 from channels.slack.render import APPROVE_ACTION, REJECT_ACTION, REJECT_MODAL
 from channels.slack.render_settings import (
     CHANGE_ACTION,
@@ -113,6 +114,7 @@ async def test_the_modal_a_thread_reply_and_pending_take_the_workspaces_approver
     await change(two, ADMIN_TWO, form_values(TWO_APPROVALS, [BOSS]))
     first, _ = await one.ask_refund()
     second, _ = await two.ask_refund()
+    thread = installed.stub.posted[-1]["ts"]  # the question's
 
     assert await two.pending(BOSS) == [second]
     assert await two.pending(MANAGER) == []
@@ -125,7 +127,6 @@ async def test_the_modal_a_thread_reply_and_pending_take_the_workspaces_approver
     assert await two.click(BOSS, REJECT_ACTION, second, channel=TWO_APPROVALS) == 200
     assert installed.stub.of("views.open")[-1].view()["callback_id"] == REJECT_MODAL
 
-    thread = next(m["ts"] for m in installed.stub.posted if m["channel"] == TWO_APPROVALS)
     assert await two.reply(MANAGER, "approve", channel=TWO_APPROVALS, thread_ts=thread) == 200
     assert await status(installed, second, "T0TWO") is PauseStatus.PENDING
     installed.llm.then_return("refund done")
@@ -214,16 +215,33 @@ async def test_a_mistake_in_the_form_stays_in_it_and_changes_nothing(
     _, two = await two_workspaces(installed)
     form = {"callback_id": SETTINGS_MODAL, "private_metadata": REFUNDS}
 
+    installed.stub.channel_errors["C0NOTIN"] = "not_in_channel"
+
     for values, block in [
         (form_values(TWO_APPROVALS, [], "finance"), GROUPS_BLOCK),
         (form_values(TWO_APPROVALS, []), USERS_BLOCK),
         (form_values("D0DM", [BOSS]), CONVERSATION_BLOCK),
+        (form_values("C0NOTIN", [BOSS]), CONVERSATION_BLOCK),  # the app was not invited there
     ]:
         body = {"view": form | {"type": "modal", "state": {"values": values}}}
         response = await two.installed.http.post("/slack/events", **_signed(two, ADMIN_TWO, body))
         answer = await response.json()
         assert answer["response_action"] == "errors" and block in answer["errors"]
+    assert answer["errors"][CONVERSATION_BLOCK] == NOT_A_MEMBER
     assert await SqlWorkspaceSettings(installed.app.database).of_tenant("T0TWO") == {}
+
+
+async def test_a_new_conversation_is_told_so_with_the_workspaces_token(
+    installed: Installed,
+) -> None:
+    _, two = await two_workspaces(installed)
+
+    await change(two, ADMIN_TWO, form_values(TWO_APPROVALS, [BOSS]))
+
+    [told] = installed.stub.of("chat.postMessage")
+    assert told.payload["channel"] == TWO_APPROVALS
+    assert "asked here now" in str(told.payload["text"]) and ADMIN_TWO in str(told.payload["text"])
+    assert told.headers["Authorization"] == f"Bearer {token_of(installed, 'T0TWO')}"
 
 
 def _signed(team: Team, user: str, payload: dict[str, Any]) -> dict[str, Any]:
