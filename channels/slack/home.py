@@ -20,6 +20,7 @@ from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
 from channels.slack.pending import PendingLists
 from channels.slack.redaction import log
+from channels.slack.render import MAX_VIEW_BLOCKS
 from channels.slack.render_pending import home_view
 from channels.slack.tasks import BackgroundTasks
 from channels.slack.webapi import api_error
@@ -73,10 +74,16 @@ class HomeTabs:
         items = await self._lists.for_user(tenant_id=tenant_id, user=user)
         view = home_view(items, page=page)
         for section in self._sections:
-            view["blocks"] = [
-                *_listed(view["blocks"]),
-                *await section.blocks(tenant_id=tenant_id, user=user),
-            ]
+            blocks, more = (
+                _listed(view["blocks"]),
+                await section.blocks(tenant_id=tenant_id, user=user),
+            )
+            if len(blocks) + len(more) <= MAX_VIEW_BLOCKS:  # else Slack refuses the whole Home
+                view["blocks"] = [*blocks, *more]
+            else:
+                log.warning(
+                    "slack: a section of the Home was left out: over %d blocks", MAX_VIEW_BLOCKS
+                )
         try:
             await self._client.views_publish(user_id=user, view=view)
         except SlackApiError as error:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from channels.slack.home_settings import HomeSettings
 from channels.slack.render import APPROVE_ACTION
 from channels.slack.render_settings import DEFAULT_MARK
 from tests.slack.checks import all_text, assert_sent_valid, buttons
@@ -66,3 +69,20 @@ async def test_each_workspace_home_shows_its_own_questions_and_settings(
         assert call.headers["Authorization"] == f"Bearer {token_of(installed, 'T0TWO')}"
         assert offered(call.view()) == []
     assert_sent_valid(installed.stub.calls, {first, second})
+
+
+async def test_a_section_too_long_for_slack_is_left_out_and_the_list_still_shown(
+    installed: Installed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one, _ = await two_workspaces(installed)
+    first, _ = await one.ask_refund()
+
+    async def too_long(self: HomeSettings, *, tenant_id: str, user: str) -> list[dict[str, object]]:
+        return [{"type": "divider"}] * 100
+
+    monkeypatch.setattr(HomeSettings, "blocks", too_long)
+    home = await one.open_home(MANAGER)
+
+    assert offered(home) == [first]
+    assert "Approvals in this workspace" not in all_text(home)
+    assert_sent_valid(installed.stub.calls, {first})
