@@ -1,9 +1,10 @@
 """Per-workspace settings on the App's one ``Database`` (``cs_workspace_settings``: v14).
 
 A chat app installed in several workspaces asks each one's questions where that workspace
-says, of the people it names: one row per (tenant, implementation), written by a workspace
-admin, read over the defaults the code gives (``slack_channel(conversation=, approvers=)``,
-from ``.env``). A field left ``None`` keeps the default. Only ids are kept, in clear.
+says, of the people it names (and once escalated, of whom and where it says): one row per
+(tenant, implementation), written by a workspace admin, read over the defaults the code gives
+(``slack_channel(conversation=, approvers=, escalate_to=)``, from ``.env``). A field left
+``None`` keeps the default. Only ids are kept, in clear.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class WorkspaceSetting:
     """Where its questions are asked in this workspace; ``None``: the default."""
     approvers: tuple[str, ...] | None = None
     """Who answers them in this workspace; ``None``: the default."""
+    escalate_to: tuple[str, ...] | None = None
+    """Who may answer too once a question is escalated; ``None``: the default."""
+    escalation_conversation: str | None = None
+    """Where an escalated question is asked again; ``None``: the default."""
     updated_by: str
     """The admin who set it (a user id)."""
     updated_at: datetime
@@ -48,6 +53,8 @@ class SqlWorkspaceSettings:
         values = {
             "conversation": setting.conversation,
             "approvers": None if setting.approvers is None else list(setting.approvers),
+            "escalate_to": None if setting.escalate_to is None else list(setting.escalate_to),
+            "escalation_conversation": setting.escalation_conversation,
             "updated_by": setting.updated_by,
             "updated_at": setting.updated_at,
         }
@@ -82,14 +89,17 @@ class SqlWorkspaceSettings:
 
 
 def _setting(row: RowMapping) -> WorkspaceSetting:
-    approvers = row["approvers"]
     return WorkspaceSetting(
         tenant_id=row["tenant_id"],
         implementation=row["implementation"],
         conversation=row["conversation"],
-        approvers=None
-        if approvers is None
-        else tuple(str(a) for a in approvers if isinstance(a, str)),
+        approvers=_ids(row["approvers"]),
+        escalate_to=_ids(row["escalate_to"]),
+        escalation_conversation=row["escalation_conversation"],
         updated_by=row["updated_by"],
         updated_at=row["updated_at"],
     )
+
+
+def _ids(stored: object) -> tuple[str, ...] | None:
+    return None if not isinstance(stored, list) else tuple(i for i in stored if isinstance(i, str))

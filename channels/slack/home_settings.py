@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final
 
 from slack_sdk.errors import SlackApiError
@@ -26,6 +27,9 @@ from channels.slack.redaction import log
 from channels.slack.render import escape
 from channels.slack.render_settings import (
     CONVERSATION_BLOCK,
+    ESCALATION_CONVERSATION_BLOCK,
+    ESCALATION_GROUPS_BLOCK,
+    ESCALATION_USERS_BLOCK,
     GROUPS_BLOCK,
     REFUSED,
     USERS_BLOCK,
@@ -102,26 +106,20 @@ class HomeSettings:
             return {CONVERSATION_BLOCK: REFUSED}
         if self._implementation(implementation) is None:
             return {CONVERSATION_BLOCK: GONE}
-        conversation = _text(values, CONVERSATION_BLOCK, "selected_conversation")
-        users = [u for u in _list(values, USERS_BLOCK, "selected_users") if USER_ID.fullmatch(u)]
-        groups = [g for g in _SEPARATORS.split(_text(values, GROUPS_BLOCK, "value") or "") if g]
-        wrong = [g for g in groups if not GROUP_ID.fullmatch(g)]
-        if conversation is None or not is_conversation_id(conversation):
-            return {CONVERSATION_BLOCK: NO_CONVERSATION}
-        if wrong:
-            return {GROUPS_BLOCK: NOT_GROUPS.format(wrong=", ".join(wrong)[:100])}
-        if not users and not groups:
-            return {USERS_BLOCK: NO_APPROVER}
+        form = _read_form(values)
+        if isinstance(form, dict):
+            return form
         row = await self._row_of(tenant_id, implementation)
-        if row is not None and conversation != row.conversation:
-            problem = await self._say_here(conversation, row.role, user)
-            if problem is not None:
-                return {CONVERSATION_BLOCK: problem}
+        problems = {} if row is None else await self._new_conversations(form, row, user)
+        if problems:
+            return problems
         setting = WorkspaceSetting(
             tenant_id=tenant_id,
             implementation=implementation,
-            conversation=conversation,
-            approvers=tuple(dict.fromkeys([*users, *groups])),
+            conversation=form.conversation,
+            approvers=form.approvers,
+            escalate_to=form.escalate_to or None,  # none named: the code's
+            escalation_conversation=form.escalation_conversation,
             updated_by=user,
             updated_at=self._clock.now(),
         )
@@ -130,13 +128,24 @@ class HomeSettings:
         log.info("slack: user %s changed the settings of %s", user, implementation)
         return {}
 
-    async def _say_here(self, conversation: str, role: str, user: str) -> str | None:
-        """Say in ``conversation`` that the role's questions are asked there now: the bot can
-        post there (else what is wrong, for the form: a channel it was not invited to would
-        lose every question of the workspace)."""
-        text = f"{escape(role, 150)}: the questions of this workspace are asked here now " + (
-            f"(set by <@{user}>)."
-        )
+    async def _new_conversations(self, form: _Form, row: SettingRow, user: str) -> dict[str, str]:
+        """Tell a conversation new to the role that its questions are asked there now; what is
+        wrong, by block, when the bot cannot post there."""
+        known = (row.conversation, row.escalation_conversation)
+        for block, where, what in (
+            (CONVERSATION_BLOCK, form.conversation, "questions"),
+            (ESCALATION_CONVERSATION_BLOCK, form.escalation_conversation, "escalated questions"),
+        ):
+            if where is not None and where not in known:
+                said = f"{escape(row.role, 150)}: the {what} of this workspace are asked here "
+                problem = await self._say_here(where, f"{said}now (set by <@{user}>).")
+                if problem is not None:
+                    return {block: problem}
+        return {}
+
+    async def _say_here(self, conversation: str, text: str) -> str | None:
+        """Say ``text`` in ``conversation``: the bot can post there (else what is wrong, for the
+        form: a channel it was not invited to would lose every question asked there)."""
         try:
             await self._client.chat_postMessage(channel=conversation, text=text)
         except SlackApiError as error:
@@ -171,7 +180,8 @@ class HomeSettings:
 def _row(
     implementation: SlackImplementation, setting: WorkspaceSetting | None, catalog: Catalog
 ) -> SettingRow:
-    config = overridden(implementation.config, setting)
+    default = implementation.config
+    config = overridden(default, setting)
     return SettingRow(
         implementation=implementation.name,
         role=catalog.role_description(config.role) or config.role,
@@ -179,7 +189,59 @@ def _row(
         approvers=config.approvers,
         conversation_set=config.conversation != implementation.config.conversation,
         approvers_set=config.approvers != implementation.config.approvers,
+        escalates=bool(default.escalate_to or default.escalation_conversation),
+        escalate_to=config.escalate_to,
+        escalation_conversation=config.escalation_conversation,
+        escalation_set=(config.escalate_to, config.escalation_conversation)
+        != (default.escalate_to, default.escalation_conversation),
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Form:
+    """The settings form as submitted, its ids checked."""
+
+    conversation: str
+    approvers: tuple[str, ...]
+    escalate_to: tuple[str, ...]
+    escalation_conversation: str | None
+
+
+def _read_form(values: StateValues) -> _Form | dict[str, str]:
+    """The form read, or what is wrong, by block."""
+    conversation = _text(values, CONVERSATION_BLOCK, "selected_conversation")
+    if conversation is None or not is_conversation_id(conversation):
+        return {CONVERSATION_BLOCK: NO_CONVERSATION}
+    approvers = _people(values, USERS_BLOCK, GROUPS_BLOCK)
+    if isinstance(approvers, dict):
+        return approvers
+    if not approvers:
+        return {USERS_BLOCK: NO_APPROVER}
+    escalate_to = _people(values, ESCALATION_USERS_BLOCK, ESCALATION_GROUPS_BLOCK)
+    if isinstance(escalate_to, dict):
+        return escalate_to
+    again = _text(values, ESCALATION_CONVERSATION_BLOCK, "selected_conversation")
+    if again is not None and not is_conversation_id(again):
+        return {ESCALATION_CONVERSATION_BLOCK: NO_CONVERSATION}
+    return _Form(
+        conversation=conversation,
+        approvers=approvers,
+        escalate_to=escalate_to,
+        escalation_conversation=again,
+    )
+
+
+def _people(
+    values: StateValues, users_block: str, groups_block: str
+) -> tuple[str, ...] | dict[str, str]:
+    """The users picked and the user-group ids typed (in that order, once each), or what is
+    wrong with the ids typed."""
+    users = [u for u in _list(values, users_block, "selected_users") if USER_ID.fullmatch(u)]
+    groups = [g for g in _SEPARATORS.split(_text(values, groups_block, "value") or "") if g]
+    wrong = [g for g in groups if not GROUP_ID.fullmatch(g)]
+    if wrong:
+        return {groups_block: NOT_GROUPS.format(wrong=", ".join(wrong)[:100])}
+    return tuple(dict.fromkeys([*users, *groups]))
 
 
 def _text(values: StateValues, block: str, key: str) -> str | None:

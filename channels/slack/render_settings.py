@@ -40,6 +40,9 @@ SETTINGS_MODAL: Final = "countersign_workspace_settings"
 CONVERSATION_BLOCK: Final = "settings_conversation"
 USERS_BLOCK: Final = "settings_users"
 GROUPS_BLOCK: Final = "settings_groups"
+ESCALATION_USERS_BLOCK: Final = "settings_escalation_users"
+ESCALATION_GROUPS_BLOCK: Final = "settings_escalation_groups"
+ESCALATION_CONVERSATION_BLOCK: Final = "settings_escalation_conversation"
 VALUE_ACTION: Final = "value"
 
 SECTION_TITLE: Final = "Approvals in this workspace"
@@ -66,6 +69,12 @@ class SettingRow:
     conversation_set: bool
     """Whether this workspace set the conversation (else it is the default)."""
     approvers_set: bool
+    escalates: bool = False
+    """Whether its questions escalate (the code names an escalation): then who else answers
+    them once escalated (``escalate_to``) and where they are asked again."""
+    escalate_to: tuple[str, ...] = ()
+    escalation_conversation: str | None = None
+    escalation_set: bool = False
 
 
 def settings_blocks(rows: Sequence[SettingRow], *, admin: bool) -> list[dict[str, object]]:
@@ -93,49 +102,44 @@ def settings_blocks(rows: Sequence[SettingRow], *, admin: bool) -> list[dict[str
 def _row_text(row: SettingRow) -> str:
     where = channel_mention(row.conversation) if row.conversation else "the requester's thread"
     who = ", ".join(approver_mention(a) for a in row.approvers) or "the requester"
-    return (
+    text = (
         f"*{escape(row.role, 150)}*\n"
         f"Asked in {where}{'' if row.conversation_set else DEFAULT_MARK}\n"
         f"Answered by {who}{'' if row.approvers_set else DEFAULT_MARK}"
     )
+    if row.escalates:
+        also = ", ".join(approver_mention(a) for a in row.escalate_to) or "nobody else"
+        again = row.escalation_conversation
+        text += f"\nOnce escalated, also by {also}" + (
+            f", asked again in {channel_mention(again)}" if again else ""
+        )
+        text += "" if row.escalation_set else DEFAULT_MARK
+    return text
 
 
 def settings_modal(row: SettingRow) -> dict[str, object]:
     """The form an admin changes a role's settings in; ``private_metadata``: the
     implementation's name (the workspace is the request's own)."""
-    users = [a for a in row.approvers if not GROUP_ID.fullmatch(a)]
-    groups = [a for a in row.approvers if GROUP_ID.fullmatch(a)]
     blocks: list[Block] = [
         SectionBlock(text=mrkdwn(f"*{escape(row.role, 150)}*")),
-        InputBlock(
-            block_id=CONVERSATION_BLOCK,
-            label="Ask in",
-            element=ConversationSelectElement(
-                action_id=VALUE_ACTION,
-                initial_conversation=row.conversation,
-                placeholder="A channel",
-            ),
-        ),
-        InputBlock(
-            block_id=USERS_BLOCK,
-            label="Answered by these people",
-            optional=True,
-            element=UserMultiSelectElement(
-                action_id=VALUE_ACTION, initial_users=users or None, placeholder="People"
-            ),
-        ),
-        InputBlock(
-            block_id=GROUPS_BLOCK,
-            label="and the members of these user groups",
-            optional=True,
-            hint="User group ids (S…), separated by commas",
-            element=PlainTextInputElement(
-                action_id=VALUE_ACTION,
-                initial_value=", ".join(groups) or None,
-                placeholder="S0FINANCE",
-            ),
-        ),
+        _conversation_input(CONVERSATION_BLOCK, "Ask in", row.conversation, optional=False),
+        *_people_inputs(USERS_BLOCK, GROUPS_BLOCK, "Answered by these people", row.approvers),
     ]
+    if row.escalates:
+        blocks += [
+            *_people_inputs(
+                ESCALATION_USERS_BLOCK,
+                ESCALATION_GROUPS_BLOCK,
+                "Once escalated, also by these people",
+                row.escalate_to,
+            ),
+            _conversation_input(
+                ESCALATION_CONVERSATION_BLOCK,
+                "Once escalated, asked again in",
+                row.escalation_conversation,
+                optional=True,
+            ),
+        ]
     view = View(
         type="modal",
         callback_id=SETTINGS_MODAL,
@@ -146,6 +150,44 @@ def settings_modal(row: SettingRow) -> dict[str, object]:
         blocks=blocks,
     )
     return finish_view(view, surface="settings modal")
+
+
+def _conversation_input(
+    block_id: str, label: str, initial: str | None, *, optional: bool
+) -> InputBlock:
+    element = ConversationSelectElement(
+        action_id=VALUE_ACTION, initial_conversation=initial, placeholder="A channel"
+    )
+    return InputBlock(block_id=block_id, label=label, optional=optional, element=element)
+
+
+def _people_inputs(
+    users_block: str, groups_block: str, label: str, people: tuple[str, ...]
+) -> list[Block]:
+    """Two inputs for people: users picked, user-group ids typed (no picker lists groups)."""
+    users = [a for a in people if not GROUP_ID.fullmatch(a)]
+    groups = [a for a in people if GROUP_ID.fullmatch(a)]
+    return [
+        InputBlock(
+            block_id=users_block,
+            label=label,
+            optional=True,
+            element=UserMultiSelectElement(
+                action_id=VALUE_ACTION, initial_users=users or None, placeholder="People"
+            ),
+        ),
+        InputBlock(
+            block_id=groups_block,
+            label="and the members of these user groups",
+            optional=True,
+            hint="User group ids (S…), separated by commas",
+            element=PlainTextInputElement(
+                action_id=VALUE_ACTION,
+                initial_value=", ".join(groups) or None,
+                placeholder="S0FINANCE",
+            ),
+        ),
+    ]
 
 
 def refused_modal() -> dict[str, object]:

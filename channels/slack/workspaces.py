@@ -25,16 +25,21 @@ from channels.slack.catalog import Catalog, SlackChannelConfig, SlackImplementat
 
 def overridden(config: SlackChannelConfig, setting: WorkspaceSetting | None) -> SlackChannelConfig:
     """``config`` with what ``setting`` sets: its conversation, and for a CHANNEL role its
-    approvers (a THREAD_OWNER role is answered by its owner, whoever is named)."""
+    approvers (a THREAD_OWNER role is answered by its owner, whoever is named) and, when it
+    escalates at all (the code names an escalation), who else answers and where."""
     if setting is None:
         return config
-    conversation = setting.conversation or config.conversation
-    approvers = config.approvers
-    if config.answered_by is PauseAnswerer.CHANNEL and setting.approvers:
-        approvers = setting.approvers
-    if conversation == config.conversation and approvers == config.approvers:
-        return config
-    return replace(config, conversation=conversation, approvers=approvers)
+    channel = config.answered_by is PauseAnswerer.CHANNEL
+    escalates = channel and bool(config.escalate_to or config.escalation_conversation)
+    changed = replace(
+        config,
+        conversation=setting.conversation or config.conversation,
+        approvers=(channel and setting.approvers) or config.approvers,
+        escalate_to=(escalates and setting.escalate_to) or config.escalate_to,
+        escalation_conversation=(escalates and setting.escalation_conversation)
+        or config.escalation_conversation,
+    )
+    return config if changed == config else changed
 
 
 class WorkspaceConfigs:

@@ -19,6 +19,8 @@ from channels.slack.render import APPROVE_ACTION, REJECT_ACTION, REJECT_MODAL
 from channels.slack.render_settings import (
     CHANGE_ACTION,
     CONVERSATION_BLOCK,
+    ESCALATION_CONVERSATION_BLOCK,
+    ESCALATION_USERS_BLOCK,
     GROUPS_BLOCK,
     MAY_CHANGE,
     MAY_NOT_CHANGE,
@@ -30,7 +32,13 @@ from channels.slack.render_settings import (
 )
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import interactive_body, signed_headers
-from tests.slack.office import APPROVALS, MANAGER, SlackOfficeWorkflow, WireMoneyTool
+from tests.slack.office import (
+    APPROVALS,
+    MANAGER,
+    ONCALL,
+    SlackOfficeWorkflow,
+    WireMoneyTool,
+)
 from tests.slack.stub import Workspace
 from tests.slack.test_oauth_install import Installed, install, installed  # noqa: F401
 from tests.slack.test_oauth_tenants import token_of
@@ -40,6 +48,8 @@ REFUNDS = "slack-refund-approval-channel"
 WIRES = "slack-wire-approval-channel"
 TWO_APPROVALS = "C0TWOAPPROVALS"
 BOSS = "U0BOSS"  # the approver workspace TWO names
+ONCALL_TWO = "U0ONCALLTWO"  # who TWO escalates its wires to
+TWO_ESCALATIONS = "C0TWOESCALATIONS"
 ADMIN_TWO = "U0ADMINTWO"  # who installed the app in TWO
 
 
@@ -49,14 +59,29 @@ async def two_workspaces(installed: Installed) -> tuple[Team, Team]:
     return Team(installed, "T0ONE"), Team(installed, "T0TWO")
 
 
-def form_values(conversation: str, users: list[str], groups: str = "") -> dict[str, Any]:
-    return {
+def form_values(
+    conversation: str,
+    users: list[str],
+    groups: str = "",
+    *,
+    escalation: list[str] | None = None,
+    asked_again_in: str | None = None,
+) -> dict[str, Any]:
+    values: dict[str, Any] = {
         CONVERSATION_BLOCK: {
             VALUE_ACTION: {"type": "conversations_select", "selected_conversation": conversation}
         },
         USERS_BLOCK: {VALUE_ACTION: {"type": "multi_users_select", "selected_users": users}},
         GROUPS_BLOCK: {VALUE_ACTION: {"type": "plain_text_input", "value": groups}},
     }
+    if escalation is not None:
+        values[ESCALATION_USERS_BLOCK] = {
+            VALUE_ACTION: {"type": "multi_users_select", "selected_users": escalation}
+        }
+        values[ESCALATION_CONVERSATION_BLOCK] = {
+            VALUE_ACTION: {"type": "conversations_select", "selected_conversation": asked_again_in}
+        }
+    return values
 
 
 async def change(
@@ -135,11 +160,15 @@ async def test_the_modal_a_thread_reply_and_pending_take_the_workspaces_approver
     assert_sent_valid(installed.stub.calls, {first, second})
 
 
-async def test_a_reminder_is_said_where_the_workspace_asks_to_its_approvers(
+async def test_a_reminder_and_an_escalation_are_said_where_the_workspace_says_to_its_people(
     installed: Installed,
 ) -> None:
     _, two = await two_workspaces(installed)
-    await change(two, ADMIN_TWO, form_values(TWO_APPROVALS, [BOSS]), implementation=WIRES)
+    values = form_values(
+        TWO_APPROVALS, [BOSS], escalation=[ONCALL_TWO], asked_again_in=TWO_ESCALATIONS
+    )
+    home = await change(two, ADMIN_TWO, values, implementation=WIRES)
+    assert f"<#{TWO_ESCALATIONS}>" in all_text(home)
     installed.llm.then_return(call_tool(WireMoneyTool, {"iban": "DE00", "amount": 5.0}))
     result = await installed.app.execute(
         SlackOfficeWorkflow, WorkflowStartText(text="wire 5"), tenant_id="T0TWO", owner_id="U0OWN"
@@ -147,18 +176,35 @@ async def test_a_reminder_is_said_where_the_workspace_asks_to_its_approvers(
     assert result.status is ExecutionStatus.PAUSED
     asked = installed.stub.of("chat.postMessage")[-1]
     assert asked.payload["channel"] == TWO_APPROVALS
+    wire = str(buttons(asked.blocks())[0]["value"])
 
     clock = installed.app.clock
     assert isinstance(clock, FakeClock)
     await clock.advance(timedelta(seconds=5))
     await clock.advance(timedelta(hours=1))  # reminded at 1 h, in the question's thread
     await installed.bot.wait_idle()
-
     reminder = installed.stub.of("chat.postMessage")[-1]
     assert reminder is not asked and reminder.payload["channel"] == TWO_APPROVALS
     assert f"<@{BOSS}>" in str(reminder.payload["text"])
     assert MANAGER not in str(reminder.payload["text"])  # the default's, not TWO's
     assert reminder.headers["Authorization"] == f"Bearer {token_of(installed, 'T0TWO')}"
+
+    for _ in range(3):  # 4 h: escalated, to TWO's on-call, asked again in TWO's channel
+        await clock.advance(timedelta(hours=1))
+    await installed.bot.wait_idle()
+    posts = installed.stub.of("chat.postMessage")
+    [copy] = [p for p in posts if p.payload["channel"] == TWO_ESCALATIONS and "blocks" in p.payload]
+    assert [b["value"] for b in buttons(copy.blocks())] == [
+        b["value"] for b in buttons(asked.blocks())
+    ]
+    assert any(f"<@{ONCALL_TWO}>" in str(p.payload["text"]) for p in posts)
+    assert not any(f"<@{ONCALL}>" in str(p.payload["text"]) for p in posts)  # the code's
+    assert await two.click(ONCALL, APPROVE_ACTION, wire, channel=TWO_ESCALATIONS) == 200
+    assert await status(installed, wire, "T0TWO") is PauseStatus.PENDING
+    installed.llm.then_return("wired")
+    assert await two.click(ONCALL_TWO, APPROVE_ACTION, wire, channel=TWO_ESCALATIONS) == 200
+    assert await status(installed, wire, "T0TWO") is not PauseStatus.PENDING
+    assert_sent_valid(installed.stub.calls, {wire})
 
 
 async def test_anybody_but_an_admin_sees_the_settings_and_cannot_change_them(

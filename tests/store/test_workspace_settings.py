@@ -33,6 +33,8 @@ def setting(
     values: dict[str, object] = {
         "conversation": "C0ONE",
         "approvers": ("U0ADA", "S0FIN"),
+        "escalate_to": ("U0ONCALL",),
+        "escalation_conversation": "C0ESC",
         "updated_by": "U0ADMIN",
         "updated_at": CLOCK.now(),
     } | fields
@@ -47,7 +49,13 @@ async def test_a_setting_is_read_back_as_saved(settings: SqlWorkspaceSettings) -
 
 async def test_the_latest_wins_and_a_field_left_out_is_none(settings: SqlWorkspaceSettings) -> None:
     await settings.save(setting())
-    later = setting(conversation=None, approvers=("U0BOB",), updated_at=CLOCK.now() + timedelta(1))
+    later = setting(
+        conversation=None,
+        approvers=("U0BOB",),
+        escalate_to=None,
+        escalation_conversation=None,
+        updated_at=CLOCK.now() + timedelta(1),
+    )
     await settings.save(later)
 
     assert await settings.of_tenant("T1") == {"slack-refunds": later}
