@@ -149,15 +149,9 @@ class SlackBot:
             metrics=app.metrics,
             kind=TenantTokenClient if settings.oauth else None,  # tenants are installations
         )
+        slack_check = readiness.SlackAuthCheck(self.client, app.clock, oauth=settings.oauth)
         self.ready_checks: tuple[ReadyCheck, ...] = (
-            (
-                (
-                    readiness.NAME,
-                    readiness.SlackAuthCheck(self.client, app.clock, oauth=settings.oauth),
-                ),
-            )
-            if check_slack_when_ready
-            else ()
+            ((readiness.NAME, slack_check),) if check_slack_when_ready else ()
         )
         """What ``/readyz`` checks beside the App (``COUNTERSIGN_READYZ_SLACK``: the token)."""
         self.tasks = BackgroundTasks()

@@ -54,7 +54,8 @@ class SlackChannel(ChannelOf):
 
     @classmethod
     def approvers(cls) -> tuple[str, ...]:
-        """The Slack user and user-group ids that may answer (a CHANNEL role)."""
+        """The Slack user and user-group ids that may answer (a CHANNEL role): the code's; a
+        workspace installed by OAuth may name its own (``channels.slack.workspaces``)."""
         return cls.slack.approvers
 
     async def _in(self, tenant: str) -> SlackChannelConfig:
