@@ -2,7 +2,8 @@
 
 HTTP on ``PORT`` (``POST /slack/events``, ``GET /healthz``, ``/readyz``, ``/metrics``), or
 Socket Mode when ``SLACK_APP_TOKEN`` is set (``COUNTERSIGN_METRICS_PORT``: the probes on a port
-of their own), both on ``COUNTERSIGN_BIND_ADDRESS`` (default every interface), until SIGINT or
+of their own; installed by OAuth, ``GET /slack/install`` and ``/slack/oauth_redirect`` still on
+``PORT``), both on ``COUNTERSIGN_BIND_ADDRESS`` (default every interface), until SIGINT or
 SIGTERM; then the bot finishes its background work
 (bounded) and the App closes. The application is ``COUNTERSIGN_GRAPH``'s graphs (``module:attr``,
 ``bot.served``: a mention, a DM or an assistant thread runs one), or ``COUNTERSIGN_APP``
@@ -49,6 +50,7 @@ from bot.served.targets import GRAPH_SETTING, SuggestedPrompt
 from bot.settings import Settings, load_settings
 from bot.store.database import database_failure
 from channels.slack.bot import SlackBot
+from channels.slack.oauth import INSTALL_PATH
 from channels.slack.settings import SlackSettings, load_slack_settings
 from channels.slack.token_check import check_bot_token
 from channels.slack.web import EVENTS_PATH
@@ -176,15 +178,21 @@ async def _run(
             print(f"Metrics on {metrics.shown}{METRICS_PATH}", file=out, flush=True)
         if slack.socket_mode:
             print("Countersign is connected to Slack over Socket Mode.", file=out, flush=True)
-        else:
-            runner = web.AppRunner(bot.web_app(), access_log=None)
+        if not slack.socket_mode or slack.oauth:  # over Socket Mode: the install's pages alone
+            socket = slack.socket_mode
+            runner = web.AppRunner(bot.install_app() if socket else bot.web_app(), access_log=None)
             await runner.setup()
             events = Binding.of(address, slack.port, default=HOST)
             problem = await events.serve(runner)
             if problem is not None:
                 print(problem, file=err)
                 return EXIT_SETTINGS
-            print(f"Countersign serves Slack on {events.shown}{EVENTS_PATH}", file=out, flush=True)
+            served = (
+                f"Install it at {events.shown}{INSTALL_PATH}"
+                if socket
+                else f"Countersign serves Slack on {events.shown}{EVENTS_PATH}"
+            )
+            print(served, file=out, flush=True)
         # what was built to start (the App, its graphs, Bolt) lives as long as the process:
         # out of the collector's generations, full collections stay short and acks fast
         gc.freeze()

@@ -42,6 +42,7 @@ from bot.store.tables import (
     pauses,
     schema_version,
     tool_runs,
+    workspace_settings,
 )
 
 Migration = Callable[[Connection], None]
@@ -249,6 +250,12 @@ def _v14_outbox(connection: Connection) -> None:
     outbox.create(connection, checkfirst=True)
 
 
+def _v15_workspace_settings(connection: Connection) -> None:
+    """Per-workspace settings (``cs_workspace_settings``): an installation's own approval
+    conversation and approvers for an implementation, over the code's. Idempotent."""
+    workspace_settings.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -264,6 +271,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v12_grants,
     _v13_installations,
     _v14_outbox,
+    _v15_workspace_settings,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

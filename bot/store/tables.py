@@ -331,3 +331,20 @@ outbox = Table(
     Column("last_error", String(255)),
     Index("ix_cs_outbox_due", "channel", "due_at"),
 )
+
+workspace_settings = Table(
+    "cs_workspace_settings",
+    metadata,
+    # what a workspace's admin set for one of the application's implementations (v15): where
+    # its questions are asked and who answers them (and once escalated, who else and where),
+    # over the defaults the code gives; NULL: the default. Ids only (conversations, users and
+    # user groups): kept in clear
+    Column("tenant_id", String(255), primary_key=True),
+    Column("implementation", String(255), primary_key=True),
+    Column("conversation", String(64)),
+    Column("approvers", JSON),
+    Column("escalate_to", JSON),
+    Column("escalation_conversation", String(64)),
+    Column("updated_by", String(64), nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)

@@ -17,7 +17,7 @@ from bot.core.enums import PauseAnswerer
 from bot.core.results import PendingPause
 from bot.core.time_left import expiring_first
 from channels.kit.answerers import Among
-from channels.kit.catalog import KitCatalog
+from channels.kit.catalog import Implementation, KitCatalog
 
 MAX_LISTED: Final = 500
 
@@ -39,13 +39,18 @@ async def waiting_for(
     person: str,
     among: Among,
     owner_roles: Sequence[str] | None = None,
+    implementations: Sequence[Implementation[Any]] | None = None,
 ) -> list[Waiting]:
     """The pauses ``person`` may answer, in the order shown. ``among(ids)``: whether the
     person is among these approvers (the channel's rule). ``owner_roles``: the THREAD_OWNER
-    roles to list (None: every role whose owner is ``person``; empty: none)."""
+    roles to list (None: every role whose owner is ``person``; empty: none).
+    ``implementations``: the CHANNEL roles' implementations as the tenant's workspace set
+    them (None: the catalog's own)."""
     mine: set[str] = set()
     escalation: set[str] = set()
-    for implementation in catalog.answered_by_channel():
+    if implementations is None:
+        implementations = catalog.answered_by_channel()
+    for implementation in implementations:
         config = implementation.config
         if await among(config.approvers):
             mine.add(config.role)

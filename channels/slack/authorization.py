@@ -15,7 +15,7 @@ from bot.core.results import PauseView
 from bot.runtime.answers import AnswerCheck
 from channels.kit.answerers import refusal
 from channels.slack.approvers import ApproverDirectory
-from channels.slack.catalog import Catalog
+from channels.slack.workspaces import WorkspaceConfigs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,8 +26,8 @@ class Refusal:
 
 
 class Authorizer:
-    def __init__(self, catalog: Catalog, directory: ApproverDirectory) -> None:
-        self._catalog = catalog
+    def __init__(self, workspaces: WorkspaceConfigs, directory: ApproverDirectory) -> None:
+        self._workspaces = workspaces
         self._directory = directory
 
     async def check(self, pause: PauseView, *, user: str, team: str | None) -> Refusal | None:
@@ -49,7 +49,8 @@ class Authorizer:
         return await self._refusal(pause, user) is None
 
     async def _refusal(self, pause: PauseView, user: str) -> Refusal | None:
-        channel = self._catalog.slack_channel(pause.channel)
+        # as the pause's own workspace set it: another's approvers never answer it
+        channel = await self._workspaces.implementation(pause.tenant_id, pause.channel)
 
         async def among(approvers: Sequence[str]) -> bool:
             return await self._directory.may_answer(user, approvers)

@@ -43,6 +43,7 @@ from bot.core.errors import CountersignError, SetupError
 from bot.core.results import ExecutionPauseEvent, ExecutionResumeEvent
 from bot.langgraph import LangGraphAgent
 from bot.runtime.probes import ReadyCheck
+from bot.store.workspace_settings import SqlWorkspaceSettings
 from channels.slack import listeners, readiness, redaction
 from channels.slack.agent_sessions import AgentSessions
 from channels.slack.answering import Answering
@@ -58,6 +59,7 @@ from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
 from channels.slack.home import Answerable, HomeTabs
+from channels.slack.home_settings import HomeSettings
 from channels.slack.installations import DatabaseInstallationStore
 from channels.slack.late_answers import LateAnswers
 from channels.slack.listeners import assistant
@@ -84,11 +86,14 @@ from channels.slack.tenant_tokens import (
     InstallationTenant,
     TenantTokenClient,
     TenantTokens,
+    dispatched_for_tenant,
     speaking_for,
 )
 from channels.slack.threads import SlackThread
 from channels.slack.web import EVENTS_PATH, build_web_app
 from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, slack_session, web_client
+from channels.slack.workspace_admins import WorkspaceAdmins
+from channels.slack.workspaces import WorkspaceConfigs
 
 SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
 """Slack retries an event within minutes; ids older than this are pruned."""
@@ -145,10 +150,9 @@ class SlackBot:
             metrics=app.metrics,
             kind=TenantTokenClient if settings.oauth else None,  # tenants are installations
         )
+        slack_check = readiness.SlackAuthCheck(self.client, app.clock, oauth=settings.oauth)
         self.ready_checks: tuple[ReadyCheck, ...] = (
-            ((readiness.NAME, readiness.SlackAuthCheck(self.client, app.clock)),)
-            if check_slack_when_ready
-            else ()
+            ((readiness.NAME, slack_check),) if check_slack_when_ready else ()
         )
         """What ``/readyz`` checks beside the App (``COUNTERSIGN_READYZ_SLACK``: the token)."""
         self.tasks = BackgroundTasks()
@@ -169,6 +173,8 @@ class SlackBot:
             catalog=catalog,
             outbox=self.outbox,
         )
+        if settings.oauth:  # each workspace's admin may set where it asks, who answers
+            self.gateway.workspaces = WorkspaceConfigs(catalog, SqlWorkspaceSettings(app.database))
         app.provide(SlackGateway, self.gateway)
         self.services = self._services(catalog, directory)
         with _without_bolts_token_warning():
@@ -196,7 +202,10 @@ class SlackBot:
         self.bolt.use(DropEventRetries(self.seen_events, app.clock))
         listeners.register(self.bolt, self.services)
         assistant.register(self.bolt, self.services, self.sessions, self._prompts)
-        self._dispatch = observed_dispatch(self.bolt.async_dispatch, app.metrics, app.clock)
+        dispatch: Dispatch = self.bolt.async_dispatch
+        if settings.oauth:  # the listeners' Web API calls: with the workspace's own token
+            dispatch = dispatched_for_tenant(dispatch)
+        self._dispatch = observed_dispatch(dispatch, app.metrics, app.clock)
         app.on_execution_pause(self._on_pause)
         app.on_execution_resume(self._on_resume)
         self.gateway.on_change(self._on_message_closed)
@@ -233,15 +242,23 @@ class SlackBot:
             agents=self._agents,
             sessions=self.sessions,
         )
+        workspaces = self.gateway.workspaces
         answering = Answering(
             app=app,
             gateway=self.gateway,
-            authorizer=Authorizer(catalog, directory),
+            authorizer=Authorizer(workspaces, directory),
             feedback=feedback,
         )
-        lists = PendingLists(app=app, catalog=catalog, directory=directory)
+        lists = PendingLists(app=app, catalog=catalog, directory=directory, workspaces=workspaces)
+        settings = self._home_settings(catalog, workspaces)
         home = HomeTabs(
-            client=client, lists=lists, catalog=catalog, directory=directory, tasks=self.tasks
+            client=client,
+            lists=lists,
+            catalog=catalog,
+            directory=directory,
+            tasks=self.tasks,
+            workspaces=workspaces,
+            sections=() if settings is None else (settings,),
         )
         flows = Flows(
             app=app,
@@ -265,6 +282,21 @@ class SlackBot:
             messages=self.messages,
             tasks=self.tasks,
             late=LateAnswers(app.clock, feedback),
+            settings=settings,
+        )
+
+    def _home_settings(self, catalog: Catalog, workspaces: WorkspaceConfigs) -> HomeSettings | None:
+        """Installed by OAuth: the Home's per-workspace settings, changed by an admin."""
+        client_id = self._settings.client_id
+        if workspaces.settings is None or client_id is None:
+            return None
+        installations = DatabaseInstallationStore(client_id, self._app.installations)
+        return HomeSettings(
+            client=self.client,
+            clock=self._app.clock,
+            catalog=catalog,
+            workspaces=workspaces,
+            admins=WorkspaceAdmins(self.client, installations),
         )
 
     # ---------------------------------------------------------------- serving
@@ -290,6 +322,16 @@ class SlackBot:
             if self.bolt.oauth_flow is not None:
                 add_install_routes(self._web_app, self.bolt.oauth_flow)
         return self._web_app
+
+    def install_app(self) -> web.Application:
+        """Over Socket Mode, installed by OAuth: an aiohttp application of ``GET /slack/install``
+        and ``GET /slack/oauth_redirect`` alone (the events come over the socket; a browser
+        still needs a page to install from and Slack a URL to send it back to)."""
+        if self.bolt.oauth_flow is None:
+            raise SetupError("install_app: these Slack settings are not for an install by OAuth")
+        application = web.Application()
+        add_install_routes(application, self.bolt.oauth_flow)
+        return application
 
     async def start(self) -> None:
         """Connect over Socket Mode when an app token is set (HTTP needs nothing more)."""
@@ -362,8 +404,9 @@ class SlackBot:
         found: list[str] = []
         for pending in event.pending:
             implementation = self._catalog.slack_channel_of_role(pending.channel)
-            if implementation is not None:
-                found += implementation.config.approvers
+            if implementation is not None:  # as its workspace set it (read as it was asked)
+                config = self.gateway.workspaces.last_known(event.tenant_id, implementation)
+                found += config.approvers
         return tuple(dict.fromkeys(found))
 
     async def _on_resume(self, event: ExecutionResumeEvent) -> None:

@@ -54,13 +54,19 @@ class SlackChannel(ChannelOf):
 
     @classmethod
     def approvers(cls) -> tuple[str, ...]:
-        """The Slack user and user-group ids that may answer (a CHANNEL role)."""
+        """The Slack user and user-group ids that may answer (a CHANNEL role): the code's; a
+        workspace installed by OAuth may name its own (``channels.slack.workspaces``)."""
         return cls.slack.approvers
+
+    async def _in(self, tenant: str) -> SlackChannelConfig:
+        """Where this role asks and who answers it in ``tenant``'s workspace (its admin's
+        settings over the code's: ``channels.slack.workspaces``)."""
+        return await self._gateway.workspaces.config(tenant, self.implementation_name, self.slack)
 
     async def send(self, ask: ChannelAsk) -> AwaitReply:
         with speaking_for(ask.tenant_id):  # installed by OAuth: with the tenant's own token
             await self._gateway.post_approval(
-                ask, implementation=self.implementation_name, config=self.slack
+                ask, implementation=self.implementation_name, config=await self._in(ask.tenant_id)
             )
         return ChannelOutcome.await_reply()
 
@@ -74,12 +80,13 @@ class SlackChannel(ChannelOf):
 
     async def remind(self, reminder: ChannelReminder) -> None:
         with speaking_for(reminder.tenant_id):
-            await self._gateway.remind(reminder, config=self.slack)
+            await self._gateway.remind(reminder, config=await self._in(reminder.tenant_id))
 
     async def escalate(self, escalation: ChannelEscalation) -> None:
         with speaking_for(escalation.tenant_id):
+            config = await self._in(escalation.tenant_id)
             await self._gateway.escalate(
-                escalation, implementation=self.implementation_name, config=self.slack
+                escalation, implementation=self.implementation_name, config=config
             )
 
 

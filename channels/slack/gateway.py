@@ -48,6 +48,7 @@ from channels.slack.render_note import settled_note, waiting_note
 from channels.slack.store import MessageRef, SlackMessageStore
 from channels.slack.threads import SlackThread
 from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, is_transient
+from channels.slack.workspaces import WorkspaceConfigs
 
 MAX_THREAD_TEXT: Final = 3000
 UPDATE: Final = "update"
@@ -94,6 +95,8 @@ class SlackGateway:
         """What is owed to Slack (notes, lines, updates, ends) until it is said."""
         outbox.deliver_kind(UPDATE, self._deliver_update)
         outbox.deliver_kind(QUESTION, self._deliver_unasked)
+        self.workspaces = WorkspaceConfigs(catalog)
+        """Where each workspace asks and who answers there (``SlackBot`` sets its settings)."""
         self._listeners: list[ChangeListener] = []
         self._scanned = False
 

@@ -8,9 +8,9 @@ the Home always publishes a fresh list.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -20,9 +20,11 @@ from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
 from channels.slack.pending import PendingLists
 from channels.slack.redaction import log
+from channels.slack.render import MAX_VIEW_BLOCKS
 from channels.slack.render_pending import home_view
 from channels.slack.tasks import BackgroundTasks
 from channels.slack.webapi import api_error
+from channels.slack.workspaces import WorkspaceConfigs
 
 DEFAULT_MAX_USERS: Final = 1000
 
@@ -36,6 +38,13 @@ class Answerable:
     owner_id: str
 
 
+class HomeSection(Protocol):
+    """More of the Home below the list (e.g. ``channels.slack.home_settings``): its blocks,
+    as dicts checked by slack_sdk, for ``user`` in ``tenant_id``'s workspace."""
+
+    async def blocks(self, *, tenant_id: str, user: str) -> list[dict[str, object]]: ...
+
+
 class HomeTabs:
     def __init__(
         self,
@@ -46,6 +55,8 @@ class HomeTabs:
         directory: ApproverDirectory,
         tasks: BackgroundTasks,
         max_users: int = DEFAULT_MAX_USERS,
+        workspaces: WorkspaceConfigs | None = None,
+        sections: Sequence[HomeSection] = (),
     ) -> None:
         self._client = client
         self._lists = lists
@@ -53,14 +64,28 @@ class HomeTabs:
         self._directory = directory
         self._tasks = tasks
         self._max_users = max_users
+        self._workspaces = workspaces or WorkspaceConfigs(catalog)
+        self._sections = tuple(sections)
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     async def publish(self, *, tenant_id: str, user: str, page: int = 1) -> None:
         """Publish ``user``'s list (``views.publish``) and remember them for refreshes."""
         self._remember(tenant_id, user)
         items = await self._lists.for_user(tenant_id=tenant_id, user=user)
+        view = home_view(items, page=page)
+        for section in self._sections:
+            blocks, more = (
+                _listed(view["blocks"]),
+                await section.blocks(tenant_id=tenant_id, user=user),
+            )
+            if len(blocks) + len(more) <= MAX_VIEW_BLOCKS:  # else Slack refuses the whole Home
+                view["blocks"] = [*blocks, *more]
+            else:
+                log.warning(
+                    "slack: a section of the Home was left out: over %d blocks", MAX_VIEW_BLOCKS
+                )
         try:
-            await self._client.views_publish(user_id=user, view=home_view(items, page=page))
+            await self._client.views_publish(user_id=user, view=view)
         except SlackApiError as error:
             log.warning(
                 "slack: the Home of user %s was not published: %s",
@@ -79,7 +104,7 @@ class HomeTabs:
             if pause.answered_by is PauseAnswerer.THREAD_OWNER:
                 users.add(pause.owner_id)
                 continue
-            channel = self._catalog.slack_channel_of_role(pause.role)
+            channel = await self._workspaces.of_role(tenant_id, pause.role)
             if channel is not None:
                 users |= await self._directory.expand(channel.config.approvers)
         for user in sorted(users):
@@ -92,3 +117,7 @@ class HomeTabs:
         self._seen.move_to_end(key)
         while len(self._seen) > self._max_users:
             self._seen.popitem(last=False)
+
+
+def _listed(blocks: object) -> list[object]:
+    return list(blocks) if isinstance(blocks, list) else []

@@ -1,6 +1,7 @@
 """What waits for one Slack user: ``/pending`` and the App Home show the same list.
 
-A user may answer the pauses of CHANNEL roles whose Slack channel names them as an approver
+A user may answer the pauses of CHANNEL roles whose Slack channel (as their workspace set it:
+``channels.slack.workspaces``) names them as an approver
 (directly or through a user group), once escalated those whose ``escalate_to`` names them, and
 the THREAD_OWNER pauses of threads they own.
 """
@@ -16,13 +17,22 @@ from channels.kit.waiting import waiting_for
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
 from channels.slack.render_pending import PendingItemView
+from channels.slack.workspaces import WorkspaceConfigs
 
 
 class PendingLists:
-    def __init__(self, *, app: App, catalog: Catalog, directory: ApproverDirectory) -> None:
+    def __init__(
+        self,
+        *,
+        app: App,
+        catalog: Catalog,
+        directory: ApproverDirectory,
+        workspaces: WorkspaceConfigs | None = None,
+    ) -> None:
         self._app = app
         self._catalog = catalog
         self._directory = directory
+        self._workspaces = workspaces or WorkspaceConfigs(catalog)
 
     async def for_user(self, *, tenant_id: str, user: str) -> list[PendingItemView]:
         """The pauses ``user`` may answer (``channels.kit.waiting``): what expires first at
@@ -32,7 +42,12 @@ class PendingLists:
             return await self._directory.may_answer(user, approvers)
 
         waiting = await waiting_for(
-            self._app, self._catalog, tenant_id=tenant_id, person=user, among=among
+            self._app,
+            self._catalog,
+            tenant_id=tenant_id,
+            person=user,
+            among=among,
+            implementations=await self._workspaces.answered_by_channel(tenant_id),
         )
         now = self._app.clock.now()
         return [self._item(w.pending, now) for w in waiting]

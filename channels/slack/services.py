@@ -9,6 +9,7 @@ from channels.slack.answering import Answering
 from channels.slack.conversations import Conversations
 from channels.slack.flows import Flows
 from channels.slack.home import HomeTabs
+from channels.slack.home_settings import HomeSettings
 from channels.slack.late_answers import LateAnswers
 from channels.slack.store import SlackMessageStore
 from channels.slack.tasks import BackgroundTasks
@@ -24,3 +25,5 @@ class SlackServices:
     messages: SlackMessageStore
     tasks: BackgroundTasks
     late: LateAnswers
+    settings: HomeSettings | None = None
+    """The Home's per-workspace settings (installed by OAuth; ``None``: .env's alone)."""

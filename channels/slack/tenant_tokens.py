@@ -29,6 +29,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from bot.core.metrics import Metrics
 from channels.slack.installations import DatabaseInstallationStore
 from channels.slack.middlewares import Next
+from channels.slack.observing import Dispatch
 from channels.slack.payloads import TENANT_KEY
 from channels.slack.webapi import CountedWebClient
 
@@ -117,8 +118,7 @@ class TenantTokenClient(CountedWebClient):
 
 
 class InstallationTenant(AsyncMiddleware):
-    """Installed by OAuth: a request's tenant is its workspace's (``tenant_of``), and what its
-    listeners call on the Web API is for that workspace."""
+    """Installed by OAuth: a request's tenant is its workspace's (``tenant_of``)."""
 
     async def async_process(
         self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
@@ -126,5 +126,20 @@ class InstallationTenant(AsyncMiddleware):
         tenant = tenant_of(req.context.enterprise_id, req.context.team_id)
         if tenant is not None:
             req.context[TENANT_KEY] = tenant
-        with speaking_for(tenant):  # the listeners' tasks copy the context as it is now
-            return await next()
+        return await next()
+
+
+def dispatched_for_tenant(dispatch: Dispatch) -> Dispatch:
+    """``dispatch`` (Bolt's) with what its listeners call on the Web API made for the request's
+    workspace, and what they spawn too (a task copies the context it is made in).
+
+    Around the whole dispatch, not in a middleware: Bolt calls its global middlewares one
+    after the other (``next()`` only marks that the chain goes on) and the listeners after
+    them all, so a context a middleware sets around ``next()`` is gone before any listener
+    runs."""
+
+    async def for_tenant(request: AsyncBoltRequest) -> BoltResponse:
+        with speaking_for(tenant_of(request.context.enterprise_id, request.context.team_id)):
+            return await dispatch(request)
+
+    return for_tenant

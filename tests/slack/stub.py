@@ -112,6 +112,8 @@ class SlackStub:
     """Installs by OAuth: a code → the workspace ``oauth.v2.access`` installs it in."""
     tokens: dict[str, Workspace] = field(default_factory=dict)
     """Every bot token the stub issued, with its workspace (``auth.test`` answers by it)."""
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What ``users.info`` says of a user beside its id (``is_admin``, ``is_owner``)."""
     _server: TestServer | None = None
     _port: int | None = None
     _restored: asyncio.Event = field(default_factory=asyncio.Event)
@@ -351,6 +353,9 @@ class SlackStub:
                 return {"ok": True, "message_ts": f"1700000001.{next(self._ts):06d}"}
             case "views.open" | "views.publish":
                 return {"ok": True, "view": {"id": "V0VIEW", **self._view(payload)}}
+            case "users.info":
+                user = str(payload.get("user"))
+                return {"ok": True, "user": {"id": user, **self.users.get(user, {})}}
             case "usergroups.users.list":
                 return {"ok": True, "users": self.groups.get(str(payload.get("usergroup")), [])}
             case "apps.connections.open":

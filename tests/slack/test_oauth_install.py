@@ -9,6 +9,7 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -40,9 +41,8 @@ class Installed:
     llm: ScriptedChatModel
 
 
-@pytest.fixture
-async def installed(stub: SlackStub, tmp_path: Path) -> AsyncIterator[Installed]:
-    database = tmp_path / "countersign.db"
+async def office_app(database: Path) -> tuple[App, ScriptedChatModel]:
+    """The Slack office on a SQLite file, its model scripted."""
     llm = mock_llm(SlackOfficeAgent)
     app = await App.create(
         SlackOfficeApplication,
@@ -51,15 +51,29 @@ async def installed(stub: SlackStub, tmp_path: Path) -> AsyncIterator[Installed]
         settings=Settings(),
         services={Ledger: Ledger()},
     )
+    return app, llm
+
+
+def oauth_settings(stub: SlackStub, **extra: str) -> SlackSettings:
+    """Installed by OAuth (no bot token), against the stub."""
+    return SlackSettings(
+        signing_secret=SECRET,
+        api_url=stub.api_url,
+        client_id=CLIENT_ID,
+        client_secret="client-secret",
+        state_secret="state-secret",
+        **extra,
+    )
+
+
+@pytest.fixture
+async def installed(stub: SlackStub, tmp_path: Path) -> AsyncIterator[Installed]:
+    database = tmp_path / "countersign.db"
+    app, llm = await office_app(database)
     bot = SlackBot(
         app,
-        SlackSettings(
-            signing_secret=SECRET,
-            api_url=stub.api_url,
-            client_id=CLIENT_ID,
-            client_secret="client-secret",
-            state_secret="state-secret",
-        ),
+        oauth_settings(stub),
+        check_slack_when_ready=True,  # COUNTERSIGN_READYZ_SLACK: no one token to test
     )
     await bot.start()
     http = TestClient(TestServer(bot.web_app(), host="127.0.0.1"))
@@ -172,9 +186,35 @@ async def test_a_request_is_authorized_with_its_workspaces_refreshed_token(
 
     assert answer.status == 200
     refreshes = [c for c in installed.stub.of("oauth.v2.access") if c.payload.get("grant_type")]
-    assert [c.payload["grant_type"] for c in refreshes] == ["refresh_token"]
-    refreshed = next(t for t in installed.stub.tokens if t not in installed_tokens)
-    assert installed.stub.tokens[refreshed].team_id == "T0ONE"  # T0TWO's is not due
+    # Bolt's authorize refreshes it; a token issued for 60 s is due again at once, so the
+    # listener's own call (with the workspace's token) refreshes it again
+    assert refreshes and {c.payload["grant_type"] for c in refreshes} == {"refresh_token"}
+    issued = [t for t in installed.stub.tokens if t not in installed_tokens]
+    assert {installed.stub.tokens[t].team_id for t in issued} == {"T0ONE"}  # T0TWO's not due
+    refreshed = issued[0]
     checked = [c.headers["Authorization"] for c in installed.stub.of("auth.test")[at_install:]]
     assert checked == [f"Bearer {refreshed}"]
     assert refreshed not in stored_text(installed.database)  # saved, sealed
+
+
+async def test_readyz_installed_by_oauth_asks_whether_slack_answers_with_no_token(
+    installed: Installed,
+) -> None:
+    """``COUNTERSIGN_READYZ_SLACK`` installed by OAuth: there is no one bot token to test (and
+    one workspace removing the app must not take the bot out for the others): ``api.test``."""
+    await install(installed, "code-1", Workspace(team_id="T0ONE"))
+    tested = len(installed.stub.of("auth.test"))
+
+    ready = await installed.http.get("/readyz")
+
+    assert ready.status == 200
+    asked = installed.stub.of("api.test")
+    assert len(asked) == 1 and "Authorization" not in asked[0].headers
+    assert len(installed.stub.of("auth.test")) == tested  # no token's auth.test
+    installed.stub.errors["api.test"] = "fatal_error"
+    clock = installed.app.clock
+    assert isinstance(clock, FakeClock)
+    await clock.advance(timedelta(seconds=30))
+    unready = await installed.http.get("/readyz")
+    assert unready.status == 503
+    assert await unready.json() == {"status": "unready", "problems": {"slack": "fatal_error"}}

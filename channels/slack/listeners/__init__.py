@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from channels.slack.listeners import actions, commands, home, mentions, messages, views
+from channels.slack.listeners import actions, commands, home, mentions, messages, settings, views
 from channels.slack.services import SlackServices
 
 
@@ -19,3 +19,4 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     home.register(bolt, services)
     mentions.register(bolt, services)
     messages.register(bolt, services)
+    settings.register(bolt, services)
