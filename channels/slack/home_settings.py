@@ -79,8 +79,11 @@ class HomeSettings:
 
     async def blocks(self, *, tenant_id: str, user: str) -> list[dict[str, object]]:
         """The section of ``user``'s Home in ``tenant_id``'s workspace."""
+        implementations = self._implementations()
+        if not implementations:  # every role answered by its requester: nothing to set
+            return []
         set_by = await self._workspaces.set_by(tenant_id)
-        rows = [_row(i, set_by.get(i.name), self._catalog) for i in self._implementations()]
+        rows = [_row(i, set_by.get(i.name), self._catalog) for i in implementations]
         return settings_blocks(rows, admin=await self._admins.is_admin(tenant_id, user))
 
     async def open_form(
