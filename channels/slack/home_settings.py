@@ -35,9 +35,9 @@ from channels.slack.render_settings import (
     USERS_BLOCK,
     VALUE_ACTION,
     SettingRow,
-    refused_modal,
     settings_blocks,
     settings_modal,
+    told_modal,
 )
 from channels.slack.webapi import TRANSPORT_ERRORS, api_error
 from channels.slack.workspace_admins import WorkspaceAdmins
@@ -79,19 +79,24 @@ class HomeSettings:
 
     async def blocks(self, *, tenant_id: str, user: str) -> list[dict[str, object]]:
         """The section of ``user``'s Home in ``tenant_id``'s workspace."""
+        implementations = self._implementations()
+        if not implementations:  # every role answered by its requester: nothing to set
+            return []
         set_by = await self._workspaces.set_by(tenant_id)
-        rows = [_row(i, set_by.get(i.name), self._catalog) for i in self._implementations()]
+        rows = [_row(i, set_by.get(i.name), self._catalog) for i in implementations]
         return settings_blocks(rows, admin=await self._admins.is_admin(tenant_id, user))
 
     async def open_form(
         self, *, tenant_id: str, user: str, implementation: str, trigger_id: str
     ) -> None:
-        """ "Change": the form for an admin, a refusal for anybody else."""
+        """The "Change" button: the form for an admin, a refusal for anybody else."""
         row = await self._row_of(tenant_id, implementation)
         admin = await self._admins.is_admin(tenant_id, user)
-        view = settings_modal(row) if admin and row is not None else refused_modal()
         if not admin:
             log.info("slack: user %s may not change the settings of their workspace", user)
+            view = told_modal(REFUSED)
+        else:
+            view = told_modal(GONE) if row is None else settings_modal(row)
         try:
             await self._client.views_open(trigger_id=trigger_id, view=view)
         except SlackApiError as error:
@@ -157,7 +162,7 @@ class HomeSettings:
         return None
 
     async def reset(self, *, tenant_id: str, user: str, implementation: str) -> bool:
-        """ "Use the defaults": whether it was done (an admin's click)."""
+        """The "Use the defaults" button: whether it was done (an admin's click)."""
         if not await self._admins.is_admin(tenant_id, user):
             log.info("slack: user %s may not change the settings of their workspace", user)
             return False

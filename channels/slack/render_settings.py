@@ -190,12 +190,12 @@ def _people_inputs(
     ]
 
 
-def refused_modal() -> dict[str, object]:
-    """What a person who may not change the settings sees instead of the form."""
+def told_modal(text: str) -> dict[str, object]:
+    """What a person sees instead of the form (they may not change the settings: ``REFUSED``)."""
     view = View(
         type="modal",
         title="Approval settings",
         close="Close",
-        blocks=[SectionBlock(text=mrkdwn(REFUSED))],
+        blocks=[SectionBlock(text=mrkdwn(text))],
     )
     return finish_view(view, surface="settings refusal")

@@ -19,6 +19,7 @@ from tests.slack.test_oauth_install import Installed, installed  # noqa: F401
 from tests.slack.test_oauth_tenants import token_of
 from tests.slack.test_workspace_settings import (
     ADMIN_TWO,
+    BOSS,
     TWO_APPROVALS,
     change,
     form_values,
@@ -43,7 +44,7 @@ async def test_each_workspace_home_shows_its_own_questions_and_settings(
     installed: Installed,
 ) -> None:
     one, two = await two_workspaces(installed)
-    await change(two, ADMIN_TWO, form_values(TWO_APPROVALS, [MANAGER]))  # MANAGER in both
+    await change(two, ADMIN_TWO, form_values(TWO_APPROVALS, [MANAGER, BOSS]))  # MANAGER: both
     first, _ = await one.ask_refund()
     second, _ = await two.ask_refund()
 
@@ -54,6 +55,8 @@ async def test_each_workspace_home_shows_its_own_questions_and_settings(
 
     assert offered(home_one) == [first]
     assert offered(home_two) == [second]
+    assert offered(await two.open_home(BOSS)) == [second]  # TWO's approver by its settings
+    assert offered(await one.open_home(BOSS)) == []  # not ONE's
     assert f"<#{APPROVALS}>{DEFAULT_MARK}" in settings_lines(home_one)
     assert f"<#{TWO_APPROVALS}>" in settings_lines(home_two)
     assert f"<#{TWO_APPROVALS}>" not in settings_lines(home_one)
