@@ -8,6 +8,10 @@ yet. The recording is kept (never cancelled: its transaction may already be comm
 when it ends the person is told how it ended, and the run goes on as with any answer — so an
 answer that is recorded late is never unacknowledged: its message is updated to show it, and
 its clicker is told it was recorded after all. A recording that failed says "try again".
+
+A modal's submission (a reject's reason, an edit, an answer instead) is handled the same way:
+not recorded in time, the modal closes (200) and the person is told; a late recording that the
+runtime refused (its errors can no longer be shown in the closed modal) says "try again".
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from bot.core.clock import Clock, wait_with_timeout
+from channels.slack.answering import ModalAnswer
 from channels.slack.feedback import Audience, Feedback
 from channels.slack.redaction import log
 
@@ -32,6 +37,11 @@ RECORDED_LATE: Final = "Your answer was recorded after all; the request's messag
 NOT_RECORDED: Final = "Your answer could not be recorded. Please try again in a minute."
 
 AfterAck = Callable[[], Coroutine[Any, Any, None]]
+T = TypeVar("T")
+
+
+class LateRefusalError(Exception):
+    """A modal's answer recorded late was refused (by its errors): nothing was recorded."""
 
 
 class LateAnswers:
@@ -41,7 +51,7 @@ class LateAnswers:
         self._clock = clock
         self._feedback = feedback
 
-    async def within_budget(self, recording: asyncio.Future[AfterAck]) -> AfterAck | None:
+    async def within_budget(self, recording: asyncio.Future[T]) -> T | None:
         """What follows the ack if the recording ends within ``RECORD_BUDGET``; else ``None``
         (the recording goes on: hand it to ``finish_late`` after the ack)."""
         try:
@@ -63,3 +73,11 @@ class LateAnswers:
             return
         await self._feedback.tell(audience, RECORDED_LATE)
         await after()
+
+
+async def after_of(recording: Awaitable[ModalAnswer]) -> AfterAck:
+    """What follows a modal's answer recorded late; ``LateRefusalError`` when it was refused."""
+    answer = await recording
+    if answer.errors:
+        raise LateRefusalError(", ".join(answer.errors))
+    return answer.after

@@ -3,15 +3,18 @@ arguments (validated before the ack)."""
 
 from __future__ import annotations
 
-from typing import Literal
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, Literal
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from channels.slack.answering import Answerer
+from channels.slack.answering import Answerer, ModalAnswer
 from channels.slack.feedback import Audience
 from channels.slack.flows import TAMPERED
+from channels.slack.late_answers import after_of
 from channels.slack.payloads import SlackPayload, state_values, tenant_of, text_at
 from channels.slack.render import EDIT_MODAL, REJECT_MODAL, RESPOND_MODAL
 from channels.slack.render_modal import REASON_BLOCK, RESPONSE_BLOCK
@@ -20,7 +23,19 @@ from channels.slack.signing import ModalMetadata
 
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
-    flows, tasks = services.flows, services.tasks
+    flows, tasks, late = services.flows, services.tasks, services.late
+
+    async def in_time(
+        ack: AsyncAck, recording: Coroutine[Any, Any, ModalAnswer], who: Answerer, kind: str
+    ) -> ModalAnswer | None:
+        """The answer recorded within Slack's 3 s; else ``None``: the modal is closed now,
+        the person told, and the recording finished after the ack (``LateAnswers``)."""
+        future = asyncio.ensure_future(recording)
+        answer = await late.within_budget(future)
+        if answer is None:
+            await ack()
+            tasks.spawn(late.finish_late(after_of(future), who.audience), name=f"slack {kind}")
+        return answer
 
     async def on_reject(
         ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
@@ -50,7 +65,9 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         who = _answerer(metadata, user, tenant, context)
         values = state_values(view)
         record = flows.record_reject if kind == "reject" else flows.record_respond
-        answer = await record(metadata, who, values)  # before the 200
+        answer = await in_time(ack, record(metadata, who, values), who, kind)  # before the 200
+        if answer is None:
+            return
         if answer.errors:  # e.g. a reason its role requires: nothing recorded, the modal stays
             await ack(response_action="errors", errors=answer.errors)
             return
@@ -65,18 +82,23 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         if user is None or tenant is None:
             await ack(response_action="errors", errors={next(iter(values), "value"): TAMPERED})
             return
-        checked = await flows.check_edit(
-            text_at(view, "private_metadata") or "", user=user, tenant_id=tenant, values=values
-        )
-        if checked.errors:
-            await ack(response_action="errors", errors=checked.errors)
+        sealed = text_at(view, "private_metadata") or ""
+        metadata = flows.open_metadata(sealed, kind="edit", user=user)
+        if metadata is None:
+            await ack(response_action="errors", errors={next(iter(values), "value"): TAMPERED})
             return
-        if checked.metadata is None:
-            await ack()
+        who = _answerer(metadata, user, tenant, context)
+
+        async def checked_and_recorded() -> ModalAnswer:
+            checked = await flows.check_edit(sealed, user=user, tenant_id=tenant, values=values)
+            if checked.errors:
+                return ModalAnswer(errors=checked.errors)
+            return await flows.record_edit(checked, who, values)  # closed: nothing recorded
+
+        answer = await in_time(ack, checked_and_recorded(), who, "edit")  # before the 200
+        if answer is None:
             return
-        who = _answerer(checked.metadata, user, tenant, context)
-        answer = await flows.record_edit(checked, who, values)  # before the 200
-        if answer.errors:  # refused by the runtime's checks: nothing recorded
+        if answer.errors:  # invalid, or refused by the runtime's checks: nothing recorded
             await ack(response_action="errors", errors=answer.errors)
             return
         await ack()
