@@ -57,6 +57,8 @@ from channels.slack.edge import RequestSignatures
 from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
+from channels.slack.grant_flows import GrantFlows
+from channels.slack.grant_list import SlackGrants
 from channels.slack.home import Answerable, HomeTabs
 from channels.slack.installations import DatabaseInstallationStore
 from channels.slack.late_answers import LateAnswers
@@ -226,16 +228,21 @@ class SlackBot:
             agents=self._agents,
             sessions=self.sessions,
         )
+        authorizer = Authorizer(catalog, directory)
         answering = Answering(
-            app=app,
-            gateway=self.gateway,
-            authorizer=Authorizer(catalog, directory),
-            feedback=feedback,
+            app=app, gateway=self.gateway, authorizer=authorizer, feedback=feedback
         )
         lists = PendingLists(app=app, catalog=catalog, directory=directory)
+        grants = SlackGrants(app=app, catalog=catalog, directory=directory)
         home = HomeTabs(
-            client=client, lists=lists, catalog=catalog, directory=directory, tasks=self.tasks
+            client=client,
+            lists=lists,
+            catalog=catalog,
+            directory=directory,
+            tasks=self.tasks,
+            grants=grants,
         )
+        signer = MetadataSigner(self._settings.signing_secret.get_secret_value())
         flows = Flows(
             app=app,
             client=client,
@@ -246,14 +253,25 @@ class SlackBot:
             feedback=feedback,
             lists=lists,
             home=home,
-            signer=MetadataSigner(self._settings.signing_secret.get_secret_value()),
+            signer=signer,
             session=session,
+        )
+        grant_flows = GrantFlows(
+            app=app,
+            client=client,
+            gateway=self.gateway,
+            answering=answering,
+            authorizer=authorizer,
+            feedback=feedback,
+            grants=grants,
+            signer=signer,
         )
         return SlackServices(
             app=app,
             answering=answering,
             conversations=conversations,
             flows=flows,
+            grants=grant_flows,
             home=home,
             messages=self.messages,
             tasks=self.tasks,

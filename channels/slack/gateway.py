@@ -9,7 +9,7 @@ events, which carry the answered pauses: nothing is read back).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from slack_sdk.errors import SlackApiError
@@ -26,6 +26,7 @@ from bot.core.channel import (
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
+from channels.kit.grants import offered_scopes
 from channels.kit.outcomes import Outcome
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
@@ -361,10 +362,19 @@ class SlackGateway:
             request=question.value.request,
             stated_reason=question.value.stated_reason,
             question=self._catalog.question_template(tool, agent=question.agent, role=role),
+            grant_scopes=self.grant_scopes(role),
         )
+
+    def grant_scopes(self, role: str) -> tuple[str, ...]:
+        """The standing grants a question of ``role`` offers (``channels.kit.grants``)."""
+        spec = self._catalog.role(role)
+        return () if spec is None else offered_scopes(spec.grants, spec.answered_by)
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
         """What the message of ``pause`` shows (its real arguments: every renderer masks them)."""
+        return replace(self._approval_view(pause), grant_scopes=self.grant_scopes(pause.role))
+
+    def _approval_view(self, pause: PauseView) -> ApprovalView:
         return approval_view(
             pause,
             role_description=self._catalog.role_description(pause.role),

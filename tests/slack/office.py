@@ -16,14 +16,17 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from bot import (
+    PauseAnswerer,
     PauseTiming,
     PolicyAsk,
     PolicyDecision,
     PolicyOutcome,
     Sensitive,
+    channel_role,
     policy,
     tool,
 )
+from bot.core.channel import ChannelOf
 from channels.slack import slack_channel
 from tests.apps import sample_agent, sample_application
 from tests.office import Done, Ledger, WireInput, office_roles, recording_office_tools
@@ -130,6 +133,41 @@ class SmallRefundCardTool:
         return Done(status=f"refunded {input.amount}")
 
 
+@channel_role(
+    name="granted-refund-approval-channel",
+    description="A manager approves refunds, and may allow similar ones",
+    approves=RefundCardInput,
+    answered_by=PauseAnswerer.CHANNEL,
+    grants=["thread", "requester", "agent"],
+)
+class GrantedRefundApprovalChannel(ChannelOf): ...
+
+
+SlackGrantedRefundChannel = slack_channel(
+    GrantedRefundApprovalChannel,
+    name="slack-granted-refund-approval-channel",
+    conversation=APPROVALS,
+    approvers=[MANAGER, FINANCE],
+)
+
+
+@tool(
+    name="granted-refund-card-tool",
+    description="Refunds a card; a manager may allow similar refunds",
+    input=RefundCardInput,
+    output=Done,
+    channel=GrantedRefundApprovalChannel,
+    deps=[Ledger],
+)
+class GrantedRefundCardTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: RefundCardInput) -> Done:
+        self.ledger.runs.append(("granted-refund", input.model_dump()))
+        return Done(status=f"refunded {input.amount}")
+
+
 SlackOfficeAgent = sample_agent(
     "slack-office",
     tools=[
@@ -138,13 +176,19 @@ SlackOfficeAgent = sample_agent(
         WireMoneyTool,
         HourlyWireMoneyTool,
         SmallRefundCardTool,
+        GrantedRefundCardTool,
     ],
     description="Refunds, books expenses, wires money",
 )
 SLACK_OFFICE = sample_application(
     "slack-office",
     agent=SlackOfficeAgent,
-    channels=[SlackRefundChannel, SlackExpenseChannel, SlackWireChannel],
+    channels=[
+        SlackRefundChannel,
+        SlackExpenseChannel,
+        SlackWireChannel,
+        SlackGrantedRefundChannel,
+    ],
     entry_workflow=True,
 )
 SlackOfficeWorkflow = SLACK_OFFICE.workflow
