@@ -24,6 +24,7 @@ from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision, decisio
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import AgentFailedError, DtoValidationError, RunInterruptedError
 from bot.core.field_errors import failure_text
+from bot.core.grants import grant_responder
 from bot.core.policy import policy_responder
 from bot.core.tracing import carrier, span
 from bot.runtime.assembly import ToolBinding
@@ -32,11 +33,11 @@ from bot.runtime.decisions import check_reason, invalid_decision
 from bot.runtime.edit_checks import validate_for
 from bot.runtime.expiry import expire, expires_at, is_due
 from bot.runtime.frame import ClosedByDeadline, RunFrame
-from bot.runtime.grant_checks import described_grant, grant_decision
+from bot.runtime.grant_checks import covering_grants, described_grant
 from bot.runtime.policies import policy_decision, tell_decided
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
-from bot.store.closings import DecidedAtOnce
+from bot.store.closings import DecidedAtOnce, GrantUnavailable
 from bot.store.interruptions import is_interruption
 from bot.store.records import NewPause, PauseAnswer, PauseRecord
 
@@ -127,15 +128,24 @@ async def ask_once(
         by_policy = await policy_decision(runtime, binding, frame, record)
         if by_policy is not None:
             policy, decision = by_policy
-            told = policy
             responder = policy_responder(policy)
-        else:
-            by_grant = await grant_decision(runtime, binding, record)
-            if by_grant is None:
-                return await _send(runtime, binding, frame, record, place)
-            responder, decision = by_grant
-            told = described_grant(responder)
-        return await _decide_automatically(runtime, binding, record, responder, decision, told)
+            return await _decide_automatically(
+                runtime, binding, record, responder, decision, policy
+            )
+        for grant, decision in await covering_grants(runtime, binding, record):
+            try:  # the grant's use and the pause's closing: one transaction
+                return await _decide_automatically(
+                    runtime,
+                    binding,
+                    record,
+                    grant_responder(grant),
+                    decision,
+                    described_grant(grant_responder(grant)),
+                    grant_id=grant.grant_id,
+                )
+            except GrantUnavailable:  # used up, revoked or expired meanwhile: the next one
+                continue
+        return await _send(runtime, binding, frame, record, place)
     return record
 
 
@@ -146,13 +156,20 @@ async def _decide_automatically(
     responder: str,
     decision: ToolCallApprovalDecision,
     decided_by: str,
+    *,
+    grant_id: str | None = None,
 ) -> PauseRecord | Taken:
     """Record a policy's or a grant's decision (PENDING → TAKEN, DECIDED, ``responder`` naming
-    it) before anything acts on it, then tell the channel; the record as it is if it was closed
+    it; the grant's use counted with it, ``GrantUnavailable`` when it has none left) before
+    anything acts on it, then tell the channel; the record as it is if it was closed
     meanwhile."""
-    taken = await _close_decided(runtime, binding, record, decision, responder=responder)
+    taken = await _close_decided(
+        runtime, binding, record, decision, responder=responder, grant_id=grant_id
+    )
     if taken is None:
         return await _reload(runtime, record.idempotency_key)
+    if grant_id is not None:
+        runtime.metrics.grant_decided(record.role)
     await tell_decided(runtime, taken, decided_by=decided_by, decision=decision)
     return Taken(decision=decision, responder=responder, record=taken, first_take=True)
 
@@ -164,6 +181,7 @@ async def _close_decided(
     decision: ToolCallApprovalDecision,
     *,
     responder: str | None,
+    grant_id: str | None = None,
 ) -> PauseRecord | None:
     """Close ``record`` as decided at once (PENDING → TAKEN, DECIDED), its audit masked; None
     when it was closed meanwhile."""
@@ -174,6 +192,7 @@ async def _close_decided(
             answer=PauseAnswer(decision=decision.model_dump(mode="json"), responder=responder),
             audit_decision=mask.decision(decision),
             ran_with=mask.ran_with(decision, record.ask.arguments),
+            grant_id=grant_id,
         ),
         at=runtime.clock.now(),
     )

@@ -23,8 +23,9 @@ from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
-from bot.store.closings import Cancelled, Closing, closed_as
+from bot.store.closings import Cancelled, Closing, GrantUnavailable, closed_as
 from bot.store.leases import LeaseClaim
+from bot.store.memory_grants import MemoryGrants
 from bot.store.records import (
     AuditRow,
     ExecutionRow,
@@ -106,9 +107,11 @@ class MemoryStore(PauseStore):
     """``PauseStore`` in memory (see the module); it subclasses the Protocol, so the type checker
     holds it to every method."""
 
-    def __init__(self) -> None:
+    def __init__(self, grants: MemoryGrants | None = None) -> None:
         self.leases = MemoryLeases()
         self.tool_runs = MemoryToolRuns(self)
+        self.grants = grants or MemoryGrants()
+        """The grants a decision by a grant uses as it closes the pause (``DecidedAtOnce``)."""
         self._pauses: dict[str, PauseRecord] = {}
         self._by_key: dict[str, str] = {}
         self._unread_at: dict[str, datetime] = {}
@@ -185,6 +188,8 @@ class MemoryStore(PauseStore):
             return None
         if terms.before_deadline and record.closes_at is not None and record.closes_at <= at:
             return None
+        if terms.grant_id is not None and not await self.grants.use(terms.grant_id, at):
+            raise GrantUnavailable(terms.grant_id)  # nothing written
         answer = record.answer
         if terms.answer is not None:
             answer = dataclasses.replace(terms.answer, decision=_copied(terms.answer.decision))

@@ -65,7 +65,9 @@ class PausedExecutionRepository(Protocol):
         """PENDING → what ``closing`` makes of it (``bot.store.closings.closed_as``) and its
         audit entry, atomically (``tenant_id``: only a pause of that tenant). The pause as it
         now is — ``is_sent`` as of its closing: tell its channel if set — or None if it did not
-        wait (or an answer came after its deadline)."""
+        wait (or an answer came after its deadline). A closing by a grant
+        (``DecidedAtOnce.grant_id``) counts its use in the same transaction, and raises
+        ``GrantUnavailable`` with nothing written when the grant has no use left."""
         ...
 
     async def receive_reply(

@@ -20,9 +20,10 @@ from bot.core.errors import ExecutionFailedError
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.core.results import StepRecord
-from bot.store.closings import Cancelled, Closing, closed_as
+from bot.store.closings import Cancelled, Closing, GrantUnavailable, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
 from bot.store.database import Database
+from bot.store.grants import use_grant
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
@@ -164,6 +165,8 @@ class SqlStore:
             row = connection.execute(statement, values).one_or_none()
             if row is None:
                 return None
+            if terms.grant_id is not None and not use_grant(connection, terms.grant_id, at):
+                raise GrantUnavailable(terms.grant_id)  # rolls the closing back: all or nothing
             record = self._pause(row)
             entry = self._audit_entry(record, answer, sealed_decision)
             connection.execute(INSERT_AUDIT_ENTRY, {**entry, "ran_with": sealed_ran_with})
