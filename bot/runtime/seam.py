@@ -26,12 +26,13 @@ from bot.core.errors import AgentFailedError, DtoValidationError, RunInterrupted
 from bot.core.field_errors import failure_text
 from bot.core.grants import grant_responder
 from bot.core.policy import policy_responder
+from bot.core.routes import PauseRoute
 from bot.core.tracing import carrier, span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import check_reason, invalid_decision
 from bot.runtime.edit_checks import validate_for
-from bot.runtime.expiry import expire, expires_at, is_due
+from bot.runtime.expiry import expire, expires_at, expiry_of, is_due
 from bot.runtime.frame import ClosedByDeadline, RunFrame
 from bot.runtime.grant_checks import covering_grants, described_grant
 from bot.runtime.policies import policy_decision, tell_decided
@@ -127,11 +128,11 @@ async def ask_once(
     if record.status is PauseStatus.PENDING and not record.is_sent:
         by_policy = await policy_decision(runtime, binding, frame, record)
         if by_policy is not None:
-            policy, decision = by_policy
+            policy, decided = by_policy
+            if isinstance(decided, PauseRoute):  # asked, as the policy routed it
+                return await _route_then_send(runtime, binding, frame, record, place, decided)
             responder = policy_responder(policy)
-            return await _decide_automatically(
-                runtime, binding, record, responder, decision, policy
-            )
+            return await _decide_automatically(runtime, binding, record, responder, decided, policy)
         for grant, decision in await covering_grants(runtime, binding, record):
             try:  # the grant's use and the pause's closing: one transaction
                 return await _decide_automatically(
@@ -147,6 +148,31 @@ async def ask_once(
                 continue
         return await _send(runtime, binding, frame, record, place)
     return record
+
+
+async def _route_then_send(
+    runtime: Runtime,
+    binding: ToolBinding,
+    frame: RunFrame,
+    record: PauseRecord,
+    place: PausePlace,
+    route: PauseRoute,
+) -> PauseRecord | Taken:
+    """Keep ``route`` with the pause (its times from the route's timing) before anything is
+    sent, so every instance and sweep asks and nudges as routed; then send it. A grant never
+    decides a routed question: the policy said whom to ask."""
+    timing = route.timing
+    if timing is not None:
+        closes_at = _closes_at(frame.closes_at, timing.expires_at(record.asked_at))
+        nudge_at = timing.next_nudge_at(record.asked_at, after=None, escalated=False)
+    else:
+        closes_at, nudge_at = record.closes_at, record.nudge_at
+    routed = await runtime.store.set_route(
+        record.pause_id, route, closes_at=closes_at, nudge_at=nudge_at
+    )
+    if routed is None:  # closed or sent meanwhile (another pass): as it now is
+        return await _reload(runtime, record.idempotency_key)
+    return await _send(runtime, binding, frame, routed, place)
 
 
 async def _decide_automatically(
@@ -268,7 +294,7 @@ async def _expire_if_due(
         return await _settle(
             runtime, binding, await _reload(runtime, record.idempotency_key), frame
         )
-    return Closed(resolution=PauseResolution.EXPIRED, at=expires_at(binding, record.asked_at))
+    return Closed(resolution=PauseResolution.EXPIRED, at=expiry_of(binding, record))
 
 
 async def _reload(runtime: Runtime, key: str) -> PauseRecord:
@@ -354,8 +380,9 @@ async def _send(
         agent=record.agent,
         thread_id=record.thread_id,
         execution_id=record.execution_id,
-        expires_at=expires_at(binding, record.asked_at),
+        expires_at=expiry_of(binding, record),
         tool_input=binding.spec.input,
+        route=record.route,
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.

@@ -23,6 +23,7 @@ from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
+from bot.core.routes import PauseRoute
 from bot.store.closings import Cancelled, Closing, GrantUnavailable, closed_as
 from bot.store.leases import LeaseClaim
 from bot.store.memory_grants import MemoryGrants
@@ -207,6 +208,20 @@ class MemoryStore(PauseStore):
         self._unread_at.pop(pause_id, None)
         self._write_audit(closed, terms.audit_decision, terms.ran_with)
         return closed
+
+    async def set_route(
+        self,
+        pause_id: str,
+        route: PauseRoute,
+        *,
+        closes_at: datetime | None,
+        nudge_at: datetime | None,
+    ) -> PauseRecord | None:
+        record = self._pauses.get(pause_id)
+        if record is None or record.status is not PauseStatus.PENDING or record.is_sent:
+            return None
+        routed = dataclasses.replace(record, route=route, closes_at=closes_at, nudge_at=nudge_at)
+        return self._put(routed)
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime

@@ -242,6 +242,12 @@ def _v13_installations(connection: Connection) -> None:
     oauth_states.create(connection, checkfirst=True)
 
 
+def _v14_pause_routes(connection: Connection) -> None:
+    """Where a policy routed a question (``cs_pauses.route``): other approvers, another
+    conversation, a tighter timing. Pauses asked before this version have none (NULL)."""
+    _add_missing_columns(connection, pauses, ["route"])
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -256,6 +262,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v11_failure_codes,
     _v12_grants,
     _v13_installations,
+    _v14_pause_routes,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

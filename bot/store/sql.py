@@ -20,6 +20,7 @@ from bot.core.errors import ExecutionFailedError
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.core.results import StepRecord
+from bot.core.routes import PauseRoute
 from bot.store.closings import Cancelled, Closing, GrantUnavailable, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
 from bot.store.database import Database
@@ -173,6 +174,35 @@ class SqlStore:
             return record
 
         return await self._tx.write(body)
+
+    async def set_route(
+        self,
+        pause_id: str,
+        route: PauseRoute,
+        *,
+        closes_at: datetime | None,
+        nudge_at: datetime | None,
+    ) -> PauseRecord | None:
+        """Keep where a policy routed a question not sent yet, with the times its timing
+        gives it; the record as it now is, or None when it was closed or sent meanwhile."""
+        statement = (
+            update(pauses)
+            .where(
+                and_(
+                    pauses.c.pause_id == pause_id,
+                    pauses.c.status == PauseStatus.PENDING.value,
+                    pauses.c.is_sent.is_(False),
+                )
+            )
+            .values(route=route.encode(), closes_at=closes_at, nudge_at=nudge_at)
+            .returning(pauses)
+        )
+
+        def body(connection: Connection) -> PauseRecord | None:
+            row = connection.execute(statement).one_or_none()
+            return None if row is None else self._pause(row)
+
+        return await self._tx.apply(body)
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
@@ -822,6 +852,7 @@ class SqlStore:
             escalated_at=m["escalated_at"],
             nudge_claimed_at=m["nudge_claimed_at"],
             trace_context=_carrier(m["trace_context"]),
+            route=PauseRoute.decode(m.get("route")),
         )
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:

@@ -293,7 +293,8 @@ class SlackGateway:
         ref = await self.messages.get(reminder.pause_id)
         if ref is None or ref.closed:
             return
-        approvers = config.approvers or (reminder.owner_id,)
+        routed = reminder.route.approvers if reminder.route is not None else ()
+        approvers = routed or config.approvers or (reminder.owner_id,)
         if reminder.escalated:
             approvers = tuple(dict.fromkeys((*approvers, *config.escalate_to)))
         text = reminder_text(
@@ -490,6 +491,8 @@ def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str 
         thread = SlackThread.parse(ask.thread_id)
         if thread is not None:
             return thread.channel, thread.ts
+    if ask.route is not None and ask.route.conversation is not None:
+        return ask.route.conversation, None  # where a policy routed it
     if config.conversation is None:
         raise SetupError(
             f"the role {config.role} asks in the owner's Slack thread, and thread "

@@ -53,6 +53,7 @@ HOURLY_WIRE_TIMING = PauseTiming(
 )
 """Reminded every hour and escalated at 3 h: a reminder falls at the escalation's moment."""
 SECRET_EMAIL = "carol.secret@example.com"
+HOUR = timedelta(hours=1)
 
 
 class RefundCardInput(BaseModel):
@@ -168,6 +169,38 @@ class GrantedRefundCardTool:
         return Done(status=f"refunded {input.amount}")
 
 
+BOSS = "U0BOSS"
+BOSS_ROOM = "C0BOSSROOM"
+
+
+@policy(name="big-refund-route-policy", description="Refunds of 500 or more: the boss, 1 h")
+class BigRefundRoutePolicy:
+    def decide(self, ask: PolicyAsk) -> PolicyDecision:
+        if float(ask.arguments["amount"]) >= 500:
+            return PolicyOutcome.route(
+                approvers=[BOSS], conversation=BOSS_ROOM, timing=PauseTiming(expire_after=HOUR)
+            )
+        return PolicyOutcome.ask()
+
+
+@tool(
+    name="routed-refund-card-tool",
+    description="Refunds a card; big ones are asked of the boss",
+    input=RefundCardInput,
+    output=Done,
+    channel=RefundApprovalChannel,
+    policy=BigRefundRoutePolicy,
+    deps=[Ledger],
+)
+class RoutedRefundCardTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: RefundCardInput) -> Done:
+        self.ledger.runs.append(("routed-refund", input.model_dump()))
+        return Done(status=f"refunded {input.amount}")
+
+
 SlackOfficeAgent = sample_agent(
     "slack-office",
     tools=[
@@ -177,6 +210,7 @@ SlackOfficeAgent = sample_agent(
         HourlyWireMoneyTool,
         SmallRefundCardTool,
         GrantedRefundCardTool,
+        RoutedRefundCardTool,
     ],
     description="Refunds, books expenses, wires money",
 )
