@@ -40,6 +40,9 @@ class PendingPause:
     delivered: bool = True
     """Whether its channel was given the question; False while it waits, not yet delivered
     (its channel could not be reached: it is asked again once it can)."""
+    route: PauseRoute | None = None
+    """Where a policy routed it (``PolicyOutcome.route``): its approvers instead of the
+    channel's."""
 
     @property
     def channel(self) -> str:

@@ -93,6 +93,7 @@ class Views:
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
             delivered=record.is_sent,
+            route=record.route,
         )
 
     def _reject_reason(self, role: str) -> RejectReason:

@@ -84,6 +84,8 @@ GRANT_MEANS: Final = (
 GRANT_SCOPE_LABEL: Final = "Allow similar requests"
 GRANT_HOURS_LABEL: Final = "For how long"
 GRANT_SUBMIT: Final = "Approve and allow"
+GRANT_SHORT_TITLE: Final = "Allow similar"  # where a title is short (Slack's modal: 24)
+REVOKE: Final = "Revoke"
 GRANT_SCOPE_UNKNOWN: Final = "Choose which similar requests to allow."
 GRANT_HOURS_UNKNOWN: Final = "Choose for how long."
 GRANT_BOUND_NOT_A_NUMBER: Final = "Write a number of at least 0, or leave it empty."
@@ -122,6 +124,11 @@ def granted(line: str) -> str:
 def grant_refused(reason: str) -> str:
     """Said when the approval was taken but the grant was not."""
     return f"Approved, but similar requests are not allowed: {reason}"
+
+
+def more_grants(count: int) -> str:
+    """Grants past those a list shows."""
+    return f"{count} more: python -m bot grants list"
 
 
 def grant_revoked(line: str) -> str:

@@ -42,11 +42,14 @@ from channels.kit.texts import (
     GRANT_HOURS_LABEL,
     GRANT_MEANS,
     GRANT_SCOPE_LABEL,
+    GRANT_SHORT_TITLE,
     GRANT_SUBMIT,
     GRANTS_TITLE,
     NO_GRANTS,
+    REVOKE,
     grant_bound_label,
     grant_hours_option,
+    more_grants,
 )
 from channels.kit.values import format_value
 from channels.slack.render import (
@@ -65,7 +68,6 @@ REVOKE_GRANT_ACTION: Final = "countersign_revoke_grant"
 REVOKE_GRANT_PATTERN: Final = re.compile(rf"^{REVOKE_GRANT_ACTION}(?::[0-9]+)?$")
 MAX_HOME_GRANTS: Final = 20
 """Grants shown on a Home (three blocks each, within a view's 100 with the pending list)."""
-_MODAL_TITLE: Final = "Allow similar"
 
 
 def grant_button(view: ApprovalView) -> list[Block]:
@@ -118,7 +120,7 @@ def grant_modal(offer: GrantOffer, *, title: str, private_metadata: str) -> dict
     view = View(
         type="modal",
         callback_id=GRANT_MODAL,
-        title=_MODAL_TITLE,
+        title=GRANT_SHORT_TITLE,
         submit=GRANT_SUBMIT,
         close="Cancel",
         private_metadata=private_metadata,
@@ -155,7 +157,7 @@ def home_grant_blocks(grants: Sequence[Grant], *, notice: str | None = None) -> 
         return [*blocks, ContextBlock(elements=[mrkdwn(escape(NO_GRANTS, 300))])]
     for index, grant in enumerate(grants[:MAX_HOME_GRANTS], start=1):
         revoke = ButtonElement(
-            text="Revoke",
+            text=REVOKE,
             action_id=f"{REVOKE_GRANT_ACTION}:{index}",  # unique in the view
             value=grant.grant_id,
             style="danger",
@@ -163,6 +165,6 @@ def home_grant_blocks(grants: Sequence[Grant], *, notice: str | None = None) -> 
         line = escape(grant_line(grant), MAX_SECTION_TEXT)
         blocks.append(SectionBlock(text=mrkdwn(line), accessory=revoke))
     if len(grants) > MAX_HOME_GRANTS:
-        more = f"{len(grants) - MAX_HOME_GRANTS} more: python -m bot grants list"
+        more = more_grants(len(grants) - MAX_HOME_GRANTS)
         blocks.append(ContextBlock(elements=[mrkdwn(escape(more, 300))]))
     return blocks

@@ -44,6 +44,7 @@ from channels.kit.texts import (
     NO_GRANTS,
     NO_LONGER_AVAILABLE,
     NOT_YOURS_TO_REVOKE,
+    REVOKE,
     grant_bound_label,
     grant_hours_option,
     grant_refused,
@@ -206,7 +207,7 @@ def grants_section(grants: Sequence[Grant], *, csrf: str, csrf_field: str, notic
         f'<form method="post" action="{GRANTS_PATH}">'
         f'<input type="hidden" name="{csrf_field}" value="{escape(csrf)}">'
         f'<input type="hidden" name="{GRANT_ID_FIELD}" value="{escape(g.grant_id)}">'
-        '<button class="danger">Revoke</button></form></li>'
+        f'<button class="danger">{escape(REVOKE)}</button></form></li>'
         for g in grants
     )
     return (

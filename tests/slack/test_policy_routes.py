@@ -10,6 +10,7 @@ from channels.slack.render import APPROVE_ACTION
 from tests.slack.checks import assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import APPROVALS, BOSS, BOSS_ROOM, MANAGER, RoutedRefundCardTool
+from tests.slack.test_lists import approve_values, pending_of
 
 
 async def test_a_routed_refund_is_asked_in_the_routed_conversation_of_the_routed_approvers(
@@ -23,6 +24,9 @@ async def test_a_routed_refund_is_asked_in_the_routed_conversation_of_the_routed
     [question] = world.stub.of("chat.postMessage")
     assert question.payload["channel"] == BOSS_ROOM  # not the channel's APPROVALS
     pause_id = str(buttons(question.blocks())[0]["value"])
+    # listed in the boss's /pending, not in the channel's manager's
+    assert approve_values((await pending_of(world, BOSS))["blocks"]) == [pause_id]
+    assert approve_values((await pending_of(world, MANAGER))["blocks"]) == []
 
     # the channel's own manager: refused, nothing answered
     response = await world.click(MANAGER, APPROVE_ACTION, pause_id, channel=BOSS_ROOM)
