@@ -133,6 +133,7 @@ if TYPE_CHECKING:
         PolicyDecision,
         PolicyOutcome,
         RejectAtOnce,
+        RouteTo,
     )
     from bot.core.reply import ReplyInput, ReplyInterpretation
     from bot.core.results import (
@@ -147,6 +148,7 @@ if TYPE_CHECKING:
         ReceivedReply,
         StepRecord,
     )
+    from bot.core.routes import PauseRoute
     from bot.core.sensitive import Sensitive
     from bot.core.timing import OnExpiry, PauseTiming
     from bot.runtime.auto_channels import AutoApproveChannel, AutoRejectChannel
@@ -176,6 +178,8 @@ _EXPORTED_FROM: dict[str, str] = {
     "PolicyDecision": "bot.core.policy",
     "PolicyOutcome": "bot.core.policy",
     "RejectAtOnce": "bot.core.policy",
+    "RouteTo": "bot.core.policy",
+    "PauseRoute": "bot.core.routes",
     "ChannelAutoDecision": "bot.core.channel",
     "policy": "bot.components.decorators",
     "Answered": "bot.core.answers",
@@ -339,6 +343,7 @@ __all__ = [
     "PauseAuditEntry",
     "PauseExpiredError",
     "PauseResolution",
+    "PauseRoute",
     "PauseStatus",
     "PauseTiming",
     "PauseView",
@@ -362,6 +367,7 @@ __all__ = [
     "ReplyInterpretation",
     "ReplyInterpreterMissingError",
     "ReplyKept",
+    "RouteTo",
     "SelfApprovalError",
     "Sensitive",
     "SensitiveFields",

@@ -58,6 +58,8 @@ AS_BUILT = {
     # standing grants (issue 28)
     "Grant", "GrantScope", "GrantScopeKind", "ArgumentConstraint", "GrantRefusedError",
     "UnknownGrantError",
+    # a policy's route (issue 28)
+    "RouteTo", "PauseRoute",
 }  # fmt: skip
 """Added since (the README documents each)."""
 

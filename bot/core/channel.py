@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import PauseResolution
 from bot.core.errors import SetupError
+from bot.core.routes import PauseRoute
 from bot.core.sensitive import mask_arguments
 
 
@@ -35,6 +36,9 @@ class ChannelAsk:
     tool_input: type[BaseModel] | None = None
     """The tool's input model: which of ``value.arguments`` are ``Sensitive`` (None: unknown,
     nothing is masked). ``value`` keeps the real arguments, for an edit to start from."""
+    route: PauseRoute | None = None
+    """Where a policy routed it (``PolicyOutcome.route``): ask ``route.approvers`` instead of
+    the channel's, in ``route.conversation`` instead of the channel's; None: as configured."""
 
     @property
     def shown_arguments(self) -> dict[str, Any]:
@@ -122,6 +126,8 @@ class _StillWaiting:
     """A sweep that sent this nudge died before recording it: the channel may have been told
     already. A channel that can check (e.g. by ``nudge_key`` in its thread) sends nothing
     twice; one that cannot sends it again (at least once)."""
+    route: PauseRoute | None = None
+    """Where a policy routed the question (as in its ``ChannelAsk``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

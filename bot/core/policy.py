@@ -3,7 +3,8 @@
 A policy (``@policy(name="refund-policy", ...)``, named by ``policy=`` on a role or a tool) is
 consulted before a question is sent to a person. Its ``decide(ask)`` (sync or async) returns a
 closed union: ``AskPerson`` (the default: the question is sent as usual), ``ApproveAtOnce``
-or ``RejectAtOnce`` (decided at once, with a reason, recorded like any decision). Match it
+or ``RejectAtOnce`` (decided at once, with a reason, recorded like any decision), or
+``RouteTo`` (asked, of other approvers, elsewhere or sooner: kept with the pause). Match it
 exhaustively.
 
 Fail-closed: a policy that raises, or returns anything else, is logged (``policy.failed``) and
@@ -12,6 +13,7 @@ the question is asked — a policy's failure is never an approval.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -20,6 +22,7 @@ from pydantic import BaseModel
 
 from bot.core.context import ExecutionContext
 from bot.core.sensitive import mask_arguments
+from bot.core.timing import PauseTiming
 
 POLICY_RESPONDER_PREFIX: Final = "policy:"
 """How the audit trail names a policy as the one who decided (``policy:refund-policy``): Slack
@@ -82,7 +85,19 @@ class RejectAtOnce:
     reason: str
 
 
-PolicyDecision = AskPerson | ApproveAtOnce | RejectAtOnce
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RouteTo:
+    """Ask a person, but whom, where and how soon the policy says (``bot.core.routes``):
+    ``approvers`` instead of the channel's, in ``conversation`` instead of the channel's, on a
+    tighter ``timing``. Kept with the pause; ``reason`` is logged."""
+
+    approvers: tuple[str, ...] = ()
+    conversation: str | None = None
+    timing: PauseTiming | None = None
+    reason: str = ""
+
+
+PolicyDecision = AskPerson | ApproveAtOnce | RejectAtOnce | RouteTo
 
 
 class PolicyOutcome:
@@ -99,6 +114,20 @@ class PolicyOutcome:
     @staticmethod
     def reject(reason: str) -> RejectAtOnce:
         return RejectAtOnce(reason)
+
+    @staticmethod
+    def route(
+        *,
+        approvers: Sequence[str] = (),
+        conversation: str | None = None,
+        timing: PauseTiming | None = None,
+        reason: str = "",
+    ) -> RouteTo:
+        """Ask other ``approvers`` (the channel's ids), in another ``conversation``, or on a
+        tighter ``timing`` (each time at most the tool's or role's): at least one of them."""
+        return RouteTo(
+            approvers=tuple(approvers), conversation=conversation, timing=timing, reason=reason
+        )
 
 
 def policy_responder(policy: str) -> str:

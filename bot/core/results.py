@@ -11,6 +11,7 @@ from bot.core.budget import Spend
 from bot.core.dtos import RejectReason, ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
+from bot.core.routes import PauseRoute
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +40,9 @@ class PendingPause:
     delivered: bool = True
     """Whether its channel was given the question; False while it waits, not yet delivered
     (its channel could not be reached: it is asked again once it can)."""
+    route: PauseRoute | None = None
+    """Where a policy routed it (``PolicyOutcome.route``): its approvers instead of the
+    channel's."""
 
     @property
     def channel(self) -> str:
@@ -212,6 +216,10 @@ class PauseView:
     tool_result: str | None = None
     """What the tool returned once it ran after an approval (its text); None before or
     without a run."""
+
+    route: PauseRoute | None = None
+    """Where a policy routed it (``PolicyOutcome.route``): who may answer and where it is
+    asked, instead of its channel's approvers and conversation; None: as configured."""
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from bot.core.enums import PauseResolution
 from bot.core.errors import PauseExpiredError
-from bot.core.timing import OnExpiry
+from bot.core.timing import OnExpiry, PauseTiming
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
@@ -25,9 +25,23 @@ def expires_at(binding: ToolBinding, asked_at: datetime) -> datetime | None:
     return asked_at + timing.expire_after
 
 
+def timing_of(binding: ToolBinding | None, record: PauseRecord) -> PauseTiming | None:
+    """The timing ``record`` is asked on: where a policy routed it, its route's; else its
+    tool's or role's (``binding``'s)."""
+    if record.route is not None and record.route.timing is not None:
+        return record.route.timing
+    return None if binding is None else binding.timing
+
+
+def expiry_of(binding: ToolBinding | None, record: PauseRecord) -> datetime | None:
+    """When ``record`` expires (its route's timing, else its tool's or role's), if it does."""
+    timing = timing_of(binding, record)
+    return None if timing is None else timing.expires_at(record.asked_at)
+
+
 def is_due(runtime: Runtime, binding: ToolBinding, record: PauseRecord) -> bool:
     """Whether ``record``'s expiry has come."""
-    expiry = expires_at(binding, record.asked_at)
+    expiry = expiry_of(binding, record)
     return expiry is not None and runtime.clock.now() >= expiry
 
 

@@ -3,8 +3,8 @@ a question they cover before it is sent (``bot.runtime.seam``).
 
 Fail-closed: no grant, an expired, revoked or used-up one, one of another tool, role or
 tenant, one whose granter could not approve the call, a store that cannot be read — the
-question is asked. A use is counted (atomically, across instances) before the decision is
-recorded: a pass that dies between the two loses that use, never approves twice.
+question is asked. A use is counted (atomically, across instances) in the transaction that
+records the decision: a pass that dies never loses a use, nor approves twice.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from bot.core.grants import (
     GrantScope,
     NewGrant,
     grant_of_responder,
-    grant_responder,
 )
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.services import Runtime, log
@@ -37,14 +36,16 @@ MayGrant = Callable[[str], Awaitable[str | None]]
 groups), asked with the granter: the words of a refusal, or ``None``."""
 
 
-async def grant_decision(
+async def covering_grants(
     runtime: Runtime, binding: ToolBinding, record: PauseRecord
-) -> tuple[str, ToolCallApprovalDecision] | None:
-    """The approval a grant covering ``record`` gives at once, with its responder (``grant:<id>:
-    <granter>``), its use counted; None when a person is to be asked."""
+) -> list[tuple[Grant, ToolCallApprovalDecision]]:
+    """The grants that cover ``record`` now, oldest first, each with the approval it gives;
+    none when a person is to be asked (also when the store cannot be read: fail-closed). A
+    grant's use is counted as the pause is closed by it, in one transaction
+    (``DecidedAtOnce.grant_id``): the caller tries them in turn."""
     role = binding.role
     if role is None or not role.grants:
-        return None
+        return []
     call = GrantedCall(
         tenant_id=record.tenant_id,
         role=record.role,
@@ -59,13 +60,6 @@ async def grant_decision(
     now = runtime.clock.now()
     try:
         candidates = await runtime.grants.candidates(call.tenant_id, call.role, call.tool, now)
-        for grant in candidates:
-            if grant.covers(call, now) and await runtime.grants.use(grant.grant_id, now):
-                decision = ToolCallApprovalDecision(approved=True, reason=_reason(grant))
-                if not record.ask.allows(decision):
-                    return None
-                runtime.metrics.grant_decided(call.role)
-                return grant_responder(grant), decision
     except Exception as error:  # fail-closed: an unreadable store asks
         log.warning(
             "grant.failed: %s; the question is asked (execution_id=%s tenant_id=%s)",
@@ -74,7 +68,13 @@ async def grant_decision(
             record.tenant_id,
             extra={"execution_id": record.execution_id, "outcome": "grant-failed"},
         )
-    return None
+        return []
+    covering = []
+    for grant in candidates:
+        decision = ToolCallApprovalDecision(approved=True, reason=_reason(grant))
+        if grant.covers(call, now) and record.ask.allows(decision):
+            covering.append((grant, decision))
+    return covering
 
 
 def described_grant(responder: str) -> str:

@@ -63,6 +63,8 @@ def _timing_of(runtime: Runtime, record: PauseRecord) -> PauseTiming | None:
     """The timing of the tool's binding, else of the pause's role: an attached graph's
     ``request_approval`` names tools no tool node has, registered only once asked in this
     process, and its questions are nudged after a restart too."""
+    if record.route is not None and record.route.timing is not None:
+        return record.route.timing  # where a policy routed it (``bot.core.routes``)
     binding = runtime.assembly.binding_of(record.ask.tool, agent=record.agent, role=record.role)
     if binding is not None:
         return binding.timing
@@ -158,6 +160,7 @@ async def _remind(
         agent=record.agent,
         thread_id=record.thread_id,
         execution_id=record.execution_id,
+        route=record.route,
     )
     await tell_channel(runtime, record, "remind", lambda channel: channel.remind(reminder))
 
@@ -178,5 +181,6 @@ async def _escalate(
         agent=record.agent,
         thread_id=record.thread_id,
         execution_id=record.execution_id,
+        route=record.route,
     )
     await tell_channel(runtime, record, "escalate", lambda channel: channel.escalate(escalation))

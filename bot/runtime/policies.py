@@ -22,7 +22,16 @@ from bot.core.channel import ChannelAutoDecision
 from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.field_errors import failure_text
-from bot.core.policy import ApproveAtOnce, AskPerson, PolicyAsk, PolicyDecision, RejectAtOnce
+from bot.core.policy import (
+    ApproveAtOnce,
+    AskPerson,
+    PolicyAsk,
+    PolicyDecision,
+    RejectAtOnce,
+    RouteTo,
+)
+from bot.core.routes import PauseRoute, looser_times
+from bot.core.timing import PauseTiming
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
@@ -36,24 +45,32 @@ class PolicyFailed(Exception):
 
 async def policy_decision(
     runtime: Runtime, binding: ToolBinding, frame: RunFrame, record: PauseRecord
-) -> tuple[str, ToolCallApprovalDecision] | None:
-    """The decision ``record``'s policy takes at once, with the policy's name; None when a
-    person is to be asked (no policy, the policy asks, or it failed)."""
+) -> tuple[str, ToolCallApprovalDecision | PauseRoute] | None:
+    """The decision ``record``'s policy takes at once, or where it routes the question, with
+    the policy's name; None when a person is to be asked as usual (no policy, the policy asks,
+    or it failed)."""
     policy = binding.policy
     spec = spec_of(policy)
     if policy is None or not isinstance(spec, PolicySpec):
         return None
     try:
         decided = await _decide(runtime, policy, _ask_of(binding, frame, record))
-        decision = _as_decision(decided, record)
+        decision = _as_decision(decided, record, binding)
     except GraphInterrupt:
         raise
     except Exception as error:  # fail-closed: never an approval
         _log_failed(runtime, spec.name, record, error)
         return None
-    outcome = "asked" if decision is None else "approved" if decision.approved else "rejected"
-    runtime.metrics.policy_decided(spec.name, outcome)
+    runtime.metrics.policy_decided(spec.name, _outcome_label(decision))
     return None if decision is None else (spec.name, decision)
+
+
+def _outcome_label(decision: ToolCallApprovalDecision | PauseRoute | None) -> str:
+    if decision is None:
+        return "asked"
+    if isinstance(decision, PauseRoute):
+        return "routed"
+    return "approved" if decision.approved else "rejected"
 
 
 async def tell_decided(
@@ -102,10 +119,10 @@ async def _decide(runtime: Runtime, policy: type, ask: PolicyAsk) -> PolicyDecis
     decided = instance.decide(ask)
     if inspect.isawaitable(decided):
         decided = await decided
-    if not isinstance(decided, AskPerson | ApproveAtOnce | RejectAtOnce):
+    if not isinstance(decided, AskPerson | ApproveAtOnce | RejectAtOnce | RouteTo):
         raise PolicyFailed(
             f"decide returned {type(decided).__name__}, not PolicyOutcome.ask() / "
-            ".approve(reason) / .reject(reason)"
+            ".approve(reason) / .reject(reason) / .route(...)"
         )
     return decided
 
@@ -121,15 +138,20 @@ def combined(combine: str, decisions: list[PolicyDecision]) -> PolicyDecision:
     approved = [d for d in decisions if isinstance(d, ApproveAtOnce)]
     if decisions and len(approved) == len(decisions):
         return ApproveAtOnce("; ".join(d.reason for d in approved))
-    return AskPerson()
+    return next((d for d in decisions if isinstance(d, RouteTo)), AskPerson())
 
 
-def _as_decision(outcome: PolicyDecision, record: PauseRecord) -> ToolCallApprovalDecision | None:
-    """The decision a policy's answer is (None: ask a person); ``PolicyFailed`` for one
-    without a reason or that the question does not take."""
+def _as_decision(
+    outcome: PolicyDecision, record: PauseRecord, binding: ToolBinding
+) -> ToolCallApprovalDecision | PauseRoute | None:
+    """The decision a policy's answer is, or its route (None: ask a person as usual);
+    ``PolicyFailed`` for one without a reason, that the question does not take, or a route
+    that would not narrow."""
     match outcome:
         case AskPerson():
             return None
+        case RouteTo():
+            return _as_route(outcome, binding)
         case ApproveAtOnce(reason=reason):
             decision = ToolCallApprovalDecision(approved=True, reason=_reason(reason))
         case RejectAtOnce(reason=reason):
@@ -140,6 +162,28 @@ def _as_decision(outcome: PolicyDecision, record: PauseRecord) -> ToolCallApprov
         kind = "approve" if decision.approved else "reject"
         raise PolicyFailed(f"the question does not take {kind}")
     return decision
+
+
+def _as_route(route: RouteTo, binding: ToolBinding) -> PauseRoute:
+    """A policy's route as kept with the pause; ``PolicyFailed`` for one that names nothing,
+    names an approver or conversation that is no id, or loosens the timing."""
+    approvers = tuple(route.approvers)
+    if not all(isinstance(a, str) and a.strip() for a in approvers):
+        raise PolicyFailed("a route's approvers are non-empty ids")
+    conversation = route.conversation
+    if conversation is not None and (not isinstance(conversation, str) or not conversation):
+        raise PolicyFailed("a route's conversation is a non-empty id")
+    timing = route.timing
+    if timing is not None:
+        if not isinstance(timing, PauseTiming) or timing.problems():
+            raise PolicyFailed("a route's timing is a PauseTiming whose times make sense")
+        looser = looser_times(timing, binding.timing)
+        if looser:
+            raise PolicyFailed(f"a route only tightens the timing, not {', '.join(looser)}")
+    routed = PauseRoute(approvers=approvers, conversation=conversation, timing=timing)
+    if routed.is_empty:
+        raise PolicyFailed("a route names approvers, a conversation or a timing")
+    return routed
 
 
 def _reason(reason: object) -> str:

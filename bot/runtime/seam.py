@@ -24,19 +24,21 @@ from bot.core.dtos import ToolCallApprovalAsk, ToolCallApprovalDecision, decisio
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.errors import AgentFailedError, DtoValidationError, RunInterruptedError
 from bot.core.field_errors import failure_text
+from bot.core.grants import grant_responder
 from bot.core.policy import policy_responder
+from bot.core.routes import PauseRoute
 from bot.core.tracing import carrier, span
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import check_reason, invalid_decision
 from bot.runtime.edit_checks import validate_for
-from bot.runtime.expiry import expire, expires_at, is_due
+from bot.runtime.expiry import expire, expires_at, expiry_of, is_due
 from bot.runtime.frame import ClosedByDeadline, RunFrame
-from bot.runtime.grant_checks import described_grant, grant_decision
+from bot.runtime.grant_checks import covering_grants, described_grant
 from bot.runtime.policies import policy_decision, tell_decided
 from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
-from bot.store.closings import DecidedAtOnce
+from bot.store.closings import DecidedAtOnce, GrantUnavailable
 from bot.store.interruptions import is_interruption
 from bot.store.records import NewPause, PauseAnswer, PauseRecord
 
@@ -126,17 +128,51 @@ async def ask_once(
     if record.status is PauseStatus.PENDING and not record.is_sent:
         by_policy = await policy_decision(runtime, binding, frame, record)
         if by_policy is not None:
-            policy, decision = by_policy
-            told = policy
+            policy, decided = by_policy
+            if isinstance(decided, PauseRoute):  # asked, as the policy routed it
+                return await _route_then_send(runtime, binding, frame, record, place, decided)
             responder = policy_responder(policy)
-        else:
-            by_grant = await grant_decision(runtime, binding, record)
-            if by_grant is None:
-                return await _send(runtime, binding, frame, record, place)
-            responder, decision = by_grant
-            told = described_grant(responder)
-        return await _decide_automatically(runtime, binding, record, responder, decision, told)
+            return await _decide_automatically(runtime, binding, record, responder, decided, policy)
+        for grant, decision in await covering_grants(runtime, binding, record):
+            try:  # the grant's use and the pause's closing: one transaction
+                return await _decide_automatically(
+                    runtime,
+                    binding,
+                    record,
+                    grant_responder(grant),
+                    decision,
+                    described_grant(grant_responder(grant)),
+                    grant_id=grant.grant_id,
+                )
+            except GrantUnavailable:  # used up, revoked or expired meanwhile: the next one
+                continue
+        return await _send(runtime, binding, frame, record, place)
     return record
+
+
+async def _route_then_send(
+    runtime: Runtime,
+    binding: ToolBinding,
+    frame: RunFrame,
+    record: PauseRecord,
+    place: PausePlace,
+    route: PauseRoute,
+) -> PauseRecord | Taken:
+    """Keep ``route`` with the pause (its times from the route's timing) before anything is
+    sent, so every instance and sweep asks and nudges as routed; then send it. A grant never
+    decides a routed question: the policy said whom to ask."""
+    timing = route.timing
+    if timing is not None:
+        closes_at = _closes_at(frame.closes_at, timing.expires_at(record.asked_at))
+        nudge_at = timing.next_nudge_at(record.asked_at, after=None, escalated=False)
+    else:
+        closes_at, nudge_at = record.closes_at, record.nudge_at
+    routed = await runtime.store.set_route(
+        record.pause_id, route, closes_at=closes_at, nudge_at=nudge_at
+    )
+    if routed is None:  # closed or sent meanwhile (another pass): as it now is
+        return await _reload(runtime, record.idempotency_key)
+    return await _send(runtime, binding, frame, routed, place)
 
 
 async def _decide_automatically(
@@ -146,13 +182,20 @@ async def _decide_automatically(
     responder: str,
     decision: ToolCallApprovalDecision,
     decided_by: str,
+    *,
+    grant_id: str | None = None,
 ) -> PauseRecord | Taken:
     """Record a policy's or a grant's decision (PENDING → TAKEN, DECIDED, ``responder`` naming
-    it) before anything acts on it, then tell the channel; the record as it is if it was closed
+    it; the grant's use counted with it, ``GrantUnavailable`` when it has none left) before
+    anything acts on it, then tell the channel; the record as it is if it was closed
     meanwhile."""
-    taken = await _close_decided(runtime, binding, record, decision, responder=responder)
+    taken = await _close_decided(
+        runtime, binding, record, decision, responder=responder, grant_id=grant_id
+    )
     if taken is None:
         return await _reload(runtime, record.idempotency_key)
+    if grant_id is not None:
+        runtime.metrics.grant_decided(record.role)
     await tell_decided(runtime, taken, decided_by=decided_by, decision=decision)
     return Taken(decision=decision, responder=responder, record=taken, first_take=True)
 
@@ -164,6 +207,7 @@ async def _close_decided(
     decision: ToolCallApprovalDecision,
     *,
     responder: str | None,
+    grant_id: str | None = None,
 ) -> PauseRecord | None:
     """Close ``record`` as decided at once (PENDING → TAKEN, DECIDED), its audit masked; None
     when it was closed meanwhile."""
@@ -174,6 +218,7 @@ async def _close_decided(
             answer=PauseAnswer(decision=decision.model_dump(mode="json"), responder=responder),
             audit_decision=mask.decision(decision),
             ran_with=mask.ran_with(decision, record.ask.arguments),
+            grant_id=grant_id,
         ),
         at=runtime.clock.now(),
     )
@@ -249,7 +294,7 @@ async def _expire_if_due(
         return await _settle(
             runtime, binding, await _reload(runtime, record.idempotency_key), frame
         )
-    return Closed(resolution=PauseResolution.EXPIRED, at=expires_at(binding, record.asked_at))
+    return Closed(resolution=PauseResolution.EXPIRED, at=expiry_of(binding, record))
 
 
 async def _reload(runtime: Runtime, key: str) -> PauseRecord:
@@ -335,8 +380,9 @@ async def _send(
         agent=record.agent,
         thread_id=record.thread_id,
         execution_id=record.execution_id,
-        expires_at=expires_at(binding, record.asked_at),
+        expires_at=expiry_of(binding, record),
         tool_input=binding.spec.input,
+        route=record.route,
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.

@@ -24,6 +24,7 @@ from bot.core.results import (
 from bot.core.sensitive import mask_arguments
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.engine import PassReport
+from bot.runtime.expiry import expiry_of
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime
 from bot.store.ledger import SqlLedger
@@ -64,6 +65,7 @@ class Views:
             reminded=record.reminders_sent,
             reject_reason=self._reject_reason(record.role),
             tool_result=record.tool_result,
+            route=record.route,
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
@@ -91,6 +93,7 @@ class Views:
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
             delivered=record.is_sent,
+            route=record.route,
         )
 
     def _reject_reason(self, role: str) -> RejectReason:
@@ -99,9 +102,7 @@ class Views:
         return "optional" if spec is None else spec.reject_reason
 
     def _expires_at(self, record: PauseRecord) -> str | None:
-        binding = self._binding(record)
-        timing = None if binding is None else binding.timing
-        expires_at = None if timing is None else timing.expires_at(record.asked_at)
+        expires_at = expiry_of(self._binding(record), record)  # a route's timing first
         return None if expires_at is None else expires_at.isoformat()
 
     def known_result(self, frame: RunFrame, report: PassReport) -> ExecutionResult | None:

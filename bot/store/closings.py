@@ -32,6 +32,14 @@ class DecidedAtOnce:
     answer: PauseAnswer
     audit_decision: dict[str, Any] | None = None
     ran_with: dict[str, Any] | None = None
+    grant_id: str | None = None
+    """Decided by this standing grant: its use is counted in the same transaction that closes
+    the pause (``GrantUnavailable``, nothing written, when it has no use left)."""
+
+
+class GrantUnavailable(Exception):
+    """The grant a closing names was revoked, expired or used up meanwhile: nothing was
+    written (the pause still waits; try another grant, or ask a person)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +75,8 @@ class ClosedAs:
     ran_with: dict[str, Any] | None = None
     before_deadline: bool = False
     """Only while the pause's own deadline (``closes_at``) has not passed."""
+    grant_id: str | None = None
+    """The grant whose use is counted with the closing (``DecidedAtOnce.grant_id``)."""
 
 
 def closed_as(closing: Closing) -> ClosedAs:
@@ -80,13 +90,16 @@ def closed_as(closing: Closing) -> ClosedAs:
                 audit_decision=audit_decision,
                 before_deadline=True,
             )
-        case DecidedAtOnce(answer=answer, audit_decision=audit_decision, ran_with=ran_with):
+        case DecidedAtOnce(
+            answer=answer, audit_decision=audit_decision, ran_with=ran_with, grant_id=grant_id
+        ):
             return ClosedAs(
                 status=PauseStatus.TAKEN,
                 resolution=PauseResolution.DECIDED,
                 answer=answer,
                 audit_decision=audit_decision,
                 ran_with=ran_with,
+                grant_id=grant_id,
             )
         case Withdrawn():
             return ClosedAs(status=PauseStatus.CANCELLED, resolution=PauseResolution.WITHDRAWN)

@@ -28,6 +28,17 @@ def _active(now: datetime) -> Any:
     )
 
 
+def use_grant(connection: Connection, grant_id: str, now: datetime) -> bool:
+    """Count one use of the grant, if it is active at ``now``: whether it was (one conditional
+    ``UPDATE``; in the caller's transaction, e.g. the one closing the pause it decided)."""
+    statement = (
+        update(grants)
+        .where(and_(grants.c.grant_id == grant_id, _active(now)))
+        .values(uses=grants.c.uses + 1)
+    )
+    return bool(connection.execute(statement).rowcount == 1)
+
+
 class SqlGrants:
     """``Grants`` on ``database``; constraints written with ``codec``."""
 
@@ -93,16 +104,7 @@ class SqlGrants:
         return [self._grant(row) for row in rows]
 
     async def use(self, grant_id: str, now: datetime) -> bool:
-        statement = (
-            update(grants)
-            .where(and_(grants.c.grant_id == grant_id, _active(now)))
-            .values(uses=grants.c.uses + 1)
-        )
-
-        def body(connection: Connection) -> bool:
-            return bool(connection.execute(statement).rowcount == 1)
-
-        return await self._tx.write(body)
+        return await self._tx.write(lambda connection: use_grant(connection, grant_id, now))
 
     async def revoke(self, tenant_id: str, grant_id: str, *, by: str, at: datetime) -> bool:
         statement = (

@@ -23,8 +23,10 @@ from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
-from bot.store.closings import Cancelled, Closing, closed_as
+from bot.core.routes import PauseRoute
+from bot.store.closings import Cancelled, Closing, GrantUnavailable, closed_as
 from bot.store.leases import LeaseClaim
+from bot.store.memory_grants import MemoryGrants
 from bot.store.records import (
     AuditRow,
     ExecutionRow,
@@ -106,9 +108,11 @@ class MemoryStore(PauseStore):
     """``PauseStore`` in memory (see the module); it subclasses the Protocol, so the type checker
     holds it to every method."""
 
-    def __init__(self) -> None:
+    def __init__(self, grants: MemoryGrants | None = None) -> None:
         self.leases = MemoryLeases()
         self.tool_runs = MemoryToolRuns(self)
+        self.grants = grants or MemoryGrants()
+        """The grants a decision by a grant uses as it closes the pause (``DecidedAtOnce``)."""
         self._pauses: dict[str, PauseRecord] = {}
         self._by_key: dict[str, str] = {}
         self._unread_at: dict[str, datetime] = {}
@@ -185,6 +189,8 @@ class MemoryStore(PauseStore):
             return None
         if terms.before_deadline and record.closes_at is not None and record.closes_at <= at:
             return None
+        if terms.grant_id is not None and not await self.grants.use(terms.grant_id, at):
+            raise GrantUnavailable(terms.grant_id)  # nothing written
         answer = record.answer
         if terms.answer is not None:
             answer = dataclasses.replace(terms.answer, decision=_copied(terms.answer.decision))
@@ -202,6 +208,20 @@ class MemoryStore(PauseStore):
         self._unread_at.pop(pause_id, None)
         self._write_audit(closed, terms.audit_decision, terms.ran_with)
         return closed
+
+    async def set_route(
+        self,
+        pause_id: str,
+        route: PauseRoute,
+        *,
+        closes_at: datetime | None,
+        nudge_at: datetime | None,
+    ) -> PauseRecord | None:
+        record = self._pauses.get(pause_id)
+        if record is None or record.status is not PauseStatus.PENDING or record.is_sent:
+            return None
+        routed = dataclasses.replace(record, route=route, closes_at=closes_at, nudge_at=nudge_at)
+        return self._put(routed)
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime

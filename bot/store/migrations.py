@@ -256,6 +256,12 @@ def _v15_workspace_settings(connection: Connection) -> None:
     workspace_settings.create(connection, checkfirst=True)
 
 
+def _v16_pause_routes(connection: Connection) -> None:
+    """Where a policy routed a question (``cs_pauses.route``): other approvers, another
+    conversation, a tighter timing. Pauses asked before this version have none (NULL)."""
+    _add_missing_columns(connection, pauses, ["route"])
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -272,6 +278,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v13_installations,
     _v14_outbox,
     _v15_workspace_settings,
+    _v16_pause_routes,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -11,6 +11,7 @@ from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.results import StepRecord
+from bot.core.routes import PauseRoute
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,6 +92,8 @@ class PauseRecord:
     """Set while a nudge is claimed and not recorded as sent yet: when the claimed nudge fell
     due (a sweep that finds the claim lapsed sends again what fell due then)."""
     trace_context: Mapping[str, str] | None = None
+    route: PauseRoute | None = None
+    """Where a policy routed it (other approvers, conversation, timing); None: as asked."""
     """The trace context it was asked in, if it was asked in a recorded span."""
 
     def __repr__(self) -> str:  # never print the pause id

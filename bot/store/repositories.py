@@ -15,6 +15,7 @@ from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.grants import Grant, NewGrant
 from bot.core.metrics import PendingByRole
+from bot.core.routes import PauseRoute
 from bot.store.closings import Closing
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
@@ -65,7 +66,22 @@ class PausedExecutionRepository(Protocol):
         """PENDING → what ``closing`` makes of it (``bot.store.closings.closed_as``) and its
         audit entry, atomically (``tenant_id``: only a pause of that tenant). The pause as it
         now is — ``is_sent`` as of its closing: tell its channel if set — or None if it did not
-        wait (or an answer came after its deadline)."""
+        wait (or an answer came after its deadline). A closing by a grant
+        (``DecidedAtOnce.grant_id``) counts its use in the same transaction, and raises
+        ``GrantUnavailable`` with nothing written when the grant has no use left."""
+        ...
+
+    async def set_route(
+        self,
+        pause_id: str,
+        route: PauseRoute,
+        *,
+        closes_at: datetime | None,
+        nudge_at: datetime | None,
+    ) -> PauseRecord | None:
+        """Keep where a policy routed a question not sent yet (``route``), with the times its
+        timing gives it; the record as it now is, or None when it was closed or sent
+        meanwhile."""
         ...
 
     async def receive_reply(

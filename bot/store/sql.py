@@ -20,9 +20,11 @@ from bot.core.errors import ExecutionFailedError
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.core.results import StepRecord
-from bot.store.closings import Cancelled, Closing, closed_as
+from bot.core.routes import PauseRoute
+from bot.store.closings import Cancelled, Closing, GrantUnavailable, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
 from bot.store.database import Database
+from bot.store.grants import use_grant
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
@@ -164,12 +166,43 @@ class SqlStore:
             row = connection.execute(statement, values).one_or_none()
             if row is None:
                 return None
+            if terms.grant_id is not None and not use_grant(connection, terms.grant_id, at):
+                raise GrantUnavailable(terms.grant_id)  # rolls the closing back: all or nothing
             record = self._pause(row)
             entry = self._audit_entry(record, answer, sealed_decision)
             connection.execute(INSERT_AUDIT_ENTRY, {**entry, "ran_with": sealed_ran_with})
             return record
 
         return await self._tx.write(body)
+
+    async def set_route(
+        self,
+        pause_id: str,
+        route: PauseRoute,
+        *,
+        closes_at: datetime | None,
+        nudge_at: datetime | None,
+    ) -> PauseRecord | None:
+        """Keep where a policy routed a question not sent yet, with the times its timing
+        gives it; the record as it now is, or None when it was closed or sent meanwhile."""
+        statement = (
+            update(pauses)
+            .where(
+                and_(
+                    pauses.c.pause_id == pause_id,
+                    pauses.c.status == PauseStatus.PENDING.value,
+                    pauses.c.is_sent.is_(False),
+                )
+            )
+            .values(route=route.encode(), closes_at=closes_at, nudge_at=nudge_at)
+            .returning(pauses)
+        )
+
+        def body(connection: Connection) -> PauseRecord | None:
+            row = connection.execute(statement).one_or_none()
+            return None if row is None else self._pause(row)
+
+        return await self._tx.apply(body)
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
@@ -829,6 +862,7 @@ class SqlStore:
             escalated_at=m["escalated_at"],
             nudge_claimed_at=m["nudge_claimed_at"],
             trace_context=_carrier(m["trace_context"]),
+            route=PauseRoute.decode(m.get("route")),
         )
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:

@@ -109,6 +109,9 @@ pauses = Table(
     # the trace context the question was asked in (v9): W3C trace-context headers as JSON, for
     # the span that answers it to link to; NULL without OpenTelemetry
     Column("trace_context", String(1024)),
+    # where a policy routed the question (v14, ``bot.core.routes.PauseRoute`` as JSON): other
+    # approvers, another conversation, a tighter timing; NULL: as its channel asks
+    Column("route", Text),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),

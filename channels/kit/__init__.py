@@ -8,6 +8,8 @@ translation (Slack's Block Kit, the web's HTML, the terminal's lines) and nothin
 - ``answerers``: who may answer a question, and the refusal's words;
 - ``waiting``: ``waiting_for``, what waits for one person;
 - ``outcomes``: how a question ended (a closed union) and the words said of it;
+- ``grants``: "Approve and allow similar…" — the choices a question offers, a form read into a
+  grant, approving and granting in one act, a grant on one line;
 - ``texts``: every sentence said to a person.
 
 The kit imports no channel (the import-linter's layers check it).

@@ -1,7 +1,8 @@
 """Who may answer a question, by the rules every channel shares; the words of a refusal.
 
-A CHANNEL question: its implementation's approvers, and once it is escalated its
-``escalate_to`` people too (the first answer from either side wins). A THREAD_OWNER question:
+A CHANNEL question: its implementation's approvers (where a policy routed it, the route's
+approvers instead), and once it is escalated its ``escalate_to`` people too (the first answer
+from either side wins). A THREAD_OWNER question:
 its owner. A channel says whether the person is among them (Slack expands user groups, the web
 compares names) and the kit says what follows. The role's own rules (separation of duties) are
 the runtime's, checked by ``App.answer`` before this one.
@@ -27,7 +28,7 @@ async def refusal(
     """Why ``person`` may not answer ``pause`` (``None``: they may); ``config`` is the
     implementation the pause was asked through (None: not this channel's)."""
     if pause.answered_by is PauseAnswerer.CHANNEL and config is not None:
-        approver = await among(config.approvers)
+        approver = await among(approvers_of(pause, config))
         escalation = not approver and bool(config.escalate_to) and await among(config.escalate_to)
     else:
         approver = escalation = False
@@ -57,6 +58,14 @@ def refusal_of(
             return NOT_AN_APPROVER
         case _:
             assert_never(pause.answered_by)
+
+
+def approvers_of(pause: PauseView, config: RoleConfig) -> tuple[str, ...]:
+    """Who approves ``pause`` in ``config``'s channel: where a policy routed it
+    (``PolicyOutcome.route(approvers=...)``), the route's approvers, else the channel's."""
+    if pause.route is not None and pause.route.approvers:
+        return pause.route.approvers
+    return config.approvers
 
 
 def asked(config: RoleConfig, owner_id: str) -> tuple[str, ...]:

@@ -74,3 +74,64 @@ def not_understood(reason: str) -> str:
 def tool_returned(result: str) -> str:
     """What the tool returned once it ran, on one line."""
     return f"The tool returned: “{' '.join(result.split())}”"
+
+
+# Standing grants ("Approve and allow similar …", channels.kit.grants).
+GRANT_BUTTON: Final = "Approve and allow similar…"
+GRANT_TITLE: Final = "Approve and allow similar requests"
+GRANT_MEANS: Final = (
+    "This request is approved, and similar ones are approved at once from now on, within what "
+    "you choose here, until it ends or someone revokes it."
+)
+GRANT_SCOPE_LABEL: Final = "Allow similar requests"
+GRANT_HOURS_LABEL: Final = "For how long"
+GRANT_SUBMIT: Final = "Approve and allow"
+GRANT_SHORT_TITLE: Final = "Allow similar"  # where a title is short (Slack's modal: 24)
+REVOKE: Final = "Revoke"
+GRANT_SCOPE_UNKNOWN: Final = "Choose which similar requests to allow."
+GRANT_HOURS_UNKNOWN: Final = "Choose for how long."
+GRANT_BOUND_NOT_A_NUMBER: Final = "Write a number of at least 0, or leave it empty."
+GRANTS_TITLE: Final = "Standing grants"
+NO_GRANTS: Final = "No standing grants: every request is asked."
+GRANT_NOT_OFFERED: Final = "This request offers no standing grant: approve or reject it."
+GRANT_UNKNOWN: Final = "This grant is no longer there."
+NOT_YOURS_TO_REVOKE: Final = "Only who gave this grant or an approver of its role may revoke it."
+
+
+def grant_scope_label(kind: str, *, owner: str, agent: str) -> str:
+    """One scope a question offers, for a person."""
+    match kind:
+        case "thread":
+            return "for this thread"
+        case "requester":
+            return f"for requests of {owner}" if owner else "for this requester"
+        case _:
+            return f"for the agent {agent}"
+
+
+def grant_bound_label(title: str) -> str:
+    """The bound's input: ``Up to this Amount (empty: any)``."""
+    return f"Up to this {title} (for the agent: this request's by default)"
+
+
+def grant_hours_option(hours: int) -> str:
+    return "for 1 hour" if hours == 1 else f"for {hours} hours"
+
+
+def granted(line: str) -> str:
+    """Said to who approved with a grant."""
+    return f"Approved, and similar requests are allowed: {line}."
+
+
+def grant_refused(reason: str) -> str:
+    """Said when the approval was taken but the grant was not."""
+    return f"Approved, but similar requests are not allowed: {reason}"
+
+
+def more_grants(count: int) -> str:
+    """Grants past those a list shows."""
+    return f"{count} more: python -m bot grants list"
+
+
+def grant_revoked(line: str) -> str:
+    return f"Revoked: {line}. The next similar request is asked."

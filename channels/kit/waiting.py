@@ -2,8 +2,9 @@
 inbox, and any other channel's list.
 
 A person may answer the pauses of CHANNEL roles whose implementation names them as an
-approver, once escalated those whose ``escalate_to`` names them, and the THREAD_OWNER pauses of
-threads they own. What expires first is at the top, then the newest.
+approver (those a policy routed: whose route names them), once escalated those whose
+``escalate_to`` names them, and the THREAD_OWNER pauses of threads they own. What expires
+first is at the top, then the newest.
 """
 
 from __future__ import annotations
@@ -57,7 +58,17 @@ async def waiting_for(
         elif config.escalate_to and await among(config.escalate_to):
             escalation.add(config.role)
     escalation -= mine
-    listed = [Waiting(pending=p) for p in await _channel_pauses(app, tenant_id, mine)]
+    others = {i.config.role for i in catalog.answered_by_channel()} - mine - escalation
+    listed = [
+        Waiting(pending=p)
+        for p in await _channel_pauses(app, tenant_id, mine)
+        if not _routed(p) or await among(_routed(p))  # a policy's route names its approvers
+    ]
+    listed += [
+        Waiting(pending=p)
+        for p in await _channel_pauses(app, tenant_id, others)
+        if _routed(p) and await among(_routed(p))
+    ]
     listed += [
         Waiting(pending=p, escalated_to_them=True)
         for p in await _channel_pauses(app, tenant_id, escalation)
@@ -74,6 +85,12 @@ async def waiting_for(
         listed += [Waiting(pending=p) for p in owned]
     shown = [w for w in listed if w.pending.pause_id is not None]
     return sorted(shown, key=lambda w: expiring_first(w.pending.expires_at, w.pending.asked_at))
+
+
+def _routed(pending: PendingPause) -> tuple[str, ...]:
+    """The approvers a policy routed ``pending`` to, instead of its channel's (none: its
+    channel's)."""
+    return () if pending.route is None else pending.route.approvers
 
 
 async def _channel_pauses(app: App, tenant_id: str, roles: set[str]) -> list[PendingPause]:

@@ -170,6 +170,11 @@ class Answering:
         reply a model reads is kept instead, and read after the ack."""
         return await self._answer(pause_id, who, reply=(text, place))
 
+    def after(self, outcome: AnswerOutcome, who: Answerer) -> AfterAck:
+        """What follows the ack of an answer recorded elsewhere (a grant's approval,
+        ``channels.slack.grant_flows``): as for a click."""
+        return self._after(outcome, who, None)
+
     # ---------------------------------------------------------------- internals
 
     async def _answer(

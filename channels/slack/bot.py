@@ -58,6 +58,8 @@ from channels.slack.edge import RequestSignatures
 from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
+from channels.slack.grant_flows import GrantFlows
+from channels.slack.grant_list import SlackGrants
 from channels.slack.home import Answerable, HomeTabs
 from channels.slack.home_settings import HomeSettings
 from channels.slack.installations import DatabaseInstallationStore
@@ -243,14 +245,13 @@ class SlackBot:
             sessions=self.sessions,
         )
         workspaces = self.gateway.workspaces
+        authorizer = Authorizer(workspaces, directory)
         answering = Answering(
-            app=app,
-            gateway=self.gateway,
-            authorizer=Authorizer(workspaces, directory),
-            feedback=feedback,
+            app=app, gateway=self.gateway, authorizer=authorizer, feedback=feedback
         )
         lists = PendingLists(app=app, catalog=catalog, directory=directory, workspaces=workspaces)
         settings = self._home_settings(catalog, workspaces)
+        grants = SlackGrants(app=app, catalog=catalog, directory=directory)
         home = HomeTabs(
             client=client,
             lists=lists,
@@ -259,7 +260,9 @@ class SlackBot:
             tasks=self.tasks,
             workspaces=workspaces,
             sections=() if settings is None else (settings,),
+            grants=grants,
         )
+        signer = MetadataSigner(self._settings.signing_secret.get_secret_value())
         flows = Flows(
             app=app,
             client=client,
@@ -270,14 +273,25 @@ class SlackBot:
             feedback=feedback,
             lists=lists,
             home=home,
-            signer=MetadataSigner(self._settings.signing_secret.get_secret_value()),
+            signer=signer,
             session=session,
+        )
+        grant_flows = GrantFlows(
+            app=app,
+            client=client,
+            gateway=self.gateway,
+            answering=answering,
+            authorizer=authorizer,
+            feedback=feedback,
+            grants=grants,
+            signer=signer,
         )
         return SlackServices(
             app=app,
             answering=answering,
             conversations=conversations,
             flows=flows,
+            grants=grant_flows,
             home=home,
             messages=self.messages,
             tasks=self.tasks,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Final
 from uuid import uuid4
@@ -30,6 +30,7 @@ from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
 from bot.store.outbox import OutboxEntry
+from channels.kit.grants import offered_scopes
 from channels.kit.outcomes import Outcome
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import RequesterNotes
@@ -346,7 +347,8 @@ class SlackGateway:
         ref = await self.messages.get(reminder.pause_id)
         if ref is None or ref.closed:
             return
-        approvers = config.approvers or (reminder.owner_id,)
+        routed = reminder.route.approvers if reminder.route is not None else ()
+        approvers = routed or config.approvers or (reminder.owner_id,)
         if reminder.escalated:
             approvers = tuple(dict.fromkeys((*approvers, *config.escalate_to)))
         text = reminder_text(
@@ -415,10 +417,19 @@ class SlackGateway:
             request=question.value.request,
             stated_reason=question.value.stated_reason,
             question=self._catalog.question_template(tool, agent=question.agent, role=role),
+            grant_scopes=self.grant_scopes(role),
         )
+
+    def grant_scopes(self, role: str) -> tuple[str, ...]:
+        """The standing grants a question of ``role`` offers (``channels.kit.grants``)."""
+        spec = self._catalog.role(role)
+        return () if spec is None else offered_scopes(spec.grants, spec.answered_by)
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
         """What the message of ``pause`` shows (its real arguments: every renderer masks them)."""
+        return replace(self._approval_view(pause), grant_scopes=self.grant_scopes(pause.role))
+
+    def _approval_view(self, pause: PauseView) -> ApprovalView:
         return approval_view(
             pause,
             role_description=self._catalog.role_description(pause.role),
@@ -531,6 +542,8 @@ def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str 
         thread = SlackThread.parse(ask.thread_id)
         if thread is not None:
             return thread.channel, thread.ts
+    if ask.route is not None and ask.route.conversation is not None:
+        return ask.route.conversation, None  # where a policy routed it
     if config.conversation is None:
         raise SetupError(
             f"the role {config.role} asks in the owner's Slack thread, and thread "

@@ -13,14 +13,17 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.models.blocks import Block
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.enums import PauseAnswerer
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
+from channels.slack.grant_list import SlackGrants
 from channels.slack.pending import PendingLists
 from channels.slack.redaction import log
 from channels.slack.render import MAX_VIEW_BLOCKS
+from channels.slack.render_grants import home_grant_blocks
 from channels.slack.render_pending import home_view
 from channels.slack.tasks import BackgroundTasks
 from channels.slack.webapi import api_error
@@ -57,6 +60,7 @@ class HomeTabs:
         max_users: int = DEFAULT_MAX_USERS,
         workspaces: WorkspaceConfigs | None = None,
         sections: Sequence[HomeSection] = (),
+        grants: SlackGrants | None = None,
     ) -> None:
         self._client = client
         self._lists = lists
@@ -66,13 +70,22 @@ class HomeTabs:
         self._max_users = max_users
         self._workspaces = workspaces or WorkspaceConfigs(catalog)
         self._sections = tuple(sections)
+        self._grants = grants
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
 
-    async def publish(self, *, tenant_id: str, user: str, page: int = 1) -> None:
-        """Publish ``user``'s list (``views.publish``) and remember them for refreshes."""
+    async def publish(
+        self, *, tenant_id: str, user: str, page: int = 1, notice: str | None = None
+    ) -> None:
+        """Publish ``user``'s list (``views.publish``) and remember them for refreshes; below
+        it the standing grants they may revoke, after ``notice`` (what their last revocation
+        did)."""
         self._remember(tenant_id, user)
         items = await self._lists.for_user(tenant_id=tenant_id, user=user)
-        view = home_view(items, page=page)
+        extra: list[Block] = []
+        if self._grants is not None:
+            grants = await self._grants.for_user(tenant_id=tenant_id, user=user)
+            extra = home_grant_blocks(grants, notice=notice)
+        view = home_view(items, page=page, extra=extra)
         for section in self._sections:
             blocks, more = (
                 _listed(view["blocks"]),

@@ -127,6 +127,7 @@ class ApprovalView:
     stated_reason: str | None = None  # the agent's words before the call (masked)
     question: str | None = None  # the tool's or role's ``question=`` template
     tool_result: str | None = None  # what the tool returned, once it ran after the answer
+    grant_scopes: tuple[str, ...] = ()  # the grants its approver may give (channels.kit.grants)
 
     @property
     def offered(self) -> Offered:

@@ -39,6 +39,7 @@ from channels.slack.render import (
     slack_date,
     truncate,
 )
+from channels.slack.render_grants import grant_button
 
 REPLY_HINT: Final = (
     "Or answer in this thread: write approve, or reject followed by a colon and your reason."
@@ -62,6 +63,7 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
         *_question(view),
         _asked_by(view),
         *approval_buttons(view.pause_id, offers=view.offered),
+        *grant_button(view),  # "Approve and allow similar…" (channels.slack.render_grants)
     ]
     hint = _reply_hint(view) if view.reads_replies else None
     if hint is not None:

@@ -82,10 +82,14 @@ def pending_list(
 
 
 def home_view(
-    items: Sequence[PendingItemView], *, page: int, page_size: int = 10
+    items: Sequence[PendingItemView],
+    *,
+    page: int,
+    page_size: int = 10,
+    extra: Sequence[Block] = (),
 ) -> dict[str, object]:
-    """The same list as an App Home (``views.publish``) view."""
-    blocks = _list_blocks(items, page=page, page_size=page_size)
+    """The same list as an App Home (``views.publish``) view, ``extra`` blocks below it."""
+    blocks = [*_list_blocks(items, page=page, page_size=page_size), *extra]
     return finish_view(View(type="home", blocks=blocks), surface="home view")
 
 

@@ -8,6 +8,7 @@ from bot.app import App
 from channels.slack.answering import Answering
 from channels.slack.conversations import Conversations
 from channels.slack.flows import Flows
+from channels.slack.grant_flows import GrantFlows
 from channels.slack.home import HomeTabs
 from channels.slack.home_settings import HomeSettings
 from channels.slack.late_answers import LateAnswers
@@ -21,6 +22,7 @@ class SlackServices:
     answering: Answering
     conversations: Conversations
     flows: Flows
+    grants: GrantFlows
     home: HomeTabs
     messages: SlackMessageStore
     tasks: BackgroundTasks

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 ModalKind = Literal["reject", "edit", "respond"]
+SealedKind = Literal["reject", "edit", "respond", "grant"]
+"""What a sealed metadata may be for: a modal answering a pause, or a grant's modal."""
 
 _DOMAIN: Final = b"countersign-modal-v1"
 MAX_METADATA: Final = 3000
@@ -30,7 +32,7 @@ class ModalMetadata:
     ``response_url`` is set when the click came from an ephemeral ``/pending`` list.
     """
 
-    kind: ModalKind
+    kind: SealedKind
     pause_id: str
     user: str
     channel: str | None = None
@@ -59,7 +61,7 @@ class MetadataSigner:
         body = _b64(json.dumps(document, separators=(",", ":")).encode())
         return f"{body}.{self._mac(body)}"
 
-    def open(self, sealed: str, *, kind: ModalKind, user: str) -> ModalMetadata | None:
+    def open(self, sealed: str, *, kind: SealedKind, user: str) -> ModalMetadata | None:
         """The metadata if it is intact, of ``kind`` and opened by ``user``; else ``None``.
 
         ``sealed`` came back through the user's client: anything but the ASCII we sealed is

@@ -93,6 +93,10 @@ class WebAnswering:
         )
         return await self._said(outcome)
 
+    async def said(self, outcome: AnswerOutcome) -> Said:
+        """What the page says of ``outcome`` (an answer recorded elsewhere: a grant's)."""
+        return await self._said(outcome)
+
     async def _said(self, outcome: AnswerOutcome) -> Said:
         match outcome:
             case Answered():

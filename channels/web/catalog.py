@@ -13,7 +13,7 @@ from typing import Final
 from bot.app import App
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
-from channels.kit.answerers import asked, may_answer_now, refusal_of
+from channels.kit.answerers import approvers_of, asked, may_answer_now, refusal_of
 from channels.kit.catalog import KitCatalog, config_in
 from channels.web.notify import Notifier
 
@@ -65,6 +65,6 @@ class WebCatalog(KitCatalog[WebChannelConfig]):
             pause,
             approver,
             config,
-            approver=config is not None and approver in config.approvers,
+            approver=config is not None and approver in approvers_of(pause, config),
             escalation=config is not None and approver in config.escalate_to,
         )

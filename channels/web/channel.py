@@ -33,6 +33,7 @@ from bot.core.channel import (
 )
 from bot.core.context import ExecutionContext
 from bot.core.dtos import ToolCallApprovalAsk
+from bot.core.enums import PauseAnswerer
 from bot.core.errors import SetupError
 from channels.kit.factory import PeopleRules, implement_role, role_people
 from channels.web.catalog import CONFIG_ATTRIBUTE, WebChannelConfig
@@ -57,6 +58,15 @@ class TitleQuestion(Protocol):
     """The title of a question (``channels.kit.question.title_of``)."""
 
     def __call__(self, value: ToolCallApprovalAsk, *, agent: str, role: str) -> str: ...
+
+
+def routed_to(question: ChannelAsk | ChannelReminder, config: WebChannelConfig) -> tuple[str, ...]:
+    """The approvers a policy routed ``question`` to (``PolicyOutcome.route``); none: the
+    channel's (and always for a question its owner answers)."""
+    route = question.route
+    if route is None or config.answered_by is PauseAnswerer.THREAD_OWNER:
+        return ()
+    return route.approvers
 
 
 class WebOutbox:
@@ -105,13 +115,17 @@ class WebOutbox:
 
     async def post(self, ask: ChannelAsk, config: WebChannelConfig) -> None:
         """The question, to each person it is asked of."""
-        asked = config.asked(ask.owner_id)
+        asked = routed_to(ask, config) or config.asked(ask.owner_id)
         await self._tell(config, ask, asked, kind=NoticeKind.QUESTION, asked=asked)
 
     async def remind(self, reminder: ChannelReminder, config: WebChannelConfig) -> None:
         """A reminder (its number, the expiry, who may answer), to each person who may answer
         it: those it was asked of, and once it is escalated the ``escalate_to`` people too."""
         people = config.may_answer(reminder.owner_id, escalated=reminder.escalated)
+        routed = routed_to(reminder, config)
+        if routed:  # a policy's approvers instead of the channel's
+            extra = config.escalate_to if reminder.escalated else ()
+            people = tuple(dict.fromkeys((*routed, *extra)))
         await self._tell(
             config,
             reminder,

@@ -129,6 +129,7 @@ def question_page(
     notice: Notice | None,
     inbox: str = "",
     ending: Ending | None = None,
+    extra: str = "",
 ) -> str:
     """A question's page: what is asked, then the forms (``forms=None``: it no longer waits,
     ``notice`` says why); once answered, its outcome, what changed, what ran and how it ended."""
@@ -139,6 +140,7 @@ def question_page(
         parts.append(outcome_section(question, ending))
     if forms is not None:
         parts.append(_forms(forms))
+        parts.append(extra)  # a channel's own section below the forms (HTML: grants.py)
     if inbox:
         parts.append(f'<p><a href="{escape(inbox)}">Back to your inbox</a></p>')
     return page(question.title, "".join(parts), home=inbox)

@@ -44,6 +44,7 @@ def inbox_page(
     *,
     decided: Sequence[InboxEntry] = (),
     extra: str = "",
+    below: str = "",
 ) -> str:
     """What waits for ``approver`` in the order given, then what they decided; ``extra``
     (HTML) goes above the list."""
@@ -57,7 +58,7 @@ def inbox_page(
         answered = f'<p class="meta">{escape(NOTHING_DECIDED)}</p>'
     body = (
         f"{extra}<section><h1>Waiting for {escape(approver)}</h1>{listing}</section>"
-        f"<section><h2>Decided</h2>{answered}</section>"
+        f"<section><h2>Decided</h2>{answered}</section>{below}"
     )
     return page("Inbox", body, home="/inbox")
 

@@ -52,6 +52,14 @@ from channels.web.answering import Said, WebAnswering, closed_text
 from channels.web.catalog import WebCatalog
 from channels.web.channel import INBOX_PATH, QUESTION_PATH, WebOutbox
 from channels.web.form import Submission, form_fields, read_form
+from channels.web.grants import (
+    GRANT_ACTION,
+    GRANT_ID_FIELD,
+    GRANTS_PATH,
+    WebGrants,
+    grant_section,
+    grants_section,
+)
 from channels.web.inbox import WebInbox
 from channels.web.links import Link, LinkError, LinkKind, LinkProblem, LinkSigner
 from channels.web.notify import Notifier, log, log_notifier
@@ -120,6 +128,7 @@ class WebServer:
             ),
         )
         self._inbox_list = WebInbox(app, self._catalog, self.outbox)
+        self._grants = WebGrants(app, self._catalog, self._answering)
         app.provide(WebOutbox, self.outbox)
 
     def inbox_url(self, approver: str, *, tenant_id: str) -> str:
@@ -138,6 +147,7 @@ class WebServer:
         application.router.add_post(QUESTION_PATH + "{token}", self._answer)
         application.router.add_get(INBOX_PATH + "{token}", self._sign_in)
         application.router.add_get(INBOX, self._inbox)
+        application.router.add_post(GRANTS_PATH, self._revoke_grant)
         application.router.add_get(STYLESHEET_PATH, _stylesheet)
 
     def session(self, request: web.Request) -> Link | None:
@@ -203,6 +213,9 @@ class WebServer:
         link = self._link(request, LinkKind.QUESTION)
         fields = await self.posted_fields(request)
         csrf = self._check_csrf(request, fields)
+        if fields.get(ACTION_FIELD) == GRANT_ACTION:  # approve and allow similar (grants.py)
+            granted = await self._grants.answer(link, fields)
+            return await self._after(request, link, granted, csrf, fields)
         action = action_of(fields.get(ACTION_FIELD, ""))
         said: Said
         match action:
@@ -313,10 +326,38 @@ class WebServer:
                 ),
                 status=401,
             )
+        return await self._inbox_response(request, session)
+
+    async def _inbox_response(
+        self, request: web.Request, session: Link, *, notice: str = "", status: int = 200
+    ) -> web.Response:
         entries = await self._inbox_list.entries(session)
         decided = await self._inbox_list.decided(session)
-        page = inbox_page(session.approver, entries, decided=decided, extra=self._inbox_note)
-        return html(page)
+        csrf = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        grants = grants_section(
+            await self._grants.for_approver(session),
+            csrf=self._csrf_token(csrf, GRANTS_PATH),
+            csrf_field=CSRF_FIELD,
+            notice=notice,
+        )
+        page = inbox_page(
+            session.approver, entries, decided=decided, extra=self._inbox_note, below=grants
+        )
+        response = html(page, status=status)
+        self._cookie(response, CSRF_COOKIE, csrf)
+        return response
+
+    async def _revoke_grant(self, request: web.Request) -> web.StreamResponse:
+        """A Revoke form of the inbox (its CSRF checked): the inbox again, saying what it did."""
+        session = self.session(request)
+        if session is None:
+            raise _page_error(
+                web.HTTPUnauthorized, "Sign in with your link", "Open the link you were sent."
+            )
+        fields = await self.posted_fields(request)
+        self._check_csrf(request, fields)
+        status, said = await self._grants.revoke(session, fields.get(GRANT_ID_FIELD, ""))
+        return await self._inbox_response(request, session, notice=said, status=status)
 
     # ---------------------------------------------------------------- helpers
 
@@ -344,6 +385,8 @@ class WebServer:
             if said is not None and said.status == 409:
                 text = f"{NOT_TAKEN} {text}"
                 tone = "bad"
+            elif said is not None and said.status == 200 and said.text:
+                text = said.text  # what else was done with the answer (a grant given)
             status = said.status if said is not None else 200
             page = question_page(
                 question,
@@ -369,7 +412,16 @@ class WebServer:
         )
         notice = None if said is None else Notice(text=said.text, tone="bad")
         status = 200 if said is None else said.status
-        return html(question_page(question, forms=forms, notice=notice, inbox=inbox), status=status)
+        offer = self._grants.offer(pause)
+        granting = (
+            ""
+            if offer is None or not question.offers.approve
+            else grant_section(
+                offer, csrf=forms.csrf, csrf_field=CSRF_FIELD, action_field=ACTION_FIELD
+            )
+        )
+        page = question_page(question, forms=forms, notice=notice, inbox=inbox, extra=granting)
+        return html(page, status=status)
 
     async def _ending(self, pause: PauseView) -> Ending | None:
         """How the run went on after ``pause`` closed: its failure, or the agent's last words

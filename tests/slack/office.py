@@ -16,14 +16,17 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from bot import (
+    PauseAnswerer,
     PauseTiming,
     PolicyAsk,
     PolicyDecision,
     PolicyOutcome,
     Sensitive,
+    channel_role,
     policy,
     tool,
 )
+from bot.core.channel import ChannelOf
 from channels.slack import slack_channel
 from tests.apps import sample_agent, sample_application
 from tests.office import Done, Ledger, WireInput, office_roles, recording_office_tools
@@ -50,6 +53,7 @@ HOURLY_WIRE_TIMING = PauseTiming(
 )
 """Reminded every hour and escalated at 3 h: a reminder falls at the escalation's moment."""
 SECRET_EMAIL = "carol.secret@example.com"
+HOUR = timedelta(hours=1)
 
 
 class RefundCardInput(BaseModel):
@@ -130,6 +134,73 @@ class SmallRefundCardTool:
         return Done(status=f"refunded {input.amount}")
 
 
+@channel_role(
+    name="granted-refund-approval-channel",
+    description="A manager approves refunds, and may allow similar ones",
+    approves=RefundCardInput,
+    answered_by=PauseAnswerer.CHANNEL,
+    grants=["thread", "requester", "agent"],
+)
+class GrantedRefundApprovalChannel(ChannelOf): ...
+
+
+SlackGrantedRefundChannel = slack_channel(
+    GrantedRefundApprovalChannel,
+    name="slack-granted-refund-approval-channel",
+    conversation=APPROVALS,
+    approvers=[MANAGER, FINANCE],
+)
+
+
+@tool(
+    name="granted-refund-card-tool",
+    description="Refunds a card; a manager may allow similar refunds",
+    input=RefundCardInput,
+    output=Done,
+    channel=GrantedRefundApprovalChannel,
+    deps=[Ledger],
+)
+class GrantedRefundCardTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: RefundCardInput) -> Done:
+        self.ledger.runs.append(("granted-refund", input.model_dump()))
+        return Done(status=f"refunded {input.amount}")
+
+
+BOSS = "U0BOSS"
+BOSS_ROOM = "C0BOSSROOM"
+
+
+@policy(name="big-refund-route-policy", description="Refunds of 500 or more: the boss, 1 h")
+class BigRefundRoutePolicy:
+    def decide(self, ask: PolicyAsk) -> PolicyDecision:
+        if float(ask.arguments["amount"]) >= 500:
+            return PolicyOutcome.route(
+                approvers=[BOSS], conversation=BOSS_ROOM, timing=PauseTiming(expire_after=HOUR)
+            )
+        return PolicyOutcome.ask()
+
+
+@tool(
+    name="routed-refund-card-tool",
+    description="Refunds a card; big ones are asked of the boss",
+    input=RefundCardInput,
+    output=Done,
+    channel=RefundApprovalChannel,
+    policy=BigRefundRoutePolicy,
+    deps=[Ledger],
+)
+class RoutedRefundCardTool:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def run(self, input: RefundCardInput) -> Done:
+        self.ledger.runs.append(("routed-refund", input.model_dump()))
+        return Done(status=f"refunded {input.amount}")
+
+
 SlackOfficeAgent = sample_agent(
     "slack-office",
     tools=[
@@ -138,13 +209,20 @@ SlackOfficeAgent = sample_agent(
         WireMoneyTool,
         HourlyWireMoneyTool,
         SmallRefundCardTool,
+        GrantedRefundCardTool,
+        RoutedRefundCardTool,
     ],
     description="Refunds, books expenses, wires money",
 )
 SLACK_OFFICE = sample_application(
     "slack-office",
     agent=SlackOfficeAgent,
-    channels=[SlackRefundChannel, SlackExpenseChannel, SlackWireChannel],
+    channels=[
+        SlackRefundChannel,
+        SlackExpenseChannel,
+        SlackWireChannel,
+        SlackGrantedRefundChannel,
+    ],
     entry_workflow=True,
 )
 SlackOfficeWorkflow = SLACK_OFFICE.workflow

@@ -121,15 +121,54 @@ class PayOutTool:
 class HourlyPayOutTool(PayOutTool): ...
 
 
+@channel_role(
+    name="granted-payout-approval-channel",
+    description="A manager approves payouts, and may allow similar ones",
+    approves=PayoutInput,
+    answered_by=PauseAnswerer.CHANNEL,
+    grants=["thread", "requester", "agent"],
+)
+class GrantedPayoutApprovalChannel(ChannelOf): ...
+
+
+WebGrantedPayoutChannel = web_channel(
+    GrantedPayoutApprovalChannel, name="web-granted-payout-approval-channel", approvers=[BOB]
+)
+
+
+@tool(
+    name="granted-pay-out-tool",
+    description="Pays a payee out; a manager may allow similar payouts",
+    input=PayoutInput,
+    output=Done,
+    channel=GrantedPayoutApprovalChannel,
+    deps=[Ledger],
+)
+class GrantedPayOutTool(PayOutTool): ...
+
+
 WebOfficeAgent = sample_agent(
     "web-office",
-    tools=[RefundCardTool, BookExpenseTool, WireMoneyTool, PayOutTool, HourlyPayOutTool],
+    tools=[
+        RefundCardTool,
+        BookExpenseTool,
+        WireMoneyTool,
+        PayOutTool,
+        HourlyPayOutTool,
+        GrantedPayOutTool,
+    ],
     description="Refunds, books expenses, wires money, pays out",
 )
 WEB_OFFICE = sample_application(
     "web-office",
     agent=WebOfficeAgent,
-    channels=[WebRefundChannel, WebExpenseChannel, WebWireChannel, WebPayoutChannel],
+    channels=[
+        WebRefundChannel,
+        WebExpenseChannel,
+        WebWireChannel,
+        WebPayoutChannel,
+        WebGrantedPayoutChannel,
+    ],
     entry_workflow=True,
 )
 WebOfficeWorkflow = WEB_OFFICE.workflow
