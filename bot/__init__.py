@@ -48,11 +48,13 @@ if TYPE_CHECKING:
         AlreadyClosed,
         Answered,
         AnswerOutcome,
+        ApprovalCounted,
         NotUnderstood,
         RecordedAnswer,
         Refused,
         ReplyKept,
     )
+    from bot.core.approvals import Approval
     from bot.core.budget import Budget, ModelPrice, Spend
     from bot.core.channel import (
         AwaitReply,
@@ -83,6 +85,7 @@ if TYPE_CHECKING:
     )
     from bot.core.errors import (
         AgentFailedError,
+        AlreadyApprovedError,
         AnswerRefusedError,
         AppClosedError,
         AssemblyError,
@@ -96,6 +99,7 @@ if TYPE_CHECKING:
         PauseAnswererError,
         PauseExpiredError,
         PiiRefusedError,
+        ProposalChangedError,
         ReplyInterpreterMissingError,
         SelfApprovalError,
         SettingsError,
@@ -180,6 +184,10 @@ _EXPORTED_FROM: dict[str, str] = {
     "policy": "bot.components.decorators",
     "Answered": "bot.core.answers",
     "AnswerOutcome": "bot.core.answers",
+    "ApprovalCounted": "bot.core.answers",
+    "Approval": "bot.core.approvals",
+    "AlreadyApprovedError": "bot.core.errors",
+    "ProposalChangedError": "bot.core.errors",
     "NotUnderstood": "bot.core.answers",
     "Refused": "bot.core.answers",
     "ReplyKept": "bot.core.answers",
@@ -286,12 +294,15 @@ _EXPORTED_FROM: dict[str, str] = {
 
 __all__ = [
     "AgentFailedError",
+    "AlreadyApprovedError",
     "AlreadyClosed",
     "AnswerOutcome",
     "AnswerRefusedError",
     "Answered",
     "App",
     "AppClosedError",
+    "Approval",
+    "ApprovalCounted",
     "ApproveAtOnce",
     "ArgumentConstraint",
     "AskPerson",
@@ -352,6 +363,7 @@ __all__ = [
     "PolicyAsk",
     "PolicyDecision",
     "PolicyOutcome",
+    "ProposalChangedError",
     "ReceivedReply",
     "RecordedAnswer",
     "Refused",

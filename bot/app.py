@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import ChannelRoleSpec, WorkflowSpec, spec_of
 from bot.core import field_errors
-from bot.core.answers import Answered, AnswerOutcome
+from bot.core.answers import Answered, AnswerOutcome, ApprovalCounted
 from bot.core.clock import Clock, TimerHandle, wait_with_timeout
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
@@ -429,6 +429,9 @@ class App:
             answered = answered_or_raise(
                 await self._answer(request, continue_run=True, record=record)
             )
+        if isinstance(answered, ApprovalCounted):  # one of several approvals: nothing moved
+            result = await self._views.result(answered.root_execution_id, record=record)
+            return dataclasses.replace(result, moved=False)
         assert answered.result is not None  # continued
         return answered.result
 

@@ -76,6 +76,9 @@ def question_lines(q: QuestionView) -> list[str]:
         lines.append(f"  {q.context()}")
     lines += [f"  {f.title}: {' '.join(f.value.split())}" for f in q.fields]
     lines.append(f"  Answers: {', '.join(q.offers.decisions) or 'none'}")
+    if q.approvals is not None:  # a question that needs several approvals
+        lines += [f"  {c.title}: {c.was} → {c.now}" for c in q.changes]
+        lines += [f"  {line}" for line in q.approvals.lines()]
     if q.expires_at is not None:
         lines.append(f"  Expires {when(q.expires_at)} ({left(q.time_left)}) if nobody answers.")
     return lines

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bot.core.approvals import Approval
 from bot.core.budget import Spend
 from bot.core.dtos import RejectReason, ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
@@ -93,6 +94,10 @@ class PauseAuditEntry:
     ``grant:<id>:<granter>``); None otherwise."""
     granted_by: str | None = None
     """Who gave that grant."""
+    approvals: tuple[Approval, ...] = ()
+    """Every approval it was given before it closed (a role's ``required_approvals``), oldest
+    first, each with what it approved (masked like ``decision``); voided ones (an edit came
+    after) have ``counted`` False. Empty for a question one answer closes."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,6 +217,25 @@ class PauseView:
     tool_result: str | None = None
     """What the tool returned once it ran after an approval (its text); None before or
     without a run."""
+    required_approvals: int = 1
+    """How many distinct approvers must approve it (its role's ``required_approvals``)."""
+    approvals: tuple[Approval, ...] = ()
+    """Who approved what so far, oldest first (a role that needs several approvals); an
+    approval voided by a later edit has ``counted`` False."""
+    proposal: dict[str, Any] | None = None
+    """The arguments proposed now, once an approver's edit replaced those asked (unmasked, as
+    ``ask``); None while the proposal is the question's own. Show it, not ``ask.arguments``:
+    the others approve what they are shown."""
+
+    @property
+    def proposed_arguments(self) -> dict[str, Any]:
+        """What an approval approves now: the standing proposal, else the arguments asked."""
+        return self.ask.arguments if self.proposal is None else self.proposal
+
+    @property
+    def still_needed(self) -> int:
+        """How many more approvals the standing proposal needs (0 once enough)."""
+        return max(0, self.required_approvals - sum(a.counted for a in self.approvals))
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.core.approvals import Approvals
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
-from bot.store.closings import Cancelled, Closing, closed_as
+from bot.store.closings import Cancelled, Closing, Replied, closed_as
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
@@ -202,6 +203,28 @@ class MemoryStore(PauseStore):
         self._unread_at.pop(pause_id, None)
         self._write_audit(closed, terms.audit_decision, terms.ran_with)
         return closed
+
+    async def record_approvals(
+        self,
+        pause_id: str,
+        approvals: Approvals,
+        *,
+        tenant_id: str,
+        at: datetime,
+        closing: Replied | None = None,
+    ) -> PauseRecord | None:
+        record = await self.find(tenant_id, pause_id)
+        if record is None or record.status is not PauseStatus.PENDING:
+            return None
+        if record.approvals.version != approvals.version:
+            return None
+        if record.closes_at is not None and record.closes_at <= at:
+            return None
+        written = dataclasses.replace(approvals, version=approvals.version + 1)
+        self._put(dataclasses.replace(record, approvals=_copied_approvals(written)))
+        if closing is None:
+            return self._pauses[pause_id]
+        return await self.close(pause_id, closing, at=at, tenant_id=tenant_id)
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
@@ -627,6 +650,7 @@ class MemoryStore(PauseStore):
             resolved_at=record.resolved_at,
             decision=_copied(audit_decision),
             ran_with=_copied(ran_with),
+            approvals=record.approvals.entries,
         )
         self._audit.append(
             _Entry(
@@ -736,3 +760,14 @@ def _to_continue(waiting: Sequence[PauseRecord]) -> bool:
 
 def _by_creation(rows: Iterable[ExecutionRow]) -> list[ExecutionRow]:
     return sorted(rows, key=lambda row: row.created_at)
+
+
+def _copied_approvals(approvals: Approvals) -> Approvals:
+    """``approvals`` sharing no mutable value with the caller's (as a database would keep it)."""
+    return dataclasses.replace(
+        approvals,
+        proposal=_copied(approvals.proposal),
+        entries=tuple(
+            dataclasses.replace(e, arguments=_copied(e.arguments)) for e in approvals.entries
+        ),
+    )

@@ -242,6 +242,14 @@ def _v13_installations(connection: Connection) -> None:
     oauth_states.create(connection, checkfirst=True)
 
 
+def _v14_pause_approvals(connection: Connection) -> None:
+    """Several approvals of one question (a role's ``required_approvals``): the approvals so
+    far and their version on the pause, and every approval in its audit entry. Pauses and
+    entries from before have none (NULL)."""
+    _add_missing_columns(connection, pauses, ["approvals", "approvals_version"])
+    _add_missing_columns(connection, pause_answers, ["approvals"])
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -256,6 +264,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v11_failure_codes,
     _v12_grants,
     _v13_installations,
+    _v14_pause_approvals,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
+from bot.core.approvals import ApprovalEntry, Approvals
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
@@ -52,6 +53,10 @@ class NewPause:
     the span that answers it links there. ``None`` without OpenTelemetry."""
 
 
+NO_APPROVALS: Final = Approvals()
+"""A pause's approvals before anyone approved it (and of a question one answer closes)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PauseRecord:
     seq: int
@@ -92,6 +97,8 @@ class PauseRecord:
     due (a sweep that finds the claim lapsed sends again what fell due then)."""
     trace_context: Mapping[str, str] | None = None
     """The trace context it was asked in, if it was asked in a recorded span."""
+    approvals: Approvals = NO_APPROVALS
+    """The approvals given so far (a role that needs several)."""
 
     def __repr__(self) -> str:  # never print the pause id
         return (
@@ -194,6 +201,8 @@ class AuditRow:
     resolved_at: datetime
     decision: dict[str, Any] | None
     ran_with: dict[str, Any] | None = None
+    approvals: tuple[ApprovalEntry, ...] = ()
+    """The approvals it was given before it closed (masked), with their rounds."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from bot.core.approvals import Approvals
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.grants import Grant, NewGrant
 from bot.core.metrics import PendingByRole
-from bot.store.closings import Closing
+from bot.store.closings import Closing, Replied
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
@@ -66,6 +67,22 @@ class PausedExecutionRepository(Protocol):
         audit entry, atomically (``tenant_id``: only a pause of that tenant). The pause as it
         now is — ``is_sent`` as of its closing: tell its channel if set — or None if it did not
         wait (or an answer came after its deadline)."""
+        ...
+
+    async def record_approvals(
+        self,
+        pause_id: str,
+        approvals: Approvals,
+        *,
+        tenant_id: str,
+        at: datetime,
+        closing: Replied | None = None,
+    ) -> PauseRecord | None:
+        """Write ``approvals`` as the pause's approvals (version ``approvals.version + 1``) only
+        while it waits, before its deadline, with its approvals still at ``approvals.version``
+        (the version read), atomically; with ``closing`` (enough approved) close it in the same
+        change, with its audit entry. The pause as it now is, or None when it no longer waits
+        or another approval came first (read it again)."""
         ...
 
     async def receive_reply(

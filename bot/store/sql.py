@@ -14,13 +14,14 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Row, and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from bot.core.approvals import Approvals, entries_of, entry_json
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import ExecutionFailedError
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.core.results import StepRecord
-from bot.store.closings import Cancelled, Closing, closed_as
+from bot.store.closings import Cancelled, Closing, Replied, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
 from bot.store.database import Database
 from bot.store.leases import LeaseClaim
@@ -49,6 +50,7 @@ from bot.store.statements import (
     MARK_SENT,
     PAUSE_BY_ID,
     PAUSE_BY_KEY,
+    RECORD_APPROVALS,
     SET_INTERRUPT_ID,
     SET_RAN_WITH,
     TAKE_PAUSE,
@@ -139,23 +141,62 @@ class SqlStore:
         """
         terms = closed_as(closing)
         statement = CLOSE_PENDING_PAUSE[(tenant_id is not None, terms.before_deadline)]
+        values: dict[str, Any] = {"b_pause_id": pause_id, **self._closing_values(closing, at)}
+        if tenant_id is not None:
+            values["b_tenant"] = tenant_id
+        if terms.before_deadline:
+            values["b_now"] = at
+        return await self._tx.write(self._closing_body(statement, values, closing))
+
+    async def record_approvals(
+        self,
+        pause_id: str,
+        approvals: Approvals,
+        *,
+        tenant_id: str,
+        at: datetime,
+        closing: Replied | None = None,
+    ) -> PauseRecord | None:
         values: dict[str, Any] = {
             "b_pause_id": pause_id,
+            "b_tenant": tenant_id,
+            "b_version": approvals.version,
+            "b_now": at,
+            "approvals": self._codec.encode(approvals.to_json()),
+            "approvals_version": approvals.version + 1,
+        }
+        if closing is None:
+
+            def body(connection: Connection) -> PauseRecord | None:
+                row = connection.execute(RECORD_APPROVALS, values).one_or_none()
+                return None if row is None else self._pause(row)
+
+            return await self._tx.write(body)
+        values.update(self._closing_values(closing, at))
+        return await self._tx.write(self._closing_body(RECORD_APPROVALS, values, closing))
+
+    def _closing_values(self, closing: Closing, at: datetime) -> dict[str, Any]:
+        """What ``closing`` writes on the pause row."""
+        terms = closed_as(closing)
+        values: dict[str, Any] = {
             "status": terms.status.value,
             "resolution": terms.resolution.value,
             **_NOTHING_UNREAD,  # a reply kept to read is moot once the pause closed
             "resolved_at": at,
         }
-        if tenant_id is not None:
-            values["b_tenant"] = tenant_id
-        if terms.before_deadline:
-            values["b_now"] = at
         answer = terms.answer
         if answer is not None:
             values["answer"] = self._codec.encode(
                 {"decision": answer.decision, "responder": answer.responder, "reply": answer.reply}
             )
             values["responder"] = answer.responder
+        return values
+
+    def _closing_body(
+        self, statement: Any, values: dict[str, Any], closing: Closing
+    ) -> Callable[[Connection], PauseRecord | None]:
+        """The transaction that closes a pause by ``statement`` and writes its audit entry."""
+        terms = closed_as(closing)
         decision = terms.audit_decision
         sealed_decision = None if decision is None else self._codec.encode(decision)
         sealed_ran_with = None if terms.ran_with is None else self._codec.encode(terms.ran_with)
@@ -165,11 +206,11 @@ class SqlStore:
             if row is None:
                 return None
             record = self._pause(row)
-            entry = self._audit_entry(record, answer, sealed_decision)
+            entry = self._audit_entry(record, terms.answer, sealed_decision)
             connection.execute(INSERT_AUDIT_ENTRY, {**entry, "ran_with": sealed_ran_with})
             return record
 
-        return await self._tx.write(body)
+        return body
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
@@ -751,7 +792,14 @@ class SqlStore:
             "pause_seq": record.seq,
             "ask_position": record.ask_position,
             "ran_with": None,
+            "approvals": self._sealed_audit_approvals(record.approvals),
         }
+
+    def _sealed_audit_approvals(self, approvals: Approvals) -> str | None:
+        """The approvals of a closed pause for its audit entry (masked; no proposal kept)."""
+        if not approvals.entries:
+            return None
+        return self._codec.encode([entry_json(e) for e in approvals.entries])
 
     async def _one(self, statement: Any, parameters: dict[str, str]) -> PauseRecord | None:
         row = await self._tx.read(
@@ -819,6 +867,11 @@ class SqlStore:
             escalated_at=m["escalated_at"],
             nudge_claimed_at=m["nudge_claimed_at"],
             trace_context=_carrier(m["trace_context"]),
+            approvals=Approvals()
+            if m["approvals"] is None
+            else Approvals.from_json(
+                self._codec.decode(m["approvals"]), version=m["approvals_version"] or 0
+            ),
         )
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:
@@ -856,6 +909,9 @@ class SqlStore:
             resolved_at=m["resolved_at"],
             decision=None if m["decision"] is None else self._codec.decode(m["decision"]),
             ran_with=None if m["ran_with"] is None else self._codec.decode(m["ran_with"]),
+            approvals=()
+            if m["approvals"] is None
+            else entries_of(self._codec.decode(m["approvals"])),
         )
 
 

@@ -109,6 +109,11 @@ pauses = Table(
     # the trace context the question was asked in (v9): W3C trace-context headers as JSON, for
     # the span that answers it to link to; NULL without OpenTelemetry
     Column("trace_context", String(1024)),
+    # the approvals so far of a question that needs several (v14): sealed JSON (who approved
+    # which proposal, the standing proposal after an edit), and its version, compared before
+    # each write so that two approvers at once are both counted, once each
+    Column("approvals", Text),
+    Column("approvals_version", Integer),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),
@@ -185,6 +190,7 @@ pause_answers = Table(
     Column("pause_seq", BigInteger, nullable=False),
     Column("ask_position", Integer),
     Column("ran_with", Text),  # the arguments the approved tool was run with, masked
+    Column("approvals", Text),  # every approval given before it closed, masked (v14)
     Index("ix_cs_pause_answers_tenant_root", "tenant_id", "root_execution_id", "pause_seq"),
 )
 

@@ -29,6 +29,7 @@ from bot.core.enums import ExecutionStatus, PauseStatus
 from bot.core.results import ExecutionResult, PauseView, PendingPause
 from bot.core.sensitive import mask_arguments, sensitive_fields
 from bot.core.time_left import parse_instant, time_left_text
+from channels.kit.approvals import ApprovalsShown, approvals_of
 from channels.kit.catalog import KitCatalog
 from channels.kit.offers import Offered, offered
 from channels.kit.outcomes import Approved, Outcome, OutcomeWords, outcome_of, words_of
@@ -84,6 +85,9 @@ class QuestionView:
     changes: tuple[Change, ...] = ()
     ran_with: tuple[ShownField, ...] = ()
     """What the tool ran with (an approval's arguments, edits applied), masked."""
+    approvals: ApprovalsShown | None = None
+    """Who approved and how many approvals are still needed (a question that needs several);
+    while it waits, ``fields`` and ``changes`` show the standing proposal."""
 
     @property
     def words(self) -> OutcomeWords | None:
@@ -214,6 +218,9 @@ def question_view(
         changes = changes_of(model, ask.arguments, outcome.overrides)
         ran_with = shown_fields(model, {**ask.arguments, **(outcome.overrides or {})})
     waiting = not isinstance(pause, PauseView) or pause.status is PauseStatus.PENDING
+    proposed = pause.proposal if isinstance(pause, PauseView) and waiting else None
+    if proposed is not None:  # an approver's edit stands: the others approve what it says
+        changes = changes_of(model, ask.arguments, proposed)
     asked_at = None if isinstance(pause, ChannelAsk) else parse_instant(pause.asked_at)
     role_described = "" if catalog is None else catalog.role_description(role)
     return QuestionView(
@@ -224,7 +231,7 @@ def question_view(
         agent=agent,
         request=ask.request or "",
         stated_reason=ask.stated_reason or "",
-        fields=shown_fields(model, ask.arguments),
+        fields=shown_fields(model, ask.arguments if proposed is None else proposed),
         offers=offered(
             ask,
             tool_input=model,
@@ -239,6 +246,7 @@ def question_view(
         outcome=outcome,
         changes=changes,
         ran_with=ran_with,
+        approvals=approvals_of(pause) if isinstance(pause, PauseView) and waiting else None,
     )
 
 

@@ -20,6 +20,7 @@ from bot.core.answers import (
     AlreadyClosed,
     Answered,
     AnswerOutcome,
+    ApprovalCounted,
     NotUnderstood,
     Refused,
     ReplyKept,
@@ -38,12 +39,13 @@ from bot.core.errors import (
 from bot.core.results import PauseView
 from bot.runtime.observed_answers import observe_answer
 from channels.kit.outcomes import outcome_of, verdict
-from channels.kit.said import closed_sentence, refusal_text
+from channels.kit.said import closed_sentence, refusal_text, said_of
 from channels.kit.texts import (
     NO_LONGER_AVAILABLE,
     NO_LONGER_NEEDED,
     NO_WORDS_TAKEN,
 )
+from channels.slack.approvals import show_approvals
 from channels.slack.authorization import Authorizer
 from channels.slack.feedback import Audience, Feedback, already_answered
 from channels.slack.gateway import SlackGateway, quote
@@ -209,6 +211,9 @@ class Answering:
         match outcome:
             case Answered():
                 return functools.partial(self._continue, outcome, reply)
+            case ApprovalCounted(pause=pause):
+                told = self._telling(who, said_of(outcome))
+                return functools.partial(self._counted, told, pause)
             case ReplyKept():
                 assert reply is not None  # only replies are kept
                 return functools.partial(self._read_then_continue, outcome, who, reply)
@@ -227,6 +232,11 @@ class Answering:
                 return self._telling(who, _refusal(error))
             case _:
                 assert_never(outcome)
+
+    async def _counted(self, told: AfterAck, pause: PauseView) -> None:
+        """After the ack: tell the approver their approval counts, and show the others."""
+        await told()
+        await show_approvals(self._app, self._gateway, pause)
 
     def _telling(self, who: Answerer, text: str) -> AfterAck:
         return functools.partial(self._feedback.tell, who.audience, text)

@@ -127,6 +127,7 @@ class ApprovalView:
     stated_reason: str | None = None  # the agent's words before the call (masked)
     question: str | None = None  # the tool's or role's ``question=`` template
     tool_result: str | None = None  # what the tool returned, once it ran after the answer
+    approvals: tuple[str, ...] = ()  # who approved, how many more (mrkdwn lines; several needed)
 
     @property
     def offered(self) -> Offered:

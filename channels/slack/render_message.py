@@ -39,6 +39,7 @@ from channels.slack.render import (
     slack_date,
     truncate,
 )
+from channels.slack.render_approvals import approvals_blocks
 
 REPLY_HINT: Final = (
     "Or answer in this thread: write approve, or reject followed by a colon and your reason."
@@ -68,6 +69,7 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
         blocks.append(ContextBlock(elements=[mrkdwn(hint)]))
     if view.separates_duties:
         blocks.append(ContextBlock(elements=[mrkdwn(_not_by_the_requester(view))]))
+    blocks += approvals_blocks(view.approvals)
     if view.expires_at is not None:
         blocks.append(ContextBlock(elements=[mrkdwn(expiry_line(view.expires_at))]))
     text = f"Approval needed: {escape(view.title, 300)}"

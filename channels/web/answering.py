@@ -18,6 +18,7 @@ from bot.core.answers import (
     AlreadyClosed,
     Answered,
     AnswerOutcome,
+    ApprovalCounted,
     NotUnderstood,
     Refused,
     ReplyKept,
@@ -100,6 +101,8 @@ class WebAnswering:
                     await self._app.continue_answer(outcome)
                 except CountersignError as error:  # recorded; the run's failure is its own
                     log.warning("web: the run failed after an answer: %s", error.code)
+                return Said(status=303)
+            case ApprovalCounted():  # the page shows who approved and how many more
                 return Said(status=303)
             case ReplyKept(received=received):
                 return await self._said(await self._app.read_kept(received, continue_run=False))
