@@ -43,6 +43,11 @@ class ApprovalsShown:
         return " · ".join(self.lines(name))
 
 
+def nobody_yet(required: int) -> ApprovalsShown | None:
+    """What a question just asked shows of its approvals (None: one answer closes it)."""
+    return ApprovalsShown(approvers=(), required=required) if required > 1 else None
+
+
 def approvals_of(pause: PauseView) -> ApprovalsShown | None:
     """What ``pause`` shows of its approvals; None for a question one answer closes."""
     if pause.required_approvals <= 1:

@@ -29,7 +29,7 @@ from bot.core.enums import ExecutionStatus, PauseStatus
 from bot.core.results import ExecutionResult, PauseView, PendingPause
 from bot.core.sensitive import mask_arguments, sensitive_fields
 from bot.core.time_left import parse_instant, time_left_text
-from channels.kit.approvals import ApprovalsShown, approvals_of
+from channels.kit.approvals import ApprovalsShown, approvals_of, nobody_yet
 from channels.kit.catalog import KitCatalog
 from channels.kit.offers import Offered, offered
 from channels.kit.outcomes import Approved, Outcome, OutcomeWords, outcome_of, words_of
@@ -246,7 +246,7 @@ def question_view(
         outcome=outcome,
         changes=changes,
         ran_with=ran_with,
-        approvals=approvals_of(pause) if isinstance(pause, PauseView) and waiting else None,
+        approvals=_approvals(pause, catalog) if waiting else None,
     )
 
 
@@ -286,6 +286,13 @@ def _model(pause: Asked, catalog: KitCatalog[Any] | None) -> type[BaseModel] | N
             return None
         return catalog.tool_input(pause.ask.tool, agent=pause.agent, role=pause.role)
     return pause.tool_input
+
+
+def _approvals(pause: Asked, catalog: KitCatalog[Any] | None) -> ApprovalsShown | None:
+    """Who approved a question that needs several approvals, and how many more."""
+    if isinstance(pause, PauseView):
+        return approvals_of(pause)
+    return None if catalog is None else nobody_yet(catalog.required_approvals(pause.role))
 
 
 def _expiry(pause: Asked) -> datetime | None:

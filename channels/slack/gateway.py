@@ -26,6 +26,7 @@ from bot.core.channel import (
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
+from channels.kit.approvals import nobody_yet
 from channels.kit.outcomes import Outcome
 from channels.slack.catalog import Catalog, SlackChannelConfig
 from channels.slack.notes import NoteRef, RequesterNotes
@@ -361,6 +362,7 @@ class SlackGateway:
             request=question.value.request,
             stated_reason=question.value.stated_reason,
             question=self._catalog.question_template(tool, agent=question.agent, role=role),
+            approvals=_needed(self._catalog, question),
         )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
@@ -472,6 +474,16 @@ class SlackGateway:
             await self.client.chat_delete(channel=ref.channel_id, ts=ref.ts)
         except (SlackApiError, *TRANSPORT_ERRORS) as error:
             log.warning("slack: a duplicate approval message stays: %s", failure_of(error))
+
+
+def _needed(catalog: Catalog, question: Question) -> tuple[str, ...]:
+    """A question just asked that needs several approvals says how many (with its buttons)."""
+    shown = (
+        None
+        if isinstance(question, ChannelWithdrawal)
+        else nobody_yet(catalog.required_approvals(question.role))
+    )
+    return () if shown is None else shown.lines()
 
 
 def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str | None]:
