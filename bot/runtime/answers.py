@@ -350,7 +350,7 @@ async def _record(
         )
         decision, model_call = reading.decision, reading.model_call
     else:
-        decision = validate_for(binding, request.decision, arguments=record.ask.arguments)
+        decision = validate_for(binding, request.decision, arguments=record.proposed_arguments)
     if not record.ask.allows(decision):
         allowed = ", ".join(record.ask.allowed_decisions or ())
         raise DtoValidationError(

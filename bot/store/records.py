@@ -107,6 +107,13 @@ class PauseRecord:
         )
 
     @property
+    def proposed_arguments(self) -> dict[str, Any]:
+        """What an approval approves now: the standing proposal after an approver's edit (a
+        role that needs several approvals), else the arguments asked. An edit is made of it."""
+        proposal = self.approvals.proposal
+        return self.ask.arguments if proposal is None else proposal
+
+    @property
     def interrupt_to_resume(self) -> str | None:
         """The interrupt a pass resumes with this pause's answer: known once the pause is
         answered (RESOLVED) and LangGraph has named its interrupt; None otherwise."""

@@ -290,3 +290,17 @@ async def test_a_bad_required_approvals_is_an_assembly_error(
     with pytest.raises(AssemblyError) as error:
         await App.create(bad.application, database_url="sqlite+aiosqlite:///:memory:")
     assert "channel-role.required-approvals" in error.value.rules
+
+
+async def test_an_edit_of_an_edit_starts_from_the_standing_proposal(
+    make_office: MakeOffice,
+) -> None:
+    office, pause_id = await asked(make_office)
+    await approve(office, pause_id, ANN, override_arguments={"amount": 20000.0})
+    again = await approve(office, pause_id, BOB, override_arguments={"account": "DE-2"})
+    assert isinstance(again, ApprovalCounted)
+    assert again.pause.proposal == {"account": "DE-2", "amount": 20000.0}  # both edits stand
+    assert [(a.by, a.counted) for a in again.pause.approvals] == [(ANN, False), (BOB, True)]
+    done = await approve(office, pause_id, ANN)
+    assert isinstance(done, Answered)
+    assert office.ledger.runs == [("wire", {"account": "DE-2", "amount": 20000.0})]
