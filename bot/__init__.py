@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     )
     from bot.core.clock import Clock, SystemClock
     from bot.core.context import ExecutionContext, StepContext, Tenant
+    from bot.core.delegations import Delegation, Handover
     from bot.core.dtos import (
         RejectReason,
         ToolCallApprovalAsk,
@@ -186,6 +187,8 @@ _EXPORTED_FROM: dict[str, str] = {
     "AnswerOutcome": "bot.core.answers",
     "ApprovalCounted": "bot.core.answers",
     "Approval": "bot.core.approvals",
+    "Delegation": "bot.core.delegations",
+    "Handover": "bot.core.delegations",
     "AlreadyApprovedError": "bot.core.errors",
     "ProposalChangedError": "bot.core.errors",
     "NotUnderstood": "bot.core.answers",
@@ -326,6 +329,7 @@ __all__ = [
     "CountersignError",
     "Decided",
     "DecidedBy",
+    "Delegation",
     "DtoValidationError",
     "EmailDetector",
     "ExecutionContext",
@@ -340,6 +344,7 @@ __all__ = [
     "GrantRefusedError",
     "GrantScope",
     "GrantScopeKind",
+    "Handover",
     "JoinFailure",
     "ModelPrice",
     "NotPausedError",

@@ -33,6 +33,8 @@ AS_BUILT = {
     "AnswerOutcome", "Answered", "ReplyKept", "NotUnderstood", "AlreadyClosed", "Refused",
     # several approvals of one question (required_approvals)
     "ApprovalCounted", "Approval", "AlreadyApprovedError", "ProposalChangedError",
+    # handing questions on (App.reassign, App.delegate)
+    "Delegation", "Handover",
     # time on a question
     "PauseTiming", "OnExpiry", "PauseExpiredError", "ChannelReminder", "ChannelEscalation",
     # context, results and records

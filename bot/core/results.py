@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from bot.core.approvals import Approval
 from bot.core.budget import Spend
+from bot.core.delegations import Handover
 from bot.core.dtos import RejectReason, ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
@@ -98,6 +99,9 @@ class PauseAuditEntry:
     """Every approval it was given before it closed (a role's ``required_approvals``), oldest
     first, each with what it approved (masked like ``decision``); voided ones (an edit came
     after) have ``counted`` False. Empty for a question one answer closes."""
+    handovers: tuple[Handover, ...] = ()
+    """Who it was handed on to before it closed: reassigned by an approver, or answered under a
+    standing delegation (``kind``, ``delegation_id``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,6 +226,9 @@ class PauseView:
     approvals: tuple[Approval, ...] = ()
     """Who approved what so far, oldest first (a role that needs several approvals); an
     approval voided by a later edit has ``counted`` False."""
+    handovers: tuple[Handover, ...] = ()
+    """Who it was handed on to (``App.reassign``; a standing delegation it was answered
+    under), oldest first: they may answer it too."""
     proposal: dict[str, Any] | None = None
     """The arguments proposed now, once an approver's edit replaced those asked (unmasked, as
     ``ask``); None while the proposal is the question's own. Show it, not ``ask.arguments``:

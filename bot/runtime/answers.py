@@ -49,6 +49,7 @@ from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import REASON_REQUIRED_IN_WORDS, check_reason
 from bot.runtime.edit_checks import validate_for
+from bot.runtime.handovers import PersonCheck, delegated
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.observed_answers import observe_answer
 from bot.runtime.services import Runtime
@@ -176,6 +177,7 @@ async def answer(
     *,
     view: Callable[[PauseRecord], PauseView],
     may_answer: AnswerCheck | None = None,
+    may_answer_as: PersonCheck | None = None,
     keep_model_replies: bool = False,
 ) -> AnswerOutcome:
     """Check and record an answer with one read of the pause; what became of it. Refusals are
@@ -187,6 +189,7 @@ async def answer(
         request,
         view=view,
         may_answer=may_answer,
+        may_answer_as=may_answer_as,
         keep_model_replies=keep_model_replies,
     )
     observe_answer(runtime.metrics, outcome, tenant_id=request.tenant_id, by=request.by)
@@ -200,6 +203,7 @@ async def _answer(
     *,
     view: Callable[[PauseRecord], PauseView],
     may_answer: AnswerCheck | None,
+    may_answer_as: PersonCheck | None,
     keep_model_replies: bool,
 ) -> AnswerOutcome:
     try:
@@ -220,8 +224,11 @@ async def _answer(
         return AlreadyClosed(pause=current, error=not_paused(record, now))
     try:
         refusal = None if may_answer is None else await may_answer(current)
-        if refusal is not None:
-            raise PauseAnswererError(refusal)
+        if refusal is not None:  # the channel's rule refuses: a delegate may answer still
+            handed = await delegated(runtime, record, current, responder, may_answer_as)
+            if handed is None:
+                raise PauseAnswererError(refusal)
+            record = handed
         if request.reply is not None and keep_model_replies and reads_with_a_model(runtime, record):
             await _keep(runtime, record, request, responder)
             return ReplyKept(pause=current, received=_received(record, request, responder))

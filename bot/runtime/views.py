@@ -69,6 +69,7 @@ class Views:
             required_approvals=needs_several(self._runtime, record),
             approvals=record.approvals.shown(),
             proposal=record.approvals.proposal,
+            handovers=record.handovers,
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
@@ -219,6 +220,7 @@ def _audit_entry(e: AuditRow) -> PauseAuditEntry:
         grant_id=None if grant is None else grant[0],
         granted_by=None if grant is None else grant[1],
         approvals=shown_approvals(e.approvals),
+        handovers=e.handovers,
     )
 
 

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.approvals import Approvals
+from bot.core.delegations import Handover
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
@@ -225,6 +226,23 @@ class MemoryStore(PauseStore):
         if closing is None:
             return self._pauses[pause_id]
         return await self.close(pause_id, closing, at=at, tenant_id=tenant_id)
+
+    async def record_handover(
+        self, pause_id: str, handover: Handover, *, tenant_id: str, version: int, at: datetime
+    ) -> PauseRecord | None:
+        record = await self.find(tenant_id, pause_id)
+        if record is None or record.status is not PauseStatus.PENDING:
+            return None
+        if record.approvals.version != version:
+            return None
+        if record.closes_at is not None and record.closes_at <= at:
+            return None
+        approvals = dataclasses.replace(record.approvals, version=version + 1)
+        return self._put(
+            dataclasses.replace(
+                record, approvals=approvals, handovers=(*record.handovers, handover)
+            )
+        )
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
@@ -651,6 +669,7 @@ class MemoryStore(PauseStore):
             decision=_copied(audit_decision),
             ran_with=_copied(ran_with),
             approvals=record.approvals.entries,
+            handovers=record.handovers,
         )
         self._audit.append(
             _Entry(

@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.tables import (
     UtcDateTime,
+    delegations,
     executions,
     grants,
     installations,
@@ -242,12 +243,14 @@ def _v13_installations(connection: Connection) -> None:
     oauth_states.create(connection, checkfirst=True)
 
 
-def _v14_pause_approvals(connection: Connection) -> None:
-    """Several approvals of one question (a role's ``required_approvals``): the approvals so
-    far and their version on the pause, and every approval in its audit entry. Pauses and
-    entries from before have none (NULL)."""
-    _add_missing_columns(connection, pauses, ["approvals", "approvals_version"])
-    _add_missing_columns(connection, pause_answers, ["approvals"])
+def _v14_approvals_and_delegations(connection: Connection) -> None:
+    """Several approvals of one question (a role's ``required_approvals``) and questions handed
+    on: the approvals and handovers so far and their version on the pause, both in its audit
+    entry, and standing delegations (``cs_delegations``). Pauses and entries from before have
+    none (NULL)."""
+    _add_missing_columns(connection, pauses, ["approvals", "approvals_version", "handovers"])
+    _add_missing_columns(connection, pause_answers, ["approvals", "handovers"])
+    delegations.create(connection, checkfirst=True)
 
 
 MIGRATIONS: Sequence[Migration] = (
@@ -264,7 +267,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v11_failure_codes,
     _v12_grants,
     _v13_installations,
-    _v14_pause_approvals,
+    _v14_approvals_and_delegations,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from bot.core.approvals import ApprovalEntry, Approvals
+from bot.core.delegations import Handover
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
@@ -99,6 +100,8 @@ class PauseRecord:
     """The trace context it was asked in, if it was asked in a recorded span."""
     approvals: Approvals = NO_APPROVALS
     """The approvals given so far (a role that needs several)."""
+    handovers: tuple[Handover, ...] = ()
+    """Who it was handed on to (reassigned; answered under a standing delegation)."""
 
     def __repr__(self) -> str:  # never print the pause id
         return (
@@ -210,6 +213,8 @@ class AuditRow:
     ran_with: dict[str, Any] | None = None
     approvals: tuple[ApprovalEntry, ...] = ()
     """The approvals it was given before it closed (masked), with their rounds."""
+    handovers: tuple[Handover, ...] = ()
+    """Who it was handed on to before it closed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,7 @@ from sqlalchemy import Connection, Row, and_, delete, func, insert, or_, select,
 from sqlalchemy.exc import IntegrityError
 
 from bot.core.approvals import Approvals, entries_of, entry_json
+from bot.core.delegations import Handover
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import ExecutionFailedError
@@ -174,6 +175,28 @@ class SqlStore:
             return await self._tx.write(body)
         values.update(self._closing_values(closing, at))
         return await self._tx.write(self._closing_body(RECORD_APPROVALS, values, closing))
+
+    async def record_handover(
+        self, pause_id: str, handover: Handover, *, tenant_id: str, version: int, at: datetime
+    ) -> PauseRecord | None:
+        record = await self.find(tenant_id, pause_id)
+        if record is None or record.approvals.version != version:
+            return None
+        handovers = [h.to_json() for h in (*record.handovers, handover)]
+        values: dict[str, Any] = {
+            "b_pause_id": pause_id,
+            "b_tenant": tenant_id,
+            "b_version": version,
+            "b_now": at,
+            "handovers": self._codec.encode(handovers),
+            "approvals_version": version + 1,
+        }
+
+        def body(connection: Connection) -> PauseRecord | None:
+            row = connection.execute(RECORD_APPROVALS, values).one_or_none()
+            return None if row is None else self._pause(row)
+
+        return await self._tx.write(body)
 
     def _closing_values(self, closing: Closing, at: datetime) -> dict[str, Any]:
         """What ``closing`` writes on the pause row."""
@@ -793,6 +816,9 @@ class SqlStore:
             "ask_position": record.ask_position,
             "ran_with": None,
             "approvals": self._sealed_audit_approvals(record.approvals),
+            "handovers": None
+            if not record.handovers
+            else self._codec.encode([h.to_json() for h in record.handovers]),
         }
 
     def _sealed_audit_approvals(self, approvals: Approvals) -> str | None:
@@ -867,12 +893,18 @@ class SqlStore:
             escalated_at=m["escalated_at"],
             nudge_claimed_at=m["nudge_claimed_at"],
             trace_context=_carrier(m["trace_context"]),
-            approvals=Approvals()
+            approvals=Approvals(version=m["approvals_version"] or 0)
             if m["approvals"] is None
             else Approvals.from_json(
                 self._codec.decode(m["approvals"]), version=m["approvals_version"] or 0
             ),
+            handovers=self._handovers(m["handovers"]),
         )
+
+    def _handovers(self, sealed: str | None) -> tuple[Handover, ...]:
+        if sealed is None:
+            return ()
+        return tuple(Handover.from_json(h) for h in self._codec.decode(sealed))
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:
         m = row._mapping
@@ -912,6 +944,7 @@ class SqlStore:
             approvals=()
             if m["approvals"] is None
             else entries_of(self._codec.decode(m["approvals"])),
+            handovers=self._handovers(m["handovers"]),
         )
 
 

@@ -114,6 +114,8 @@ pauses = Table(
     # each write so that two approvers at once are both counted, once each
     Column("approvals", Text),
     Column("approvals_version", Integer),
+    # who the question was handed on to (v14): sealed JSON, written over approvals_version too
+    Column("handovers", Text),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),
@@ -191,6 +193,7 @@ pause_answers = Table(
     Column("ask_position", Integer),
     Column("ran_with", Text),  # the arguments the approved tool was run with, masked
     Column("approvals", Text),  # every approval given before it closed, masked (v14)
+    Column("handovers", Text),  # who it was handed on to before it closed (v14)
     Index("ix_cs_pause_answers_tenant_root", "tenant_id", "root_execution_id", "pause_seq"),
 )
 
@@ -315,4 +318,21 @@ oauth_states = Table(
     Column("state_key", String(128), primary_key=True),
     Column("issued_at", UtcDateTime, nullable=False),
     Index("ix_cs_oauth_states_issued", "issued_at"),
+)
+
+delegations = Table(
+    "cs_delegations",
+    metadata,
+    # a standing delegation (v14): the delegate may answer what the delegator may answer, in one
+    # tenant, until ends_at (or until ended)
+    Column("delegation_id", String(64), primary_key=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("delegator", String(255), nullable=False),
+    Column("delegate", String(255), nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("ends_at", UtcDateTime, nullable=False),
+    Column("ended_at", UtcDateTime),
+    Column("ended_by", String(255)),
+    Index("ix_cs_delegations_tenant_delegate", "tenant_id", "delegate", "ends_at"),
 )
