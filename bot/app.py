@@ -646,6 +646,16 @@ class App:
             view=self._views.pause,
         )
 
+    async def may_answer_as_delegate(
+        self, pause: PauseView, person: str, *, may_answer_as: PersonCheck | None = None
+    ) -> bool:
+        """Whether ``person``, whom the channel's rule refuses, may answer ``pause`` all the
+        same: it was reassigned to them, or a standing delegation of theirs is from someone
+        ``may_answer_as`` takes (never their own request). For a channel's pages and modals;
+        ``answer`` applies the same rule itself."""
+        self._check_open()
+        return await handovers.may_answer_as_delegate(self._runtime, pause, person, may_answer_as)
+
     async def delegate(
         self,
         *,

@@ -63,6 +63,26 @@ async def delegated(
     return None
 
 
+async def may_answer_as_delegate(
+    runtime: Runtime, pause: PauseView, person: str, may_answer_as: PersonCheck | None
+) -> bool:
+    """Whether ``person`` may answer ``pause`` as a delegate (the same rule as the answer
+    path's, without writing anything): for a page that shows its forms to them."""
+    if pause.answered_by is not PauseAnswerer.CHANNEL or person == pause.owner_id:
+        return False
+    if any(h.to == person and h.kind == "reassigned" for h in pause.handovers):
+        return True
+    if may_answer_as is None:
+        return False
+    now = runtime.clock.now()
+    for delegation in await runtime.delegations.active_for(pause.tenant_id, person, now):
+        if delegation.delegator == pause.owner_id:
+            continue
+        if await may_answer_as(pause, delegation.delegator) is None:
+            return True
+    return False
+
+
 def _under(delegation: Delegation, now: datetime) -> Handover:
     return Handover(
         by=delegation.delegator,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.core.results import PauseView
-from channels.kit.texts import approvals_needed, approvals_so_far, edited_by
+from channels.kit.texts import approvals_needed, approvals_so_far, edited_by, handed_on
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,4 +58,12 @@ def approvals_of(pause: PauseView) -> ApprovalsShown | None:
         approvers=tuple(a.by for a in counted),
         required=pause.required_approvals,
         changed_by=edits[-1].by if edits else None,
+    )
+
+
+def handover_lines(pause: PauseView, name: Callable[[str], str] = str) -> tuple[str, ...]:
+    """Who a waiting question was handed to (Reassign), one line each; ``name`` writes a
+    person."""
+    return tuple(
+        handed_on(name(h.by), name(h.to)) for h in pause.handovers if h.kind == "reassigned"
     )

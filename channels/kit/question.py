@@ -24,6 +24,7 @@ from typing import Any, Final, assert_never
 from pydantic import BaseModel
 
 from bot.core.channel import ChannelAsk
+from bot.core.delegations import Handover
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseStatus
 from bot.core.results import ExecutionResult, PauseView, PendingPause
@@ -88,6 +89,8 @@ class QuestionView:
     approvals: ApprovalsShown | None = None
     """Who approved and how many approvals are still needed (a question that needs several);
     while it waits, ``fields`` and ``changes`` show the standing proposal."""
+    handed: tuple[Handover, ...] = ()
+    """Who it was handed to while it waits (``channels.kit.approvals.handover_lines``)."""
 
     @property
     def words(self) -> OutcomeWords | None:
@@ -247,6 +250,7 @@ def question_view(
         changes=changes,
         ran_with=ran_with,
         approvals=_approvals(pause, catalog) if waiting else None,
+        handed=pause.handovers if isinstance(pause, PauseView) and waiting else (),
     )
 
 

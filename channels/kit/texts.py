@@ -103,3 +103,13 @@ def approval_counted(still_needed: int) -> str:
     """What an approver is told once their approval is counted and more are needed."""
     more = "1 more approval" if still_needed == 1 else f"{still_needed} more approvals"
     return f"Your approval is counted: {more} needed before it goes ahead."
+
+
+def handed_on(by: str, to: str) -> str:
+    """A question an approver handed to someone (Reassign): they may answer it too."""
+    return f"Handed to {to} by {by}: they may answer it too"
+
+
+def handed_to_you(by: str, title: str) -> str:
+    """What the person a question was handed to is told (with where to answer it)."""
+    return f"{by} handed you a question to answer: {title}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.core.enums import PauseStatus
 from bot.core.results import PauseView
-from channels.kit.approvals import approvals_of
+from channels.kit.approvals import approvals_of, handover_lines
 from channels.kit.outcomes import closed_resolution, outcome_of, verdict
 from channels.slack.render import ApprovalView, mention
 
@@ -41,5 +41,6 @@ def approval_view(
         stated_reason=pause.ask.stated_reason,
         question=question,
         tool_result=pause.tool_result,
-        approvals=() if approvals is None else approvals.lines(mention),
+        approvals=(() if approvals is None else approvals.lines(mention))
+        + (handover_lines(pause, mention) if waiting else ()),
     )

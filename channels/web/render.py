@@ -22,7 +22,7 @@ from channels.kit.texts import (
 )
 from channels.web.form import FormField, Submission, shown_value
 from channels.web.offers import Offered
-from channels.web.render_approvals import approvals_html
+from channels.web.render_approvals import approvals_html, reassign_form
 
 STYLESHEET_PATH: Final = "/static/countersign.css"
 CSRF_FIELD: Final = "csrf"
@@ -286,7 +286,7 @@ def _forms(forms: Forms) -> str:
             f'value="{escape(forms.reply)}" placeholder="approve, or reject: too expensive">'
             "<button>Send</button></form></section>"
         )
-    return "".join(parts)
+    return "".join(parts) + reassign_form(forms.csrf)
 
 
 def _edit(forms: Forms) -> str:

@@ -52,6 +52,7 @@ from channels.web.answering import Said, WebAnswering, closed_text
 from channels.web.catalog import WebCatalog
 from channels.web.channel import INBOX_PATH, QUESTION_PATH, WebOutbox
 from channels.web.form import Submission, form_fields, read_form
+from channels.web.handing import REASSIGN_ACTION, reassign_from_page
 from channels.web.inbox import WebInbox
 from channels.web.links import Link, LinkError, LinkKind, LinkProblem, LinkSigner
 from channels.web.notify import Notifier, log, log_notifier
@@ -203,8 +204,13 @@ class WebServer:
         link = self._link(request, LinkKind.QUESTION)
         fields = await self.posted_fields(request)
         csrf = self._check_csrf(request, fields)
-        action = action_of(fields.get(ACTION_FIELD, ""))
         said: Said
+        if fields.get(ACTION_FIELD) == REASSIGN_ACTION:  # handing it on: no answer
+            said = await reassign_from_page(
+                self._app, self.outbox, self._answering, self._catalog, link, fields
+            )
+            return await self._after(request, link, said, csrf, fields)
+        action = action_of(fields.get(ACTION_FIELD, ""))
         match action:
             case "edit":
                 return await self._edit(request, link, fields, csrf)
@@ -254,7 +260,7 @@ class WebServer:
         if not offers.edit or pause.tool_input is None:
             said = Said(status=403, text=not_offered(offers))
             return await self._question_response(request, link, pause, csrf=csrf, said=said)
-        submission = read_form(pause.tool_input, pause.ask.arguments, fields)
+        submission = read_form(pause.tool_input, pause.proposed_arguments, fields)
         if submission.overrides is None:
             said = Said(status=422, text=SOME_VALUES)
             return await self._question_response(
@@ -353,14 +359,14 @@ class WebServer:
                 ending=await self._ending(pause),
             )
             return html(page, status=status)
-        refusal = self._catalog.refusal(pause, link.approver)
+        refusal = await self._answering.refusal(pause, link.approver)
         if refusal is not None:
             page = question_page(question, forms=None, notice=Notice(text=refusal, tone="bad"))
             return html(page, status=403)
         forms = Forms(
             csrf=self._csrf_token(csrf, request.path),
             fields=form_fields(pause.tool_input) if pause.tool_input is not None else (),
-            real_arguments=pause.ask.arguments,
+            real_arguments=pause.proposed_arguments,
             offers=question.offers,
             submission=submission,
             reply=reply,
