@@ -57,6 +57,7 @@ from channels.slack.edge import RequestSignatures
 from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
+from channels.slack.handing import SlackHanding
 from channels.slack.home import Answerable, HomeTabs
 from channels.slack.installations import DatabaseInstallationStore
 from channels.slack.late_answers import LateAnswers
@@ -258,6 +259,9 @@ class SlackBot:
             messages=self.messages,
             tasks=self.tasks,
             late=LateAnswers(app.clock, feedback),
+            handing=SlackHanding(
+                app=app, gateway=self.gateway, answering=answering, feedback=feedback
+            ),
         )
 
     # ---------------------------------------------------------------- serving

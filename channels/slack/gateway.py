@@ -363,6 +363,7 @@ class SlackGateway:
             stated_reason=question.value.stated_reason,
             question=self._catalog.question_template(tool, agent=question.agent, role=role),
             approvals=_needed(self._catalog, question),
+            reassignable=_reassignable(self._catalog, question),
         )
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
@@ -484,6 +485,17 @@ def _needed(catalog: Catalog, question: Question) -> tuple[str, ...]:
         else nobody_yet(catalog.required_approvals(question.role))
     )
     return () if shown is None else shown.lines()
+
+
+def _reassignable(catalog: Catalog, question: Question) -> bool:
+    """Whether a question just asked offers Reassign: a CHANNEL role's (a thread's owner's
+    question is theirs)."""
+    role = catalog.role(question.role)
+    return (
+        not isinstance(question, ChannelWithdrawal)
+        and role is not None
+        and role.answered_by is PauseAnswerer.CHANNEL
+    )
 
 
 def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str | None]:

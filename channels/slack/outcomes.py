@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core.enums import PauseStatus
+from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.results import PauseView
 from channels.kit.approvals import approvals_of, handover_lines
 from channels.kit.outcomes import closed_resolution, outcome_of, verdict
@@ -43,4 +43,5 @@ def approval_view(
         tool_result=pause.tool_result,
         approvals=(() if approvals is None else approvals.lines(mention))
         + (handover_lines(pause, mention) if waiting else ()),
+        reassignable=waiting and pause.answered_by is PauseAnswerer.CHANNEL,
     )

@@ -39,7 +39,7 @@ from channels.slack.render import (
     slack_date,
     truncate,
 )
-from channels.slack.render_approvals import approvals_blocks
+from channels.slack.render_approvals import approvals_blocks, reassign_blocks
 
 REPLY_HINT: Final = (
     "Or answer in this thread: write approve, or reject followed by a colon and your reason."
@@ -70,6 +70,7 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
     if view.separates_duties:
         blocks.append(ContextBlock(elements=[mrkdwn(_not_by_the_requester(view))]))
     blocks += approvals_blocks(view.approvals)
+    blocks += reassign_blocks(view.pause_id) if view.reassignable else []
     if view.expires_at is not None:
         blocks.append(ContextBlock(elements=[mrkdwn(expiry_line(view.expires_at))]))
     text = f"Approval needed: {escape(view.title, 300)}"

@@ -8,6 +8,7 @@ from bot.app import App
 from channels.slack.answering import Answering
 from channels.slack.conversations import Conversations
 from channels.slack.flows import Flows
+from channels.slack.handing import SlackHanding
 from channels.slack.home import HomeTabs
 from channels.slack.late_answers import LateAnswers
 from channels.slack.store import SlackMessageStore
@@ -24,3 +25,4 @@ class SlackServices:
     messages: SlackMessageStore
     tasks: BackgroundTasks
     late: LateAnswers
+    handing: SlackHanding

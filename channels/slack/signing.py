@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Final, Literal
 
-ModalKind = Literal["reject", "edit", "respond"]
+ModalKind = Literal["reject", "edit", "respond", "reassign"]
 
 _DOMAIN: Final = b"countersign-modal-v1"
 MAX_METADATA: Final = 3000

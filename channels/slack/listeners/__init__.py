@@ -8,13 +8,22 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from channels.slack.listeners import actions, commands, home, mentions, messages, views
+from channels.slack.listeners import (
+    actions,
+    commands,
+    handing,
+    home,
+    mentions,
+    messages,
+    views,
+)
 from channels.slack.services import SlackServices
 
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
     actions.register(bolt, services)
     views.register(bolt, services)
+    handing.register(bolt, services)
     commands.register(bolt, services)
     home.register(bolt, services)
     mentions.register(bolt, services)
