@@ -29,7 +29,12 @@ from bot.core.clock import Clock, TimerHandle, wait_with_timeout
 from bot.core.delegations import Delegation
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
-from bot.core.errors import AppClosedError, DtoValidationError, UnknownThreadError
+from bot.core.errors import (
+    AppClosedError,
+    CountersignError,
+    DtoValidationError,
+    UnknownThreadError,
+)
 from bot.core.grants import ArgumentConstraint, Grant, GrantScope
 from bot.core.metrics import Metrics, Readiness
 from bot.core.results import (
@@ -408,6 +413,50 @@ class App:
                 continue_run=continue_run,
                 keep_model_replies=keep_model_replies,
             )
+
+    async def answer_all(
+        self,
+        pause_ids: Sequence[str],
+        *,
+        tenant_id: str,
+        by: str,
+        decision: ToolCallApprovalDecision | Mapping[str, Any],
+        may_answer: AnswerCheck | None = None,
+        may_answer_as: PersonCheck | None = None,
+    ) -> list[AnswerOutcome]:
+        """Answer several questions at once with one decision ("Approve all", or a rejection
+        with one reason each records): each goes the one answer path and settles its own pause
+        (its own record, audit entry and outcome), in the order given; one answered elsewhere
+        meanwhile is ``AlreadyClosed`` and skipped, never an error for the rest; an id given
+        twice, or a retried call, answers each once. Then each run moves once, with all of its
+        answers; every ``Answered`` carries where its run stands."""
+        outcomes: list[AnswerOutcome] = []
+        for pause_id in dict.fromkeys(pause_ids):  # each once, in the order given
+            request = AnswerRequest(
+                pause_id=pause_id, tenant_id=tenant_id, by=by, decision=_given(decision), reply=None
+            )
+            with span("answer"):
+                outcomes.append(
+                    await self._answer(
+                        request,
+                        continue_run=False,
+                        may_answer=may_answer,
+                        may_answer_as=may_answer_as,
+                    )
+                )
+        moved: dict[str, ExecutionResult | None] = {}
+        for outcome in outcomes:
+            if isinstance(outcome, Answered) and outcome.root_execution_id not in moved:
+                try:
+                    moved[outcome.root_execution_id] = await self.continue_answer(outcome)
+                except CountersignError:  # that run failed after its answers: the others go on
+                    moved[outcome.root_execution_id] = None
+        return [
+            dataclasses.replace(o, result=moved[o.root_execution_id])
+            if isinstance(o, Answered)
+            else o
+            for o in outcomes
+        ]
 
     async def resume(
         self,
