@@ -35,7 +35,7 @@ def approvals_blocks(lines: Sequence[str]) -> list[Block]:
 
 
 def reassign_blocks(pause_id: str) -> list[Block]:
-    """"Reassign…" in a menu under the answers (a CHANNEL question: someone else may answer),
+    """ "Reassign…" in a menu under the answers (a CHANNEL question: someone else may answer),
     apart from the answer buttons: handing on is no answer. Its option's value is the pause
     id, as a button's is."""
     menu = OverflowMenuElement(
