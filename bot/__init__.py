@@ -48,11 +48,13 @@ if TYPE_CHECKING:
         AlreadyClosed,
         Answered,
         AnswerOutcome,
+        ApprovalCounted,
         NotUnderstood,
         RecordedAnswer,
         Refused,
         ReplyKept,
     )
+    from bot.core.approvals import Approval
     from bot.core.budget import Budget, ModelPrice, Spend
     from bot.core.channel import (
         AwaitReply,
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
     )
     from bot.core.clock import Clock, SystemClock
     from bot.core.context import ExecutionContext, StepContext, Tenant
+    from bot.core.delegations import Delegation, Handover
     from bot.core.dtos import (
         RejectReason,
         ToolCallApprovalAsk,
@@ -83,6 +86,7 @@ if TYPE_CHECKING:
     )
     from bot.core.errors import (
         AgentFailedError,
+        AlreadyApprovedError,
         AnswerRefusedError,
         AppClosedError,
         AssemblyError,
@@ -96,6 +100,7 @@ if TYPE_CHECKING:
         PauseAnswererError,
         PauseExpiredError,
         PiiRefusedError,
+        ProposalChangedError,
         ReplyInterpreterMissingError,
         SelfApprovalError,
         SettingsError,
@@ -184,6 +189,12 @@ _EXPORTED_FROM: dict[str, str] = {
     "policy": "bot.components.decorators",
     "Answered": "bot.core.answers",
     "AnswerOutcome": "bot.core.answers",
+    "ApprovalCounted": "bot.core.answers",
+    "Approval": "bot.core.approvals",
+    "Delegation": "bot.core.delegations",
+    "Handover": "bot.core.delegations",
+    "AlreadyApprovedError": "bot.core.errors",
+    "ProposalChangedError": "bot.core.errors",
     "NotUnderstood": "bot.core.answers",
     "Refused": "bot.core.answers",
     "ReplyKept": "bot.core.answers",
@@ -290,12 +301,15 @@ _EXPORTED_FROM: dict[str, str] = {
 
 __all__ = [
     "AgentFailedError",
+    "AlreadyApprovedError",
     "AlreadyClosed",
     "AnswerOutcome",
     "AnswerRefusedError",
     "Answered",
     "App",
     "AppClosedError",
+    "Approval",
+    "ApprovalCounted",
     "ApproveAtOnce",
     "ArgumentConstraint",
     "AskPerson",
@@ -319,6 +333,7 @@ __all__ = [
     "CountersignError",
     "Decided",
     "DecidedBy",
+    "Delegation",
     "DtoValidationError",
     "EmailDetector",
     "ExecutionContext",
@@ -333,6 +348,7 @@ __all__ = [
     "GrantRefusedError",
     "GrantScope",
     "GrantScopeKind",
+    "Handover",
     "JoinFailure",
     "ModelPrice",
     "NotPausedError",
@@ -357,6 +373,7 @@ __all__ = [
     "PolicyAsk",
     "PolicyDecision",
     "PolicyOutcome",
+    "ProposalChangedError",
     "ReceivedReply",
     "RecordedAnswer",
     "Refused",

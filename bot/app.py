@@ -24,11 +24,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.components.specs import ChannelRoleSpec, WorkflowSpec, spec_of
 from bot.core import field_errors
-from bot.core.answers import Answered, AnswerOutcome
+from bot.core.answers import Answered, AnswerOutcome, ApprovalCounted
 from bot.core.clock import Clock, TimerHandle, wait_with_timeout
+from bot.core.delegations import Delegation
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
-from bot.core.errors import AppClosedError, DtoValidationError, UnknownThreadError
+from bot.core.errors import (
+    AppClosedError,
+    CountersignError,
+    DtoValidationError,
+    UnknownThreadError,
+)
 from bot.core.grants import ArgumentConstraint, Grant, GrantScope
 from bot.core.metrics import Metrics, Readiness
 from bot.core.results import (
@@ -41,6 +47,7 @@ from bot.core.results import (
 )
 from bot.core.tracing import link_to, span
 from bot.langgraph import LangGraphAgent
+from bot.runtime import handovers
 from bot.runtime.answers import (
     AnswerCheck,
     AnswerRequest,
@@ -53,6 +60,7 @@ from bot.runtime.attached_graphs import attach_graph
 from bot.runtime.engine import PassReport
 from bot.runtime.frame import RunFrame
 from bot.runtime.grant_checks import MayGrant, give_grant, revoke_grant
+from bot.runtime.handovers import PersonCheck
 from bot.runtime.services import log
 from bot.runtime.sweeps import Sweeps
 from bot.security.derived import DerivedKeys
@@ -386,6 +394,7 @@ class App:
         may_answer: AnswerCheck | None = None,
         continue_run: bool = True,
         keep_model_replies: bool = False,
+        may_answer_as: PersonCheck | None = None,
     ) -> AnswerOutcome:
         """Answer a pause as ``by`` (its thread's owner or its channel's answerer: the pause
         says which), with a decision or a free-text reply; what became of it, as a closed union
@@ -393,7 +402,10 @@ class App:
         exceptions. The pause is read once. The one answer path: every channel answers here,
         and ``resume`` is this path under the spec's name.
 
-        ``may_answer``: the channel's own rule of who may answer (asked after the role's).
+        ``may_answer``: the channel's own rule of who may answer (asked after the role's); a
+        person it refuses may answer still when the question was reassigned to them
+        (``reassign``), or under a standing delegation (``delegate``) of someone
+        ``may_answer_as`` (the same rule, for any person) takes — never their own request.
         ``continue_run=False``: record only (phase 1; ``Answered.result`` is ``None``) and move
         the run on later with ``continue_answer`` — a webhook records before it acknowledges.
         ``keep_model_replies``: a reply the role reads with a model is kept unread
@@ -405,9 +417,54 @@ class App:
             return await self._answer(
                 request,
                 may_answer=may_answer,
+                may_answer_as=may_answer_as,
                 continue_run=continue_run,
                 keep_model_replies=keep_model_replies,
             )
+
+    async def answer_all(
+        self,
+        pause_ids: Sequence[str],
+        *,
+        tenant_id: str,
+        by: str,
+        decision: ToolCallApprovalDecision | Mapping[str, Any],
+        may_answer: AnswerCheck | None = None,
+        may_answer_as: PersonCheck | None = None,
+    ) -> list[AnswerOutcome]:
+        """Answer several questions at once with one decision ("Approve all", or a rejection
+        with one reason each records): each goes the one answer path and settles its own pause
+        (its own record, audit entry and outcome), in the order given; one answered elsewhere
+        meanwhile is ``AlreadyClosed`` and skipped, never an error for the rest; an id given
+        twice, or a retried call, answers each once. Then each run moves once, with all of its
+        answers; every ``Answered`` carries where its run stands."""
+        outcomes: list[AnswerOutcome] = []
+        for pause_id in dict.fromkeys(pause_ids):  # each once, in the order given
+            request = AnswerRequest(
+                pause_id=pause_id, tenant_id=tenant_id, by=by, decision=_given(decision), reply=None
+            )
+            with span("answer"):
+                outcomes.append(
+                    await self._answer(
+                        request,
+                        continue_run=False,
+                        may_answer=may_answer,
+                        may_answer_as=may_answer_as,
+                    )
+                )
+        moved: dict[str, ExecutionResult | None] = {}
+        for outcome in outcomes:
+            if isinstance(outcome, Answered) and outcome.root_execution_id not in moved:
+                try:
+                    moved[outcome.root_execution_id] = await self.continue_answer(outcome)
+                except CountersignError:  # that run failed after its answers: the others go on
+                    moved[outcome.root_execution_id] = None
+        return [
+            dataclasses.replace(o, result=moved[o.root_execution_id])
+            if isinstance(o, Answered)
+            else o
+            for o in outcomes
+        ]
 
     async def resume(
         self,
@@ -437,6 +494,9 @@ class App:
             answered = answered_or_raise(
                 await self._answer(request, continue_run=True, record=record)
             )
+        if isinstance(answered, ApprovalCounted):  # one of several approvals: nothing moved
+            result = await self._views.result(answered.root_execution_id, record=record)
+            return dataclasses.replace(result, moved=False)
         assert answered.result is not None  # continued
         return answered.result
 
@@ -446,6 +506,7 @@ class App:
         *,
         continue_run: bool,
         may_answer: AnswerCheck | None = None,
+        may_answer_as: PersonCheck | None = None,
         keep_model_replies: bool = False,
         record: bool = False,
     ) -> AnswerOutcome:
@@ -458,6 +519,7 @@ class App:
             request,
             view=self._views.pause,
             may_answer=may_answer,
+            may_answer_as=may_answer_as,
             keep_model_replies=keep_model_replies,
         )
         if isinstance(outcome, Answered) and continue_run:
@@ -612,6 +674,85 @@ class App:
         ``UnknownGrantError`` (``grant.unknown``) for an id the tenant has not."""
         self._check_open()
         return await revoke_grant(self._runtime, grant_id, tenant_id=tenant_id, by=by)
+
+    # ---------------------------------------------------------------- handing questions on
+
+    async def reassign(
+        self,
+        pause_id: str,
+        *,
+        tenant_id: str,
+        by: str,
+        to: str,
+        may_answer: AnswerCheck | None = None,
+    ) -> PauseView:
+        """Hand a waiting CHANNEL question to ``to``: they may answer it from now on (the
+        channel's rule notwithstanding), and whoever could answer still may. ``by`` must be able
+        to answer it (``may_answer``: the channel's rule; or it was reassigned to them).
+        Refused: the requester (``SelfApprovalError``), a closed question (``NotPausedError``).
+        The handover is kept (``PauseView.handovers``, then the audit entry); telling ``to`` is
+        the channel's."""
+        self._check_open()
+        return await handovers.reassign(
+            self._runtime,
+            pause_id,
+            tenant_id=tenant_id,
+            by=by,
+            to=to,
+            may_answer=may_answer,
+            view=self._views.pause,
+        )
+
+    async def may_answer_as_delegate(
+        self, pause: PauseView, person: str, *, may_answer_as: PersonCheck | None = None
+    ) -> bool:
+        """Whether ``person``, whom the channel's rule refuses, may answer ``pause`` all the
+        same: it was reassigned to them, or a standing delegation of theirs is from someone
+        ``may_answer_as`` takes (never their own request). For a channel's pages and modals;
+        ``answer`` applies the same rule itself."""
+        self._check_open()
+        return await handovers.may_answer_as_delegate(self._runtime, pause, person, may_answer_as)
+
+    async def delegate(
+        self,
+        *,
+        tenant_id: str,
+        delegator: str,
+        delegate: str,
+        ends_in: timedelta,
+        by: str | None = None,
+    ) -> Delegation:
+        """A standing delegation: until ``ends_in`` has passed (on the App's clock),
+        ``delegate`` may answer the questions, waiting and new, that ``delegator`` may answer
+        (as the channel's rule says: ``App.answer(..., may_answer_as=)``) — never their own
+        request, nor the delegator's."""
+        self._check_open()
+        return await handovers.delegate(
+            self._runtime,
+            tenant_id=tenant_id,
+            delegator=delegator,
+            delegate=delegate,
+            ends_in=ends_in,
+            by=by,
+        )
+
+    async def list_delegations(
+        self, *, tenant_id: str | None, include_ended: bool = False
+    ) -> list[Delegation]:
+        """The delegations of ``tenant_id`` (None: every tenant's), oldest first; the active
+        ones unless ``include_ended``."""
+        self._check_open()
+        return await self._runtime.delegations.list_delegations(
+            tenant_id, now=self.clock.now(), include_ended=include_ended
+        )
+
+    async def end_delegation(self, delegation_id: str, *, tenant_id: str, by: str) -> bool:
+        """End a delegation now (on every instance, from the next answer on); False if the
+        tenant has no such delegation or it ended already."""
+        self._check_open()
+        return await self._runtime.delegations.end(
+            tenant_id, delegation_id, by=by, at=self.clock.now()
+        )
 
     async def list_answered(
         self, *, tenant_id: str, responder: str, limit: int = 20

@@ -45,6 +45,7 @@ from bot.security.key_check import KeyCheck, database_samplers
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
 from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
+from bot.store.delegations import SqlDelegations
 from bot.store.grants import SqlGrants
 from bot.store.installations import SqlInstallations, SqlOAuthStates
 from bot.store.leases import SqlLeases
@@ -123,6 +124,7 @@ async def wire(
         metrics=metrics,
         tool_runs=SqlToolRuns(database, codec),
         grants=SqlGrants(database, codec),
+        delegations=SqlDelegations(database),
     )
 
     def chat_model_for(component: type, model: Any) -> BaseChatModel:

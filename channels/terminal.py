@@ -28,6 +28,7 @@ from bot.core.results import ExecutionResumeEvent
 from channels.kit.catalog import KitCatalog
 from channels.kit.outcomes import closed_resolution, words_of
 from channels.kit.question import QuestionView, left, one_line, question_view, title_of, when
+from channels.kit.texts import handed_on
 
 
 class TerminalOutput:
@@ -76,6 +77,10 @@ def question_lines(q: QuestionView) -> list[str]:
         lines.append(f"  {q.context()}")
     lines += [f"  {f.title}: {' '.join(f.value.split())}" for f in q.fields]
     lines.append(f"  Answers: {', '.join(q.offers.decisions) or 'none'}")
+    if q.approvals is not None:  # a question that needs several approvals
+        lines += [f"  {c.title}: {c.was} → {c.now}" for c in q.changes]
+        lines += [f"  {line}" for line in q.approvals.lines()]
+    lines += [f"  {handed_on(h.by, h.to)}" for h in q.handed if h.kind == "reassigned"]
     if q.expires_at is not None:
         lines.append(f"  Expires {when(q.expires_at)} ({left(q.time_left)}) if nobody answers.")
     return lines

@@ -52,6 +52,8 @@ ROWS = (
     Row("bot", "PauseAnswererError", "pause.wrong-answerer", AnswerRefusedError),
     Row("bot", "SelfApprovalError", "pause.self-approval", AnswerRefusedError),
     Row("bot", "ThreadOwnerError", "pause.not-thread-owner", AnswerRefusedError),
+    Row("bot", "AlreadyApprovedError", "pause.already-approved", AnswerRefusedError),
+    Row("bot", "ProposalChangedError", "pause.proposal-changed", AnswerRefusedError),
     Row("bot", "DtoValidationError", "dto.invalid", AnswerRefusedError),
     Row("bot", "UninterpretableReplyError", "pause.uninterpretable-reply", AnswerRefusedError),
     Row("bot", "ReplyInterpreterMissingError", "pause.no-reply-interpreter", AnswerRefusedError),

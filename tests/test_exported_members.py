@@ -31,6 +31,10 @@ AS_BUILT = {
     # channels and answers
     "AwaitReply", "Decided", "ToolCallApprovalAsk", "ReceivedReply", "RecordedAnswer",
     "AnswerOutcome", "Answered", "ReplyKept", "NotUnderstood", "AlreadyClosed", "Refused",
+    # several approvals of one question (required_approvals)
+    "ApprovalCounted", "Approval", "AlreadyApprovedError", "ProposalChangedError",
+    # handing questions on (App.reassign, App.delegate)
+    "Delegation", "Handover",
     # time on a question
     "PauseTiming", "OnExpiry", "PauseExpiredError", "ChannelReminder", "ChannelEscalation",
     # context, results and records

@@ -11,6 +11,7 @@ line on standard error and exit code 2, whatever the command.
 - ``demo``: the office desk in the terminal (``bot.cli.terminal``).
 - ``keygen`` / ``reencrypt``: encryption keys (``bot.cli.keys``).
 - ``grants list`` / ``grants revoke``: standing grants (``bot.cli.grants``).
+- ``delegations list`` / ``add`` / ``end``: standing delegations (``bot.cli.delegations``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from bot.cli import grants, keys
+from bot.cli import delegations, grants, keys
 from bot.core.errors import SettingsError
 
 DEMO_DATABASE_URL: Final = "sqlite+aiosqlite:///countersign-demo.db"
@@ -87,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_demo)
     keys.register(commands)
     grants.register(commands)
+    delegations.register(commands)
     return parser
 
 

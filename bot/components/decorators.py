@@ -156,6 +156,7 @@ def channel_role(
     question: str | None = None,
     policy: type | None = None,
     grants: Sequence[GrantScopeKind] = (),
+    required_approvals: int = 1,
 ) -> Callable[[C], C]:
     """A role: what is asked (``approves``) and who may answer (required, no default).
 
@@ -182,6 +183,13 @@ def channel_role(
     ``grants``: the scopes of standing grants its approvers may give (``"thread"``,
     ``"requester"``, ``"agent"``; ``App.grant``); none by default: every question is asked.
     Anything else is ``[channel-role.grants]`` at assembly.
+
+    ``required_approvals=2`` (four eyes): a question waits until that many distinct approvers
+    approved the same arguments; one rejection rejects, an edit replaces the proposal (the
+    approvals so far are void: the others approve what they are shown), the requester never
+    counts (as with ``separation_of_duties``) and a second approval by the same person is
+    ``AlreadyApprovedError`` (``pause.already-approved``). Only for a CHANNEL role, a whole
+    number from 1 (the default); else ``[channel-role.required-approvals]`` at assembly.
     """
     return _attach(
         lambda cls: ChannelRoleSpec(
@@ -197,6 +205,7 @@ def channel_role(
             question=question,
             policy=policy,
             grants=tuple(grants),
+            required_approvals=required_approvals,
         )
     )
 

@@ -152,7 +152,17 @@ class ChannelRoleSpec(ComponentSpec):
     grants: tuple[str, ...] = ()
     """The scopes of standing grants its approvers may give (``thread``, ``requester``,
     ``agent``); none: no grants (the default)."""
+    required_approvals: int = 1
+    """How many distinct approvers must approve the same arguments before the call runs (one
+    rejection rejects; the requester never counts)."""
     kind: str = "channel-role"
+
+    @property
+    def separates_duties(self) -> bool:
+        """Whether the execution's owner is refused: ``separation_of_duties``, or several
+        approvals required (four eyes means two people who are not the requester)."""
+        return self.separation_of_duties or self.required_approvals != 1
+
     suffix: str = "-channel"
 
 

@@ -6,20 +6,22 @@ Match it exhaustively (``assert_never``)::
 
     match await app.answer(pause_id, tenant_id=t, by=user, decision=decision):
         case Answered(pause=pause, result=result): ...       # recorded (and continued)
+        case ApprovalCounted(pause=pause): ...                # one of several approvals
         case ReplyKept(pause=pause): ...                      # read it later: App.read_kept
         case NotUnderstood(pause=pause, reason=reason): ...   # a reply that says no answer
         case AlreadyClosed(pause=pause): ...                  # answered, withdrawn, cancelled
         case Refused(pause=pause, error=error): ...           # not this person, or not valid
         case _ as never: assert_never(never)
 
-Nothing but ``Answered`` changed anything: the pause of every other case still waits (or was
-already closed), so the person can be told why and try again.
+Nothing but ``Answered`` and ``ApprovalCounted`` changed anything: the pause of every other case
+still waits (or was already closed), so the person can be told why and try again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.core.approvals import Approval
 from bot.core.errors import (
     CountersignError,
     NotPausedError,
@@ -47,6 +49,23 @@ class Answered:
 RecordedAnswer = Answered
 """The old name of an answer recorded but not yet continued (``Answered`` with ``result``
 ``None``: ``App.answer(..., continue_run=False)``), kept working."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalCounted:
+    """An approval recorded and counted, and the question still waits for more (its role's
+    ``required_approvals``): ``pause`` is PENDING, ``pause.approvals`` lists who approved
+    what; ``still_needed`` more distinct approvers must approve the standing proposal. Nothing
+    moved: tell the person, and show the others who approved."""
+
+    pause: PauseView
+    root_execution_id: str
+    approval: Approval
+    """The approval just counted (who, what they approved, whether it was an edit)."""
+    still_needed: int
+
+    def __repr__(self) -> str:
+        return f"ApprovalCounted(pause={self.pause!r}, still_needed={self.still_needed})"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,5 +126,5 @@ class Refused:
         return f"Refused(code={self.error.code!r})"
 
 
-AnswerOutcome = Answered | ReplyKept | NotUnderstood | AlreadyClosed | Refused
+AnswerOutcome = Answered | ApprovalCounted | ReplyKept | NotUnderstood | AlreadyClosed | Refused
 """What became of an answer (``App.answer``); match it exhaustively."""

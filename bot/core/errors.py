@@ -166,6 +166,20 @@ class SelfApprovalError(PauseAnswererError):
     code = "pause.self-approval"
 
 
+class AlreadyApprovedError(AnswerRefusedError):
+    """The person approved this question already and it needs another approver too (a role's
+    ``required_approvals``): their second approval is not counted. The pause keeps waiting."""
+
+    code = "pause.already-approved"
+
+
+class ProposalChangedError(AnswerRefusedError):
+    """An approval of a proposal that an edit replaced while it was given (a role's
+    ``required_approvals``): approve what is shown now. The pause keeps waiting."""
+
+    code = "pause.proposal-changed"
+
+
 class ThreadOwnerError(AnswerRefusedError):
     """A THREAD_OWNER pause answered by someone who does not own the thread."""
 

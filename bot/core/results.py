@@ -7,7 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bot.core.approvals import Approval
 from bot.core.budget import Spend
+from bot.core.delegations import Handover
 from bot.core.dtos import RejectReason, ToolCallApprovalAsk, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
@@ -97,6 +99,13 @@ class PauseAuditEntry:
     ``grant:<id>:<granter>``); None otherwise."""
     granted_by: str | None = None
     """Who gave that grant."""
+    approvals: tuple[Approval, ...] = ()
+    """Every approval it was given before it closed (a role's ``required_approvals``), oldest
+    first, each with what it approved (masked like ``decision``); voided ones (an edit came
+    after) have ``counted`` False. Empty for a question one answer closes."""
+    handovers: tuple[Handover, ...] = ()
+    """Who it was handed on to before it closed: reassigned by an approver, or answered under a
+    standing delegation (``kind``, ``delegation_id``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,6 +225,28 @@ class PauseView:
     tool_result: str | None = None
     """What the tool returned once it ran after an approval (its text); None before or
     without a run."""
+    required_approvals: int = 1
+    """How many distinct approvers must approve it (its role's ``required_approvals``)."""
+    approvals: tuple[Approval, ...] = ()
+    """Who approved what so far, oldest first (a role that needs several approvals); an
+    approval voided by a later edit has ``counted`` False."""
+    handovers: tuple[Handover, ...] = ()
+    """Who it was handed on to (``App.reassign``; a standing delegation it was answered
+    under), oldest first: they may answer it too."""
+    proposal: dict[str, Any] | None = None
+    """The arguments proposed now, once an approver's edit replaced those asked (unmasked, as
+    ``ask``); None while the proposal is the question's own. Show it, not ``ask.arguments``:
+    the others approve what they are shown."""
+
+    @property
+    def proposed_arguments(self) -> dict[str, Any]:
+        """What an approval approves now: the standing proposal, else the arguments asked."""
+        return self.ask.arguments if self.proposal is None else self.proposal
+
+    @property
+    def still_needed(self) -> int:
+        """How many more approvals the standing proposal needs (0 once enough)."""
+        return max(0, self.required_approvals - sum(a.counted for a in self.approvals))
 
     route: PauseRoute | None = None
     """Where a policy routed it (``PolicyOutcome.route``): who may answer and where it is

@@ -23,10 +23,12 @@ from bot.core.answers import (
     AlreadyClosed,
     Answered,
     AnswerOutcome,
+    ApprovalCounted,
     NotUnderstood,
     Refused,
     ReplyKept,
 )
+from bot.core.approvals import shown_approvals
 from bot.core.dtos import ToolCallApprovalDecision, decision_kind
 from bot.core.enums import DecidedBy, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import (
@@ -42,10 +44,12 @@ from bot.core.errors import (
 )
 from bot.core.results import PauseView, ReceivedReply
 from bot.core.tracing import link_to
+from bot.runtime.approval_counts import Counted, count_approval, needs_several
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import REASON_REQUIRED_IN_WORDS, check_reason
 from bot.runtime.edit_checks import validate_for
+from bot.runtime.handovers import PersonCheck, delegated
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.observed_answers import observe_answer
 from bot.runtime.services import Runtime
@@ -138,7 +142,7 @@ def responder_of(
         return request.by
     if not _named(request.by):
         raise PauseAnswererError(WRONG_CREDENTIAL[kind])
-    if role is not None and role.separation_of_duties and request.by == record.owner_id:
+    if role is not None and role.separates_duties and request.by == record.owner_id:
         raise SelfApprovalError(
             f"{request.by} asked for this call and the role {role.name} separates "
             "duties: someone else must answer it (the question still waits)"
@@ -173,6 +177,7 @@ async def answer(
     *,
     view: Callable[[PauseRecord], PauseView],
     may_answer: AnswerCheck | None = None,
+    may_answer_as: PersonCheck | None = None,
     keep_model_replies: bool = False,
 ) -> AnswerOutcome:
     """Check and record an answer with one read of the pause; what became of it. Refusals are
@@ -184,6 +189,7 @@ async def answer(
         request,
         view=view,
         may_answer=may_answer,
+        may_answer_as=may_answer_as,
         keep_model_replies=keep_model_replies,
     )
     observe_answer(runtime.metrics, outcome, tenant_id=request.tenant_id, by=request.by)
@@ -197,6 +203,7 @@ async def _answer(
     *,
     view: Callable[[PauseRecord], PauseView],
     may_answer: AnswerCheck | None,
+    may_answer_as: PersonCheck | None,
     keep_model_replies: bool,
 ) -> AnswerOutcome:
     try:
@@ -217,8 +224,11 @@ async def _answer(
         return AlreadyClosed(pause=current, error=not_paused(record, now))
     try:
         refusal = None if may_answer is None else await may_answer(current)
-        if refusal is not None:
-            raise PauseAnswererError(refusal)
+        if refusal is not None:  # the channel's rule refuses: a delegate may answer still
+            handed = await delegated(runtime, record, current, responder, may_answer_as)
+            if handed is None:
+                raise PauseAnswererError(refusal)
+            record = handed
         if request.reply is not None and keep_model_replies and reads_with_a_model(runtime, record):
             await _keep(runtime, record, request, responder)
             return ReplyKept(pause=current, received=_received(record, request, responder))
@@ -237,17 +247,24 @@ async def _answer(
         )
     except CountersignError as error:
         return Refused(pause=current, error=error)
+    if isinstance(resolved, Counted):
+        return ApprovalCounted(
+            pause=view(resolved.record),
+            root_execution_id=record.root_execution_id,
+            approval=shown_approvals((resolved.entry,))[0],
+            still_needed=resolved.still_needed,
+        )
     return Answered(
         pause=view(resolved), root_execution_id=resolved.root_execution_id, answered_by=responder
     )
 
 
-def answered_or_raise(outcome: AnswerOutcome) -> Answered:
-    """The answer recorded, or the refusal it met raised (``App.resume``'s way with the union:
-    ``UnknownPauseError``, ``PauseAnswererError``, ``NotPausedError``,
-    ``UninterpretableReplyError``... each the error its case carries)."""
+def answered_or_raise(outcome: AnswerOutcome) -> Answered | ApprovalCounted:
+    """The answer recorded (or an approval counted), or the refusal it met raised
+    (``App.resume``'s way with the union: ``UnknownPauseError``, ``PauseAnswererError``,
+    ``NotPausedError``, ``UninterpretableReplyError``... each the error its case carries)."""
     match outcome:
-        case Answered():
+        case Answered() | ApprovalCounted():
             return outcome
         case NotUnderstood(error=error):
             raise error
@@ -326,9 +343,11 @@ async def _record(
     binding: ToolBinding | None,
     responder: str,
     request: AnswerRequest,
-) -> PauseRecord:
-    """Read a reply (or validate a decision) and record it: PENDING → RESOLVED. The span it
-    runs in (answer, resume) links to the pass that asked, maybe in another process."""
+) -> PauseRecord | Counted:
+    """Read a reply (or validate a decision) and record it: PENDING → RESOLVED — or, for a
+    role that needs several approvals, count an approval (``Counted`` while more are needed).
+    The span it runs in (answer, resume) links to the pass that asked, maybe in another
+    process."""
     link_to(record.trace_context, why="asked")
     tool_input = None if binding is None else binding.spec.input
     model_call: int | None = None
@@ -338,31 +357,44 @@ async def _record(
         )
         decision, model_call = reading.decision, reading.model_call
     else:
-        decision = validate_for(binding, request.decision, arguments=record.ask.arguments)
+        decision = validate_for(binding, request.decision, arguments=record.proposed_arguments)
     if not record.ask.allows(decision):
         allowed = ", ".join(record.ask.allowed_decisions or ())
         raise DtoValidationError(
             f"this question takes only {allowed}, not {decision_kind(decision)} (it still waits)"
         )
     _check_reason(runtime, record, decision, from_reply=request.reply is not None)
-    given = PauseAnswer(
-        decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
-    )
-    resolved_at = runtime.clock.now()
-    resolved = await runtime.store.close(
-        request.pause_id,
-        closings.Replied(
-            answer=given,
-            audit_decision=(await audit_mask(runtime, record, tool_input)).decision(decision),
-        ),
-        at=resolved_at,
-        tenant_id=request.tenant_id,
-    )
+    mask = await audit_mask(runtime, record, tool_input)
+    required = needs_several(runtime, record)
+    resolved: PauseRecord | Counted | None
+    if required > 1 and decision.approved:
+        resolved = await count_approval(
+            runtime,
+            record,
+            decision,
+            responder=responder,
+            reply=request.reply,
+            required=required,
+            mask=mask,
+        )
+    else:
+        given = PauseAnswer(
+            decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
+        )
+        resolved = await runtime.store.close(
+            request.pause_id,
+            closings.Replied(answer=given, audit_decision=mask.decision(decision)),
+            at=runtime.clock.now(),
+            tenant_id=request.tenant_id,
+        )
     if resolved is None:
         current = await runtime.store.find(request.tenant_id, request.pause_id)
         raise not_paused(current or record, runtime.clock.now())
     if model_call is not None:  # the call that read this answer: in the execution's spend, once
         await models.ledger.count_in_execution_spend(model_call)
+    if isinstance(resolved, Counted):
+        return resolved
     resolution = (resolved.resolution or PauseResolution.DECIDED).value
+    resolved_at = resolved.resolved_at or runtime.clock.now()
     runtime.metrics.answer_time(resolved.role, resolution, resolved_at - resolved.asked_at)
     return resolved

@@ -9,7 +9,7 @@ import dataclasses
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pydantic import BaseModel
 
@@ -382,6 +382,7 @@ def _check_role(checker: _Checker, role_cls: type) -> ChannelRoleSpec | None:
             role.name,
             f'reject_reason must be "required" or "optional", not {role.reject_reason!r}',
         )
+    _check_required_approvals(checker, role)
     _check_timing(checker, role.name, role.timing)
     check_policy(checker, role.policy, role.name)
     wrong = [kind for kind in role.grants if kind not in GRANT_SCOPE_KINDS]
@@ -394,6 +395,41 @@ def _check_role(checker: _Checker, role_cls: type) -> ChannelRoleSpec | None:
     checker.assembly.roles[role_cls] = role
     checker.assembly.roles_by_name[role.name] = role
     return role
+
+
+MAX_REQUIRED_APPROVALS: Final = 10
+"""More approvals than this for one call is a mistake, not a policy."""
+
+
+def _check_required_approvals(checker: _Checker, role: ChannelRoleSpec) -> None:
+    """``[channel-role.required-approvals]``: a whole number of approvers from 1, and several
+    only where several people may answer (a CHANNEL role: a thread has one owner)."""
+    count: object = role.required_approvals
+    if (
+        not isinstance(count, int)
+        or isinstance(count, bool)
+        or not 1 <= count <= MAX_REQUIRED_APPROVALS
+    ):
+        checker.fail(
+            "channel-role.required-approvals",
+            role.name,
+            f"required_approvals must be a whole number from 1 to {MAX_REQUIRED_APPROVALS}, "
+            f"not {count!r}",
+        )
+    elif count > 1 and role.answered_by is PauseAnswerer.THREAD_OWNER:
+        checker.fail(
+            "channel-role.required-approvals",
+            role.name,
+            f"required_approvals={count} needs that many approvers, and a THREAD_OWNER role "
+            "has one (the thread's owner): use PauseAnswerer.CHANNEL",
+        )
+    elif count > 1 and role.grants:
+        checker.fail(
+            "channel-role.required-approvals",
+            role.name,
+            f"required_approvals={count} asks several people, and a standing grant is one "
+            "person's approval of calls to come: give the role no grants=",
+        )
 
 
 def _check_timing(checker: _Checker, name: str, timing: object) -> None:

@@ -55,7 +55,7 @@ async def covering_grants(
         agent=record.agent,
         arguments=record.ask.arguments,
         answered_by=record.answered_by,
-        separation_of_duties=role.separation_of_duties,
+        separation_of_duties=role.separates_duties,
     )
     now = runtime.clock.now()
     try:
@@ -156,7 +156,7 @@ def _check(
             f"the role {role} is answered by the thread's owner: {by} may grant only for their "
             "own requests (scope owner_id the granter)"
         )
-    if spec.separation_of_duties and scope.owner_id == by:
+    if spec.separates_duties and scope.owner_id == by:
         raise GrantRefusedError(
             f"the role {role} separates duties: {by} may not approve their own requests, so "
             "may not grant for them"

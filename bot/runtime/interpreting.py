@@ -111,8 +111,9 @@ async def _interpret(
         )
         value, model_call = await read_with_model(runtime, models, reading)
     try:
-        decision = validate_decision(value, tool_input=tool_input, arguments=record.ask.arguments)
-        decision = valid_for_the_tool(binding, decision, arguments=record.ask.arguments)
+        arguments = record.proposed_arguments  # an edit is of what the approver was shown
+        decision = validate_decision(value, tool_input=tool_input, arguments=arguments)
+        decision = valid_for_the_tool(binding, decision, arguments=arguments)
     except DtoValidationError as error:  # said for the person who replied
         raise UninterpretableReplyError(error.said()) from error
     return Reading(decision=decision, model_call=model_call)

@@ -22,6 +22,7 @@ from bot.core.answers import (
     AlreadyClosed,
     Answered,
     AnswerOutcome,
+    ApprovalCounted,
     NotUnderstood,
     Refused,
     ReplyKept,
@@ -53,6 +54,7 @@ def observe_answer(metrics: Metrics, outcome: AnswerOutcome, *, tenant_id: str, 
 
 _HEADLINES: Final = {
     "answered": "recorded",
+    "approval_counted": "counted (more approvals needed)",
     "reply_kept": "kept to read",
     "not_understood": "not understood",
     "already_closed": "to a closed question",
@@ -92,6 +94,12 @@ def note_of(outcome: AnswerOutcome) -> AnswerNote:
                 outcome="answered",
                 role=pause.role,
                 what=f"{verdict_of(pause.decision)} {_tool(pause)}",
+            )
+        case ApprovalCounted(pause=pause, still_needed=still_needed):
+            return AnswerNote(
+                outcome="approval_counted",
+                role=pause.role,
+                what=f"an approval of {_tool(pause)} ({still_needed} more needed)",
             )
         case ReplyKept(pause=pause):
             return AnswerNote(

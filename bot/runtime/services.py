@@ -9,7 +9,7 @@ from bot.core.clock import Clock
 from bot.core.metrics import Metrics
 from bot.runtime.assembly import Assembly
 from bot.runtime.container import Container
-from bot.store.repositories import Grants, PauseStore, ToolRuns
+from bot.store.repositories import Delegations, Grants, PauseStore, ToolRuns
 
 log = logging.getLogger("countersign")
 
@@ -25,3 +25,5 @@ class Runtime:
     """The runs of attached graphs' tools (``bot.runtime.attached_tools``)."""
     grants: Grants
     """Standing grants (``bot.runtime.grant_checks`` uses them before a question is sent)."""
+    delegations: Delegations
+    """Standing delegations (``bot.runtime.handovers`` reads them when someone answers)."""

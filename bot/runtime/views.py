@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from bot.core.approvals import shown_approvals
 from bot.core.dtos import RejectReason, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.errors import UnknownThreadError
@@ -22,6 +23,7 @@ from bot.core.results import (
     PendingPause,
 )
 from bot.core.sensitive import mask_arguments
+from bot.runtime.approval_counts import needs_several
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.engine import PassReport
 from bot.runtime.expiry import expiry_of
@@ -66,6 +68,10 @@ class Views:
             reject_reason=self._reject_reason(record.role),
             tool_result=record.tool_result,
             route=record.route,
+            required_approvals=needs_several(self._runtime, record),
+            approvals=record.approvals.shown(),
+            proposal=record.approvals.proposal,
+            handovers=record.handovers,
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
@@ -214,6 +220,8 @@ def _audit_entry(e: AuditRow) -> PauseAuditEntry:
         policy=policy_of_responder(e.responder),
         grant_id=None if grant is None else grant[0],
         granted_by=None if grant is None else grant[1],
+        approvals=shown_approvals(e.approvals),
+        handovers=e.handovers,
     )
 
 

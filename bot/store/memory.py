@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.core.approvals import Approvals
+from bot.core.delegations import Handover
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.core.routes import PauseRoute
-from bot.store.closings import Cancelled, Closing, GrantUnavailable, closed_as
+from bot.store.closings import Cancelled, Closing, GrantUnavailable, Replied, closed_as
 from bot.store.leases import LeaseClaim
 from bot.store.memory_grants import MemoryGrants
 from bot.store.records import (
@@ -222,6 +224,45 @@ class MemoryStore(PauseStore):
             return None
         routed = dataclasses.replace(record, route=route, closes_at=closes_at, nudge_at=nudge_at)
         return self._put(routed)
+
+    async def record_approvals(
+        self,
+        pause_id: str,
+        approvals: Approvals,
+        *,
+        tenant_id: str,
+        at: datetime,
+        closing: Replied | None = None,
+    ) -> PauseRecord | None:
+        record = await self.find(tenant_id, pause_id)
+        if record is None or record.status is not PauseStatus.PENDING:
+            return None
+        if record.approvals.version != approvals.version:
+            return None
+        if record.closes_at is not None and record.closes_at <= at:
+            return None
+        written = dataclasses.replace(approvals, version=approvals.version + 1)
+        self._put(dataclasses.replace(record, approvals=_copied_approvals(written)))
+        if closing is None:
+            return self._pauses[pause_id]
+        return await self.close(pause_id, closing, at=at, tenant_id=tenant_id)
+
+    async def record_handover(
+        self, pause_id: str, handover: Handover, *, tenant_id: str, version: int, at: datetime
+    ) -> PauseRecord | None:
+        record = await self.find(tenant_id, pause_id)
+        if record is None or record.status is not PauseStatus.PENDING:
+            return None
+        if record.approvals.version != version:
+            return None
+        if record.closes_at is not None and record.closes_at <= at:
+            return None
+        approvals = dataclasses.replace(record.approvals, version=version + 1)
+        return self._put(
+            dataclasses.replace(
+                record, approvals=approvals, handovers=(*record.handovers, handover)
+            )
+        )
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
@@ -651,6 +692,8 @@ class MemoryStore(PauseStore):
             resolved_at=record.resolved_at,
             decision=_copied(audit_decision),
             ran_with=_copied(ran_with),
+            approvals=record.approvals.entries,
+            handovers=record.handovers,
         )
         self._audit.append(
             _Entry(
@@ -760,3 +803,14 @@ def _to_continue(waiting: Sequence[PauseRecord]) -> bool:
 
 def _by_creation(rows: Iterable[ExecutionRow]) -> list[ExecutionRow]:
     return sorted(rows, key=lambda row: row.created_at)
+
+
+def _copied_approvals(approvals: Approvals) -> Approvals:
+    """``approvals`` sharing no mutable value with the caller's (as a database would keep it)."""
+    return dataclasses.replace(
+        approvals,
+        proposal=_copied(approvals.proposal),
+        entries=tuple(
+            dataclasses.replace(e, arguments=_copied(e.arguments)) for e in approvals.entries
+        ),
+    )

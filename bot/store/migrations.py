@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.tables import (
     UtcDateTime,
+    delegations,
     executions,
     grants,
     installations,
@@ -262,6 +263,16 @@ def _v16_pause_routes(connection: Connection) -> None:
     _add_missing_columns(connection, pauses, ["route"])
 
 
+def _v17_approvals_and_delegations(connection: Connection) -> None:
+    """Several approvals of one question (a role's ``required_approvals``) and questions handed
+    on: the approvals and handovers so far and their version on the pause, both in its audit
+    entry, and standing delegations (``cs_delegations``). Pauses and entries from before have
+    none (NULL)."""
+    _add_missing_columns(connection, pauses, ["approvals", "approvals_version", "handovers"])
+    _add_missing_columns(connection, pause_answers, ["approvals", "handovers"])
+    delegations.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -279,6 +290,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v14_outbox,
     _v15_workspace_settings,
     _v16_pause_routes,
+    _v17_approvals_and_delegations,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
+from bot.core.approvals import ApprovalEntry, Approvals
+from bot.core.delegations import Handover
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.failures import ExecutionFailure
@@ -53,6 +55,10 @@ class NewPause:
     the span that answers it links there. ``None`` without OpenTelemetry."""
 
 
+NO_APPROVALS: Final = Approvals()
+"""A pause's approvals before anyone approved it (and of a question one answer closes)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PauseRecord:
     seq: int
@@ -95,12 +101,23 @@ class PauseRecord:
     route: PauseRoute | None = None
     """Where a policy routed it (other approvers, conversation, timing); None: as asked."""
     """The trace context it was asked in, if it was asked in a recorded span."""
+    approvals: Approvals = NO_APPROVALS
+    """The approvals given so far (a role that needs several)."""
+    handovers: tuple[Handover, ...] = ()
+    """Who it was handed on to (reassigned; answered under a standing delegation)."""
 
     def __repr__(self) -> str:  # never print the pause id
         return (
             f"PauseRecord(seq={self.seq}, tenant_id={self.tenant_id!r}, "
             f"execution_id={self.execution_id!r}, status={self.status!s}, tool={self.ask.tool!r})"
         )
+
+    @property
+    def proposed_arguments(self) -> dict[str, Any]:
+        """What an approval approves now: the standing proposal after an approver's edit (a
+        role that needs several approvals), else the arguments asked. An edit is made of it."""
+        proposal = self.approvals.proposal
+        return self.ask.arguments if proposal is None else proposal
 
     @property
     def interrupt_to_resume(self) -> str | None:
@@ -197,6 +214,10 @@ class AuditRow:
     resolved_at: datetime
     decision: dict[str, Any] | None
     ran_with: dict[str, Any] | None = None
+    approvals: tuple[ApprovalEntry, ...] = ()
+    """The approvals it was given before it closed (masked), with their rounds."""
+    handovers: tuple[Handover, ...] = ()
+    """Who it was handed on to before it closed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,12 +11,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from bot.core.approvals import Approvals
+from bot.core.delegations import Delegation, Handover, NewDelegation
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.grants import Grant, NewGrant
 from bot.core.metrics import PendingByRole
 from bot.core.routes import PauseRoute
-from bot.store.closings import Closing
+from bot.store.closings import Closing, Replied
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
@@ -82,6 +84,30 @@ class PausedExecutionRepository(Protocol):
         """Keep where a policy routed a question not sent yet (``route``), with the times its
         timing gives it; the record as it now is, or None when it was closed or sent
         meanwhile."""
+        ...
+
+    async def record_approvals(
+        self,
+        pause_id: str,
+        approvals: Approvals,
+        *,
+        tenant_id: str,
+        at: datetime,
+        closing: Replied | None = None,
+    ) -> PauseRecord | None:
+        """Write ``approvals`` as the pause's approvals (version ``approvals.version + 1``) only
+        while it waits, before its deadline, with its approvals still at ``approvals.version``
+        (the version read), atomically; with ``closing`` (enough approved) close it in the same
+        change, with its audit entry. The pause as it now is, or None when it no longer waits
+        or another approval came first (read it again)."""
+        ...
+
+    async def record_handover(
+        self, pause_id: str, handover: Handover, *, tenant_id: str, version: int, at: datetime
+    ) -> PauseRecord | None:
+        """Add ``handover`` to the pause's handovers while it waits, before its deadline, with
+        its approvals and handovers still at ``version`` (the version read), atomically; the
+        pause as it now is, or None (it no longer waits, or something changed: read it again)."""
         ...
 
     async def receive_reply(
@@ -309,6 +335,32 @@ class Grants(Protocol):
 
     async def revoke(self, tenant_id: str, grant_id: str, *, by: str, at: datetime) -> bool:
         """Revoke the tenant's grant; False if there is none or it was revoked already."""
+        ...
+
+
+class Delegations(Protocol):
+    """Standing delegations (``cs_delegations``): added, listed, ended; the active ones of a
+    delegate read when they answer (``bot.core.delegations``)."""
+
+    async def add(self, new: NewDelegation) -> Delegation:
+        """Store a new delegation; the delegation as stored."""
+        ...
+
+    async def get(self, tenant_id: str, delegation_id: str) -> Delegation | None: ...
+
+    async def list_delegations(
+        self, tenant_id: str | None, *, now: datetime, include_ended: bool = False
+    ) -> list[Delegation]:
+        """The delegations of ``tenant_id`` (None: every tenant's), oldest first; only the
+        active ones at ``now`` unless ``include_ended``."""
+        ...
+
+    async def active_for(self, tenant_id: str, delegate: str, now: datetime) -> list[Delegation]:
+        """The delegations active at ``now`` whose delegate is ``delegate``, oldest first."""
+        ...
+
+    async def end(self, tenant_id: str, delegation_id: str, *, by: str, at: datetime) -> bool:
+        """End the delegation at ``at``; False if there is none or it ended already."""
         ...
 
 

@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Row, and_, case, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from bot.core.approvals import Approvals, entries_of, entry_json
+from bot.core.delegations import Handover
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus
 from bot.core.errors import ExecutionFailedError
@@ -21,7 +23,7 @@ from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.core.results import StepRecord
 from bot.core.routes import PauseRoute
-from bot.store.closings import Cancelled, Closing, GrantUnavailable, closed_as
+from bot.store.closings import Cancelled, Closing, GrantUnavailable, Replied, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
 from bot.store.database import Database
 from bot.store.grants import use_grant
@@ -51,6 +53,7 @@ from bot.store.statements import (
     MARK_SENT,
     PAUSE_BY_ID,
     PAUSE_BY_KEY,
+    RECORD_APPROVALS,
     SET_INTERRUPT_ID,
     SET_RAN_WITH,
     TAKE_PAUSE,
@@ -141,23 +144,85 @@ class SqlStore:
         """
         terms = closed_as(closing)
         statement = CLOSE_PENDING_PAUSE[(tenant_id is not None, terms.before_deadline)]
+        values: dict[str, Any] = {"b_pause_id": pause_id, **self._closing_values(closing, at)}
+        if tenant_id is not None:
+            values["b_tenant"] = tenant_id
+        if terms.before_deadline:
+            values["b_now"] = at
+        return await self._tx.write(self._closing_body(statement, values, closing, at))
+
+    async def record_approvals(
+        self,
+        pause_id: str,
+        approvals: Approvals,
+        *,
+        tenant_id: str,
+        at: datetime,
+        closing: Replied | None = None,
+    ) -> PauseRecord | None:
         values: dict[str, Any] = {
             "b_pause_id": pause_id,
+            "b_tenant": tenant_id,
+            "b_version": approvals.version,
+            "b_now": at,
+            "approvals": self._codec.encode(approvals.to_json()),
+            "approvals_version": approvals.version + 1,
+        }
+        if closing is None:
+
+            def body(connection: Connection) -> PauseRecord | None:
+                row = connection.execute(RECORD_APPROVALS, values).one_or_none()
+                return None if row is None else self._pause(row)
+
+            return await self._tx.write(body)
+        values.update(self._closing_values(closing, at))
+        return await self._tx.write(self._closing_body(RECORD_APPROVALS, values, closing, at))
+
+    async def record_handover(
+        self, pause_id: str, handover: Handover, *, tenant_id: str, version: int, at: datetime
+    ) -> PauseRecord | None:
+        record = await self.find(tenant_id, pause_id)
+        if record is None or record.approvals.version != version:
+            return None
+        handovers = [h.to_json() for h in (*record.handovers, handover)]
+        values: dict[str, Any] = {
+            "b_pause_id": pause_id,
+            "b_tenant": tenant_id,
+            "b_version": version,
+            "b_now": at,
+            "handovers": self._codec.encode(handovers),
+            "approvals_version": version + 1,
+        }
+
+        def body(connection: Connection) -> PauseRecord | None:
+            row = connection.execute(RECORD_APPROVALS, values).one_or_none()
+            return None if row is None else self._pause(row)
+
+        return await self._tx.write(body)
+
+    def _closing_values(self, closing: Closing, at: datetime) -> dict[str, Any]:
+        """What ``closing`` writes on the pause row."""
+        terms = closed_as(closing)
+        values: dict[str, Any] = {
             "status": terms.status.value,
             "resolution": terms.resolution.value,
             **_NOTHING_UNREAD,  # a reply kept to read is moot once the pause closed
             "resolved_at": at,
         }
-        if tenant_id is not None:
-            values["b_tenant"] = tenant_id
-        if terms.before_deadline:
-            values["b_now"] = at
         answer = terms.answer
         if answer is not None:
             values["answer"] = self._codec.encode(
                 {"decision": answer.decision, "responder": answer.responder, "reply": answer.reply}
             )
             values["responder"] = answer.responder
+        return values
+
+    def _closing_body(
+        self, statement: Any, values: dict[str, Any], closing: Closing, at: datetime
+    ) -> Callable[[Connection], PauseRecord | None]:
+        """The transaction that closes a pause by ``statement`` and writes its audit entry
+        (and counts the use of the grant that decided it, in the same transaction)."""
+        terms = closed_as(closing)
         decision = terms.audit_decision
         sealed_decision = None if decision is None else self._codec.encode(decision)
         sealed_ran_with = None if terms.ran_with is None else self._codec.encode(terms.ran_with)
@@ -169,11 +234,11 @@ class SqlStore:
             if terms.grant_id is not None and not use_grant(connection, terms.grant_id, at):
                 raise GrantUnavailable(terms.grant_id)  # rolls the closing back: all or nothing
             record = self._pause(row)
-            entry = self._audit_entry(record, answer, sealed_decision)
+            entry = self._audit_entry(record, terms.answer, sealed_decision)
             connection.execute(INSERT_AUDIT_ENTRY, {**entry, "ran_with": sealed_ran_with})
             return record
 
-        return await self._tx.write(body)
+        return body
 
     async def set_route(
         self,
@@ -794,7 +859,17 @@ class SqlStore:
             "pause_seq": record.seq,
             "ask_position": record.ask_position,
             "ran_with": None,
+            "approvals": self._sealed_audit_approvals(record.approvals),
+            "handovers": None
+            if not record.handovers
+            else self._codec.encode([h.to_json() for h in record.handovers]),
         }
+
+    def _sealed_audit_approvals(self, approvals: Approvals) -> str | None:
+        """The approvals of a closed pause for its audit entry (masked; no proposal kept)."""
+        if not approvals.entries:
+            return None
+        return self._codec.encode([entry_json(e) for e in approvals.entries])
 
     async def _one(self, statement: Any, parameters: dict[str, str]) -> PauseRecord | None:
         row = await self._tx.read(
@@ -863,7 +938,18 @@ class SqlStore:
             nudge_claimed_at=m["nudge_claimed_at"],
             trace_context=_carrier(m["trace_context"]),
             route=PauseRoute.decode(m.get("route")),
+            approvals=Approvals(version=m["approvals_version"] or 0)
+            if m["approvals"] is None
+            else Approvals.from_json(
+                self._codec.decode(m["approvals"]), version=m["approvals_version"] or 0
+            ),
+            handovers=self._handovers(m["handovers"]),
         )
+
+    def _handovers(self, sealed: str | None) -> tuple[Handover, ...]:
+        if sealed is None:
+            return ()
+        return tuple(Handover.from_json(h) for h in self._codec.decode(sealed))
 
     def _execution(self, row: Row[Any]) -> ExecutionRow:
         m = row._mapping
@@ -900,6 +986,10 @@ class SqlStore:
             resolved_at=m["resolved_at"],
             decision=None if m["decision"] is None else self._codec.decode(m["decision"]),
             ran_with=None if m["ran_with"] is None else self._codec.decode(m["ran_with"]),
+            approvals=()
+            if m["approvals"] is None
+            else entries_of(self._codec.decode(m["approvals"])),
+            handovers=self._handovers(m["handovers"]),
         )
 
 

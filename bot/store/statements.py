@@ -11,7 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Table, TextClause, and_, bindparam, delete, insert, or_, select, text, update
+from sqlalchemy import (
+    Table,
+    TextClause,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.sql.dml import Update
 from sqlalchemy.sql.selectable import TextualSelect
 
@@ -112,6 +124,21 @@ CLOSE_PENDING_PAUSE = {
 }
 """PENDING → closed, by (of a tenant given, only before the pause's deadline): an answer closes
 a pause only while it waits and its deadline (if any) has not passed."""
+RECORD_APPROVALS = (
+    update(pauses)
+    .where(
+        and_(
+            pauses.c.pause_id == bindparam("b_pause_id"),
+            pauses.c.tenant_id == bindparam("b_tenant"),
+            pauses.c.status == PENDING,
+            func.coalesce(pauses.c.approvals_version, 0) == bindparam("b_version"),
+            or_(pauses.c.closes_at.is_(None), pauses.c.closes_at > bindparam("b_now")),
+        )
+    )
+    .returning(pauses)
+)
+"""A waiting pause's approvals, written only if they are still the version read (and closed
+with them when enough approved): of two approvers at once, one writes, the other reads again."""
 KEEP_UNREAD_REPLY = update(pauses).where(
     and_(
         pauses.c.pause_id == bindparam("b_pause_id"),

@@ -112,6 +112,13 @@ pauses = Table(
     # where a policy routed the question (v14, ``bot.core.routes.PauseRoute`` as JSON): other
     # approvers, another conversation, a tighter timing; NULL: as its channel asks
     Column("route", Text),
+    # the approvals so far of a question that needs several (v17): sealed JSON (who approved
+    # which proposal, the standing proposal after an edit), and its version, compared before
+    # each write so that two approvers at once are both counted, once each
+    Column("approvals", Text),
+    Column("approvals_version", Integer),
+    # who the question was handed on to (v17): sealed JSON, written over approvals_version too
+    Column("handovers", Text),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
     Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),
@@ -188,6 +195,8 @@ pause_answers = Table(
     Column("pause_seq", BigInteger, nullable=False),
     Column("ask_position", Integer),
     Column("ran_with", Text),  # the arguments the approved tool was run with, masked
+    Column("approvals", Text),  # every approval given before it closed, masked (v14)
+    Column("handovers", Text),  # who it was handed on to before it closed (v14)
     Index("ix_cs_pause_answers_tenant_root", "tenant_id", "root_execution_id", "pause_seq"),
 )
 
@@ -350,4 +359,21 @@ workspace_settings = Table(
     Column("escalation_conversation", String(64)),
     Column("updated_by", String(64), nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
+)
+
+delegations = Table(
+    "cs_delegations",
+    metadata,
+    # a standing delegation (v17): the delegate may answer what the delegator may answer, in one
+    # tenant, until ends_at (or until ended)
+    Column("delegation_id", String(64), primary_key=True),
+    Column("tenant_id", String(255), nullable=False),
+    Column("delegator", String(255), nullable=False),
+    Column("delegate", String(255), nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("ends_at", UtcDateTime, nullable=False),
+    Column("ended_at", UtcDateTime),
+    Column("ended_by", String(255)),
+    Index("ix_cs_delegations_tenant_delegate", "tenant_id", "delegate", "ends_at"),
 )

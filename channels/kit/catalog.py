@@ -111,9 +111,15 @@ class KitCatalog(Generic[C]):
         return spec.description if spec is not None else ""
 
     def role_separates_duties(self, role: str) -> bool:
-        """Whether the role refuses the requester's own answer (``separation_of_duties``)."""
+        """Whether the role refuses the requester's own answer (``separation_of_duties``, or
+        several approvals required)."""
         spec = self._roles.get(role)
-        return spec is not None and spec.separation_of_duties
+        return spec is not None and spec.separates_duties
+
+    def required_approvals(self, role: str) -> int:
+        """How many distinct approvers must approve the role's questions (1 by default)."""
+        spec = self._roles.get(role)
+        return 1 if spec is None else spec.required_approvals
 
     def role_reads_replies(self, role: str) -> bool:
         """Whether a free-text reply can answer the role's questions (a reply interpreter)."""

@@ -24,11 +24,13 @@ from typing import Any, Final, assert_never
 from pydantic import BaseModel
 
 from bot.core.channel import ChannelAsk
+from bot.core.delegations import Handover
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import ExecutionStatus, PauseStatus
 from bot.core.results import ExecutionResult, PauseView, PendingPause
 from bot.core.sensitive import mask_arguments, sensitive_fields
 from bot.core.time_left import parse_instant, time_left_text
+from channels.kit.approvals import ApprovalsShown, approvals_of, nobody_yet
 from channels.kit.catalog import KitCatalog
 from channels.kit.offers import Offered, offered
 from channels.kit.outcomes import Approved, Outcome, OutcomeWords, outcome_of, words_of
@@ -84,6 +86,11 @@ class QuestionView:
     changes: tuple[Change, ...] = ()
     ran_with: tuple[ShownField, ...] = ()
     """What the tool ran with (an approval's arguments, edits applied), masked."""
+    approvals: ApprovalsShown | None = None
+    """Who approved and how many approvals are still needed (a question that needs several);
+    while it waits, ``fields`` and ``changes`` show the standing proposal."""
+    handed: tuple[Handover, ...] = ()
+    """Who it was handed to while it waits (``channels.kit.approvals.handover_lines``)."""
 
     @property
     def words(self) -> OutcomeWords | None:
@@ -214,6 +221,9 @@ def question_view(
         changes = changes_of(model, ask.arguments, outcome.overrides)
         ran_with = shown_fields(model, {**ask.arguments, **(outcome.overrides or {})})
     waiting = not isinstance(pause, PauseView) or pause.status is PauseStatus.PENDING
+    proposed = pause.proposal if isinstance(pause, PauseView) and waiting else None
+    if proposed is not None:  # an approver's edit stands: the others approve what it says
+        changes = changes_of(model, ask.arguments, proposed)
     asked_at = None if isinstance(pause, ChannelAsk) else parse_instant(pause.asked_at)
     role_described = "" if catalog is None else catalog.role_description(role)
     return QuestionView(
@@ -224,7 +234,7 @@ def question_view(
         agent=agent,
         request=ask.request or "",
         stated_reason=ask.stated_reason or "",
-        fields=shown_fields(model, ask.arguments),
+        fields=shown_fields(model, ask.arguments if proposed is None else proposed),
         offers=offered(
             ask,
             tool_input=model,
@@ -239,6 +249,8 @@ def question_view(
         outcome=outcome,
         changes=changes,
         ran_with=ran_with,
+        approvals=_approvals(pause, catalog) if waiting else None,
+        handed=pause.handovers if isinstance(pause, PauseView) and waiting else (),
     )
 
 
@@ -278,6 +290,13 @@ def _model(pause: Asked, catalog: KitCatalog[Any] | None) -> type[BaseModel] | N
             return None
         return catalog.tool_input(pause.ask.tool, agent=pause.agent, role=pause.role)
     return pause.tool_input
+
+
+def _approvals(pause: Asked, catalog: KitCatalog[Any] | None) -> ApprovalsShown | None:
+    """Who approved a question that needs several approvals, and how many more."""
+    if isinstance(pause, PauseView):
+        return approvals_of(pause)
+    return None if catalog is None else nobody_yet(catalog.required_approvals(pause.role))
 
 
 def _expiry(pause: Asked) -> datetime | None:

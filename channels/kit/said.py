@@ -15,14 +15,17 @@ from bot.core.answers import (
     AlreadyClosed,
     Answered,
     AnswerOutcome,
+    ApprovalCounted,
     NotUnderstood,
     Refused,
     ReplyKept,
 )
 from bot.core.errors import (
+    AlreadyApprovedError,
     CountersignError,
     DtoValidationError,
     PauseAnswererError,
+    ProposalChangedError,
     ReplyInterpreterMissingError,
     SelfApprovalError,
     ThreadOwnerError,
@@ -32,13 +35,16 @@ from bot.core.results import PauseView
 from channels.kit.offers import not_offered, offered
 from channels.kit.outcomes import outcome_of, words_of
 from channels.kit.texts import (
+    ALREADY_APPROVED,
     NO_LONGER_AVAILABLE,
     NO_WORDS_TAKEN,
     NOT_AN_APPROVER,
     NOT_ESCALATED_YET,
     NOT_OFFERED_LEAD,
     NOT_THE_OWNER,
+    PROPOSAL_CHANGED,
     SELF_APPROVAL,
+    approval_counted,
     not_understood,
 )
 
@@ -53,6 +59,8 @@ def said_of(
     match outcome:
         case Answered() | ReplyKept():
             return ""
+        case ApprovalCounted(still_needed=still_needed):
+            return approval_counted(still_needed)
         case NotUnderstood(reason=reason, error=error):
             if isinstance(error, ReplyInterpreterMissingError):
                 return NO_WORDS_TAKEN
@@ -80,6 +88,10 @@ def refusal_text(
             return NO_LONGER_AVAILABLE
         case SelfApprovalError():
             return SELF_APPROVAL
+        case AlreadyApprovedError():
+            return ALREADY_APPROVED
+        case ProposalChangedError():
+            return PROPOSAL_CHANGED
         case ThreadOwnerError():
             return NOT_THE_OWNER
         case PauseAnswererError() if _kits_own(error.message):

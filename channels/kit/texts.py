@@ -135,3 +135,44 @@ def more_grants(count: int) -> str:
 
 def grant_revoked(line: str) -> str:
     return f"Revoked: {line}. The next similar request is asked."
+
+
+# Several approvals of one question (a role's ``required_approvals``): ``channels.kit.approvals``.
+ALREADY_APPROVED: Final = (
+    "You approved this already: it needs another approver too (the request still waits)."
+)
+PROPOSAL_CHANGED: Final = (
+    "Another approver changed the request while you answered: look at it again and approve "
+    "what is shown now (the request still waits)."
+)
+
+
+def approvals_needed(required: int) -> str:
+    """The line on a question nobody approved yet that needs several approvals."""
+    return f"Needs {required} approvals, each by a different person."
+
+
+def approvals_so_far(approvers: str, counted: int, required: int) -> str:
+    """Who approved the standing proposal, and how many of the approvals needed that is."""
+    return f"Approved by {approvers} · {counted} of {required} needed"
+
+
+def edited_by(who: str) -> str:
+    """Who changed the proposal the approvals are of (the ones before were voided)."""
+    return f"Changed by {who}: earlier approvals no longer count"
+
+
+def approval_counted(still_needed: int) -> str:
+    """What an approver is told once their approval is counted and more are needed."""
+    more = "1 more approval" if still_needed == 1 else f"{still_needed} more approvals"
+    return f"Your approval is counted: {more} needed before it goes ahead."
+
+
+def handed_on(by: str, to: str) -> str:
+    """A question an approver handed to someone (Reassign): they may answer it too."""
+    return f"Handed to {to} by {by}: they may answer it too"
+
+
+def handed_to_you(by: str, title: str) -> str:
+    """What the person a question was handed to is told (with where to answer it)."""
+    return f"{by} handed you a question to answer: {title}"

@@ -20,6 +20,7 @@ from bot.core.answers import (
     AlreadyClosed,
     Answered,
     AnswerOutcome,
+    ApprovalCounted,
     NotUnderstood,
     Refused,
     ReplyKept,
@@ -36,14 +37,16 @@ from bot.core.errors import (
     UnknownPauseError,
 )
 from bot.core.results import PauseView
+from bot.runtime.handovers import PersonCheck
 from bot.runtime.observed_answers import observe_answer
 from channels.kit.outcomes import outcome_of, verdict
-from channels.kit.said import closed_sentence, refusal_text
+from channels.kit.said import closed_sentence, refusal_text, said_of
 from channels.kit.texts import (
     NO_LONGER_AVAILABLE,
     NO_LONGER_NEEDED,
     NO_WORDS_TAKEN,
 )
+from channels.slack.approvals import show_approvals
 from channels.slack.authorization import Authorizer
 from channels.slack.feedback import Audience, Feedback, already_answered
 from channels.slack.gateway import SlackGateway, quote
@@ -129,11 +132,33 @@ class Answering:
             await self._tell_closed(pause, who)
             return None
         refusal = await self._authorizer.check(pause, user=who.user, team=who.team)
-        if refusal is not None:
+        if refusal is not None and not await self._app.may_answer_as_delegate(
+            pause, who.user, may_answer_as=self.person_rule(who)
+        ):
             self._observe(Refused(pause=pause, error=refused_as(pause, refusal.text)), who)
             await self._feedback.tell(who.audience, refusal.text)
             return None
         return pause
+
+    async def refusal(self, pause: PauseView, who: Answerer) -> str | None:
+        """Why ``who`` may not answer ``pause`` (``None``: they may): Slack's rule, unless the
+        question was handed to them (reassigned, or a standing delegation)."""
+        refusal = await self._authorizer.check(pause, user=who.user, team=who.team)
+        if refusal is None or await self._app.may_answer_as_delegate(
+            pause, who.user, may_answer_as=self.person_rule(who)
+        ):
+            return None
+        return refusal.text
+
+    def person_rule(self, who: Answerer) -> PersonCheck:
+        """Slack's rule of who may answer, for any person of ``who``'s workspace (a standing
+        delegation is applied by it: the delegate may answer what the delegator may)."""
+
+        async def may_answer_as(pause: PauseView, person: str) -> str | None:
+            refusal = await self._authorizer.check(pause, user=person, team=who.team)
+            return None if refusal is None else refusal.text
+
+        return may_answer_as
 
     def _observe(self, outcome: AnswerOutcome, who: Answerer) -> None:
         """A click refused before its modal opened is an answer refused like any other:
@@ -205,6 +230,7 @@ class Answering:
             may_answer=self._authorizer.rule_for(user=who.user, team=who.team),
             continue_run=False,
             keep_model_replies=True,
+            may_answer_as=self.person_rule(who),
         )
 
     def _after(
@@ -214,6 +240,9 @@ class Answering:
         match outcome:
             case Answered():
                 return functools.partial(self._continue, outcome, reply)
+            case ApprovalCounted(pause=pause):
+                told = self._telling(who, said_of(outcome))
+                return functools.partial(self._counted, told, pause)
             case ReplyKept():
                 assert reply is not None  # only replies are kept
                 return functools.partial(self._read_then_continue, outcome, who, reply)
@@ -239,6 +268,11 @@ class Answering:
                 return self._telling(who, _refusal(error))
             case _:
                 assert_never(outcome)
+
+    async def _counted(self, told: AfterAck, pause: PauseView) -> None:
+        """After the ack: tell the approver their approval counts, and show the others."""
+        await told()
+        await show_approvals(self._app, self._gateway, pause)
 
     def _telling(self, who: Answerer, text: str) -> AfterAck:
         return functools.partial(self._feedback.tell, who.audience, text)

@@ -60,6 +60,7 @@ from channels.slack.flows import Flows
 from channels.slack.gateway import ClosedQuestion, SlackGateway
 from channels.slack.grant_flows import GrantFlows
 from channels.slack.grant_list import SlackGrants
+from channels.slack.handing import SlackHanding
 from channels.slack.home import Answerable, HomeTabs
 from channels.slack.home_settings import HomeSettings
 from channels.slack.installations import DatabaseInstallationStore
@@ -297,6 +298,9 @@ class SlackBot:
             tasks=self.tasks,
             late=LateAnswers(app.clock, feedback),
             settings=settings,
+            handing=SlackHanding(
+                app=app, gateway=self.gateway, answering=answering, feedback=feedback
+            ),
         )
 
     def _home_settings(self, catalog: Catalog, workspaces: WorkspaceConfigs) -> HomeSettings | None:

@@ -29,6 +29,7 @@ from channels.slack.home import HomeTabs
 from channels.slack.pending import PendingLists
 from channels.slack.redaction import log, web_log
 from channels.slack.render import RenderError, truncate
+from channels.slack.render_approvals import reassign_modal
 from channels.slack.render_edit import StateValues, validate_edit_submission
 from channels.slack.render_modal import (
     REASON_BLOCK,
@@ -117,7 +118,7 @@ class Flows:
         if pause is None:
             return
         offers = self._gateway.approval_view(pause).offered
-        if not offers.allows(kind):
+        if kind != "reassign" and not offers.allows(kind):
             await self._feedback.tell(who.audience, not_offered(offers))
             return
         metadata = self._signer.seal(
@@ -135,6 +136,8 @@ class Flows:
                 view = reject_modal(metadata, reason_required=pause.reject_reason == "required")
             case "respond":
                 view = respond_modal(metadata)
+            case "reassign":  # handing it on (channels.slack.handing)
+                view = reassign_modal(metadata)
             case "edit":
                 try:
                     view = edit_modal(self._gateway.approval_view(pause), metadata)

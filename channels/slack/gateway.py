@@ -30,6 +30,7 @@ from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
 from bot.store.outbox import OutboxEntry
+from channels.kit.approvals import nobody_yet
 from channels.kit.grants import offered_scopes
 from channels.kit.outcomes import Outcome
 from channels.slack.catalog import Catalog, SlackChannelConfig
@@ -418,6 +419,8 @@ class SlackGateway:
             stated_reason=question.value.stated_reason,
             question=self._catalog.question_template(tool, agent=question.agent, role=role),
             grant_scopes=self.grant_scopes(role),
+            approvals=_needed(self._catalog, question),
+            reassignable=_reassignable(self._catalog, question),
         )
 
     def grant_scopes(self, role: str) -> tuple[str, ...]:
@@ -534,6 +537,27 @@ class SlackGateway:
             await self.client.chat_delete(channel=ref.channel_id, ts=ref.ts)
         except (SlackApiError, *TRANSPORT_ERRORS) as error:
             log.warning("slack: a duplicate approval message stays: %s", failure_of(error))
+
+
+def _needed(catalog: Catalog, question: Question) -> tuple[str, ...]:
+    """A question just asked that needs several approvals says how many (with its buttons)."""
+    shown = (
+        None
+        if isinstance(question, ChannelWithdrawal)
+        else nobody_yet(catalog.required_approvals(question.role))
+    )
+    return () if shown is None else shown.lines()
+
+
+def _reassignable(catalog: Catalog, question: Question) -> bool:
+    """Whether a question just asked offers Reassign: a CHANNEL role's (a thread's owner's
+    question is theirs)."""
+    role = catalog.role(question.role)
+    return (
+        not isinstance(question, ChannelWithdrawal)
+        and role is not None
+        and role.answered_by is PauseAnswerer.CHANNEL
+    )
 
 
 def _destination(ask: ChannelAsk, config: SlackChannelConfig) -> tuple[str, str | None]:

@@ -128,6 +128,8 @@ class ApprovalView:
     question: str | None = None  # the tool's or role's ``question=`` template
     tool_result: str | None = None  # what the tool returned, once it ran after the answer
     grant_scopes: tuple[str, ...] = ()  # the grants its approver may give (channels.kit.grants)
+    approvals: tuple[str, ...] = ()  # who approved, how many more (mrkdwn lines; several needed)
+    reassignable: bool = False  # a CHANNEL question: it may be handed to someone (Reassign)
 
     @property
     def offered(self) -> Offered:

@@ -39,6 +39,7 @@ from channels.slack.render import (
     slack_date,
     truncate,
 )
+from channels.slack.render_approvals import approvals_blocks, reassign_blocks
 from channels.slack.render_grants import grant_button
 
 REPLY_HINT: Final = (
@@ -70,6 +71,8 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
         blocks.append(ContextBlock(elements=[mrkdwn(hint)]))
     if view.separates_duties:
         blocks.append(ContextBlock(elements=[mrkdwn(_not_by_the_requester(view))]))
+    blocks += approvals_blocks(view.approvals)
+    blocks += reassign_blocks(view.pause_id) if view.reassignable else []
     if view.expires_at is not None:
         blocks.append(ContextBlock(elements=[mrkdwn(expiry_line(view.expires_at))]))
     text = f"Approval needed: {escape(view.title, 300)}"

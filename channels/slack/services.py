@@ -9,6 +9,7 @@ from channels.slack.answering import Answering
 from channels.slack.conversations import Conversations
 from channels.slack.flows import Flows
 from channels.slack.grant_flows import GrantFlows
+from channels.slack.handing import SlackHanding
 from channels.slack.home import HomeTabs
 from channels.slack.home_settings import HomeSettings
 from channels.slack.late_answers import LateAnswers
@@ -29,3 +30,4 @@ class SlackServices:
     late: LateAnswers
     settings: HomeSettings | None = None
     """The Home's per-workspace settings (installed by OAuth; ``None``: .env's alone)."""
+    handing: SlackHanding

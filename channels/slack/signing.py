@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Final, Literal
 
-ModalKind = Literal["reject", "edit", "respond"]
-SealedKind = Literal["reject", "edit", "respond", "grant"]
+ModalKind = Literal["reject", "edit", "respond", "reassign"]
+SealedKind = Literal["reject", "edit", "respond", "reassign", "grant"]
 """What a sealed metadata may be for: a modal answering a pause, or a grant's modal."""
 
 _DOMAIN: Final = b"countersign-modal-v1"

@@ -18,6 +18,7 @@ from bot.core.answers import (
     AlreadyClosed,
     Answered,
     AnswerOutcome,
+    ApprovalCounted,
     NotUnderstood,
     Refused,
     ReplyKept,
@@ -90,12 +91,28 @@ class WebAnswering:
             may_answer=may_answer,
             continue_run=False,
             keep_model_replies=True,
+            may_answer_as=self.person_rule,
         )
         return await self._said(outcome)
 
     async def said(self, outcome: AnswerOutcome) -> Said:
         """What the page says of ``outcome`` (an answer recorded elsewhere: a grant's)."""
         return await self._said(outcome)
+
+    async def person_rule(self, pause: PauseView, person: str) -> str | None:
+        """The web's rule of who may answer, for any person (a delegation is applied by it)."""
+        return self._catalog.refusal(pause, person)
+
+    async def refusal(self, pause: PauseView, approver: str) -> str | None:
+        """Why ``approver`` may not answer ``pause`` here (``None``: they may): the web's
+        rule, unless the question was handed to them (reassigned, or a delegation)."""
+        refusal = self._catalog.refusal(pause, approver)
+        if refusal is None:
+            return None
+        delegate = await self._app.may_answer_as_delegate(
+            pause, approver, may_answer_as=self.person_rule
+        )
+        return None if delegate else refusal
 
     async def _said(self, outcome: AnswerOutcome) -> Said:
         match outcome:
@@ -104,6 +121,8 @@ class WebAnswering:
                     await self._app.continue_answer(outcome)
                 except CountersignError as error:  # recorded; the run's failure is its own
                     log.warning("web: the run failed after an answer: %s", error.code)
+                return Said(status=303)
+            case ApprovalCounted():  # the page shows who approved and how many more
                 return Said(status=303)
             case ReplyKept(received=received):
                 return await self._said(await self._app.read_kept(received, continue_run=False))

@@ -35,6 +35,7 @@ from bot.core.context import ExecutionContext
 from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import PauseAnswerer
 from bot.core.errors import SetupError
+from bot.core.results import PauseView
 from channels.kit.factory import PeopleRules, implement_role, role_people
 from channels.web.catalog import CONFIG_ATTRIBUTE, WebChannelConfig
 from channels.web.links import LinkKind, LinkSigner
@@ -112,6 +113,21 @@ class WebOutbox:
             LinkKind.INBOX, approver=approver, tenant_id=tenant_id, valid_for=self._lifetime
         )
         return f"{self._base_url}{INBOX_PATH}{token}"
+
+    async def hand_over(self, pause: PauseView, to: str, config: WebChannelConfig) -> None:
+        """Tell ``to`` that a question was handed to them, with their own link."""
+        notice = WebNotice(
+            approver=to,
+            url=self.question_url(pause.pause_id, approver=to, tenant_id=pause.tenant_id),
+            tool=pause.ask.tool,
+            tool_description=self._describe(pause.ask.tool, agent=pause.agent, role=pause.role),
+            title=self._title(pause.ask, agent=pause.agent, role=pause.role),
+            role_description=config.role_description,
+            tenant_id=pause.tenant_id,
+            kind=NoticeKind.HANDOVER,
+            approvers=(to,),
+        )
+        await notify_each(config.notify or self._notifier, [notice])
 
     async def post(self, ask: ChannelAsk, config: WebChannelConfig) -> None:
         """The question, to each person it is asked of."""

@@ -42,6 +42,7 @@ class NoticeKind(enum.Enum):
     QUESTION = "question"  # it was just asked of them
     REMINDER = "reminder"  # it still waits for them
     ESCALATION = "escalation"  # nobody answered in time: it is asked of them now as well
+    HANDOVER = "handover"  # an approver handed it to them (Reassign)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +77,8 @@ class WebNotice:
                 return f"Reminder {self.reminder}: approval still needed: {what}"
             case NoticeKind.ESCALATION:
                 return f"Escalated to you: approval needed: {what}"
+            case NoticeKind.HANDOVER:
+                return f"Handed to you: approval needed: {what}"
 
     @property
     def text(self) -> str:

@@ -22,6 +22,7 @@ from channels.kit.texts import (
 )
 from channels.web.form import FormField, Submission, shown_value
 from channels.web.offers import Offered
+from channels.web.render_approvals import approvals_html, reassign_form
 
 STYLESHEET_PATH: Final = "/static/countersign.css"
 CSRF_FIELD: Final = "csrf"
@@ -154,7 +155,7 @@ def summary(q: QuestionView) -> str:
         f"{_paragraph(q.details)}"
         f'<p class="meta">{escape(asked_line(q))}</p>'
         f"{_quote('Asked', q.request)}{_quote('The agent says', q.stated_reason)}"
-        f"{fields_list(q.fields)}"
+        f"{fields_list(q.fields)}{approvals_html(q)}"
         f"{_paragraph(timing_line(q), css='meta timing')}</section>"
     )
 
@@ -287,7 +288,7 @@ def _forms(forms: Forms) -> str:
             f'value="{escape(forms.reply)}" placeholder="approve, or reject: too expensive">'
             "<button>Send</button></form></section>"
         )
-    return "".join(parts)
+    return "".join(parts) + reassign_form(forms.csrf)
 
 
 def _edit(forms: Forms) -> str:

@@ -60,6 +60,7 @@ from channels.web.grants import (
     grant_section,
     grants_section,
 )
+from channels.web.handing import REASSIGN_ACTION, reassign_from_page
 from channels.web.inbox import WebInbox
 from channels.web.links import Link, LinkError, LinkKind, LinkProblem, LinkSigner
 from channels.web.notify import Notifier, log, log_notifier
@@ -216,8 +217,13 @@ class WebServer:
         if fields.get(ACTION_FIELD) == GRANT_ACTION:  # approve and allow similar (grants.py)
             granted = await self._grants.answer(link, fields)
             return await self._after(request, link, granted, csrf, fields)
-        action = action_of(fields.get(ACTION_FIELD, ""))
         said: Said
+        if fields.get(ACTION_FIELD) == REASSIGN_ACTION:  # handing it on: no answer
+            said = await reassign_from_page(
+                self._app, self.outbox, self._answering, self._catalog, link, fields
+            )
+            return await self._after(request, link, said, csrf, fields)
+        action = action_of(fields.get(ACTION_FIELD, ""))
         match action:
             case "edit":
                 return await self._edit(request, link, fields, csrf)
@@ -267,7 +273,7 @@ class WebServer:
         if not offers.edit or pause.tool_input is None:
             said = Said(status=403, text=not_offered(offers))
             return await self._question_response(request, link, pause, csrf=csrf, said=said)
-        submission = read_form(pause.tool_input, pause.ask.arguments, fields)
+        submission = read_form(pause.tool_input, pause.proposed_arguments, fields)
         if submission.overrides is None:
             said = Said(status=422, text=SOME_VALUES)
             return await self._question_response(
@@ -396,14 +402,14 @@ class WebServer:
                 ending=await self._ending(pause),
             )
             return html(page, status=status)
-        refusal = self._catalog.refusal(pause, link.approver)
+        refusal = await self._answering.refusal(pause, link.approver)
         if refusal is not None:
             page = question_page(question, forms=None, notice=Notice(text=refusal, tone="bad"))
             return html(page, status=403)
         forms = Forms(
             csrf=self._csrf_token(csrf, request.path),
             fields=form_fields(pause.tool_input) if pause.tool_input is not None else (),
-            real_arguments=pause.ask.arguments,
+            real_arguments=pause.proposed_arguments,
             offers=question.offers,
             submission=submission,
             reply=reply,

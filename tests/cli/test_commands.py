@@ -26,7 +26,9 @@ def told_commands() -> set[str]:
 
 
 def test_the_docs_name_the_commands_this_test_knows() -> None:
-    assert told_commands() == {"", "serve", "demo", "keygen", "reencrypt", "grants"}
+    assert told_commands() == {
+        "", "serve", "demo", "keygen", "reencrypt", "grants", "delegations",
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("command", sorted(told_commands()))

@@ -11,6 +11,7 @@ from bot import (
     AlreadyClosed,
     Answered,
     AnswerOutcome,
+    ApprovalCounted,
     ExecutionStatus,
     NotUnderstood,
     PauseStatus,
@@ -39,6 +40,8 @@ def said(outcome: AnswerOutcome) -> str:
     match outcome:
         case Answered():
             return "answered"
+        case ApprovalCounted():
+            return "counted"
         case ReplyKept():
             return "kept"
         case NotUnderstood():

@@ -61,6 +61,7 @@ class SlackWorld:
     clock: FakeClock
     llm: ScriptedChatModel
     tenant: str = TEAM
+    workflow: type = SlackOfficeWorkflow
     _events: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -231,7 +232,7 @@ class SlackWorld:
         self, text: str = "go", *, owner: str = "U0OWNER", thread: SlackThread | None = None
     ) -> ExecutionResult:
         return await self.app.execute(
-            SlackOfficeWorkflow,
+            self.workflow,
             WorkflowStartText(text=text),
             tenant_id=self.tenant,
             owner_id=owner,
@@ -256,13 +257,20 @@ async def open_world(
     settings: Settings | None = None,
     check_slack_when_ready: bool = False,
     api_timeout_seconds: float = 10.0,
+    application: tuple[type, type, type] | None = None,
 ) -> AsyncIterator[SlackWorld]:
-    llm = mock_llm(SlackOfficeAgent)
+    """``application``: (application, its agent, its workflow) instead of the Slack office."""
+    application_cls, agent, workflow = application or (
+        SlackOfficeApplication,
+        SlackOfficeAgent,
+        SlackOfficeWorkflow,
+    )
+    llm = mock_llm(agent)
     ledger = Ledger()
     clock = FakeClock()
     stub.clock = clock  # what Slack lists "since" a time follows the App's clock
     app = await App.create(
-        SlackOfficeApplication,
+        application_cls,
         database_url=database_url,
         clock=clock,
         settings=settings or Settings(),
@@ -292,6 +300,7 @@ async def open_world(
             clock=clock,
             llm=llm,
             tenant=tenant or TEAM,
+            workflow=workflow,
         )
     finally:
         await http.close()

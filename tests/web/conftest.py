@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,12 +40,13 @@ class WebWorld:
     notices: list[WebNotice] = field(default_factory=list)
     unreachable: set[str] = field(default_factory=set)
     """People the notifier fails for (it raises): the rest are still told."""
+    workflow: type = WebOfficeWorkflow
 
     async def ask(self, *scripted: Any, owner: str = "olga") -> ExecutionResult:
         """Run the workflow with the agent scripted to answer ``scripted`` in turn."""
         self.llm.then_return(*scripted)
         return await self.app.execute(
-            WebOfficeWorkflow,
+            self.workflow,
             WorkflowStartText(text="please"),
             tenant_id=TENANT,
             owner_id=owner,
@@ -67,11 +69,26 @@ def browser(base_url: str) -> ClientSession:
 
 @pytest.fixture
 async def web_world(tmp_path: Path) -> AsyncIterator[WebWorld]:
-    llm = mock_llm(WebOfficeAgent)
+    async with open_web_world(tmp_path) as world:
+        yield world
+
+
+@asynccontextmanager
+async def open_web_world(
+    tmp_path: Path, application: tuple[type, type, type] | None = None
+) -> AsyncIterator[WebWorld]:
+    """The web world of ``application`` (the application, its agent, its workflow; by default
+    the web office)."""
+    application_cls, agent, workflow = application or (
+        WebOfficeApplication,
+        WebOfficeAgent,
+        WebOfficeWorkflow,
+    )
+    llm = mock_llm(agent)
     ledger = Ledger()
     clock = FakeClock()
     app = await App.create(
-        WebOfficeApplication,
+        application_cls,
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}",
         clock=clock,
         settings=Settings(),
@@ -102,6 +119,7 @@ async def web_world(tmp_path: Path) -> AsyncIterator[WebWorld]:
             base_url=base_url,
             notices=notices,
             unreachable=unreachable,
+            workflow=workflow,
         )
     finally:
         await http.close()

@@ -12,6 +12,7 @@ from channels.slack.listeners import (
     actions,
     commands,
     grants,
+    handing,
     home,
     mentions,
     messages,
@@ -25,6 +26,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     actions.register(bolt, services)
     views.register(bolt, services)
     grants.register(bolt, services)
+    handing.register(bolt, services)
     commands.register(bolt, services)
     home.register(bolt, services)
     mentions.register(bolt, services)

@@ -1,0 +1,58 @@
+"""``Delegations`` in memory: the same contract as ``SqlDelegations``
+(``tests/store/test_delegations_contract.py``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+from bot.core.delegations import Delegation, NewDelegation
+from bot.store.repositories import Delegations
+
+
+class MemoryDelegations(Delegations):
+    """``Delegations`` in one process."""
+
+    def __init__(self) -> None:
+        self._delegations: dict[str, Delegation] = {}
+
+    async def add(self, new: NewDelegation) -> Delegation:
+        delegation = Delegation(
+            delegation_id=new.delegation_id,
+            tenant_id=new.tenant_id,
+            delegator=new.delegator,
+            delegate=new.delegate,
+            created_by=new.created_by,
+            created_at=new.created_at,
+            ends_at=new.ends_at,
+        )
+        self._delegations[delegation.delegation_id] = delegation
+        return delegation
+
+    async def get(self, tenant_id: str, delegation_id: str) -> Delegation | None:
+        found = self._delegations.get(delegation_id)
+        return found if found is not None and found.tenant_id == tenant_id else None
+
+    async def list_delegations(
+        self, tenant_id: str | None, *, now: datetime, include_ended: bool = False
+    ) -> list[Delegation]:
+        return [
+            d
+            for d in sorted(
+                self._delegations.values(), key=lambda d: (d.created_at, d.delegation_id)
+            )
+            if (tenant_id is None or d.tenant_id == tenant_id)
+            and (include_ended or d.is_active(now))
+        ]
+
+    async def active_for(self, tenant_id: str, delegate: str, now: datetime) -> list[Delegation]:
+        return [
+            d for d in await self.list_delegations(tenant_id, now=now) if d.delegate == delegate
+        ]
+
+    async def end(self, tenant_id: str, delegation_id: str, *, by: str, at: datetime) -> bool:
+        found = await self.get(tenant_id, delegation_id)
+        if found is None or found.ended_at is not None:
+            return False
+        self._delegations[delegation_id] = dataclasses.replace(found, ended_at=at, ended_by=by)
+        return True

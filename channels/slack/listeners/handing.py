@@ -1,0 +1,76 @@
+"""Reassign: the button opens the modal; its submission hands the question on (before the ack,
+so a refusal keeps the modal open with why)."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from channels.slack.answering import Answerer
+from channels.slack.feedback import Audience
+from channels.slack.flows import TAMPERED
+from channels.slack.payloads import (
+    SlackPayload,
+    interaction_audience,
+    state_values,
+    tenant_of,
+    text_at,
+)
+from channels.slack.render_approvals import (
+    REASSIGN_ACTION,
+    REASSIGN_BLOCK,
+    REASSIGN_MODAL,
+    REASSIGN_USER,
+)
+from channels.slack.services import SlackServices
+
+
+def register(bolt: AsyncApp, services: SlackServices) -> None:
+    flows, tasks, handing = services.flows, services.tasks, services.handing
+
+    async def on_click(
+        ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
+    ) -> None:
+        await ack()
+        value = text_at(action, "selected_option", "value")  # the menu's one option
+        user, tenant = text_at(body, "user", "id"), tenant_of(context)
+        if value is None or user is None or tenant is None:
+            return
+        who = Answerer(
+            user=user,
+            team=context.team_id,
+            tenant_id=tenant,
+            audience=interaction_audience(body, user),
+        )
+        trigger_id = text_at(body, "trigger_id") or ""
+        modal = flows.open_modal("reassign", value, who, trigger_id)
+        tasks.spawn(modal, name="slack reassign", urgent=True)  # trigger_id lives 3 s
+
+    async def on_submit(
+        ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
+    ) -> None:
+        user, tenant = text_at(body, "user", "id"), tenant_of(context)
+        sealed = text_at(view, "private_metadata") or ""
+        metadata = flows.open_metadata(sealed, kind="reassign", user=user) if user else None
+        if metadata is None or user is None or tenant is None:
+            await ack(response_action="errors", errors={REASSIGN_BLOCK: TAMPERED})
+            return
+        audience = Audience(
+            user=user,
+            channel=metadata.channel,
+            thread_ts=metadata.thread_ts,
+            response_url=metadata.response_url,
+        )
+        who = Answerer(user=user, team=context.team_id, tenant_id=tenant, audience=audience)
+        chosen = state_values(view).get(REASSIGN_BLOCK, {}).get(REASSIGN_USER, {})
+        to = chosen.get("selected_user")
+        done = await handing.reassign(metadata, who, to if isinstance(to, str) else None)
+        if isinstance(done, dict):
+            await ack(response_action="errors", errors=done)
+            return
+        await ack()
+        tasks.spawn(done(), name="slack reassigned")
+
+    bolt.action(REASSIGN_ACTION)(on_click)
+    bolt.view(REASSIGN_MODAL)(on_submit)

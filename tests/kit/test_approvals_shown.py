@@ -1,0 +1,57 @@
+"""Who approved a question that needs several approvals, computed once in the kit's question
+view and said the same way by every channel (the terminal's lines here; Slack and the web page
+in ``tests/slack/test_four_eyes.py`` and ``tests/web/test_four_eyes.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.kit.catalog import KitCatalog
+from channels.kit.question import question_view
+from channels.terminal import question_lines
+from tests.conftest import MakeOffice
+from tests.four_eyes import ANN, BOB, InboxWireChannel
+from tests.runtime.test_required_approvals import approve, asked
+
+
+def _config(cls: type) -> Any:
+    return object() if cls is InboxWireChannel else None
+
+
+async def test_the_view_says_who_approved_and_how_many_are_needed(
+    make_office: MakeOffice,
+) -> None:
+    office, pause_id = await asked(make_office)
+    assert office.app.assembly.roles_by_name["wire-approval-channel"].required_approvals == 2
+    catalog = KitCatalog(office.app, _config)
+
+    [ask] = office.inbox.asks
+    fresh = question_view(ask, catalog, now=office.clock.now())
+    assert fresh.approvals is not None
+    assert fresh.approvals.lines() == ("Needs 2 approvals, each by a different person.",)
+
+    await approve(office, pause_id, ANN)
+    pause = await office.app.find_pause(pause_id, tenant_id="acme")
+    assert pause is not None
+    once = question_view(pause, catalog, now=office.clock.now())
+    assert once.approvals is not None and once.approvals.still_needed == 1
+    assert once.approvals.line() == f"Approved by {ANN} · 1 of 2 needed"
+    assert f"  Approved by {ANN} · 1 of 2 needed" in question_lines(once)
+    assert once.approvals.line(lambda who: f"<@{who}>") == f"Approved by <@{ANN}> · 1 of 2 needed"
+
+    await approve(office, pause_id, BOB, override_arguments={"amount": 20000.0})
+    pause = await office.app.find_pause(pause_id, tenant_id="acme")
+    assert pause is not None
+    edited = question_view(pause, catalog, now=office.clock.now())
+    assert [(f.title, f.value) for f in edited.fields if f.key == "amount"] == [
+        ("Amount", "20,000.00")
+    ]
+    lines = question_lines(edited)
+    assert "  Amount: 25,000.00 → 20,000.00" in lines
+    assert f"  Changed by {BOB}: earlier approvals no longer count" in lines
+    assert f"  Approved by {BOB} · 1 of 2 needed" in lines
+
+    await approve(office, pause_id, ANN)
+    pause = await office.app.find_pause(pause_id, tenant_id="acme")
+    assert pause is not None
+    assert question_view(pause, catalog, now=None).approvals is None  # answered: the outcome

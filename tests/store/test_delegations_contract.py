@@ -1,0 +1,95 @@
+"""Standing delegations and handovers in the store, on SQLite, PostgreSQL and in memory alike."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.core.delegations import Handover, NewDelegation
+from bot.store.closings import Withdrawn
+from bot.store.database import Database
+from bot.store.delegations import SqlDelegations
+from bot.store.memory_delegations import MemoryDelegations
+from bot.store.migrations import MIGRATIONS
+from bot.store.repositories import Delegations, PauseStore
+from tests.databases import STORE_BACKENDS, database
+from tests.store.test_contract import NOW, new_pause, store
+
+__all__ = ["store"]  # the pause store's fixture, run on every backend
+
+DAY = timedelta(days=1)
+
+
+@pytest.fixture(params=STORE_BACKENDS)
+async def delegations(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Delegations]:
+    if request.param == "memory":
+        yield MemoryDelegations()
+        return
+    async with database(request.param, tmp_path) as url, Database.open(url) as opened:
+        assert await opened.migrate(NOW) == len(MIGRATIONS)
+        yield SqlDelegations(opened)
+
+
+def new(delegation_id: str, *, delegate: str = "bob", tenant: str = "acme") -> NewDelegation:
+    return NewDelegation(
+        delegation_id=delegation_id,
+        tenant_id=tenant,
+        delegator="ann",
+        delegate=delegate,
+        created_by="ann",
+        created_at=NOW,
+        ends_at=NOW + DAY,
+    )
+
+
+async def test_a_delegation_is_active_until_its_end_or_until_ended(
+    delegations: Delegations,
+) -> None:
+    added = await delegations.add(new("d-1"))
+    await delegations.add(new("d-2", delegate="cid"))
+    await delegations.add(new("d-3", tenant="other"))
+    assert added.is_active(NOW) and not added.is_active(NOW + DAY)
+    assert [d.delegation_id for d in await delegations.active_for("acme", "bob", NOW)] == ["d-1"]
+    assert await delegations.active_for("acme", "bob", NOW + DAY) == []  # its end: over
+    listed = await delegations.list_delegations("acme", now=NOW)
+    assert [d.delegation_id for d in listed] == ["d-1", "d-2"]
+    assert len(await delegations.list_delegations(None, now=NOW)) == 3
+
+    assert await delegations.end("acme", "d-1", by="ann", at=NOW + timedelta(hours=1))
+    assert not await delegations.end("acme", "d-1", by="ann", at=NOW + timedelta(hours=2))
+    assert not await delegations.end("other", "d-2", by="x", at=NOW)  # another tenant's: no
+    assert await delegations.active_for("acme", "bob", NOW + timedelta(hours=1)) == []
+    ended = await delegations.get("acme", "d-1")
+    assert ended is not None and ended.ended_by == "ann"
+    everything = await delegations.list_delegations("acme", now=NOW, include_ended=True)
+    assert [d.delegation_id for d in everything] == ["d-1", "d-2"]
+
+
+async def test_handovers_are_written_over_the_version_read_and_kept_in_the_audit(
+    store: PauseStore,
+) -> None:
+    record = await store.get_or_create(new_pause("h1"))
+    handover = Handover(by="ann", to="bob", at=NOW.isoformat())
+    written = await store.record_handover(
+        record.pause_id, handover, tenant_id="acme", version=0, at=NOW
+    )
+    assert written is not None and written.handovers == (handover,)
+    assert written.approvals.version == 1  # one version for approvals and handovers
+    found = await store.find("acme", record.pause_id)
+    assert found is not None and found.approvals.version == 1
+    stale = Handover(by="ann", to="cid", at=NOW.isoformat())
+    assert (
+        await store.record_handover(record.pause_id, stale, tenant_id="acme", version=0, at=NOW)
+        is None
+    )
+    assert await store.close(record.pause_id, Withdrawn(), at=NOW) is not None
+    [entry] = await store.find_pause_answers("acme", "root-1")
+    assert entry.handovers == (handover,)
+    closed = Handover(by="ann", to="dan", at=NOW.isoformat())
+    assert (
+        await store.record_handover(record.pause_id, closed, tenant_id="acme", version=1, at=NOW)
+        is None
+    )
