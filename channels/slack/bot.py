@@ -264,6 +264,7 @@ class SlackBot:
             authorizer=authorizer,
             feedback=feedback,
             grants=grants,
+            home=home,
             signer=signer,
         )
         return SlackServices(
@@ -363,7 +364,12 @@ class SlackBot:
             self.services.home.refresh(
                 event.tenant_id,
                 [
-                    Answerable(answered_by=p.answered_by, role=p.channel, owner_id=p.owner_id or "")
+                    Answerable(
+                        answered_by=p.answered_by,
+                        role=p.channel,
+                        owner_id=p.owner_id or "",
+                        approvers=() if p.route is None else p.route.approvers,
+                    )
                     for p in event.pending
                 ],
             )
