@@ -30,7 +30,8 @@ class PauseRoute:
     """Where it is asked instead of the channel's conversation (a Slack channel id); None:
     the channel's."""
     timing: PauseTiming | None = None
-    """Its timing instead of the tool's or role's; None: theirs."""
+    """Its reminders, escalation and expiry instead of the tool's or role's; None: theirs.
+    What the step gets once it expired (``on_expiry``) stays the tool's or role's."""
 
     @property
     def is_empty(self) -> bool:

@@ -58,21 +58,17 @@ async def waiting_for(
         elif config.escalate_to and await among(config.escalate_to):
             escalation.add(config.role)
     escalation -= mine
+    listed: list[Waiting] = []
+    for pending in await _channel_pauses(app, tenant_id, mine | escalation):
+        if await _approves(pending, mine, among):
+            listed.append(Waiting(pending=pending))
+        elif pending.role in escalation and pending.escalated:
+            listed.append(Waiting(pending=pending, escalated_to_them=True))
     others = {i.config.role for i in catalog.answered_by_channel()} - mine - escalation
-    listed = [
-        Waiting(pending=p)
-        for p in await _channel_pauses(app, tenant_id, mine)
-        if not _routed(p) or await among(_routed(p))  # a policy's route names its approvers
-    ]
-    listed += [
+    listed += [  # questions a policy routed to this person, of roles they do not approve
         Waiting(pending=p)
         for p in await _channel_pauses(app, tenant_id, others)
         if _routed(p) and await among(_routed(p))
-    ]
-    listed += [
-        Waiting(pending=p, escalated_to_them=True)
-        for p in await _channel_pauses(app, tenant_id, escalation)
-        if p.escalated
     ]
     if owner_roles is None or owner_roles:
         owned = await app.list_pending(
@@ -85,6 +81,13 @@ async def waiting_for(
         listed += [Waiting(pending=p) for p in owned]
     shown = [w for w in listed if w.pending.pause_id is not None]
     return sorted(shown, key=lambda w: expiring_first(w.pending.expires_at, w.pending.asked_at))
+
+
+async def _approves(pending: PendingPause, mine: set[str], among: Among) -> bool:
+    """Whether the person approves ``pending``: named by its route, where a policy routed it;
+    else as an approver of its role."""
+    routed = _routed(pending)
+    return await among(routed) if routed else pending.role in mine
 
 
 def _routed(pending: PendingPause) -> tuple[str, ...]:

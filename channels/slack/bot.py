@@ -285,6 +285,7 @@ class SlackBot:
             authorizer=authorizer,
             feedback=feedback,
             grants=grants,
+            home=home,
             signer=signer,
         )
         return SlackServices(
@@ -412,7 +413,12 @@ class SlackBot:
             self.services.home.refresh(
                 event.tenant_id,
                 [
-                    Answerable(answered_by=p.answered_by, role=p.channel, owner_id=p.owner_id or "")
+                    Answerable(
+                        answered_by=p.answered_by,
+                        role=p.channel,
+                        owner_id=p.owner_id or "",
+                        approvers=() if p.route is None else p.route.approvers,
+                    )
                     for p in event.pending
                 ],
             )

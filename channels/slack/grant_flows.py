@@ -38,6 +38,7 @@ from channels.slack.feedback import Feedback
 from channels.slack.flows import TAMPERED
 from channels.slack.gateway import SlackGateway
 from channels.slack.grant_list import SlackGrants
+from channels.slack.home import HomeTabs
 from channels.slack.redaction import log
 from channels.slack.render import escape
 from channels.slack.render_edit import StateValues
@@ -57,6 +58,7 @@ class GrantFlows:
         authorizer: Authorizer,
         feedback: Feedback,
         grants: SlackGrants,
+        home: HomeTabs,
         signer: MetadataSigner,
     ) -> None:
         self._app = app
@@ -66,6 +68,7 @@ class GrantFlows:
         self._authorizer = authorizer
         self._feedback = feedback
         self._grants = grants
+        self._home = home
         self._signer = signer
 
     # ---------------------------------------------------------------- approve and allow
@@ -136,6 +139,8 @@ class GrantFlows:
 
         async def then() -> None:
             await self._tell(who, said)
+            if granting.grant is not None:
+                self._home.refresh_user(who.tenant_id, who.user)  # its list of grants
             await after()
 
         return ModalAnswer(after=then)

@@ -39,6 +39,8 @@ class Answerable:
     answered_by: PauseAnswerer
     role: str
     owner_id: str
+    approvers: tuple[str, ...] = ()
+    """Where a policy routed it: its route's approvers, instead of the role's."""
 
 
 class HomeSection(Protocol):
@@ -117,12 +119,21 @@ class HomeTabs:
             if pause.answered_by is PauseAnswerer.THREAD_OWNER:
                 users.add(pause.owner_id)
                 continue
+            if pause.approvers:
+                users |= await self._directory.expand(pause.approvers)
+                continue
             channel = await self._workspaces.of_role(tenant_id, pause.role)
             if channel is not None:
                 users |= await self._directory.expand(channel.config.approvers)
         for user in sorted(users):
             if (tenant_id, user) in self._seen:
                 await self.publish(tenant_id=tenant_id, user=user)
+
+    def refresh_user(self, tenant_id: str, user: str) -> None:
+        """Republish, in the background, ``user``'s Home if they opened it (their grants
+        changed)."""
+        if (tenant_id, user) in self._seen:
+            self._tasks.spawn(self.publish(tenant_id=tenant_id, user=user), name="slack home")
 
     def _remember(self, tenant_id: str, user: str) -> None:
         key = (tenant_id, user)

@@ -146,8 +146,13 @@ async def test_approve_and_allow_similar_from_slack_then_the_next_matching_ask_i
 
 
 async def test_revoked_from_the_app_home_the_next_ask_is_asked(world: SlackWorld) -> None:
+    await world.event({"type": "app_home_opened", "user": MANAGER, "tab": "home"})
+    await world.settle()
+    assert "No standing grants" in all_text(world.stub.of("views.publish")[-1].view())
     await grant_from_slack(world)
     [grant] = await world.app.list_grants(tenant_id=world.tenant)
+    # the Home the manager opened follows: the grant is listed there without opening it again
+    assert "amount ≤ 200.00" in all_text(world.stub.of("views.publish")[-1].view())
 
     await world.event({"type": "app_home_opened", "user": MANAGER, "tab": "home"})
     await world.settle()

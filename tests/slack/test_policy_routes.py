@@ -16,10 +16,16 @@ from tests.slack.test_lists import approve_values, pending_of
 async def test_a_routed_refund_is_asked_in_the_routed_conversation_of_the_routed_approvers(
     world: SlackWorld,
 ) -> None:
+    await world.event({"type": "app_home_opened", "user": BOSS, "tab": "home"})
+    await world.settle()
     world.llm.then_return(
         call_tool(RoutedRefundCardTool, {"order_id": "7", "amount": 700}), "refunded"
     )
     result = await world.execute("refund order 7")
+    await world.settle()
+    home = world.stub.of("views.publish")[-1]  # the boss's Home follows: the question is there
+    assert home.payload["user_id"] == BOSS
+    assert len(approve_values(home.view()["blocks"])) == 1
     assert result.status is ExecutionStatus.PAUSED
     [question] = world.stub.of("chat.postMessage")
     assert question.payload["channel"] == BOSS_ROOM  # not the channel's APPROVALS

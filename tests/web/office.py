@@ -20,8 +20,12 @@ from pydantic import BaseModel, Field
 from bot import (
     PauseAnswerer,
     PauseTiming,
+    PolicyAsk,
+    PolicyDecision,
+    PolicyOutcome,
     Sensitive,
     channel_role,
+    policy,
     tool,
 )
 from bot.core.channel import ChannelOf
@@ -147,6 +151,26 @@ WebGrantedPayoutChannel = web_channel(
 class GrantedPayOutTool(PayOutTool): ...
 
 
+@policy(name="big-payout-route-policy", description="Payouts of 500 or more: Carol decides")
+class BigPayoutRoute:
+    def decide(self, ask: PolicyAsk) -> PolicyDecision:
+        if float(ask.arguments["amount"]) >= 500:
+            return PolicyOutcome.route(approvers=[CAROL], reason="500 or more")
+        return PolicyOutcome.ask()
+
+
+@tool(
+    name="routed-pay-out-tool",
+    description="Pays a payee out; big payouts are asked of Carol",
+    input=PayoutInput,
+    output=Done,
+    channel=PayoutApprovalChannel,
+    policy=BigPayoutRoute,
+    deps=[Ledger],
+)
+class RoutedPayOutTool(PayOutTool): ...
+
+
 WebOfficeAgent = sample_agent(
     "web-office",
     tools=[
@@ -156,6 +180,7 @@ WebOfficeAgent = sample_agent(
         PayOutTool,
         HourlyPayOutTool,
         GrantedPayOutTool,
+        RoutedPayOutTool,
     ],
     description="Refunds, books expenses, wires money, pays out",
 )
