@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TextIO
 
 from bot import (
+    Answered,
     App,
     ExecutionResult,
     ExecutionStatus,
@@ -44,6 +45,8 @@ EXIT_UNAVAILABLE = 2
 EXIT_INTERRUPTED = 130
 _FAILED_CONNECTION_GRACE = 0.1  # seconds
 HELP_WORDS = frozenset({"?", "help"})
+APPROVE_ALL_WORDS = frozenset({"approve all", "all"})
+"""What approves every waiting question at once (a batch, ``App.answer_all``)."""
 
 
 class LineSource(Protocol):
@@ -200,16 +203,20 @@ class DemoSession:
         answered = 0
         while result.status is ExecutionStatus.PAUSED:
             total = answered + len(result.pending)
-            first = result.pending[0]  # pending lists pauses in the order they were asked
-            resumed = await self._answer(app, first, f"[{answered + 1}/{total}]")
+            resumed = await self._answer(app, result.pending, f"[{answered + 1}/{total}]")
             if resumed is None:
                 self._stays_paused(len(result.pending))
                 return EXIT_OK
-            result, answered = resumed, answered + 1
+            result, answered = resumed[0], answered + resumed[1]
         return self._report(result)
 
-    async def _answer(self, app: App, pause: PendingPause, number: str) -> ExecutionResult | None:
-        """Ask until a reply is understood; ``None`` when the answers ran out."""
+    async def _answer(
+        self, app: App, pending: Sequence[PendingPause], number: str
+    ) -> tuple[ExecutionResult, int] | None:
+        """Ask about the first waiting question until a reply is understood (``approve all``:
+        every waiting question at once); where the run stands and how many were answered, or
+        ``None`` when the answers ran out."""
+        pause = pending[0]  # pending lists pauses in the order they were asked
         pause_id = pause.pause_id
         if pause_id is None:  # a CHANNEL pause: not the terminal's to answer
             raise RuntimeError(f"the demo cannot answer the {pause.channel} pause")
@@ -224,14 +231,37 @@ class DemoSession:
             if reply.strip().lower() in HELP_WORDS:
                 self._say(answer_help())
                 continue
+            if reply.strip().lower() in APPROVE_ALL_WORDS:
+                return await self._approve_all(app, pending)
             try:
-                return await app.resume(
+                resumed = await app.resume(
                     pause_id, reply=reply, tenant_id=TENANT_ID, owner_id=OWNER_ID, record=True
                 )
+                return resumed, 1
             except UninterpretableReplyError as error:
                 hint = how_to_answer(error.language)
                 reason = error.reason.removesuffix(hint).strip() or "no verdict found."
                 self._say(f"Not understood: {reason} The question still waits; try again.")
+
+    async def _approve_all(
+        self, app: App, pending: Sequence[PendingPause]
+    ) -> tuple[ExecutionResult, int]:
+        """Approve every waiting question at once (``App.answer_all``), each listed first and
+        each settled on its own; where the run stands then."""
+        self._say(f"Approving the {len(pending)} questions waiting:")
+        for pause in pending:
+            arguments = json.dumps(pause.ask.arguments, ensure_ascii=False)
+            self._say(f"  - {pause.ask.tool} {arguments}")
+        ids = [p.pause_id for p in pending if p.pause_id is not None]
+        outcomes = await app.answer_all(
+            ids, tenant_id=TENANT_ID, by=OWNER_ID, decision={"approved": True}
+        )
+        answered = [o for o in outcomes if isinstance(o, Answered)]
+        skipped = len(outcomes) - len(answered)
+        if skipped:
+            self._say(f"{skipped} of them no longer waited: skipped.")
+        root = answered[0].root_execution_id if answered else pending[0].execution_id
+        return await app.get_result(root, tenant_id=TENANT_ID, record=True), len(answered)
 
     async def _prompt(self) -> str | None:
         self._out.write(PROMPT)

@@ -4,7 +4,12 @@ nothing twice, each tool run once; a batch rejected with one reason each records
 
 from __future__ import annotations
 
-from bot import AlreadyClosed, Answered, ExecutionStatus
+from typing import Any
+
+import pytest
+
+from bot import AlreadyClosed, Answered, AnswerOutcome, ExecutionStatus
+from bot.runtime import answers
 from bot.testing import call_tool, mock_llm
 from tests.conftest import MakeOffice, Office
 from tests.office import OfficeAgent, RefundCardTool
@@ -78,3 +83,19 @@ async def test_a_batch_rejected_with_one_reason_records_it_for_each(
     record = await office.app.get_result(first.result.execution_id, tenant_id="acme", record=True)
     assert record.record is not None and len(record.record.pauses) == 5
     assert {(e.decision or {}).get("reason") for e in record.record.pauses} == {"duplicate batch"}
+
+
+async def test_a_batch_takes_the_one_answer_path_for_each_question(
+    make_office: MakeOffice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    office, pause_ids = await five_refunds(make_office)
+    taken: list[str] = []
+    path = answers.answer
+
+    async def counted(*args: Any, **kwargs: Any) -> AnswerOutcome:
+        taken.append(args[2].by)
+        return await path(*args, **kwargs)
+
+    monkeypatch.setattr("bot.app.answer", counted)  # the runtime's path, as App calls it
+    await office.app.answer_all(pause_ids, tenant_id="acme", by="U0M", decision={"approved": True})
+    assert taken == ["U0M"] * 5
