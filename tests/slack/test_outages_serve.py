@@ -34,6 +34,7 @@ async def test_a_slack_outage_of_every_kind_loses_nothing(stub: SlackStub, tmp_p
     assert report.ran["refund"] == REQUESTS // 2  # the approved half, once each
     assert report.ran["expense"] == REQUESTS
     assert report.updated >= 2 * REQUESTS  # every question's message lost its buttons
+    assert len(report.notes) == REQUESTS and set(report.notes.values()) == {1}, report.notes
     assert "Traceback" not in report.log, report.log[-3000:]
 
 
