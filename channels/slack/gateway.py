@@ -450,7 +450,15 @@ class SlackGateway:
         channel, thread = question.channel_id, question.thread
         if retried and await find_marked(self.client, mark, channel=channel, thread_ts=thread):
             return
-        await self.say_in_thread(channel, thread, text, metadata=mark)
+        await self.say_in_thread(
+            channel,
+            thread,
+            text,
+            metadata=mark,
+            pause_id=question.pause_id,
+            tenant_id=question.tenant_id,
+            moot_when_closed=True,  # a reminder of a question that closed: not said
+        )
 
     async def tell_auto_decided(self, decided: ChannelAutoDecision) -> None:
         """Tell the requester, in the Slack thread where they started the work, that a policy
