@@ -120,7 +120,8 @@ class SlackGateway:
         view = self._question_view(ask)
         mark = question_mark(ask.pause_id)
         attempt = key_of(QUESTION, ask.pause_id)
-        tried = await self.outbox.store.get(attempt) is not None
+        prior = await self.outbox.store.get(attempt)
+        tried = prior is not None
         if not tried:
             where = {"channel": channel, "thread_ts": thread_ts, "implementation": implementation}
             await self.outbox.owe(
@@ -134,8 +135,9 @@ class SlackGateway:
             )
         try:
             posted: Mapping[str, Any] | None = None
-            if tried:  # an earlier post got no answer: it may be there
-                posted = await self._find_question(mark, channel, thread_ts, since=None)
+            if prior is not None:  # an earlier post got no answer: it may be there (since then)
+                since = None if thread_ts else prior.created_at - timedelta(seconds=1)
+                posted = await self._find_question(mark, channel, thread_ts, since=since)
             if posted is None:
                 rendered = approval_message(view)
                 response = await self.client.chat_postMessage(
