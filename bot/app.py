@@ -112,6 +112,7 @@ class App:
             read_kept=self.read_kept,
         )
         self._sweep_timers: list[TimerHandle] = []
+        self._sweep_interval = wiring.sweep_interval
         self._engine.ends_are_told = lambda: bool(self._resume_handlers)
         self._state = _State.OPEN
 
@@ -201,6 +202,12 @@ class App:
     def oauth_states(self) -> SqlOAuthStates:
         """The OAuth states of installs under way (one use each)."""
         return self._oauth_states
+
+    @property
+    def sweep_interval(self) -> timedelta:
+        """How often each sweep runs (``COUNTERSIGN_SWEEP_INTERVAL_SECONDS``, default 3 s); a
+        channel's own retries (Slack's outbox) run on it too."""
+        return self._sweep_interval
 
     @property
     def outbox(self) -> SqlOutbox:

@@ -95,7 +95,7 @@ class SqlOutbox:
                             c.due_at <= now,
                         )
                     )
-                    .values(due_at=until, attempts=c.attempts + 1)
+                    .values(due_at=until, attempts=c.attempts + 1, last_error=None)
                 ).rowcount
                 if taken == 1:
                     claimed.append(self._entry({**m, "attempts": m["attempts"] + 1}))
@@ -116,6 +116,18 @@ class SqlOutbox:
             .values(due_at=due_at, last_error=None if error is None else error[:255])
         )
         await self._tx.apply(lambda connection: connection.execute(statement))
+
+    async def wake(self, channel: str, *, now: datetime) -> int:
+        """Make every entry of ``channel`` waiting after a failure due at ``now`` (the service
+        is back: no need to wait out their backoff); entries being tried are left alone.
+        How many."""
+        c = outbox.c
+        statement = (
+            update(outbox)
+            .where(and_(c.channel == channel, c.last_error.is_not(None), c.due_at > now))
+            .values(due_at=now)
+        )
+        return int(await self._tx.apply(lambda connection: connection.execute(statement).rowcount))
 
     async def count(self, channel: str, *, kind: str | None = None) -> int:
         """How many entries of ``channel`` (of ``kind``) are owed."""

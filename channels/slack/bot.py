@@ -101,8 +101,6 @@ from channels.slack.workspaces import WorkspaceConfigs
 SEEN_EVENTS_KEPT: Final = timedelta(hours=1)
 """Slack retries an event within minutes; ids older than this are pruned."""
 PRUNE_INTERVAL: Final = timedelta(minutes=10)
-CATCH_UP_INTERVAL: Final = timedelta(seconds=3)
-"""How often what is owed to Slack is tried again (``SlackGateway.catch_up``: the outbox)."""
 BOLT_APP_LOGGER: Final = f"{redaction.bolt_log.name}.app"
 """Bolt's app name, which it names a logger after and sets to its base logger's level on each
 request: under Bolt's own logger, never ``countersign`` itself (every logger of ours would
@@ -213,7 +211,7 @@ class SlackBot:
         app.on_execution_resume(self._on_resume)
         self.gateway.on_change(self._on_message_closed)
         self._prune_timer = app.clock.call_every(PRUNE_INTERVAL, self._prune)
-        self._catch_up_timer = app.clock.call_every(CATCH_UP_INTERVAL, self._catch_up)
+        self._catch_up_timer = app.clock.call_every(app.sweep_interval, self._catch_up)
         self._socket: AsyncSocketModeHandler | None = None
         self._web_app: web.Application | None = None
 

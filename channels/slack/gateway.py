@@ -125,7 +125,8 @@ class SlackGateway:
         view = self._question_view(ask)
         mark = question_mark(ask.pause_id)
         attempt = key_of(QUESTION, ask.pause_id)
-        tried = await self.outbox.store.get(attempt) is not None
+        prior = await self.outbox.store.get(attempt)
+        tried = prior is not None
         if not tried:
             where = {"channel": channel, "thread_ts": thread_ts, "implementation": implementation}
             await self.outbox.owe(
@@ -139,8 +140,9 @@ class SlackGateway:
             )
         try:
             posted: Mapping[str, Any] | None = None
-            if tried:  # an earlier post got no answer: it may be there
-                posted = await self._find_question(mark, channel, thread_ts, since=None)
+            if prior is not None:  # an earlier post got no answer: it may be there (since then)
+                since = None if thread_ts else prior.created_at - timedelta(seconds=1)
+                posted = await self._find_question(mark, channel, thread_ts, since=since)
             if posted is None:
                 rendered = approval_message(view)
                 response = await self.client.chat_postMessage(
@@ -467,7 +469,15 @@ class SlackGateway:
         channel, thread = question.channel_id, question.thread
         if retried and await find_marked(self.client, mark, channel=channel, thread_ts=thread):
             return
-        await self.say_in_thread(channel, thread, text, metadata=mark)
+        await self.say_in_thread(
+            channel,
+            thread,
+            text,
+            metadata=mark,
+            pause_id=question.pause_id,
+            tenant_id=question.tenant_id,
+            moot_when_closed=True,  # a reminder of a question that closed: not said
+        )
 
     async def tell_auto_decided(self, decided: ChannelAutoDecision) -> None:
         """Tell the requester, in the Slack thread where they started the work, that a policy

@@ -86,6 +86,8 @@ class SlackOutbox:
         self.store = store
         self._notes = notes
         self._kinds: dict[str, Deliver] = {POST: self._post, NOTE_UPDATE: self._update_note}
+        self._failing = False
+        """Slack failed a delivery: the first one it takes after that wakes what waits."""
 
     def deliver_kind(self, kind: str, deliver: Deliver) -> None:
         """How entries of ``kind`` are delivered (the gateway's message updates...): ``deliver``
@@ -195,10 +197,15 @@ class SlackOutbox:
     # ---------------------------------------------------------------- delivering
 
     async def deliver_due(self) -> int:
-        """Deliver what is due (claimed: one instance at a time); how many were said. After a
-        failure Slack may mend, the rest waits for the next call."""
+        """Deliver what is due (claimed: one instance at a time); how many were said. One is
+        tried first: while Slack fails, the rest is not claimed (nor counted as tried); after a
+        failure in a batch, the rest waits for the next call."""
+        said = await self._deliver_some(1)
+        return said + (await self._deliver_some(BATCH) if said else 0)
+
+    async def _deliver_some(self, limit: int) -> int:
         now = self._app.clock.now()
-        due = await self.store.claim_due(CHANNEL, now=now, until=now + CLAIM, limit=BATCH)
+        due = await self.store.claim_due(CHANNEL, now=now, until=now + CLAIM, limit=limit)
         said = 0
         for index, entry in enumerate(due):
             if await self.deliver(entry):
@@ -223,12 +230,16 @@ class SlackOutbox:
             return False
         except (SlackApiError, *TRANSPORT_ERRORS, ChannelUnavailableError) as error:
             if _transient(error):
+                self._failing = True
                 await self.store.retry_at(
                     entry.entry_id, self._later(entry, error), error=_failure(error)
                 )
                 return False
             log.warning("slack: %s was not said: %s", entry.kind, _failure(error))
         await self.store.done(entry.entry_id)
+        if self._failing:  # Slack is back: what waits out a backoff is tried now
+            self._failing = False
+            await self.store.wake(CHANNEL, now=self._app.clock.now())
         return True
 
     async def _moot(self, entry: OutboxEntry) -> bool:

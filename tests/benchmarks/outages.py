@@ -50,7 +50,9 @@ async def main(requests: int, window: float, postgres: bool) -> None:
         f"({report.failed_calls} Web API calls failed): {report.questions} of {2 * requests} "
         f"questions asked ({asked_twice} more than once); {report.acknowledged} answers "
         f"acknowledged (statuses {dict(report.statuses)}); tools run {dict(report.ran)}; "
-        f"{report.updated} messages updated; {len(report.finals)} of {requests} ends said "
+        f"{report.updated} messages updated; {len(report.notes)} of {requests} requesters' "
+        f"notes said ({sum(1 for n in report.notes.values() if n > 1)} more than once); "
+        f"{len(report.finals)} of {requests} ends said "
         f"({sum(1 for n in report.finals.values() if n > 1)} more than once); everything owed "
         f"delivered {report.seconds_to_catch_up:.1f} s after Slack came back",
         flush=True,

@@ -47,6 +47,7 @@ class OutageReport:
     finals: Counter[str] = field(default_factory=Counter)  # ends said, by thread
     ran: Counter[str] = field(default_factory=Counter)  # tools run, as the ends say
     updated: int = 0  # question messages that lost their buttons
+    notes: Counter[str] = field(default_factory=Counter)  # requesters' notes, by thread
     failed_calls: int = 0  # Web API calls the outage failed
     seconds_to_catch_up: float = 0.0
     log: str = ""
@@ -156,6 +157,7 @@ async def serve_through_outage(
                 ]
                 raise AssertionError(f"{error}: {said}") from None
             await until(lambda: _updated(stub) >= 2 * requests, 60, "every message updated")
+            await until(lambda: len(_notes(stub)) >= requests, 60, "every requester's note")
             report.seconds_to_catch_up = time.monotonic() - restored
             await asyncio.sleep(2)  # a duplicate would come now
         finally:
@@ -169,6 +171,7 @@ async def serve_through_outage(
         report.ran["refund"] += text.count("refunded")
         report.ran["expense"] += text.count("booked")
     report.updated = _updated(stub)
+    report.notes = Counter(_notes(stub))
     report.failed_calls = len(stub.failed)
     return report
 
@@ -195,6 +198,15 @@ def _finals(stub: SlackStub) -> list[tuple[str, str]]:
         (str(p.payload.get("thread_ts")), match.group(1))
         for p in stub.of("chat.postMessage")
         if (match := FINAL.match(str(p.payload.get("text") or "")))
+    ]
+
+
+def _notes(stub: SlackStub) -> list[str]:
+    """The thread of every requester's note Slack was given (a refund waits at the desk)."""
+    return [
+        str(m.get("thread_ts"))
+        for m in stub.posted
+        if str(m.get("text") or "").startswith("Waiting for approval")
     ]
 
 

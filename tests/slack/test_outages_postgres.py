@@ -26,7 +26,7 @@ from tests.slack.test_serve import wait_healthy
 
 REQUESTS = 8
 CONCURRENCY = 20
-FROZEN_SECONDS = 4.0
+FROZEN_SECONDS = 3.0  # past a click's 2.2 s budget: answers are recorded late
 
 
 @pytest.mark.timeout(300)

@@ -105,6 +105,21 @@ async def test_a_failed_entry_waits_until_it_is_due_again(box: Box) -> None:
     assert [e.attempts for e in await box.outbox.claim_due("slack", now=due, until=due)] == [2]
 
 
+async def test_waking_makes_what_waits_after_a_failure_due_but_not_what_is_being_tried(
+    box: Box,
+) -> None:
+    await box.outbox.owe(entry(box, "slack:line:failed"))
+    await box.outbox.owe(entry(box, "slack:line:tried", due_at=box.clock.now() + CLAIM))
+    now = box.clock.now()
+    [failed] = await box.outbox.claim_due("slack", now=now, until=now + CLAIM)
+    await box.outbox.retry_at(failed.entry_id, now + timedelta(seconds=10), error="fatal_error")
+
+    assert await box.outbox.wake("slack", now=now) == 1
+    due = await box.outbox.claim_due("slack", now=now, until=now + CLAIM)
+    assert [e.entry_id for e in due] == ["slack:line:failed"]  # the one in flight left alone
+    assert await box.outbox.wake("slack", now=now) == 0  # claimed again: not failed now
+
+
 async def test_what_is_owed_is_sealed_at_rest(box: Box) -> None:
     await box.outbox.owe(entry(box))
     async with box.database.engine.connect() as connection:
