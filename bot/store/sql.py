@@ -39,8 +39,7 @@ from bot.store.records import (
 from bot.store.statements import (
     ASK_ORDER,
     CLOSE_PENDING_PAUSE,
-    CLOSE_PENDING_PAUSES_OF_TREE,
-    CLOSE_RESOLVED_PAUSES_OF_TREE,
+    CLOSE_TREE_PAUSES,
     EXECUTION,
     INSERT_AUDIT_ENTRY,
     INSERT_EXECUTION_UNLESS_PRESENT,
@@ -600,23 +599,15 @@ class SqlStore:
 
         def body(connection: Connection) -> list[PauseRecord]:
             rows = connection.execute(
-                CLOSE_PENDING_PAUSES_OF_TREE,
-                {
-                    "b_root": root_execution_id,
-                    "status": terms.status.value,
-                    "resolution": terms.resolution.value,
-                    "resolved_at": at,
-                },
+                CLOSE_TREE_PAUSES,
+                {"b_root": root_execution_id, "b_resolution": terms.resolution.value, "b_at": at},
             ).all()
-            closed = sorted((self._pause(row) for row in rows), key=_ask_order)
+            was_pending = (r for r in rows if r._mapping["resolution"] == terms.resolution.value)
+            closed = sorted((self._pause(row) for row in was_pending), key=_ask_order)
             if closed:
                 connection.execute(
                     INSERT_AUDIT_ENTRY, [self._audit_entry(r, None, None) for r in closed]
                 )
-            connection.execute(
-                CLOSE_RESOLVED_PAUSES_OF_TREE,
-                {"b_root": root_execution_id, "status": PauseStatus.CANCELLED.value},
-            )
             connection.execute(UPDATE_EXECUTION, {"b_execution_id": root_execution_id, **values})
             if release is not None:
                 release.release(connection)

@@ -11,7 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Table, TextClause, and_, bindparam, delete, insert, or_, select, text, update
+from sqlalchemy import (
+    Table,
+    TextClause,
+    and_,
+    bindparam,
+    case,
+    delete,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.sql.dml import Update
 from sqlalchemy.sql.selectable import TextualSelect
 
@@ -119,16 +131,28 @@ KEEP_UNREAD_REPLY = update(pauses).where(
         pauses.c.status == PENDING,
     )
 )
-CLOSE_PENDING_PAUSES_OF_TREE = (
+CANCELLED = PauseStatus.CANCELLED.value
+WAS_PENDING = pauses.c.status == PENDING
+CLOSE_TREE_PAUSES = (
     update(pauses)
-    .where(and_(pauses.c.root_execution_id == bindparam("b_root"), pauses.c.status == PENDING))
+    .where(
+        and_(
+            pauses.c.root_execution_id == bindparam("b_root"),
+            or_(pauses.c.status == PENDING, pauses.c.status == RESOLVED),
+        )
+    )
+    .values(
+        status=CANCELLED,
+        resolution=case((WAS_PENDING, bindparam("b_resolution")), else_=pauses.c.resolution),
+        resolved_at=case((WAS_PENDING, bindparam("b_at")), else_=pauses.c.resolved_at),
+    )
     .returning(pauses)
 )
-CLOSE_RESOLVED_PAUSES_OF_TREE = update(pauses).where(
-    and_(pauses.c.root_execution_id == bindparam("b_root"), pauses.c.status == RESOLVED)
-)
-"""A tree that ended closes the answers no pass took (their audit entries were written when
-they were answered), so retention removes them like any closed pause."""
+"""A tree that ended: its PENDING pauses closed (``b_resolution``, at ``b_at``) and the answers
+no pass took closed too (their audit entries were written when they were answered, their
+resolution stays), so retention removes them like any closed pause — one statement. The SET
+reads the row as it was; the row returned says which were PENDING: a RESOLVED pause's
+resolution is REPLIED, never ``b_resolution`` (CANCELLED)."""
 TAKE_PAUSE = update(pauses).where(
     and_(pauses.c.pause_id == bindparam("b_pause_id"), pauses.c.status == RESOLVED)
 )
