@@ -6,6 +6,7 @@ written in the same transaction so an answer is never recorded without its audit
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -53,6 +54,7 @@ from bot.store.statements import (
     TAKE_PAUSE,
     UPDATE_EXECUTION,
     UPDATE_PAUSE,
+    UPDATE_PAUSED_EXECUTION,
     WAITING_IN_TREE,
 )
 from bot.store.tables import LIVE_ATTACHED, executions, launches, pause_answers, pauses
@@ -532,13 +534,21 @@ class SqlStore:
         def body(connection: Connection) -> OpenTree | None:
             if not lease.take(connection):
                 return None
+            waiting = self._waiting_in(connection, root)
+            runs = moving or _to_continue(waiting)  # a pass runs: if it dies, recovery finds it
+            if runs:  # the usual case, a PAUSED tree moved on: its update returns the row
+                row = connection.execute(UPDATE_PAUSED_EXECUTION, _running(root, lease.now)).first()
+                if row is not None:  # the row as it was: PAUSED
+                    paused = dataclasses.replace(
+                        self._execution(row), status=ExecutionStatus.PAUSED
+                    )
+                    return OpenTree(execution=paused, pauses=waiting, released=False)
             row = connection.execute(EXECUTION, {"b_execution_id": root}).first()
             execution = None if row is None else self._execution(row)
             if execution is None or execution.status.ended:
                 lease.release(connection)
                 return OpenTree(execution=execution, pauses=(), released=True)
-            waiting = self._waiting_in(connection, root)
-            if moving or _to_continue(waiting):  # a pass runs: if it dies, recovery finds it
+            if runs:  # RUNNING already (a pass cut off midway): its time moves on
                 connection.execute(UPDATE_EXECUTION, _running(root, lease.now))
             return OpenTree(execution=execution, pauses=waiting, released=False)
 

@@ -27,7 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.sql.dml import Update
 from sqlalchemy.sql.selectable import TextualSelect
 
-from bot.core.enums import PauseStatus
+from bot.core.enums import ExecutionStatus, PauseStatus
 from bot.store.tables import executions, leases, pause_answers, pauses
 
 PENDING = PauseStatus.PENDING.value
@@ -196,6 +196,17 @@ INSERT_EXECUTION_UNLESS_PRESENT = insert_unless_present(
 UPDATE_EXECUTION = update(executions).where(
     executions.c.execution_id == bindparam("b_execution_id")
 )
+UPDATE_PAUSED_EXECUTION = (
+    update(executions)
+    .where(
+        and_(
+            executions.c.execution_id == bindparam("b_execution_id"),
+            executions.c.status == ExecutionStatus.PAUSED.value,
+        )
+    )
+    .returning(executions)
+)
+"""A PAUSED execution moved on (RUNNING): the row it returns is the read its opening needs."""
 
 # ---------------------------------------------------------------- leases
 
