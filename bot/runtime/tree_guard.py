@@ -192,6 +192,8 @@ class TreeGuard:
             if held.released:
                 return
             if not await self._leases.renew(self.claim(root)):
+                if held.released:  # the pass's last write gave it up while this renewal ran
+                    return
                 if self._metrics is not None:
                     self._metrics.leases_lost.inc()
                 log.error("lease.lost: another instance took over execution %s during a pass", root)
