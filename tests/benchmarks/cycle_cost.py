@@ -1,7 +1,7 @@
 """What one pause cycle costs: Countersign's own statements, and its time beside bare LangGraph.
 
     python -m tests.benchmarks.cycle_cost [--database sqlite|postgres] [--part counts|clicks|timing]
-        [--cycles 200] [--concurrency 50] [--rounds 3] [--show]
+        [--cycles 200] [--concurrency 50] [--rounds 3] [--level N ...] [--show]
 
 ``counts``: per cycle (execute to the pause, answer, continue to the end: ``App.execute`` then
 ``App.resume``), the transactions and statements Countersign makes on its own tables, counted by
@@ -469,7 +469,7 @@ async def main(arguments: argparse.Namespace) -> None:
     if "clicks" in parts:
         await clicks(arguments.database, arguments.count, arguments.show)
     if "timing" in parts:
-        for level in (1, arguments.concurrency):
+        for level in arguments.level or (1, arguments.concurrency):
             results = await timing(arguments.database, arguments.cycles, level, arguments.rounds)
             report_timing(arguments.database, level, results)
 
@@ -482,5 +482,6 @@ if __name__ == "__main__":
     parser.add_argument("--cycles", type=int, default=200, help="cycles per timed round")
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--level", type=int, action="append", help="concurrency levels timed")
     parser.add_argument("--show", action="store_true")
     asyncio.run(main(parser.parse_args()))
