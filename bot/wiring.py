@@ -116,6 +116,7 @@ async def wire(
     token = settings.countersign_metrics_token
     metrics = Metrics(clock, scrape_token=None if token is None else token.get_secret_value())
     metrics.read_pending_with(store.pending_by_role)
+    stack.push_async_callback(metrics.close)  # a reading under way ends before the database
     runtime = Runtime(
         store=store,
         clock=clock,

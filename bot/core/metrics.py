@@ -8,11 +8,16 @@ Labels are bounded: outcomes, error codes, roles (named in the application), Sla
 resolutions. Tenant ids and user ids are never labels, and a pause id is never anywhere.
 
 The pending pauses by role are read from the store at scrape time with one grouped query
-(``PendingSource``), kept for ``PENDING_CACHE`` so scrapes in a burst read the store once.
+(``PendingSource``), kept for ``PENDING_CACHE`` so scrapes in a burst read the store once. A
+scrape waits for a new reading at most ``PENDING_WAIT`` (the first one, until it is read): past
+that it is served the last reading while the new one finishes for the next scrape — with 100k
+pending pauses the query alone took 30 ms on a busy machine, over a scrape's 20 ms budget.
+Nothing of it runs while nobody scrapes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -29,6 +34,9 @@ CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text format's content type."""
 PENDING_CACHE: Final = timedelta(seconds=5)
 """How long one reading of the pending pauses serves scrapes."""
+PENDING_WAIT: Final = 0.01
+"""Seconds a scrape waits for a new reading of the pending pauses before it is served the last
+one (loop time: a bound on the scrape's latency, not a moment on the App's clock)."""
 
 _ANSWER_BUCKETS: Final = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 86400)
 _PASS_BUCKETS: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
@@ -200,6 +208,7 @@ class Metrics:
         registry.register(self._pending)
         self._source: PendingSource | None = None
         self._read_at: datetime | None = None
+        self._reading: asyncio.Future[None] | None = None
 
     def may_scrape(self, authorization: str | None) -> bool:
         """Whether a scrape with this ``Authorization`` header may read the metrics: always
@@ -225,9 +234,30 @@ class Metrics:
             return
         if self._read_at is not None and now - self._read_at < PENDING_CACHE:
             return
-        self._pending.rows = tuple(await self._source())
-        self._pending.read_at = now
-        self._read_at = now
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(self._read_pending(self._source, now))
+            self._reading.add_done_callback(_retrieved)
+        reading = self._reading
+        if self._pending.read_at is None:  # nothing read yet: this scrape waits for it
+            await asyncio.shield(reading)
+            return
+        await asyncio.wait({reading}, timeout=PENDING_WAIT)
+        if reading.done():
+            reading.result()  # a store that failed in time fails the scrape, as it always did
+
+    async def _read_pending(self, source: PendingSource, now: datetime) -> None:
+        try:
+            self._pending.rows = tuple(await source())
+            self._pending.read_at = now
+            self._read_at = now
+        finally:
+            self._reading = None
+
+    async def close(self) -> None:
+        """Wait for a reading of the pending pauses still under way (the App closes its store
+        after); repeatable."""
+        if self._reading is not None:
+            await asyncio.gather(self._reading, return_exceptions=True)
 
     # ---------------------------------------------------------------- what is counted
 
@@ -277,6 +307,13 @@ class Metrics:
         self.model_calls.labels(caller=caller, outcome=outcome).inc()
         if cost:
             self.model_spend.labels(caller=caller).inc(cost)
+
+
+def _retrieved(reading: asyncio.Future[None]) -> None:
+    """A reading that failed after its scrape was served: the next scrape reads again (and
+    fails if the store still does); its failure is not left unretrieved."""
+    if not reading.cancelled():
+        reading.exception()
 
 
 class _PendingCollector(Collector):

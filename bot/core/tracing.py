@@ -52,9 +52,17 @@ class _NoSpan:
 _NO_SPAN: Final = _NoSpan()
 
 
-@contextmanager
-def _nothing() -> Iterator[Span]:
-    yield _NO_SPAN
+class _Nothing(AbstractContextManager[Span]):
+    """The block of a span that goes nowhere: one shared object, nothing made per block."""
+
+    def __enter__(self) -> Span:
+        return _NO_SPAN
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+_NOTHING: Final = _Nothing()
 
 
 def span(name: str, **attributes: Attribute) -> AbstractContextManager[Span]:
@@ -62,9 +70,20 @@ def span(name: str, **attributes: Attribute) -> AbstractContextManager[Span]:
 
     A block that raises marks its span failed with the error's type (``error.type``), never
     its message: messages may quote a reply, a tool's arguments or an id."""
-    if not INSTALLED:
-        return _nothing()
+    if not INSTALLED or not tracing():
+        return _NOTHING
     return _recorded(f"{TRACER}.{name}", attributes)
+
+
+def tracing() -> bool:
+    """Whether spans go anywhere: OpenTelemetry installed and a tracer provider set (the SDK's,
+    an exporter's). Without one, OpenTelemetry's API would still make a no-op span and attach
+    it to the context at each block (measured: 9-14 µs a block, against 0.5 µs for none)."""
+    if not INSTALLED:
+        return False
+    from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, get_tracer_provider
+
+    return not isinstance(get_tracer_provider(), (ProxyTracerProvider, NoOpTracerProvider))
 
 
 @contextmanager

@@ -16,7 +16,12 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from bot.security.key_check import Sampler, SealedValue, checkpoint_samples
-from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, DatabaseUrl, checkpoint_path
+from bot.store.database import (
+    SQLITE_BUSY_TIMEOUT_MS,
+    SQLITE_WAL_PRAGMAS,
+    DatabaseUrl,
+    checkpoint_path,
+)
 
 
 @dataclass(slots=True)
@@ -46,6 +51,8 @@ async def open_checkpointer(
             return OpenCheckpointer(saver=InMemorySaver(serde=serde), close=_nothing)
         connection = await aiosqlite.connect(str(checkpoint_path(path)))
         await connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        for pragma in SQLITE_WAL_PRAGMAS:
+            await connection.execute(pragma)
         saver = AsyncSqliteSaver(connection, serde=serde)
         await saver.setup()
         return OpenCheckpointer(saver=saver, close=connection.close, sample=_sampler(saver))

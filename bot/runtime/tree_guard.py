@@ -147,13 +147,24 @@ class TreeGuard:
 
     @contextlib.asynccontextmanager
     async def _renewed(self, held: Held[T]) -> AsyncIterator[Held[T]]:
-        """Renew ``held``'s lease until the block ends, then give it up if still held."""
-        renewal = asyncio.ensure_future(self._renew(held))
+        """Renew ``held``'s lease until the block ends, then give it up if still held.
+
+        The renewing task starts only once a pass has run ``RENEW_SECONDS`` (a timer until
+        then): most passes end well before, and a task made and cancelled for each was a
+        measurable part of a short pass's own cost."""
+        renewal: list[asyncio.Task[None]] = []
+
+        def start() -> None:
+            renewal.append(asyncio.ensure_future(self._renew(held)))
+
+        timer = asyncio.get_running_loop().call_later(RENEW_SECONDS, start)
         try:
             yield held
         finally:
-            renewal.cancel()
-            await asyncio.gather(renewal, return_exceptions=True)
+            timer.cancel()
+            for task in renewal:
+                task.cancel()
+            await asyncio.gather(*renewal, return_exceptions=True)
             if not held.released:
                 held.released = True
                 try:
@@ -175,13 +186,16 @@ class TreeGuard:
             log.warning("lease.renewal-failed: %s (root=%s)", type(error).__name__, root_of(held))
 
     async def _renew_until_released(self, held: Held[T]) -> None:
+        """Renew now (``RENEW_SECONDS`` into the pass), then every ``RENEW_SECONDS``."""
         root = held.claim.root
         while True:
-            await asyncio.sleep(RENEW_SECONDS)
             if held.released:
                 return
             if not await self._leases.renew(self.claim(root)):
+                if held.released:  # the pass's last write gave it up while this renewal ran
+                    return
                 if self._metrics is not None:
                     self._metrics.leases_lost.inc()
                 log.error("lease.lost: another instance took over execution %s during a pass", root)
                 return
+            await asyncio.sleep(RENEW_SECONDS)

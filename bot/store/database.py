@@ -8,6 +8,7 @@ into a string with its password. SQLite (the embedded default) or PostgreSQL.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import asyncpg
-from sqlalchemy import URL, event, literal, select
+from sqlalchemy import URL, Connection, event, literal, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -38,6 +39,19 @@ SUPPORTED_DATABASES = (
     "the only databases supported"
 )
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+SQLITE_WAL_PAGES = 256
+"""A SQLite write-ahead log is checkpointed into its database once it holds this many pages
+(1 MiB of 4 KiB pages; SQLite's default, 1,000, let each log sit at about 4 MB)."""
+SQLITE_WAL_LIMIT_BYTES = 1 << 20
+"""What a write-ahead log is cut back to after a checkpoint (SQLite keeps the file's size
+otherwise, however large a burst made it)."""
+SQLITE_WAL_PRAGMAS = (
+    f"PRAGMA wal_autocheckpoint={SQLITE_WAL_PAGES}",
+    f"PRAGMA journal_size_limit={SQLITE_WAL_LIMIT_BYTES}",
+)
+"""The write-ahead log's bounds, set on every connection to a SQLite file (the store's and the
+checkpointer's): each log stays near 1 MiB, where it sat at 4 MB (a dozen executions filled a
+5 MB disk)."""
 
 
 def checkpoint_path(database: Path) -> Path:
@@ -99,6 +113,8 @@ class DatabaseUrl:
             return None
         if database == ":memory:" or database.startswith("file::memory:"):
             return None
+        if database.startswith("file:") and self.url.query.get("uri") == "true":
+            return Path(database.removeprefix("file:"))  # a URI filename (``?mode=ro&uri=true``)
         return Path(database)
 
     @property
@@ -205,11 +221,18 @@ class Database:
         return found is not None
 
     async def problem(self) -> str | None:
-        """Why the database cannot serve now (closed, unreachable), or None: one ``SELECT 1``."""
+        """Why the database cannot serve now (closed, unreachable, or a SQLite file that cannot
+        be written), or None: one ``SELECT 1``; on a SQLite file, its disk's free space and
+        one write (``sqlite_write_problem``): reads go on working on a full disk."""
         if self._closed:
             return "closed"
+        path = self.sqlite_path
         try:
             await self.transactions.read(lambda c: c.execute(select(literal(1))).scalar())
+            if path is not None:
+                return await self.transactions.write(
+                    lambda connection: sqlite_write_problem(connection, path)
+                )
         except Exception as error:  # any failure of the driver is the answer here
             return database_failure(error) or f"{type(error).__name__}: {error}"
         return None
@@ -247,8 +270,30 @@ class Database:
         await self.close()
 
 
+SQLITE_MIN_FREE_BYTES = SQLITE_WAL_LIMIT_BYTES
+"""A SQLite file whose disk has less room than one write-ahead log's bound cannot be counted
+on to record the next answers: ``/readyz`` says not ready."""
+
+
+def sqlite_write_problem(connection: Connection, path: Path) -> str | None:
+    """Why the SQLite file at ``path`` cannot be written now, or None: its disk's free space
+    (``SQLITE_MIN_FREE_BYTES``), then one write — its header's ``user_version`` written back as
+    it is (no table of ours touched; a read-only file or a full disk refuses it)."""
+    disk = os.statvfs(path.parent)
+    free = disk.f_bavail * disk.f_frsize
+    if free < SQLITE_MIN_FREE_BYTES:
+        return (
+            f"the disk holding {path.name} is full ({free // 1024} KiB free, "
+            f"{SQLITE_MIN_FREE_BYTES // 1024} KiB needed): answers cannot be recorded"
+        )
+    version = int(connection.exec_driver_sql("PRAGMA user_version").scalar() or 0)
+    connection.exec_driver_sql(f"PRAGMA user_version={version}")
+    return None
+
+
 def sqlite_pragmas(busy_timeout: timedelta) -> Any:
-    """The connect hook of a SQLite connection: WAL, ``busy_timeout``, synchronous NORMAL."""
+    """The connect hook of a SQLite connection: WAL (bounded: ``SQLITE_WAL_PRAGMAS``),
+    ``busy_timeout``, synchronous NORMAL."""
     milliseconds = int(busy_timeout.total_seconds() * 1000)
 
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -256,6 +301,8 @@ def sqlite_pragmas(busy_timeout: timedelta) -> Any:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute(f"PRAGMA busy_timeout={milliseconds}")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        for pragma in SQLITE_WAL_PRAGMAS:
+            cursor.execute(pragma)
         cursor.close()
 
     return on_connect

@@ -6,6 +6,7 @@ written in the same transaction so an answer is never recorded without its audit
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -43,8 +44,7 @@ from bot.store.records import (
 from bot.store.statements import (
     ASK_ORDER,
     CLOSE_PENDING_PAUSE,
-    CLOSE_PENDING_PAUSES_OF_TREE,
-    CLOSE_RESOLVED_PAUSES_OF_TREE,
+    CLOSE_TREE_PAUSES,
     EXECUTION,
     INSERT_AUDIT_ENTRY,
     INSERT_EXECUTION_UNLESS_PRESENT,
@@ -59,6 +59,7 @@ from bot.store.statements import (
     TAKE_PAUSE,
     UPDATE_EXECUTION,
     UPDATE_PAUSE,
+    UPDATE_PAUSED_EXECUTION,
     WAITING_IN_TREE,
 )
 from bot.store.tables import LIVE_ATTACHED, executions, launches, pause_answers, pauses
@@ -641,13 +642,21 @@ class SqlStore:
         def body(connection: Connection) -> OpenTree | None:
             if not lease.take(connection):
                 return None
+            waiting = self._waiting_in(connection, root)
+            runs = moving or _to_continue(waiting)  # a pass runs: if it dies, recovery finds it
+            if runs:  # the usual case, a PAUSED tree moved on: its update returns the row
+                row = connection.execute(UPDATE_PAUSED_EXECUTION, _running(root, lease.now)).first()
+                if row is not None:  # the row as it was: PAUSED
+                    paused = dataclasses.replace(
+                        self._execution(row), status=ExecutionStatus.PAUSED
+                    )
+                    return OpenTree(execution=paused, pauses=waiting, released=False)
             row = connection.execute(EXECUTION, {"b_execution_id": root}).first()
             execution = None if row is None else self._execution(row)
             if execution is None or execution.status.ended:
                 lease.release(connection)
                 return OpenTree(execution=execution, pauses=(), released=True)
-            waiting = self._waiting_in(connection, root)
-            if moving or _to_continue(waiting):  # a pass runs: if it dies, recovery finds it
+            if runs:  # RUNNING already (a pass cut off midway): its time moves on
                 connection.execute(UPDATE_EXECUTION, _running(root, lease.now))
             return OpenTree(execution=execution, pauses=waiting, released=False)
 
@@ -708,23 +717,15 @@ class SqlStore:
 
         def body(connection: Connection) -> list[PauseRecord]:
             rows = connection.execute(
-                CLOSE_PENDING_PAUSES_OF_TREE,
-                {
-                    "b_root": root_execution_id,
-                    "status": terms.status.value,
-                    "resolution": terms.resolution.value,
-                    "resolved_at": at,
-                },
+                CLOSE_TREE_PAUSES,
+                {"b_root": root_execution_id, "b_resolution": terms.resolution.value, "b_at": at},
             ).all()
-            closed = sorted((self._pause(row) for row in rows), key=_ask_order)
+            was_pending = (r for r in rows if r._mapping["resolution"] == terms.resolution.value)
+            closed = sorted((self._pause(row) for row in was_pending), key=_ask_order)
             if closed:
                 connection.execute(
                     INSERT_AUDIT_ENTRY, [self._audit_entry(r, None, None) for r in closed]
                 )
-            connection.execute(
-                CLOSE_RESOLVED_PAUSES_OF_TREE,
-                {"b_root": root_execution_id, "status": PauseStatus.CANCELLED.value},
-            )
             connection.execute(UPDATE_EXECUTION, {"b_execution_id": root_execution_id, **values})
             if release is not None:
                 release.release(connection)

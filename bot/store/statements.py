@@ -16,6 +16,7 @@ from sqlalchemy import (
     TextClause,
     and_,
     bindparam,
+    case,
     delete,
     func,
     insert,
@@ -27,7 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.sql.dml import Update
 from sqlalchemy.sql.selectable import TextualSelect
 
-from bot.core.enums import PauseStatus
+from bot.core.enums import ExecutionStatus, PauseStatus
 from bot.store.tables import executions, leases, pause_answers, pauses
 
 PENDING = PauseStatus.PENDING.value
@@ -146,16 +147,28 @@ KEEP_UNREAD_REPLY = update(pauses).where(
         pauses.c.status == PENDING,
     )
 )
-CLOSE_PENDING_PAUSES_OF_TREE = (
+CANCELLED = PauseStatus.CANCELLED.value
+WAS_PENDING = pauses.c.status == PENDING
+CLOSE_TREE_PAUSES = (
     update(pauses)
-    .where(and_(pauses.c.root_execution_id == bindparam("b_root"), pauses.c.status == PENDING))
+    .where(
+        and_(
+            pauses.c.root_execution_id == bindparam("b_root"),
+            or_(pauses.c.status == PENDING, pauses.c.status == RESOLVED),
+        )
+    )
+    .values(
+        status=CANCELLED,
+        resolution=case((WAS_PENDING, bindparam("b_resolution")), else_=pauses.c.resolution),
+        resolved_at=case((WAS_PENDING, bindparam("b_at")), else_=pauses.c.resolved_at),
+    )
     .returning(pauses)
 )
-CLOSE_RESOLVED_PAUSES_OF_TREE = update(pauses).where(
-    and_(pauses.c.root_execution_id == bindparam("b_root"), pauses.c.status == RESOLVED)
-)
-"""A tree that ended closes the answers no pass took (their audit entries were written when
-they were answered), so retention removes them like any closed pause."""
+"""A tree that ended: its PENDING pauses closed (``b_resolution``, at ``b_at``) and the answers
+no pass took closed too (their audit entries were written when they were answered, their
+resolution stays), so retention removes them like any closed pause — one statement. The SET
+reads the row as it was; the row returned says which were PENDING: a RESOLVED pause's
+resolution is REPLIED, never ``b_resolution`` (CANCELLED)."""
 TAKE_PAUSE = update(pauses).where(
     and_(pauses.c.pause_id == bindparam("b_pause_id"), pauses.c.status == RESOLVED)
 )
@@ -199,6 +212,17 @@ INSERT_EXECUTION_UNLESS_PRESENT = insert_unless_present(
 UPDATE_EXECUTION = update(executions).where(
     executions.c.execution_id == bindparam("b_execution_id")
 )
+UPDATE_PAUSED_EXECUTION = (
+    update(executions)
+    .where(
+        and_(
+            executions.c.execution_id == bindparam("b_execution_id"),
+            executions.c.status == ExecutionStatus.PAUSED.value,
+        )
+    )
+    .returning(executions)
+)
+"""A PAUSED execution moved on (RUNNING): the row it returns is the read its opening needs."""
 
 # ---------------------------------------------------------------- leases
 

@@ -239,6 +239,11 @@ async def postgres_saver(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
 
 
 async def bare(saver: BaseCheckpointSaver[Any], cycles: int, concurrency: int) -> dict[str, float]:
+    return await measure(bare_cycle(saver), cycles, concurrency)
+
+
+def bare_cycle(saver: BaseCheckpointSaver[Any]) -> Callable[[int], Awaitable[None]]:
+    """One cycle of the bare graph on ``saver``: run to the interrupt, resume to the end."""
     graph = bare_graph(saver)
 
     async def cycle(i: int) -> None:
@@ -255,7 +260,7 @@ async def bare(saver: BaseCheckpointSaver[Any], cycles: int, concurrency: int) -
         )
         assert done["messages"][-1].content == "paid"
 
-    return await measure(cycle, cycles, concurrency)
+    return cycle
 
 
 def show(name: str, figures: dict[str, float]) -> None:

@@ -41,6 +41,7 @@ TEAM = "T0TEAM"
 APPROVER = "U0MANAGER"
 APPROVE = "countersign_approve"
 TARGET_P99_MS = 300.0
+TARGET_CONTINUED_P50_MS = 500.0
 WARM_UP = 10
 
 
@@ -69,6 +70,12 @@ class Report:
     bot: Run
     resumes_done_seconds: float
     resumes_done: int
+    continued_ms: list[float]
+    """Each click's time from its request sent to its run continued (the resume event)."""
+
+    def continued(self, p: float) -> float:
+        ordered = sorted(self.continued_ms) or [float("nan")]
+        return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
     @property
     def ratio(self) -> float:
@@ -97,6 +104,11 @@ class Report:
             f"bot background work: {self.resumes_done}/{self.bot.clicks} resumes finished "
             f"(message updated) {self.resumes_done_seconds:.2f} s after the first click"
         )
+        rows.append(
+            f"click -> continued ({len(self.continued_ms)} clicks): p50 {self.continued(50):.0f} "
+            f"ms, p90 {self.continued(90):.0f} ms, p99 {self.continued(99):.0f} ms "
+            f"(target p50 < {TARGET_CONTINUED_P50_MS:.0f} ms)"
+        )
         return rows
 
 
@@ -113,10 +125,11 @@ def _serve(kind: str, api_url: str, clicks: int, out: Queue[Any], stop: Any) -> 
 
 
 async def _serve_async(kind: str, api_url: str, clicks: int, out: Queue[Any], stop: Any) -> None:
+    continued: dict[str, float] = {}
     if kind == "bare":
         web_app, pause_ids, close = await _bare(api_url, clicks)
     else:
-        web_app, pause_ids, close = await _bot(api_url, clicks)
+        web_app, pause_ids, close = await _bot(api_url, clicks, continued)
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -125,6 +138,7 @@ async def _serve_async(kind: str, api_url: str, clicks: int, out: Queue[Any], st
     gc.freeze()  # as ``python -m bot serve`` does once started (both servers alike)
     out.put(("ready", port, pause_ids))
     await asyncio.get_running_loop().run_in_executor(None, stop.wait)
+    out.put(("continued", continued))  # perf_counter: CLOCK_MONOTONIC, one clock machine-wide
     await runner.cleanup()
     await close()
 
@@ -155,7 +169,9 @@ async def _bare(api_url: str, clicks: int) -> tuple[web.Application, list[str], 
     return app, ["0" * 32] * clicks, close
 
 
-async def _bot(api_url: str, clicks: int) -> tuple[web.Application, list[str], Any]:
+async def _bot(
+    api_url: str, clicks: int, continued: dict[str, float]
+) -> tuple[web.Application, list[str], Any]:
     from bot import App, Settings, WorkflowStartText
     from bot.testing import call_tool, mock_llm
     from channels.slack import SlackBot, SlackSettings
@@ -182,6 +198,12 @@ async def _bot(api_url: str, clicks: int) -> tuple[web.Application, list[str], A
         app, SlackSettings(bot_token="xoxb-bench", signing_secret=SECRET, api_url=api_url)
     )
     await bot.start()
+
+    def resumed(event: Any) -> None:
+        for pause in event.answered:
+            continued.setdefault(pause.pause_id, time.perf_counter())
+
+    app.on_execution_resume(resumed)
     pause_ids: list[str] = []
     for index in range(clicks):
         result = await app.execute(
@@ -233,7 +255,14 @@ def signed(body: str) -> dict[str, str]:
     }
 
 
-async def load(name: str, port: int, bodies: Sequence[str], concurrency: int) -> Run:
+async def load(
+    name: str,
+    port: int,
+    bodies: Sequence[str],
+    concurrency: int,
+    sent: dict[str, float] | None = None,
+) -> Run:
+    """Send ``bodies``, ``concurrency`` at a time; ``sent``: when each was sent, by body."""
     url = f"http://127.0.0.1:{port}/slack/events"
     latencies: list[float] = []
     statuses: dict[int, int] = {}
@@ -248,6 +277,8 @@ async def load(name: str, port: int, bodies: Sequence[str], concurrency: int) ->
                 body = queue.get_nowait()
                 headers = signed(body)
                 started = time.perf_counter()
+                if sent is not None:
+                    sent[body] = started
                 async with session.post(url, data=body, headers=headers) as response:
                     await response.read()
                     statuses[response.status] = statuses.get(response.status, 0) + 1
@@ -298,7 +329,8 @@ async def run(*, clicks: int, concurrency: int) -> Report:
         bot_port, pause_ids = ready["bot"]
         updates_before = len(stub.of("chat.update"))
         first_click = time.perf_counter()
-        bot = await load("bot", bot_port, [click_body(p) for p in pause_ids], concurrency)
+        sent: dict[str, float] = {}
+        bot = await load("bot", bot_port, [click_body(p) for p in pause_ids], concurrency, sent)
         # every timed click answers its pause: each ends with a chat.update
         with contextlib.suppress(TimeoutError):
             await stub.wait_for("chat.update", updates_before + len(pause_ids), timeout=300)
@@ -306,9 +338,23 @@ async def run(*, clicks: int, concurrency: int) -> Report:
         finished = time.perf_counter() - first_click
         for _, _, stop in servers.values():
             stop.set()
+        _, bot_out, _ = servers["bot"]
+        message = await asyncio.get_running_loop().run_in_executor(None, bot_out.get)
+        continued_at: dict[str, float] = message[1] if message[0] == "continued" else {}
         for process, _, _ in servers.values():
             await asyncio.get_running_loop().run_in_executor(None, process.join, 60)
-        return Report(bare=bare, bot=bot, resumes_done_seconds=finished, resumes_done=done)
+        continued_ms = [
+            (continued_at[p] - sent[click_body(p)]) * 1000
+            for p in pause_ids
+            if p in continued_at and click_body(p) in sent
+        ]
+        return Report(
+            bare=bare,
+            bot=bot,
+            resumes_done_seconds=finished,
+            resumes_done=done,
+            continued_ms=continued_ms,
+        )
     finally:
         await stub.close()
 
