@@ -69,6 +69,7 @@ APP_MEMBERS = [
     "revoke_grant",
     "sql_engine",
     "sweep",
+    "sweep_interval",
 ]
 """App's public members: one answer path (``answer``, its two phases ``continue_answer`` and
 ``read_kept``, the spec's ``resume``); ``record_answer``, ``receive_reply``, ``read_reply`` and
