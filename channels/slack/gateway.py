@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
 from typing import Any, Final
 from uuid import uuid4
 
@@ -125,8 +124,7 @@ class SlackGateway:
         view = self._question_view(ask)
         mark = question_mark(ask.pause_id)
         attempt = key_of(QUESTION, ask.pause_id)
-        prior = await self.outbox.store.get(attempt)
-        tried = prior is not None
+        tried = await self.outbox.store.get(attempt) is not None
         if not tried:
             where = {"channel": channel, "thread_ts": thread_ts, "implementation": implementation}
             await self.outbox.owe(
@@ -140,9 +138,8 @@ class SlackGateway:
             )
         try:
             posted: Mapping[str, Any] | None = None
-            if prior is not None:  # an earlier post got no answer: it may be there (since then)
-                since = None if thread_ts else prior.created_at - timedelta(seconds=1)
-                posted = await self._find_question(mark, channel, thread_ts, since=since)
+            if tried:  # an earlier post got no answer: it may be there
+                posted = await self._find_question(mark, channel, thread_ts)
             if posted is None:
                 rendered = approval_message(view)
                 response = await self.client.chat_postMessage(
@@ -183,11 +180,12 @@ class SlackGateway:
         return ref
 
     async def _find_question(
-        self, mark: dict[str, Any], channel: str, thread_ts: str | None, *, since: datetime | None
+        self, mark: dict[str, Any], channel: str, thread_ts: str | None
     ) -> Mapping[str, Any] | None:
-        """The question's message carrying ``mark`` if Slack made it; Slack's failure raised."""
+        """The question's message carrying ``mark`` if Slack made it (its thread, or the
+        conversation's latest messages); Slack's failure raised."""
         found = await find_marked(
-            self.client, mark, channel=channel, thread_ts=thread_ts, since=since, strict=True
+            self.client, mark, channel=channel, thread_ts=thread_ts, strict=True
         )
         if found is None:
             return None
@@ -206,10 +204,7 @@ class SlackGateway:
             raise NotYet  # it waits to be asked again (the recovery sweep), which looks first
         where = entry.payload
         channel, thread_ts = str(where["channel"]), where.get("thread_ts")
-        since = None if thread_ts else entry.created_at - timedelta(seconds=1)
-        posted = await self._find_question(
-            question_mark(entry.pause_id), channel, thread_ts, since=since
-        )
+        posted = await self._find_question(question_mark(entry.pause_id), channel, thread_ts)
         if posted is None:
             return  # never made: nothing offers its buttons
         ref = MessageRef(
