@@ -402,6 +402,7 @@ class App:
         continue_run: bool = True,
         keep_model_replies: bool = False,
         may_answer_as: PersonCheck | None = None,
+        shown_round: int | None = None,
     ) -> AnswerOutcome:
         """Answer a pause as ``by`` (its thread's owner or its channel's answerer: the pause
         says which), with a decision or a free-text reply; what became of it, as a closed union
@@ -416,9 +417,16 @@ class App:
         ``continue_run=False``: record only (phase 1; ``Answered.result`` is ``None``) and move
         the run on later with ``continue_answer`` — a webhook records before it acknowledges.
         ``keep_model_replies``: a reply the role reads with a model is kept unread
-        (``ReplyKept``) to read after the acknowledgement with ``read_kept``."""
+        (``ReplyKept``) to read after the acknowledgement with ``read_kept``.
+        ``shown_round``: which proposal the person was shown (``PauseView.shown_round``), for a
+        question that needs several approvals: one replaced since is ``ProposalChangedError``."""
         request = AnswerRequest(
-            pause_id=pause_id, tenant_id=tenant_id, by=by, decision=_given(decision), reply=reply
+            pause_id=pause_id,
+            tenant_id=tenant_id,
+            by=by,
+            decision=_given(decision),
+            reply=reply,
+            shown_round=shown_round,
         )
         with span("answer"):
             return await self._answer(

@@ -239,6 +239,12 @@ class PauseView:
     the others approve what they are shown."""
 
     @property
+    def shown_round(self) -> int:
+        """Which proposal is shown now: how many edits replaced the question's arguments (an
+        approval sent back with it is refused once another edit replaced it)."""
+        return sum(1 for a in self.approvals if a.edited)
+
+    @property
     def proposed_arguments(self) -> dict[str, Any]:
         """What an approval approves now: the standing proposal, else the arguments asked."""
         return self.ask.arguments if self.proposal is None else self.proposal

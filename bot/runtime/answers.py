@@ -71,6 +71,10 @@ class AnswerRequest:
     by: str
     decision: ToolCallApprovalDecision | dict[str, Any] | None
     reply: str | None
+    shown_round: int | None = None
+    """Which proposal the person was shown (``Approvals.round``: how many edits replaced the
+    question's arguments), when the channel knows it: an approval of a proposal replaced since
+    is refused (``ProposalChangedError``), for a role that needs several approvals."""
     answering_as: PauseAnswerer | None = None
     """The kind of answerer the caller named ``by`` as, when it named one (``App.resume``:
     ``owner_id`` is the THREAD_OWNER credential, ``answered_by`` the CHANNEL one); a pause
@@ -372,6 +376,7 @@ async def _record(
             runtime,
             record,
             decision,
+            shown_round=request.shown_round,
             responder=responder,
             reply=request.reply,
             required=required,

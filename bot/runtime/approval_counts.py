@@ -52,13 +52,14 @@ async def count_approval(
     reply: str | None,
     required: int,
     mask: AuditMask,
+    shown_round: int | None = None,
 ) -> PauseRecord | Counted | None:
     """Add ``responder``'s approval (``decision``, approved) to ``record``'s: the closed
     pause when it made the count, ``Counted`` when more are needed, None when the question
     no longer waits (closed meanwhile, or past its deadline). Raises ``AlreadyApprovedError``
     for a second approval of the same proposal by the same person, ``ProposalChangedError``
     when an edit replaced the proposal meanwhile."""
-    seen_round = record.approvals.round
+    seen_round = record.approvals.round if shown_round is None else shown_round
     current = record
     for _ in range(ATTEMPTS):
         state = current.approvals

@@ -71,6 +71,7 @@ class WebAnswering:
         *,
         decision: ToolCallApprovalDecision | None = None,
         reply: str | None = None,
+        shown_round: int | None = None,
     ) -> Said:
         """Answer as ``link``'s approver by ``action`` (a form of the page), refused unless the
         page offers it for the question as it now is."""
@@ -92,6 +93,7 @@ class WebAnswering:
             continue_run=False,
             keep_model_replies=True,
             may_answer_as=self.person_rule,
+            shown_round=shown_round,
         )
         return await self._said(outcome)
 

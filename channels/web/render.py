@@ -22,7 +22,7 @@ from channels.kit.texts import (
 )
 from channels.web.form import FormField, Submission, shown_value
 from channels.web.offers import Offered
-from channels.web.render_approvals import approvals_html, reassign_form
+from channels.web.render_approvals import approvals_html, reassign_form, shown_field
 
 STYLESHEET_PATH: Final = "/static/countersign.css"
 CSRF_FIELD: Final = "csrf"
@@ -115,6 +115,8 @@ class Forms:
     response: str = ""
     reason_required: bool = False
     """The role takes a rejection only with its reason (``reject_reason="required"``)."""
+    shown: str = ""
+    """Which proposal the page shows (``PauseView.shown_round``), sent back with an approval."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -250,6 +252,7 @@ def _forms(forms: Forms) -> str:
     if offers.approve:
         buttons.append(
             f'<form method="post" class="row">{_hidden(forms.csrf, "approve")}'
+            f"{shown_field(forms.shown)}"
             '<button class="primary" name="go">Approve</button></form>'
         )
     if offers.reject:
@@ -299,7 +302,7 @@ def _edit(forms: Forms) -> str:
     general = f'<p class="field-error">{escape(whole)}</p>' if whole else ""
     return (
         '<section><h2>Edit &amp; approve</h2><form method="post" novalidate>'
-        f"{_hidden(forms.csrf, 'edit')}{general}{inputs}"
+        f"{_hidden(forms.csrf, 'edit')}{shown_field(forms.shown)}{general}{inputs}"
         '<button class="primary">Approve with these values</button></form></section>'
     )
 

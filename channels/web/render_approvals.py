@@ -4,6 +4,7 @@ approved the standing proposal, how many more are needed — the kit's lines
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 
 from channels.kit.question import QuestionView
@@ -44,3 +45,20 @@ def reassign_form(csrf: str) -> str:
         '<input type="text" id="to" name="to" maxlength="255" required>'
         "<button>Reassign</button></form></section>"
     )
+
+
+SHOWN_FIELD = "shown"
+"""The form field that says which proposal the page showed (``PauseView.shown_round``)."""
+
+
+def shown_field(shown: str) -> str:
+    """The hidden field an approval carries back: which proposal it approves."""
+    if not shown:
+        return ""
+    return f'<input type="hidden" name="{SHOWN_FIELD}" value="{escape(shown)}">'
+
+
+def shown_round(fields: Mapping[str, str]) -> int | None:
+    """The proposal a posted approval was shown, when its form said (a whole number)."""
+    value = fields.get(SHOWN_FIELD, "")
+    return int(value) if value.isdigit() and len(value) < 6 else None

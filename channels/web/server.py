@@ -76,6 +76,7 @@ from channels.web.render import (
     message_page,
     question_page,
 )
+from channels.web.render_approvals import shown_round
 from channels.web.render_inbox import inbox_page
 
 INBOX: Final = "/inbox"
@@ -229,7 +230,10 @@ class WebServer:
                 return await self._edit(request, link, fields, csrf)
             case "approve":
                 said = await self._answering.answer(
-                    link, action, decision=ToolCallApprovalDecision(approved=True)
+                    link,
+                    action,
+                    decision=ToolCallApprovalDecision(approved=True),
+                    shown_round=shown_round(fields),
                 )
             case "reject":  # whether it needs its reason is the role's rule, the runtime's check
                 reason = _text(fields, "reason") or None
@@ -280,7 +284,9 @@ class WebServer:
                 request, link, pause, csrf=csrf, said=said, submission=submission
             )
         decision = ToolCallApprovalDecision(approved=True, override_arguments=submission.overrides)
-        said = await self._answering.answer(link, "edit", decision=decision)
+        said = await self._answering.answer(
+            link, "edit", decision=decision, shown_round=shown_round(fields)
+        )
         if said.field_errors or said.field_error:
             errors = {k: v for k, v in said.field_errors.items() if k in submission.typed}
             whole = [v for k, v in said.field_errors.items() if k not in submission.typed]
@@ -415,6 +421,7 @@ class WebServer:
             reply=reply,
             response=response,
             reason_required=pause.reject_reason == "required",
+            shown=str(pause.shown_round) if pause.required_approvals > 1 else "",
         )
         notice = None if said is None else Notice(text=said.text, tone="bad")
         status = 200 if said is None else said.status

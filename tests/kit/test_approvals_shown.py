@@ -55,3 +55,15 @@ async def test_the_view_says_who_approved_and_how_many_are_needed(
     pause = await office.app.find_pause(pause_id, tenant_id="acme")
     assert pause is not None
     assert question_view(pause, catalog, now=None).approvals is None  # answered: the outcome
+
+
+async def test_the_view_says_who_a_waiting_question_was_handed_to(
+    make_office: MakeOffice,
+) -> None:
+    office, pause_id = await asked(make_office)
+    await office.app.reassign(pause_id, tenant_id="acme", by=ANN, to="U0DAN")
+    pause = await office.app.find_pause(pause_id, tenant_id="acme")
+    assert pause is not None
+    view = question_view(pause, KitCatalog(office.app, _config), now=None)
+    assert [(h.by, h.to) for h in view.handed] == [(ANN, "U0DAN")]
+    assert f"  Handed to U0DAN by {ANN}: they may answer it too" in question_lines(view)

@@ -304,3 +304,21 @@ async def test_an_edit_of_an_edit_starts_from_the_standing_proposal(
     done = await approve(office, pause_id, ANN)
     assert isinstance(done, Answered)
     assert office.ledger.runs == [("wire", {"account": "DE-2", "amount": 20000.0})]
+
+
+async def test_an_approval_of_a_proposal_replaced_since_it_was_shown_is_refused(
+    make_office: MakeOffice,
+) -> None:
+    office, pause_id = await asked(make_office)
+    shown = await office.app.find_pause(pause_id, tenant_id="acme")
+    assert shown is not None and shown.shown_round == 0
+    await approve(office, pause_id, BOB, override_arguments={"amount": 1.0})
+    stale = await office.app.answer(
+        pause_id, tenant_id="acme", by=ANN, decision={"approved": True}, shown_round=0
+    )
+    assert isinstance(stale, Refused) and stale.code == "pause.proposal-changed"
+    fresh = await office.app.answer(
+        pause_id, tenant_id="acme", by=ANN, decision={"approved": True}, shown_round=1
+    )
+    assert isinstance(fresh, Answered)
+    assert office.ledger.runs == [("wire", {**WIRE, "amount": 1.0})]

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from bot.testing import call_tool
-from channels.kit.texts import ALREADY_APPROVED, SELF_APPROVAL
+from channels.kit.texts import ALREADY_APPROVED, PROPOSAL_CHANGED, SELF_APPROVAL
 from channels.web import web_channel
 from tests.apps import sample_agent, sample_application
 from tests.four_eyes import WIRE, WireApprovalChannel, WireTool
 from tests.web.conftest import WebWorld, open_web_world
 from tests.web.office import ALICE, BOB, CAROL, OWNER
-from tests.web.pages import answer, has_forms, open_page
+from tests.web.pages import answer, csrf_of, has_forms, open_page, post
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, _need_chromium
 
 WebFourEyesWireChannel = web_channel(
@@ -131,3 +131,31 @@ async def test_two_approvers_in_the_browser(four_eyes: WebWorld) -> None:
         await browser.close()
     assert [e for e in errors if "Failed to load resource" not in e] == []
     assert world.ledger.runs == [("wire", WIRE)]
+
+
+async def test_an_approval_of_a_page_an_edit_replaced_meanwhile_is_refused(
+    four_eyes: WebWorld,
+) -> None:
+    world = four_eyes
+    await _asked(world)
+    path = world.link(ALICE, "wire-tool")
+    status, stale = await open_page(world.http, path)  # Alice reads 25,000.00
+    assert 'name="shown" value="0"' in stale
+
+    async with world.client() as bob:  # meanwhile Bob changes it
+        status, _ = await answer(
+            bob, world.link(BOB, "wire-tool"), "edit", **{"arg.account": "DE-1", "arg.amount": "1"}
+        )
+        assert status == 303
+
+    refused = await post(world.http, path, "approve", csrf_of(stale), shown="0")
+    page = await refused.text()
+    assert refused.status == 403 and PROPOSAL_CHANGED in unescape(page)
+    assert "1.00" in page and 'name="shown" value="1"' in page  # the page now shows the new one
+    pause = (await world.app.list_pending(tenant_id="acme", include_channel_pause_ids=True))[0]
+    assert pause.pause_id is not None
+    seen = await world.app.find_pause(pause.pause_id, tenant_id="acme")
+    assert seen is not None and [a.by for a in seen.approvals if a.counted] == [BOB]
+
+    status, page = await answer(world.http, path, "approve")  # what she sees now: counted
+    assert status == 303 and world.ledger.runs == [("wire", {**WIRE, "amount": 1.0})]
