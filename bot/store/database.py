@@ -191,6 +191,7 @@ class Database:
         self.engine = engine
         self.transactions = transactions
         self._closed = False
+        self._probe: Transactions | None = None
 
     @classmethod
     def open(cls, url: str | DatabaseUrl) -> Database:
@@ -230,12 +231,25 @@ class Database:
         try:
             await self.transactions.read(lambda c: c.execute(select(literal(1))).scalar())
             if path is not None:
-                return await self.transactions.write(
+                return await self._write_probe(path).write(
                     lambda connection: sqlite_write_problem(connection, path)
                 )
         except Exception as error:  # any failure of the driver is the answer here
             return database_failure(error) or f"{type(error).__name__}: {error}"
         return None
+
+    def _write_probe(self, path: Path) -> Transactions:
+        """The write ``problem`` tries on a SQLite file: a thread and a connection of its own,
+        waiting at most ``PROBE_BUSY_TIMEOUT`` for the write lock (a probe kept waiting by a
+        long writer holds none of the store's threads, and says the database is locked)."""
+        if self._probe is None:
+            self._probe = ThreadedSqliteTransactions.open(
+                self.url.url,
+                busy_timeout_s=PROBE_BUSY_TIMEOUT.total_seconds(),
+                on_connect=sqlite_pragmas(PROBE_BUSY_TIMEOUT),
+                workers=1,
+            )
+        return self._probe
 
     def threaded(self, busy_timeout: timedelta) -> Transactions | None:
         """More worker-thread transactions on a SQLite file, waiting at most ``busy_timeout``
@@ -254,6 +268,8 @@ class Database:
             return
         self._closed = True
         try:
+            if self._probe is not None:
+                await self._probe.close()
             await self.transactions.close()
         finally:
             await self.engine.dispose()
@@ -270,6 +286,9 @@ class Database:
         await self.close()
 
 
+PROBE_BUSY_TIMEOUT = timedelta(seconds=1)
+"""How long ``/readyz``'s write on a SQLite file waits for the write lock (its answer is
+awaited 2 s)."""
 SQLITE_MIN_FREE_BYTES = SQLITE_WAL_LIMIT_BYTES
 """A SQLite file whose disk has less room than one write-ahead log's bound cannot be counted
 on to record the next answers: ``/readyz`` says not ready."""

@@ -115,12 +115,13 @@ class ThreadedSqliteTransactions:
         *,
         busy_timeout_s: float,
         on_connect: Callable[[Any, Any], None],
+        workers: int = SQLITE_WORKERS,
     ) -> ThreadedSqliteTransactions:
         """A synchronous engine on the SQLite file of ``url``, with the pragmas ``on_connect``
-        sets."""
+        sets, and ``workers`` threads (and connections)."""
         engine = create_sync_engine(
             url.set(drivername="sqlite+pysqlite"),
-            pool_size=SQLITE_WORKERS,
+            pool_size=workers,
             max_overflow=0,
             connect_args={
                 "check_same_thread": False,  # a pooled connection serves whichever worker asks
@@ -128,7 +129,7 @@ class ThreadedSqliteTransactions:
             },
         )
         event.listen(engine, "connect", on_connect)
-        return cls(engine)
+        return cls(engine, workers)
 
     async def write(self, body: Callable[[Connection], R]) -> R:
         return await self._hand_off(functools.partial(_in_transaction, self._engine, body))
