@@ -8,22 +8,17 @@ from the database when someone answers). The command opens the database as the b
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from bot.core.errors import CountersignError, SettingsError
+from bot.cli.store_commands import EXIT_FAILED, EXIT_OK, EXIT_USAGE, opened_database, reporting
 
 if TYPE_CHECKING:  # type-only: `python -m bot --help` loads no database code
     from bot.store.delegations import SqlDelegations
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -82,7 +77,7 @@ def list_command(args: argparse.Namespace) -> int:
             print("no delegations" if args.all else "no active delegations", file=sys.stderr)
         return EXIT_OK
 
-    return _reporting(run)
+    return reporting(run)
 
 
 def add_command(args: argparse.Namespace) -> int:
@@ -110,7 +105,7 @@ def add_command(args: argparse.Namespace) -> int:
         print(f"added: {added.line(now)}", flush=True)
         return EXIT_OK
 
-    return _reporting(run)
+    return reporting(run)
 
 
 def end_command(args: argparse.Namespace) -> int:
@@ -127,26 +122,7 @@ def end_command(args: argparse.Namespace) -> int:
         print(f"{'ended' if ended else 'already ended'}: {found.line(now)}", flush=True)
         return EXIT_OK
 
-    return _reporting(run)
-
-
-def _reporting(run: Callable[[], Coroutine[Any, Any, int]]) -> int:
-    from bot.store.database import database_failure
-
-    try:
-        return asyncio.run(run())
-    except SettingsError as error:
-        print(error.message, file=sys.stderr)
-        return EXIT_USAGE
-    except CountersignError as error:
-        print(error.message, file=sys.stderr)
-        return EXIT_FAILED
-    except Exception as error:
-        reason = database_failure(error)
-        if reason is None:
-            raise
-        print(f"the database could not be read: {reason}", file=sys.stderr)
-        return EXIT_FAILED
+    return reporting(run)
 
 
 @asynccontextmanager
@@ -155,18 +131,7 @@ async def _delegations(
 ) -> AsyncIterator[tuple[SqlDelegations, datetime]]:
     """The delegations on the database the settings name (migrated, as the bot does), and
     the time now. (Delegations hold no sealed payload: no keys are needed.)"""
-    from bot.core.clock import SystemClock
-    from bot.settings import load_settings
-    from bot.store.database import Database, database_url_problem
     from bot.store.delegations import SqlDelegations
 
-    settings = load_settings()
-    given = getattr(args, "database_url", None)
-    url = given or settings.database_url
-    problem = database_url_problem(url)
-    if problem is not None:
-        raise SettingsError(f"{'--database-url' if given else 'DATABASE_URL'}: {problem}")
-    now = SystemClock().now()
-    async with Database.open(url) as database:
-        await database.migrate(now)
+    async with opened_database(args) as (database, _, _, now):
         yield SqlDelegations(database), now

@@ -9,22 +9,17 @@ database with the encryption keys of the environment (or ``.env``), as the bot d
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from bot.core.errors import CountersignError, SettingsError
+from bot.cli.store_commands import EXIT_FAILED, EXIT_OK, opened_database, reporting
 
 if TYPE_CHECKING:  # type-only: `python -m bot --help` loads no database code
     from bot.core.grants import Grant
     from bot.store.grants import SqlGrants
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,7 +62,7 @@ def list_command(args: argparse.Namespace) -> int:
             print("no grants" if args.all else "no active grants", file=sys.stderr)
         return EXIT_OK
 
-    return _reporting(run)
+    return reporting(run)
 
 
 def revoke_command(args: argparse.Namespace) -> int:
@@ -82,48 +77,18 @@ def revoke_command(args: argparse.Namespace) -> int:
         print(f"{said}: {grant.line(now)}", flush=True)
         return EXIT_OK
 
-    return _reporting(run)
-
-
-def _reporting(run: Callable[[], Coroutine[Any, Any, int]]) -> int:
-    from bot.store.database import database_failure
-
-    try:
-        return asyncio.run(run())
-    except SettingsError as error:
-        print(error.message, file=sys.stderr)
-        return EXIT_USAGE
-    except CountersignError as error:
-        print(error.message, file=sys.stderr)
-        return EXIT_FAILED
-    except Exception as error:
-        reason = database_failure(error)
-        if reason is None:
-            raise
-        print(f"the database could not be read: {reason}", file=sys.stderr)
-        return EXIT_FAILED
+    return reporting(run)
 
 
 @asynccontextmanager
 async def _grants(args: argparse.Namespace) -> AsyncIterator[tuple[SqlGrants, datetime]]:
     """The grants store on the database the settings name (migrated, as the bot does), with
     the keys that open it, and the time now."""
-    from bot.core.clock import SystemClock
     from bot.security.codec import EncryptingCodec
     from bot.security.key_source import key_source
-    from bot.settings import load_settings
-    from bot.store.database import Database, database_url_problem
     from bot.store.grants import SqlGrants
 
-    settings = load_settings()
-    given = getattr(args, "database_url", None)
-    url = given or settings.database_url
-    problem = database_url_problem(url)
-    if problem is not None:
-        raise SettingsError(f"{'--database-url' if given else 'DATABASE_URL'}: {problem}")
-    keys = key_source(url, settings.countersign_encryption_keys)
-    now = SystemClock().now()
-    async with Database.open(url) as database:
-        await database.migrate(now)
+    async with opened_database(args) as (database, settings, url, now):
+        keys = key_source(url, settings.countersign_encryption_keys)
         ring = await keys.load(holds_rows=database.holds_rows)
         yield SqlGrants(database, EncryptingCodec(ring)), now
