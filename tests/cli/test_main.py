@@ -179,15 +179,6 @@ def test_the_web_desk_binds_the_address_it_is_given(tmp_path: Path) -> None:
     assert code == 0, err
 
 
-def test_the_terminal_demo_stays_python_m_bot_demo(tmp_path: Path) -> None:
-    done = python_m_bot("demo", cwd=tmp_path, stdin=ANSWERS)
-
-    assert done.returncode == 0, done.stderr
-    assert "model: offline demo model (scripted, no network)" in done.stdout
-    assert "the expense was rejected: too expensive" in done.stdout
-    assert (tmp_path / "countersign-demo.db").is_file()
-
-
 def test_serve_without_slack_settings_is_one_line_and_exit_2(tmp_path: Path) -> None:
     done = python_m_bot("serve", cwd=tmp_path, stdin=ANSWERS)
 
