@@ -362,7 +362,7 @@ def test_a_blank_database_url_in_dot_env_is_unset_too(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------ told at once
 
-HEAVY = ("slack_bolt", "langgraph", "langchain_core", "langchain_openai")
+HEAVY = ("slack_bolt", "slack_sdk", "langgraph", "langchain_core", "langchain_openai")
 
 
 @pytest.fixture(scope="module")
