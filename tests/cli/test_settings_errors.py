@@ -337,9 +337,13 @@ def test_demo_tells_an_unserved_database_url(url: str, says: str, tmp_path: Path
     ],
 )
 def test_reencrypt_tells_a_settings_problem_in_one_line(case: Case, tmp_path: Path) -> None:
+    """Two as a process (a key setting's form; a database that is not there), two called in
+    this process."""
     (tmp_path / "countersign.db").write_bytes(b"")  # the default database exists
+    as_a_process = case.id in ("keys-quoted", "database-does-not-exist")
+    run = python_m_bot if as_a_process else python_m_bot_in_process
 
-    one_line_naming(python_m_bot("reencrypt", cwd=tmp_path, env=person_env(**case.settings)), case)
+    one_line_naming(run("reencrypt", cwd=tmp_path, env=person_env(**case.settings)), case)
 
 
 def test_a_blank_database_url_is_unset(tmp_path: Path) -> None:
