@@ -24,7 +24,7 @@ from bot.served.targets import (
     suggested_prompts,
 )
 from bot.settings import environment
-from channels.slack.approvers import is_approver_id
+from channels.slack.approver_ids import is_approver_id
 from channels.slack.conversation_ids import is_conversation_id
 
 OFFLINE_MODEL: Final = "offline"

@@ -8,7 +8,6 @@ from ``usergroups.users.list`` and are cached for ``ttl`` on the App's clock; a 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -18,16 +17,13 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.clock import Clock
+from channels.slack.approver_ids import GROUP_ID as GROUP_ID  # where they were: kept importable
+from channels.slack.approver_ids import USER_ID as USER_ID
+from channels.slack.approver_ids import is_approver_id as is_approver_id
 from channels.slack.redaction import log
 from channels.slack.webapi import api_error
 
-USER_ID: Final = re.compile(r"[UW][A-Z0-9]{2,40}")
-GROUP_ID: Final = re.compile(r"S[A-Z0-9]{2,40}")
 DEFAULT_TTL: Final = timedelta(minutes=5)
-
-
-def is_approver_id(value: str) -> bool:
-    return bool(USER_ID.fullmatch(value) or GROUP_ID.fullmatch(value))
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,9 @@ environment a person would have (PATH, HOME) and the settings the test gives."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
+import io
 import os
 import socket
 import subprocess
@@ -55,6 +58,42 @@ def python_m_bot(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin
         check=False,
     )
     return Ran(code=done.returncode, out=done.stdout, err=done.stderr)
+
+
+def python_m_bot_in_process(*args: str, cwd: Path, env: dict[str, str]) -> Ran:
+    """``python -m bot *args`` as :func:`python_m_bot` runs it, but called in this process: the
+    function the process runs (``bot.cli.main.main``), with ``env`` as the whole environment,
+    ``cwd`` as the folder and first on ``sys.path`` (as ``python -m`` puts it); stdout and
+    stderr captured. Modules imported from ``cwd`` are forgotten afterwards. Only for a command
+    that stops at once (a refused setting): one that serves would never return.
+
+    A process's imports cost seconds of CPU; the variants of one rule are checked this way,
+    and one or two of them as a process, to prove the process says the same."""
+    from bot.cli.main import main
+
+    saved_environ, saved_cwd, saved_path = dict(os.environ), os.getcwd(), list(sys.path)
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.path.insert(0, str(cwd))
+    importlib.invalidate_caches()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_environ)
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+        folder = f"{cwd}{os.sep}"
+        for name, module in list(sys.modules.items()):
+            if str(getattr(module, "__file__", None) or "").startswith(folder):
+                del sys.modules[name]
+    return Ran(code=code, out=out.getvalue(), err=err.getvalue())
 
 
 class StubThread:

@@ -1,5 +1,6 @@
 """A card desk in the terminal, run as a process: ``python -m tests.cli.terminal_cards native``
-(our own agent's tool) or ``... graph`` (a LangChain agent attached with ``App.langgraph``).
+(our own agent's tool) or ``... graph`` (a LangChain agent attached with ``App.langgraph``), or
+both one after the other (``... native graph``: each desk's output after a ``== <kind>`` line).
 
 Its tool charges a card, and the card number is ``Sensitive``. The terminal channel asks at the
 prompt; the answers come from standard input, read by the keyword interpreter; then the desk
@@ -169,5 +170,14 @@ async def answer(app: App, result: ExecutionResult) -> ExecutionResult:
     return await app.resume(pause_id, reply=reply, tenant_id=TENANT, owner_id=OWNER)
 
 
+def main_of_each(kinds: list[str]) -> int:
+    """Each kind's desk in turn (one process: its imports cost seconds)."""
+    code = 0
+    for kind in kinds:
+        print(f"== {kind}", flush=True)
+        code = asyncio.run(main(kind)) or code
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(sys.argv[1])))
+    sys.exit(main_of_each(sys.argv[1:]))

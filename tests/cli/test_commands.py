@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.security import parse_key_ring
-from tests.cli.processes import REPO, person_env, python_m_bot
+from tests.cli.processes import REPO, person_env, python_m_bot, python_m_bot_in_process
 from tests.security.office_run import key_ids, stored_values
 
 HEAVY = ("langchain_core", "langchain_openai", "langgraph", "openai", "slack_bolt", "sqlalchemy")
@@ -78,13 +78,16 @@ def test_reencrypt_moves_the_rows_after_a_rotation(tmp_path: Path) -> None:
     old, new = (python_m_bot("keygen", cwd=tmp_path).out.strip() for _ in range(2))
     # the demo runs on the old key alone: a key keygen printed is one the setting takes
     url = f"sqlite+aiosqlite:///{tmp_path / 'office.db'}"
-    paused = python_m_bot(
+    answers = tmp_path / "answers.txt"
+    answers.write_text("approve\n", encoding="utf-8")  # one question stays: rows remain under it
+    paused = python_m_bot_in_process(  # the demo, called in this process (a process costs seconds)
         "demo",
         "--database-url",
         url,
+        "--answers",
+        str(answers),
         cwd=tmp_path,
         env=person_env(COUNTERSIGN_ENCRYPTION_KEYS=old),
-        stdin="approve\n",  # one question stays: rows remain under the old key
     )
     assert paused.code == 0, paused.err
     rotated = person_env(COUNTERSIGN_ENCRYPTION_KEYS=f"{new},{old}", DATABASE_URL=url)

@@ -18,10 +18,8 @@ from bot.cli.main import main
 from bot.cli.terminal import OWNER_ID, TENANT_ID
 from bot.desk.demo import OfficeDeskApplication
 from bot.desk.offline_model import next_message
-from tests.cli.processes import python_m_bot
 
 MEMORY = "sqlite+aiosqlite:///:memory:"
-REPO = Path(__file__).resolve().parents[2]
 FINAL_ANSWER = (
     "answer: Here is what happened: refunded 120.00 to the card of order A-1001; "
     "the expense was rejected: too expensive."
@@ -181,30 +179,28 @@ def test_a_database_that_cannot_be_opened_is_one_line(
 
 
 def test_the_demo_runs_as_a_process_with_piped_answers(tmp_path: Path) -> None:
+    """``python -m bot demo`` as a person runs it, in a folder of their own: its database is a
+    file there."""
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bot",
-            "demo",
-            "--database-url",
-            f"sqlite+aiosqlite:///{tmp_path}/d.db",
-        ],
+        [sys.executable, "-m", "bot", "demo"],
         input="approve\nreject: too expensive\n",
         capture_output=True,
         text=True,
-        cwd=REPO,
+        cwd=tmp_path,
         env=_offline_env(),
         timeout=60,
         check=False,
     )
 
     assert done.returncode == 0, done.stderr
+    assert "model: offline demo model (scripted, no network)" in done.stdout
     assert FINAL_ANSWER in done.stdout
     assert "2. book-expense-tool: REPLIED by terminal-user: rejected: too expensive" in done.stdout
     # the only line on stderr: the key made for the new database, to back up with it
     [warning] = done.stderr.splitlines()
-    assert warning.startswith(f"generated a new encryption key in {tmp_path}/d.db.key (mode 0600)")
+    database = tmp_path / "countersign-demo.db"
+    assert warning.startswith(f"generated a new encryption key in {database}.key (mode 0600)")
+    assert database.is_file()
 
 
 # ------------------------------------------------------------------------------- the model
@@ -269,12 +265,17 @@ def test_a_path_that_is_no_database_file_is_one_line(
     )
 
 
-def test_a_refund_is_rejected_only_with_a_reason_at_the_prompt(tmp_path: Path) -> None:
+def test_a_refund_is_rejected_only_with_a_reason_at_the_prompt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The demo's refund role takes a rejection only with its reason
-    (``reject_reason="required"``): a bare "reject" is not understood and says how."""
-    ran = python_m_bot("demo", cwd=tmp_path, stdin="reject\nno way: wrong customer\nlgtm\n")
+    (``reject_reason="required"``): a bare "reject" is not understood and says how. (Called in
+    this process: the demo as a process is ``test_the_demo_runs_as_a_process_with_piped_answers``.)
+    """
+    code = run_demo(monkeypatch, "reject\nno way: wrong customer\nlgtm\n")
+    ran = capsys.readouterr()
 
-    assert ran.code == 0, ran.err
+    assert code == 0, ran.err
     assert (
         "Not understood: This request takes a rejection only with a reason: write it after a "
         'colon, like "reject: wrong customer". The question still waits; try again.'
@@ -286,10 +287,13 @@ def test_a_refund_is_rejected_only_with_a_reason_at_the_prompt(tmp_path: Path) -
     ]
 
 
-def test_help_shows_the_words_understood_and_questions_come_as_asked(tmp_path: Path) -> None:
-    ran = python_m_bot("demo", cwd=tmp_path, stdin="?\napprove\nHELP\nreject: too expensive\n")
+def test_help_shows_the_words_understood_and_questions_come_as_asked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_demo(monkeypatch, "?\napprove\nHELP\nreject: too expensive\n")
+    ran = capsys.readouterr()
 
-    assert ran.code == 0, ran.err
+    assert code == 0, ran.err
     assert ran.out.count('Reply "approve" or "reject: <reason>".') == 2
     assert ran.out.count("  approve: approve, approved, ") == 2
     assert "lgtm" in ran.out and "no way" in ran.out

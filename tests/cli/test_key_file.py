@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.security import key_file_for
-from tests.cli.processes import REPO, python_m_bot
+from tests.cli.processes import REPO, person_env, python_m_bot, python_m_bot_in_process
 
 DEMO_DATABASE = "countersign-demo.db"
 
@@ -34,7 +34,12 @@ def test_git_ignores_the_key_file_of_a_database(database: str) -> None:
 
 
 def test_a_lost_key_file_is_refused_when_the_database_holds_rows(tmp_path: Path) -> None:
-    first = python_m_bot("demo", cwd=tmp_path, stdin="approve\n")  # one question stays paused
+    answers = tmp_path / "answers.txt"
+    answers.write_text("approve\n", encoding="utf-8")  # one question stays paused
+    # the database to refuse, made by the demo called in this process (a process costs seconds)
+    first = python_m_bot_in_process(
+        "demo", "--answers", str(answers), cwd=tmp_path, env=person_env()
+    )
     assert first.code == 0, first.err
     database, key_file = tmp_path / DEMO_DATABASE, tmp_path / f"{DEMO_DATABASE}.key"
     key_file.unlink()

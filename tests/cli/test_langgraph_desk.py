@@ -63,16 +63,12 @@ def test_it_runs_as_a_process_with_piped_answers() -> None:
     )
 
 
-def test_without_answers_it_stays_paused() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "bot.desk.langgraph_desk"],
-        input="",
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=60,
-        check=False,
-    )
+async def test_without_answers_it_stays_paused() -> None:
+    """(Called in this process: the module as a process is the test above.)"""
+    out = io.StringIO()
 
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("No more answers: the agent stays paused.")
+    async def no_more_lines() -> str | None:
+        return None
+
+    assert await run(out, no_more_lines) == 0
+    assert out.getvalue().rstrip().endswith("No more answers: the agent stays paused.")

@@ -161,11 +161,21 @@ def test_no_command_without_slack_settings_serves_the_desk_on_the_web(tmp_path: 
     assert (tmp_path / "countersign.db").is_file()
 
 
-def test_the_web_desk_binds_the_address_it_is_given(tmp_path: Path) -> None:
-    """``COUNTERSIGN_BIND_ADDRESS``: the desk listens there (and links there), nowhere else."""
+def test_the_web_desk_binds_the_address_it_is_given_and_names_only_what_is_missing(
+    tmp_path: Path,
+) -> None:
+    """``COUNTERSIGN_BIND_ADDRESS``: the desk listens there (and links there), nowhere else.
+    With a bot token and a blank signing secret (blank is missing), only the secret is named
+    missing. (One process for both: a start costs seconds.)"""
     port = free_port()
     served = start_python_m_bot(
-        tmp_path, person_env(PORT=str(port), COUNTERSIGN_BIND_ADDRESS="127.0.0.2")
+        tmp_path,
+        person_env(
+            PORT=str(port),
+            COUNTERSIGN_BIND_ADDRESS="127.0.0.2",
+            SLACK_BOT_TOKEN="xoxb-test",
+            SLACK_SIGNING_SECRET="   ",
+        ),
     )
     try:
         assert f"Countersign serves the office desk on http://127.0.0.2:{port}/" in served.printed
@@ -177,15 +187,11 @@ def test_the_web_desk_binds_the_address_it_is_given(tmp_path: Path) -> None:
     finally:
         code, _, err = served.stop()
     assert code == 0, err
-
-
-def test_the_terminal_demo_stays_python_m_bot_demo(tmp_path: Path) -> None:
-    done = python_m_bot("demo", cwd=tmp_path, stdin=ANSWERS)
-
-    assert done.returncode == 0, done.stderr
-    assert "model: offline demo model (scripted, no network)" in done.stdout
-    assert "the expense was rejected: too expensive" in done.stdout
-    assert (tmp_path / "countersign-demo.db").is_file()
+    assert err.splitlines()[0] == (
+        "SLACK_SIGNING_SECRET is missing: copy the Signing Secret from the Slack app's "
+        "Basic Information page into .env"
+    )
+    assert not any("SLACK_BOT_TOKEN" in line for line in err.splitlines())
 
 
 def test_serve_without_slack_settings_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -200,23 +206,6 @@ def test_serve_without_slack_settings_is_one_line_and_exit_2(tmp_path: Path) -> 
     ]
     assert done.stdout == ""  # no demo
     assert list(tmp_path.iterdir()) == []  # no database either
-
-
-def test_no_command_names_only_what_is_missing(tmp_path: Path) -> None:
-    served = start_python_m_bot(
-        tmp_path,
-        person_env(
-            PORT=str(free_port()), SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="   "
-        ),  # blank is missing
-    )
-    code, _, err = served.stop()
-
-    assert code == 0
-    assert err.splitlines()[0] == (
-        "SLACK_SIGNING_SECRET is missing: copy the Signing Secret from the Slack app's "
-        "Basic Information page into .env"
-    )
-    assert not any("SLACK_BOT_TOKEN" in line for line in err.splitlines())
 
 
 def test_a_malformed_port_is_one_line_and_exit_2(tmp_path: Path) -> None:

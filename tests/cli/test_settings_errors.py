@@ -1,15 +1,17 @@
 """Every settings problem, as a person meets it: one line on stderr naming the setting, exit 2.
 
-Each case runs ``python -m bot``, ``serve``, ``demo`` or ``reencrypt`` as a process, with the
-settings a person would set. ``serve`` (and the bare command) get a whole Slack setup (the
-stub answers ``auth.test``; the desk runs on the offline model), so only the case's problem is
-left.
+Each case runs ``python -m bot``, ``serve``, ``demo`` or ``reencrypt`` with the settings a
+person would set: as a process, or (the variants of one rule, where one or two of them run as a
+process) the same command line called in this process (``python_m_bot_in_process``). ``serve``
+(and the bare command) get a whole Slack setup (the stub answers ``auth.test``; the desk runs on
+the offline model), so only the case's problem is left.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -21,7 +23,15 @@ import pytest
 from bot.security import generate_key
 from bot.settings import load_settings
 from bot.store.database import DEFAULT_DATABASE_URL
-from tests.cli.processes import REPO, TIMEOUT_SECONDS, Ran, free_port, person_env, python_m_bot
+from tests.cli.processes import (
+    REPO,
+    TIMEOUT_SECONDS,
+    Ran,
+    free_port,
+    person_env,
+    python_m_bot,
+    python_m_bot_in_process,
+)
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.office import Inbox, Ledger
 from tests.security.office_run import KEY_A, KEY_B, open_office, script_office, start_office
@@ -160,30 +170,51 @@ def one_line_naming(ran: Ran, case: Case, setting: str | None = None) -> None:
 # ------------------------------------------------------------------------------ serve, bare
 
 
+def slack_env(slack_api: SlackStub, folder: Path, **settings: str) -> dict[str, str]:
+    """A person's Slack setup that serves (the desk on the offline model), plus ``settings``."""
+    setup = {
+        "SLACK_BOT_TOKEN": "xoxb-test",
+        "SLACK_SIGNING_SECRET": "secret",
+        "SLACK_API_URL": slack_api.api_url,
+        "COUNTERSIGN_APPROVAL_CHANNEL": "C0DESK",
+        "COUNTERSIGN_DESK_MODEL": "offline",
+        "PORT": str(free_port()),
+        "DATABASE_URL": f"sqlite+aiosqlite:///{folder / 'countersign.db'}",
+    }
+    return person_env(**(setup | settings))
+
+
 @pytest.fixture
 def slack_setup(slack_api: SlackStub, tmp_path: Path) -> Callable[..., dict[str, str]]:
-    """A person's Slack setup that serves (the desk on the offline model), plus ``settings``."""
+    """:func:`slack_env` in the test's folder."""
 
     def env(**settings: str) -> dict[str, str]:
-        setup = {
-            "SLACK_BOT_TOKEN": "xoxb-test",
-            "SLACK_SIGNING_SECRET": "secret",
-            "SLACK_API_URL": slack_api.api_url,
-            "COUNTERSIGN_APPROVAL_CHANNEL": "C0DESK",
-            "COUNTERSIGN_DESK_MODEL": "offline",
-            "PORT": str(free_port()),
-            "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}",
-        }
-        return person_env(**(setup | settings))
+        return slack_env(slack_api, tmp_path, **settings)
 
     return env
 
 
-@pytest.mark.parametrize("case", [c.param() for c in ENVIRONMENT_CASES])
+SERVED_AS_A_PROCESS = ("port-abc", "database-does-not-exist")
+"""Told by the settings check before anything heavy loads, and after it, by the database."""
+
+
+@pytest.mark.parametrize(
+    "case", [c.param() for c in ENVIRONMENT_CASES if c.id in SERVED_AS_A_PROCESS]
+)
 def test_serve_tells_a_settings_problem_in_one_line(
     case: Case, slack_setup: Callable[..., dict[str, str]], tmp_path: Path
 ) -> None:
     one_line_naming(python_m_bot("serve", cwd=tmp_path, env=slack_setup(**case.settings)), case)
+
+
+@pytest.mark.parametrize("case", [c.param() for c in ENVIRONMENT_CASES])
+def test_serve_tells_every_settings_problem_the_same_way(
+    case: Case, slack_setup: Callable[..., dict[str, str]], tmp_path: Path
+) -> None:
+    """The same command line, called in this process (a process per case costs seconds)."""
+    ran = python_m_bot_in_process("serve", cwd=tmp_path, env=slack_setup(**case.settings))
+
+    one_line_naming(ran, case)
 
 
 @pytest.mark.parametrize(
@@ -220,8 +251,10 @@ def test_a_channel_id_slack_would_refuse_is_one_line_naming_the_setting(
 ) -> None:
     """The desk's settings check is the rule ``slack_channel`` applies (a channel id, C… or
     G…, then 2 to 40 upper-case letters and digits): what one refuses the other does too, so a
-    setting never passes the first to fail the second with a traceback."""
-    ran = python_m_bot("serve", cwd=tmp_path, env=slack_setup(COUNTERSIGN_APPROVAL_CHANNEL=channel))
+    setting never passes the first to fail the second with a traceback. (One of them as a
+    process, the others called in this process.)"""
+    run = python_m_bot if channel == "C1" else python_m_bot_in_process
+    ran = run("serve", cwd=tmp_path, env=slack_setup(COUNTERSIGN_APPROVAL_CHANNEL=channel))
 
     one_line_naming(
         ran,
@@ -304,9 +337,13 @@ def test_demo_tells_an_unserved_database_url(url: str, says: str, tmp_path: Path
     ],
 )
 def test_reencrypt_tells_a_settings_problem_in_one_line(case: Case, tmp_path: Path) -> None:
+    """Two as a process (a key setting's form; a database that is not there), two called in
+    this process."""
     (tmp_path / "countersign.db").write_bytes(b"")  # the default database exists
+    as_a_process = case.id in ("keys-quoted", "database-does-not-exist")
+    run = python_m_bot if as_a_process else python_m_bot_in_process
 
-    one_line_naming(python_m_bot("reencrypt", cwd=tmp_path, env=person_env(**case.settings)), case)
+    one_line_naming(run("reencrypt", cwd=tmp_path, env=person_env(**case.settings)), case)
 
 
 def test_a_blank_database_url_is_unset(tmp_path: Path) -> None:
@@ -329,33 +366,50 @@ def test_a_blank_database_url_in_dot_env_is_unset_too(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------ told at once
 
-HEAVY = ("slack_bolt", "langgraph", "langchain_core", "langchain_openai")
+HEAVY = ("slack_bolt", "slack_sdk", "langgraph", "langchain_core", "langchain_openai")
+
+
+@pytest.fixture(scope="module")
+def told_at_once(
+    slack_api: SlackStub, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[Ran, set[str]]]:
+    """Each of :data:`WORDING_CASES` told by ``python -m bot serve`` called in turn in one fresh
+    process (``tests.cli.told_at_once``): what it said, and the modules loaded by then."""
+    cases = [
+        {"folder": str(folder), "env": slack_env(slack_api, folder, **case.settings)}
+        for case in WORDING_CASES
+        for folder in [tmp_path_factory.mktemp(case.id)]
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.cli.told_at_once"],
+        input="".join(f"{json.dumps(case)}\n" for case in cases),
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=person_env(PYTHONPATH=str(REPO)),
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    said = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(said) == len(WORDING_CASES), done.stderr
+    return {
+        case.id: (Ran(code=s["code"], out=s["out"], err=s["err"]), set(s["loaded"]))
+        for case, s in zip(WORDING_CASES, said, strict=True)
+    }
 
 
 @pytest.mark.parametrize("case", [c.param() for c in WORDING_CASES])
 def test_a_settings_problem_is_told_before_bolt_langgraph_and_langchain_load(
-    case: Case, slack_setup: Callable[..., dict[str, str]], tmp_path: Path
+    case: Case, told_at_once: dict[str, tuple[Ran, set[str]]]
 ) -> None:
-    """They take seconds to import: a mistyped setting is told without waiting for them
-    (``-X importtime`` lists every module the process imported)."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "bot", "serve"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=slack_setup(**case.settings),
-        timeout=TIMEOUT_SECONDS,
-        check=False,
-    )
+    """They take seconds to import: a mistyped setting is told without waiting for them. The
+    problems are told one after another by one process (the modules it loaded for one stay
+    loaded for the next), so a check that loads them shows in its case's line."""
+    ran, loaded = told_at_once[case.id]
 
-    imported = {
-        line.rsplit("|", 1)[-1].strip().split(".")[0]
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:")
-    }
-    told = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
-    one_line_naming(Ran(code=done.returncode, out=done.stdout, err="\n".join(told)), case)
-    assert imported.isdisjoint(HEAVY), imported & set(HEAVY)
+    one_line_naming(ran, case)
+    assert loaded.isdisjoint(HEAVY), loaded & set(HEAVY)
 
 
 def test_the_web_desk_tells_a_bad_port_before_langgraph_and_langchain_load(tmp_path: Path) -> None:
@@ -413,10 +467,14 @@ def test_keys_that_do_not_open_the_database_stop_the_start_in_one_line(
     slack_setup: Callable[..., dict[str, str]],
     tmp_path: Path,
 ) -> None:
+    """Two of the four as a process (serve with another key; the bare command with the same
+    id's other key), the others called in this process."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
     _office_under(url, KEY_A)
+    as_a_process = (command == ("serve",)) == (keys == KEY_B)
+    run = python_m_bot if as_a_process else python_m_bot_in_process
 
-    ran = python_m_bot(*command, cwd=tmp_path, env=slack_setup(**{KEYS: keys}))
+    ran = run(*command, cwd=tmp_path, env=slack_setup(**{KEYS: keys}))
 
     assert ran.code == 2, ran.err
     [line] = ran.err_lines

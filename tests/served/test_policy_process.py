@@ -10,7 +10,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.cli.processes import free_port, person_env, python_m_bot
+from tests.cli.processes import free_port, person_env, python_m_bot, python_m_bot_in_process
 from tests.served.modules import ANSWER, MY_AGENT, REQUEST, runs, write
 from tests.served.test_slack_process import THREAD_TS, mention, served_env
 from tests.slack.conftest import SECRET
@@ -55,21 +55,20 @@ async def test_a_served_graph_s_small_refund_approves_itself_by_the_policy_setti
     assert runs(tmp_path) == ["A-7 30.00"]  # the tool ran once
 
 
-@pytest.mark.parametrize(
-    ("setting", "line"),
-    [
-        ("my_rules", "COUNTERSIGN_POLICY is malformed: module:attr"),
-        ("no_rules:policy", "COUNTERSIGN_POLICY: the module no_rules cannot be imported"),
-        ("my_rules:not_a_policy", "COUNTERSIGN_POLICY: my_rules:not_a_policy is not a @policy"),
-        ("my_rules:nothing", "COUNTERSIGN_POLICY: my_rules:nothing is not a @policy"),
-    ],
-)
-def test_a_policy_setting_that_cannot_be_loaded_is_one_line_and_exit_2(
-    setting: str, line: str, tmp_path: Path
-) -> None:
-    write(tmp_path, "my_agent", MY_AGENT)
-    write(tmp_path, "my_rules", MY_RULES)
-    env = person_env(
+UNLOADABLE = [
+    ("my_rules", "COUNTERSIGN_POLICY is malformed: module:attr"),
+    ("no_rules:policy", "COUNTERSIGN_POLICY: the module no_rules cannot be imported"),
+    ("my_rules:not_a_policy", "COUNTERSIGN_POLICY: my_rules:not_a_policy is not a @policy"),
+    ("my_rules:nothing", "COUNTERSIGN_POLICY: my_rules:nothing is not a @policy"),
+]
+AS_A_PROCESS = ("my_rules", "my_rules:not_a_policy")
+"""Told before the heavy modules load, and after they did (the policy imported and checked)."""
+
+
+def unloadable_setup(folder: Path, setting: str) -> dict[str, str]:
+    write(folder, "my_agent", MY_AGENT)
+    write(folder, "my_rules", MY_RULES)
+    return person_env(
         SLACK_BOT_TOKEN="xoxb-test",
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL="http://127.0.0.1:9/api/",  # never reached: the policy is refused first
@@ -77,7 +76,27 @@ def test_a_policy_setting_that_cannot_be_loaded_is_one_line_and_exit_2(
         COUNTERSIGN_POLICY=setting,
     )
 
-    ran = python_m_bot("serve", cwd=tmp_path, env=env)
+
+@pytest.mark.parametrize(
+    ("setting", "line"), [case for case in UNLOADABLE if case[0] in AS_A_PROCESS]
+)
+def test_a_policy_setting_that_cannot_be_loaded_is_one_line_and_exit_2(
+    setting: str, line: str, tmp_path: Path
+) -> None:
+    ran = python_m_bot("serve", cwd=tmp_path, env=unloadable_setup(tmp_path, setting))
+
+    assert ran.code == 2, ran.err
+    assert ran.err_lines[-1].startswith(line), ran.err_lines
+
+
+@pytest.mark.parametrize(("setting", "line"), UNLOADABLE)
+def test_every_policy_setting_that_cannot_be_loaded_is_told_the_same_way(
+    setting: str, line: str, tmp_path: Path
+) -> None:
+    """The same command, called in this process (a process per case costs seconds)."""
+    env = unloadable_setup(tmp_path, setting)
+
+    ran = python_m_bot_in_process("serve", cwd=tmp_path, env=env)
 
     assert ran.code == 2, ran.err
     assert ran.err_lines[-1].startswith(line), ran.err_lines

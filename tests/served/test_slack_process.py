@@ -9,7 +9,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.cli.processes import free_port, person_env, python_m_bot
+from tests.cli.processes import Ran, free_port, person_env, python_m_bot, python_m_bot_in_process
 from tests.served.modules import (
     ANSWER,
     MY_AGENT,
@@ -91,40 +91,54 @@ async def test_a_mention_runs_your_graph_and_its_answer_is_said_in_the_thread(
     assert_sent_valid(stub.calls, pause_ids)
 
 
-@pytest.mark.parametrize(
-    ("graph", "line"),
-    [
-        ("nowhere", "COUNTERSIGN_GRAPH is malformed: module:attr"),
-        ("no_such_module:graph", "COUNTERSIGN_GRAPH: the module no_such_module cannot be imported"),
-        ("my_agent:nothing", "COUNTERSIGN_GRAPH: the module my_agent has no 'nothing'"),
-        (
-            "nothing:not_a_graph",
-            "COUNTERSIGN_GRAPH: nothing:not_a_graph is not a compiled LangGraph",
-        ),
-        ("nothing:graph", "COUNTERSIGN_GRAPH: nothing:graph has nothing to approve"),
-        (
-            "plain:graph",
-            "COUNTERSIGN_GRAPH: plain:graph calls LangGraph's interrupt() with a value",
-        ),
-    ],
-)
-def test_a_graph_that_cannot_be_served_is_one_line_and_exit_2(
-    graph: str, line: str, tmp_path: Path
-) -> None:
-    write(tmp_path, "my_agent", MY_AGENT)
-    write(tmp_path, "nothing", NOTHING_TO_APPROVE)
-    write(tmp_path, "plain", PLAIN_GRAPH)
-    env = person_env(
+UNSERVABLE = [
+    ("nowhere", "COUNTERSIGN_GRAPH is malformed: module:attr"),
+    ("no_such_module:graph", "COUNTERSIGN_GRAPH: the module no_such_module cannot be imported"),
+    ("my_agent:nothing", "COUNTERSIGN_GRAPH: the module my_agent has no 'nothing'"),
+    ("nothing:not_a_graph", "COUNTERSIGN_GRAPH: nothing:not_a_graph is not a compiled LangGraph"),
+    ("nothing:graph", "COUNTERSIGN_GRAPH: nothing:graph has nothing to approve"),
+    ("plain:graph", "COUNTERSIGN_GRAPH: plain:graph calls LangGraph's interrupt() with a value"),
+]
+AS_A_PROCESS = ("nowhere", "plain:graph")
+"""Told before the heavy modules load, and after they did (the graph imported and checked)."""
+
+
+def unservable_setup(folder: Path, graph: str) -> dict[str, str]:
+    write(folder, "my_agent", MY_AGENT)
+    write(folder, "nothing", NOTHING_TO_APPROVE)
+    write(folder, "plain", PLAIN_GRAPH)
+    return person_env(
         SLACK_BOT_TOKEN="xoxb-test",
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL="http://127.0.0.1:9/api/",  # never reached: the graph is refused first
         COUNTERSIGN_GRAPH=graph,
     )
 
-    ran = python_m_bot("serve", cwd=tmp_path, env=env)
 
+def assert_refused(ran: Ran, graph: str, line: str) -> None:
     assert ran.code == 2, ran.err
     assert ran.err_lines[-1].startswith(line), ran.err_lines
     if graph in ("nothing:graph", "plain:graph"):
         assert "HumanInTheLoopMiddleware" in ran.err_lines[-1]
         assert "request_approval" in ran.err_lines[-1]
+
+
+@pytest.mark.parametrize(
+    ("graph", "line"), [case for case in UNSERVABLE if case[0] in AS_A_PROCESS]
+)
+def test_a_graph_that_cannot_be_served_is_one_line_and_exit_2(
+    graph: str, line: str, tmp_path: Path
+) -> None:
+    env = unservable_setup(tmp_path, graph)
+
+    assert_refused(python_m_bot("serve", cwd=tmp_path, env=env), graph, line)
+
+
+@pytest.mark.parametrize(("graph", "line"), UNSERVABLE)
+def test_every_graph_that_cannot_be_served_is_told_the_same_way(
+    graph: str, line: str, tmp_path: Path
+) -> None:
+    """The same command, called in this process (a process per case costs seconds)."""
+    env = unservable_setup(tmp_path, graph)
+
+    assert_refused(python_m_bot_in_process("serve", cwd=tmp_path, env=env), graph, line)

@@ -147,9 +147,11 @@ async def signed_post(
         return response.status
 
 
-async def test_serve_answers_slack_over_http_and_stops_on_sigterm(
+async def test_serve_answers_slack_over_http_warns_of_refused_signatures_and_stops_on_sigterm(
     stub: SlackStub, tmp_path: Path
 ) -> None:
+    """One process (a start costs seconds): a request signed with another secret is refused,
+    a warning with the team once a minute; a mention is asked and answered; SIGTERM stops it."""
     port = free_port()
     env = clean_environ(
         SLACK_API_URL=stub.api_url,
@@ -160,9 +162,19 @@ async def test_serve_answers_slack_over_http_and_stops_on_sigterm(
     )
     process = await start_serve(env, tmp_path)
     base = f"http://127.0.0.1:{port}"
+    pause_like = "0123456789abcdef0123456789abcdef"
     try:
         async with aiohttp.ClientSession() as session:
             await wait_healthy(session, f"{base}/healthz", process)
+            body = click_payload(pause_like)
+            wrong = {**signed_headers(body, secret="not-the-secret")}
+            for _ in range(3):
+                async with session.post(
+                    f"{base}/slack/events",
+                    data=body.encode(),
+                    headers={"Content-Type": "application/x-www-form-urlencoded", **wrong},
+                ) as response:
+                    assert response.status == 401
             mention = {
                 "type": "event_callback",
                 "team_id": TEAM,
@@ -197,6 +209,13 @@ async def test_serve_answers_slack_over_http_and_stops_on_sigterm(
         if process.returncode is None:
             process.kill()
             await process.wait()
+    logged = [line.split(" WARNING countersign.slack: ") for line in err.decode().splitlines()]
+    warnings = [said for *_, said in logged if said.startswith("refused a Slack request")]
+    assert warnings == [
+        f"refused a Slack request with a signature that does not match (team {TEAM}): check "
+        "SLACK_SIGNING_SECRET against the Slack app's Basic Information page"
+    ]
+    assert pause_like not in err.decode()
 
 
 def click_payload(pause_id: str) -> str:
@@ -373,53 +392,15 @@ async def test_serve_runs_the_desk_as_an_attached_langchain_agent(
             form = "application/x-www-form-urlencoded"
             assert await signed_post(session, events, click, form) == 200
             posts = await stub.wait_for("chat.postMessage", 2)
-            await asyncio.sleep(0.5)  # nothing more comes: no second question, no second answer
     finally:
-        code, _, err = await stop(process)
+        code, _, err = await stop(process)  # its work finished: what it would send, sent
     assert code == 0, err
+    # nothing more came: no second question, no second answer
     answer = stub.of("chat.postMessage")[-1]
     assert len(stub.of("chat.postMessage")) == 2 == len(posts)
     assert answer.payload["thread_ts"] == "1700000960.000001"
     assert "refunded 120.00" in answer.payload["text"]
     assert "booked" in answer.payload["text"]  # the expense ran without a question
-
-
-async def test_a_refused_signature_is_a_warning_with_the_team_once_a_minute(
-    stub: SlackStub, tmp_path: Path
-) -> None:
-    port = free_port()
-    env = clean_environ(
-        SLACK_API_URL=stub.api_url,
-        PORT=str(port),
-        COUNTERSIGN_APP="tests.slack.served:ServedApplication",
-        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'served.db'}",
-        PYTHONPATH=str(ROOT),
-    )
-    process = await start_serve(env, tmp_path)
-    pause_like = "0123456789abcdef0123456789abcdef"
-    body = click_payload(pause_like)
-    try:
-        async with aiohttp.ClientSession() as session:
-            events = f"http://127.0.0.1:{port}/slack/events"
-            await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
-            wrong = {**signed_headers(body, secret="not-the-secret")}
-            for _ in range(3):
-                async with session.post(
-                    events,
-                    data=body.encode(),
-                    headers={"Content-Type": "application/x-www-form-urlencoded", **wrong},
-                ) as response:
-                    assert response.status == 401
-    finally:
-        code, _, err = await stop(process)
-    assert code == 0, err
-    logged = [line.split(" WARNING countersign.slack: ") for line in err.splitlines()]
-    warnings = [said for *_, said in logged if said.startswith("refused a Slack request")]
-    assert warnings == [
-        f"refused a Slack request with a signature that does not match (team {TEAM}): check "
-        "SLACK_SIGNING_SECRET against the Slack app's Basic Information page"
-    ]
-    assert pause_like not in err
 
 
 # --------------------------------------------------------------------------------------------
