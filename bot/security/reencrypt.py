@@ -66,10 +66,16 @@ class PayloadColumns:
 
 PAYLOAD_COLUMNS: tuple[PayloadColumns, ...] = (
     PayloadColumns(
-        table=pauses, keys=("id",), columns=("ask", "answer", "tool_result", "unread_reply")
+        table=pauses,
+        keys=("id",),
+        columns=("ask", "answer", "tool_result", "unread_reply", "approvals", "handovers"),
     ),
     PayloadColumns(table=executions, keys=("execution_id",), columns=("input", "output", "error")),
-    PayloadColumns(table=pause_answers, keys=("id",), columns=("step", "decision", "ran_with")),
+    PayloadColumns(
+        table=pause_answers,
+        keys=("id",),
+        columns=("step", "decision", "ran_with", "approvals", "handovers"),
+    ),
     PayloadColumns(table=tool_runs, keys=("run_key",), columns=("result",)),
     PayloadColumns(table=grants, keys=("grant_id",), columns=("argument_constraint",)),
     PayloadColumns(

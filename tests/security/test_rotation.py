@@ -35,7 +35,9 @@ from tests.security.office_run import (
     stored_values,
 )
 
-PLAIN_TEXT_COLUMNS: set[str] = set()  # every text column holding payloads is encrypted
+PLAIN_TEXT_COLUMNS: set[str] = {"cs_pauses.route"}
+"""Every text column holding payloads is encrypted; a policy's route holds ids and durations
+(approvers, a conversation, a timing), kept in clear like a workspace's settings."""
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
