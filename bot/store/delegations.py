@@ -1,4 +1,4 @@
-"""``Delegations`` on a database: the ``cs_delegations`` table (v14), one short statement per
+"""``Delegations`` on a database: the ``cs_delegations`` table (v17), one short statement per
 call. Ending a delegation is one conditional ``UPDATE`` (only while it has not ended)."""
 
 from __future__ import annotations

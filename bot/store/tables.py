@@ -109,7 +109,7 @@ pauses = Table(
     # the trace context the question was asked in (v9): W3C trace-context headers as JSON, for
     # the span that answers it to link to; NULL without OpenTelemetry
     Column("trace_context", String(1024)),
-    # where a policy routed the question (v14, ``bot.core.routes.PauseRoute`` as JSON): other
+    # where a policy routed the question (v16, ``bot.core.routes.PauseRoute`` as JSON): other
     # approvers, another conversation, a tighter timing; NULL: as its channel asks
     Column("route", Text),
     # the approvals so far of a question that needs several (v17): sealed JSON (who approved
@@ -195,8 +195,8 @@ pause_answers = Table(
     Column("pause_seq", BigInteger, nullable=False),
     Column("ask_position", Integer),
     Column("ran_with", Text),  # the arguments the approved tool was run with, masked
-    Column("approvals", Text),  # every approval given before it closed, masked (v14)
-    Column("handovers", Text),  # who it was handed on to before it closed (v14)
+    Column("approvals", Text),  # every approval given before it closed, masked (v17)
+    Column("handovers", Text),  # who it was handed on to before it closed (v17)
     Index("ix_cs_pause_answers_tenant_root", "tenant_id", "root_execution_id", "pause_seq"),
 )
 
