@@ -18,6 +18,8 @@ from channels.web.render_batches import BATCH_PATH
 from tests.web.conftest import WebWorld
 from tests.web.office import ALICE, BOB, TENANT, PayOutTool, RefundCardTool
 from tests.web.pages import csrf_of, open_page
+from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.web.test_browser import _need_chromium as need_chromium
 
 ORDERS = [f"A-{n}" for n in range(1, 6)]
 _PICK = re.compile(r'name="(pick-\d+)" id="pick-\d+" value="([^"]+)" aria-label="Select: ([^"]*)"')
@@ -155,3 +157,43 @@ async def test_a_batch_without_the_inbox_csrf_or_a_pick_answers_nothing(
     )
     assert empty.status == 422
     assert world.ledger.runs == [] and len(_picks(await empty.text())) == 5
+
+
+async def test_an_approver_approves_a_selection_in_the_browser(web_world: WebWorld) -> None:
+    need_chromium()
+    from playwright.async_api import async_playwright, expect
+
+    world = web_world
+    await _five_refunds(world)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+        )
+        page = await browser.new_page()
+        errors: list[str] = []  # CSP violations are logged to the console
+        page.on("console", lambda message: errors.append(message.text))
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        await page.goto(world.server.inbox_url(ALICE, tenant_id=TENANT))
+        await expect(page.locator("ul.inbox li input.pick")).to_have_count(5)
+        for order in ("A-2", "A-4"):
+            await (
+                page.locator("ul.inbox li", has_text=f"Order ID: {order} ·")
+                .locator("input.pick")
+                .check()
+            )
+        await page.get_by_role("button", name="Approve selected").click()
+        await expect(page.locator(".batch-result li")).to_have_count(2)
+        await expect(page.locator(".batch-result li").first).to_have_text(
+            "Refunds a card: Approved."
+        )
+        await expect(page.locator("ul.inbox li input.pick")).to_have_count(3)
+
+        await page.get_by_role("checkbox").first.check()
+        await page.get_by_label("Reason for rejecting (one for all)").fill("not ours")
+        await page.get_by_role("button", name="Reject selected").click()
+        await expect(page.locator(".batch-result li")).to_have_text(["Refunds a card: Rejected."])
+        await expect(page.locator("ul.inbox li input.pick")).to_have_count(2)
+        await browser.close()
+
+    assert [e for e in errors if "Failed to load resource" not in e] == []
+    assert sorted(args["order_id"] for _, args in world.ledger.runs) == ["A-2", "A-4"]
