@@ -20,6 +20,7 @@ from bot.core.answers import (
     Refused,
     ReplyKept,
 )
+from channels.kit.offers import Offered
 from channels.kit.question import QuestionView
 from channels.kit.said import closed_sentence, refusal_text, said_of
 from channels.kit.texts import (
@@ -38,7 +39,12 @@ Tone = Literal["ok", "skipped", "bad"]
 def may_batch(question: QuestionView) -> bool:
     """Whether ``question`` may go in a batch: it waits and takes an approval and a rejection
     (an asker that takes fewer is answered on its own page or message)."""
-    return question.waiting and question.offers.approve and question.offers.reject
+    return question.waiting and batchable(question.offers)
+
+
+def batchable(offers: Offered) -> bool:
+    """Whether a waiting question offering ``offers`` may go in a batch."""
+    return offers.approve and offers.reject
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
