@@ -176,3 +176,21 @@ def handed_on(by: str, to: str) -> str:
 def handed_to_you(by: str, title: str) -> str:
     """What the person a question was handed to is told (with where to answer it)."""
     return f"{by} handed you a question to answer: {title}"
+
+# Several questions answered at once (a batch): ``channels.kit.batches``.
+BATCH_APPROVED: Final = "Approved."
+BATCH_REJECTED: Final = "Rejected."
+BATCH_NONE_SELECTED: Final = "Select at least one question, then approve or reject them."
+BATCH_NOT_YOURS: Final = (
+    "One of the selected questions is not one you were asked: nothing was answered."
+)
+
+
+def batch_skipped(how: str) -> str:
+    """An item of a batch that was answered before the batch reached it."""
+    return f"Already answered elsewhere, skipped: {how}"
+
+
+def batch_refused(why: str) -> str:
+    """An item of a batch this person may not answer so (nothing was recorded for it)."""
+    return f"Refused: {why}"

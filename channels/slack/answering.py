@@ -195,6 +195,20 @@ class Answering:
         reply a model reads is kept instead, and read after the ack."""
         return await self._answer(pause_id, who, reply=(text, place))
 
+    async def record_batch(
+        self, pause_ids: list[str], who: Answerer, decision: ToolCallApprovalDecision
+    ) -> list[AnswerOutcome]:
+        """Before the ack: ``decision`` for each of ``pause_ids`` (``App.answer_all``), each
+        with Slack's rule of who may answer, as a click on its own buttons."""
+        return await self._app.answer_all(
+            pause_ids,
+            tenant_id=who.tenant_id,
+            by=who.user,
+            decision=decision,
+            may_answer=self._authorizer.rule_for(user=who.user, team=who.team),
+            may_answer_as=self.person_rule(who),
+        )
+
     def after(self, outcome: AnswerOutcome, who: Answerer) -> AfterAck:
         """What follows the ack of an answer recorded elsewhere (a grant's approval,
         ``channels.slack.grant_flows``): as for a click."""

@@ -7,7 +7,7 @@ ack. Answering itself is ``channels.slack.answering``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, assert_never
 
@@ -21,7 +21,10 @@ from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
 from bot.core.errors import OVERRIDES_FIELD
 from channels.kit.offers import not_offered
+from channels.kit.texts import BATCH_NOT_YOURS
 from channels.slack.answering import AfterAck, Answerer, Answering, ModalAnswer, ReplyPlace
+from channels.slack.batch_seal import BatchSealer
+from channels.slack.batches import batch_reply
 from channels.slack.conversations import Conversations
 from channels.slack.feedback import Feedback
 from channels.slack.gateway import SlackGateway
@@ -96,6 +99,7 @@ class Flows:
         self._home = home
         self._signer = signer
         self._session = session
+        self._batch_seal = BatchSealer(app.derived_keys)
 
     # ---------------------------------------------------------------- buttons
 
@@ -109,6 +113,24 @@ class Flows:
             pause_id, who, ToolCallApprovalDecision(approved=True)
         )
         return self._then_refresh(after, who)
+
+    async def record_batch(self, value: str, who: Answerer) -> AfterAck:
+        """An "Approve all" click, recorded before its ack (each question its own answer);
+        after it the person is told what became of each, and the list is shown as it is."""
+        pause_ids = self._batch_seal.open(value, user=who.user, tenant_id=who.tenant_id)
+        if pause_ids is None:
+            log.warning("slack: refused an Approve all whose value does not open")
+            return functools.partial(self._feedback.tell, who.audience, BATCH_NOT_YOURS)
+        outcomes = await self._answering.record_batch(
+            pause_ids, who, ToolCallApprovalDecision(approved=True)
+        )
+        return functools.partial(
+            self._told_batch, batch_reply(self._gateway, outcomes, who.user), who
+        )
+
+    async def _told_batch(self, text: str, who: Answerer) -> None:
+        await self._feedback.tell(who.audience, text)
+        await self._refresh_list(who)
 
     async def open_modal(
         self, kind: ModalKind, pause_id: str, who: Answerer, trigger_id: str
@@ -230,7 +252,7 @@ class Flows:
     async def pending(self, who: Answerer, response_url: str, *, page: int = 1) -> None:
         """The caller's list, ephemeral, through the command's (or list's) ``response_url``."""
         items = await self._lists.for_user(tenant_id=who.tenant_id, user=who.user)
-        rendered = pending_list(items, page=page)
+        rendered = pending_list(items, page=page, seal=self._sealer(who))
         webhook = AsyncWebhookClient(response_url, session=self._session, logger=web_log)
         try:
             await webhook.send(
@@ -241,6 +263,10 @@ class Flows:
             )
         except aiohttp.ClientError as error:
             log.warning("slack: the pending list was not sent: %s", type(error).__name__)
+
+    def _sealer(self, who: Answerer) -> Callable[[Sequence[str]], str]:
+        """Seals an "Approve all" of ``who``'s list for them alone."""
+        return functools.partial(self._batch_seal.seal, user=who.user, tenant_id=who.tenant_id)
 
     async def page(self, who: Answerer, page: int) -> None:
         """Another page of the list where it was clicked: an ephemeral list or the Home."""

@@ -44,11 +44,12 @@ REJECT_ACTION: Final = "countersign_reject"
 EDIT_ACTION: Final = "countersign_edit"
 RESPOND_ACTION: Final = "countersign_respond"
 PENDING_PAGE_ACTION: Final = "countersign_pending_page"
+APPROVE_ALL_ACTION: Final = "countersign_batch_approve"
 REJECT_MODAL: Final = "countersign_reject_modal"
 EDIT_MODAL: Final = "countersign_edit_modal"
 RESPOND_MODAL: Final = "countersign_respond_modal"
 
-ActionKind = Literal["approve", "reject", "edit", "respond", "page"]
+ActionKind = Literal["approve", "reject", "edit", "respond", "page", "batch"]
 
 _KINDS: Final[Mapping[str, ActionKind]] = {
     APPROVE_ACTION: "approve",
@@ -56,6 +57,7 @@ _KINDS: Final[Mapping[str, ActionKind]] = {
     EDIT_ACTION: "edit",
     RESPOND_ACTION: "respond",
     PENDING_PAGE_ACTION: "page",
+    APPROVE_ALL_ACTION: "batch",
 }
 
 ACTION_ID_PATTERN: Final = re.compile(

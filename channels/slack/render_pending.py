@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
@@ -21,10 +21,12 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.core.time_left import expiring_first, parse_instant, time_left_text
-from channels.kit.offers import offered
+from channels.kit.batches import batchable
+from channels.kit.offers import Offered, offered
 from channels.kit.question import question_title
 from channels.kit.texts import NOT_YET_DELIVERED, NOTHING_WAITS
 from channels.slack.render import (
+    APPROVE_ALL_ACTION,
     MAX_FIELDS,
     PENDING_PAGE_ACTION,
     RenderedMessage,
@@ -43,6 +45,9 @@ EMPTY_LIST: Final = NOTHING_WAITS
 """The kit's sentence for an empty list, as the web's inbox says it."""
 PREVIOUS_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:previous"
 NEXT_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:next"
+
+Seal = Callable[[Sequence[str]], str]
+"""Seals the pause ids an "Approve all" button answers (``channels.slack.batch_seal``)."""
 
 _MAX_VALUE: Final = 300  # per argument: ten requests per page must stay a readable message
 
@@ -69,14 +74,16 @@ class PendingItemView:
 
 
 def pending_list(
-    items: Sequence[PendingItemView], *, page: int, page_size: int = 10
+    items: Sequence[PendingItemView], *, page: int, page_size: int = 10, seal: Seal | None = None
 ) -> RenderedMessage:
     """The ephemeral ``/pending`` answer: what expires first at the top, then the rest newest
     first (``listed_order``), ``page_size`` per page (1-based pages).
 
-    A page past the end shows the last one: requests may have been answered meanwhile.
+    A page past the end shows the last one: requests may have been answered meanwhile. With
+    ``seal``, a page of two or more questions a batch may take ends with "Approve all" for
+    them.
     """
-    blocks = _list_blocks(items, page=page, page_size=page_size)
+    blocks = _list_blocks(items, page=page, page_size=page_size, seal=seal)
     text = f"{len(items)} waiting for your answer" if items else EMPTY_LIST
     return finish_message(text=text, blocks=blocks, surface="pending list")
 
@@ -98,7 +105,9 @@ def page_count(total: int, *, page_size: int = 10) -> int:
     return max(1, math.ceil(total / page_size))
 
 
-def _list_blocks(items: Sequence[PendingItemView], *, page: int, page_size: int) -> list[Block]:
+def _list_blocks(
+    items: Sequence[PendingItemView], *, page: int, page_size: int, seal: Seal | None = None
+) -> list[Block]:
     if page_size < 1:
         raise RenderError(f"page_size must be at least 1, got {page_size}")
     if not items:
@@ -113,9 +122,25 @@ def _list_blocks(items: Sequence[PendingItemView], *, page: int, page_size: int)
     ]
     for index, item in enumerate(shown):
         blocks.extend(_item_blocks(item, index=index))
+    batch = [i.pause_id for i in shown if batchable(_offers(i))]
+    if seal is not None and len(batch) > 1:
+        blocks.append(_approve_all(seal(batch), len(batch)))
     if pages > 1:
         blocks.append(_pager(page, pages))
     return blocks
+
+
+def _offers(item: PendingItemView) -> Offered:
+    return offered(item.allowed_decisions, tool_input=item.input_model)
+
+
+def _approve_all(value: str, count: int) -> ActionsBlock:
+    """One button approving every question of the page a batch may take (each settles its
+    own pause); its value is the sealed list of them."""
+    button = ButtonElement(
+        text=f"Approve all {count}", action_id=APPROVE_ALL_ACTION, value=value, style="primary"
+    )
+    return ActionsBlock(elements=[button])
 
 
 def listed_order(items: Sequence[PendingItemView]) -> list[PendingItemView]:

@@ -13,10 +13,11 @@ from typing import Final
 
 from bot.app import App
 from bot.core.results import PendingPause
+from channels.kit.batches import may_batch
 from channels.kit.question import ending_of, question_view
 from channels.kit.waiting import waiting_for
 from channels.web.catalog import WebCatalog
-from channels.web.channel import WebOutbox
+from channels.web.channel import QUESTION_PATH, WebOutbox
 from channels.web.links import Link
 from channels.web.render_inbox import InboxEntry
 
@@ -71,11 +72,14 @@ class WebInbox:
         self, pending: PendingPause, session: Link, now: datetime, *, escalated: bool
     ) -> InboxEntry:
         assert pending.pause_id is not None
+        url = self._outbox.question_url(
+            pending.pause_id, approver=session.approver, tenant_id=session.tenant_id
+        )
+        question = question_view(pending, self._catalog, now=now)  # masked by list_pending
         return InboxEntry(
-            url=self._outbox.question_url(
-                pending.pause_id, approver=session.approver, tenant_id=session.tenant_id
-            ),
-            question=question_view(pending, self._catalog, now=now),  # masked by list_pending
+            url=url,
+            question=question,
             escalated=escalated,
             delivered=pending.delivered,
+            pick=url.rsplit(QUESTION_PATH, 1)[1] if may_batch(question) else "",
         )

@@ -12,7 +12,8 @@ from html import escape
 
 from channels.kit.question import Ending, QuestionView, left, one_line
 from channels.kit.texts import NOT_YET_DELIVERED, NOTHING_DECIDED, NOTHING_WAITS
-from channels.web.render import asked_line, page, reminded_text
+from channels.web.render import ACTION_FIELD, CSRF_FIELD, asked_line, page, reminded_text
+from channels.web.render_batches import batch_form, pick_box
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,6 +28,8 @@ class InboxEntry:
     """How the run ended (a decided question's)."""
     delivered: bool = True
     """Its channel was given it (False during an outage: it is asked again)."""
+    pick: str = ""
+    """Its link token, when a batch may take it (``channels.kit.batches.may_batch``)."""
 
     def notes(self) -> list[str]:
         q = self.question
@@ -45,11 +48,18 @@ def inbox_page(
     decided: Sequence[InboxEntry] = (),
     extra: str = "",
     below: str = "",
+    batch_csrf: str = "",
 ) -> str:
     """What waits for ``approver`` in the order given, then what they decided; ``extra``
-    (HTML) goes above the list."""
+    (HTML) goes above the list. With ``batch_csrf``, the questions a batch may take have a
+    checkbox, and the list is the form that answers the selection."""
     if entries:
-        listing = f'<ul class="inbox">{"".join(_item(e) for e in entries)}</ul>'
+        items = "".join(_item(e, index=i) for i, e in enumerate(entries))
+        listing = f'<ul class="inbox">{items}</ul>'
+        if batch_csrf and any(e.pick for e in entries):
+            listing = batch_form(
+                listing, csrf=batch_csrf, csrf_field=CSRF_FIELD, action_field=ACTION_FIELD
+            )
     else:
         listing = f'<p class="meta">{escape(NOTHING_WAITS)}</p>'
     if decided:
@@ -63,8 +73,9 @@ def inbox_page(
     return page("Inbox", body, home="/inbox")
 
 
-def _item(entry: InboxEntry) -> str:
+def _item(entry: InboxEntry, *, index: int = -1) -> str:
     q = entry.question
+    box = pick_box(index, entry.pick, q.title) if entry.pick and index >= 0 else ""
     notes = "".join(f'<span class="note">{escape(n)}</span>' for n in entry.notes())
     words = q.words
     outcome = ""
@@ -77,7 +88,7 @@ def _item(entry: InboxEntry) -> str:
             outcome += f'<div class="meta">{escape(entry.ending.text)}</div>'
     request = f"Asked: “{' '.join(q.request.split())}”" if q.request else ""
     return (
-        f'<li class="card"><a href="{escape(entry.url)}">{escape(q.title)}</a>{notes}'
+        f'<li class="card">{box}<a href="{escape(entry.url)}">{escape(q.title)}</a>{notes}'
         f'<div class="meta who">{escape(asked_line(q))}</div>'
         + (f'<div class="meta">{escape(request)}</div>' if request else "")
         + f'<div class="meta">{escape(one_line(q.fields))}</div>{outcome}</li>'

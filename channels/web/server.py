@@ -49,6 +49,7 @@ from bot.runtime.probes import add_probe_routes
 from channels.kit.question import Ending, ending_of, question_view, title_of
 from channels.kit.texts import NO_LONGER_AVAILABLE, NOT_TAKEN, SOME_VALUES, WRITE_FIRST
 from channels.web.answering import Said, WebAnswering, closed_text
+from channels.web.batches import WebBatches
 from channels.web.catalog import WebCatalog
 from channels.web.channel import INBOX_PATH, QUESTION_PATH, WebOutbox
 from channels.web.form import Submission, form_fields, read_form
@@ -77,6 +78,7 @@ from channels.web.render import (
     question_page,
 )
 from channels.web.render_approvals import shown_round
+from channels.web.render_batches import BATCH_PATH, batch_result
 from channels.web.render_inbox import inbox_page
 
 INBOX: Final = "/inbox"
@@ -131,6 +133,7 @@ class WebServer:
         )
         self._inbox_list = WebInbox(app, self._catalog, self.outbox)
         self._grants = WebGrants(app, self._catalog, self._answering)
+        self._batches = WebBatches(app, self._catalog, self._answering, self._signer)
         app.provide(WebOutbox, self.outbox)
 
     def inbox_url(self, approver: str, *, tenant_id: str) -> str:
@@ -150,6 +153,7 @@ class WebServer:
         application.router.add_get(INBOX_PATH + "{token}", self._sign_in)
         application.router.add_get(INBOX, self._inbox)
         application.router.add_post(GRANTS_PATH, self._revoke_grant)
+        application.router.add_post(BATCH_PATH, self._answer_batch)
         application.router.add_get(STYLESHEET_PATH, _stylesheet)
 
     def session(self, request: web.Request) -> Link | None:
@@ -341,7 +345,13 @@ class WebServer:
         return await self._inbox_response(request, session)
 
     async def _inbox_response(
-        self, request: web.Request, session: Link, *, notice: str = "", status: int = 200
+        self,
+        request: web.Request,
+        session: Link,
+        *,
+        notice: str = "",
+        status: int = 200,
+        batch: str = "",
     ) -> web.Response:
         entries = await self._inbox_list.entries(session)
         decided = await self._inbox_list.decided(session)
@@ -353,7 +363,12 @@ class WebServer:
             notice=notice,
         )
         page = inbox_page(
-            session.approver, entries, decided=decided, extra=self._inbox_note, below=grants
+            session.approver,
+            entries,
+            decided=decided,
+            extra=batch + self._inbox_note,
+            below=grants,
+            batch_csrf=self._csrf_token(csrf, BATCH_PATH),
         )
         response = html(page, status=status)
         self._cookie(response, CSRF_COOKIE, csrf)
@@ -370,6 +385,20 @@ class WebServer:
         self._check_csrf(request, fields)
         status, said = await self._grants.revoke(session, fields.get(GRANT_ID_FIELD, ""))
         return await self._inbox_response(request, session, notice=said, status=status)
+
+    async def _answer_batch(self, request: web.Request) -> web.StreamResponse:
+        """The inbox's "Approve selected" / "Reject selected" (its CSRF checked): the inbox
+        again, saying what became of each picked question."""
+        session = self.session(request)
+        if session is None:
+            raise _page_error(
+                web.HTTPUnauthorized, "Sign in with your link", "Open the link you were sent."
+            )
+        fields = await self.posted_fields(request)
+        self._check_csrf(request, fields)
+        said = await self._batches.answer(session, fields)
+        shown = batch_result(said.lines, notice=said.notice)
+        return await self._inbox_response(request, session, status=said.status, batch=shown)
 
     # ---------------------------------------------------------------- helpers
 

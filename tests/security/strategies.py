@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from channels.slack.render import (
     APPROVE_ACTION,
+    APPROVE_ALL_ACTION,
     EDIT_ACTION,
     EDIT_MODAL,
     PENDING_PAGE_ACTION,
@@ -87,6 +88,7 @@ action_ids = st.sampled_from(
         REJECT_ACTION,
         EDIT_ACTION,
         PENDING_PAGE_ACTION,
+        APPROVE_ALL_ACTION,
         f"{APPROVE_ACTION}:../x",
         APPROVE_ACTION.upper(),
         "approve",

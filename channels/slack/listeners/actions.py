@@ -50,6 +50,14 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 await ack()
                 modal = flows.open_modal(kind, value, who, trigger_id)
                 tasks.spawn(modal, name=f"slack {kind}", urgent=True)  # trigger_id lives 3 s
+            case "batch":  # as Approve: recorded before the 200, finished after it if late
+                recording = asyncio.ensure_future(flows.record_batch(value, who))
+                after = await late.within_budget(recording)
+                await ack()
+                if after is None:
+                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
+                else:
+                    tasks.spawn(after(), name="slack approve all")
             case "page":
                 await ack()
                 if value.isdigit():
