@@ -103,6 +103,17 @@ class SqlOutbox:
 
         return await self._tx.apply(claim)
 
+    async def claim(self, entry: OutboxEntry, *, until: datetime) -> bool:
+        """Keep ``entry`` claimed until ``until``, unless another instance claimed it since it
+        was read (its ``attempts`` moved on): whether it is still this instance's to try."""
+        c = outbox.c
+        statement = (
+            update(outbox)
+            .where(and_(c.entry_id == entry.entry_id, c.attempts == entry.attempts))
+            .values(due_at=until)
+        )
+        return bool(await self._tx.apply(lambda connection: connection.execute(statement).rowcount))
+
     async def done(self, entry_id: str) -> bool:
         """Forget a delivered (or moot) entry; whether it was there."""
         statement = delete(outbox).where(outbox.c.entry_id == entry_id)

@@ -50,6 +50,7 @@ from channels.slack.approvals import show_approvals
 from channels.slack.authorization import Authorizer
 from channels.slack.feedback import Audience, Feedback, already_answered
 from channels.slack.gateway import SlackGateway, quote
+from channels.slack.read_lines import HeldLine, ReadLines
 from channels.slack.render import escape
 from interpreters.keyword import (
     APPROVALS_UNDERSTOOD,
@@ -103,6 +104,8 @@ class ReplyPlace:
 
     channel: str
     thread_ts: str
+    ts: str | None = None
+    """The reply's own message (its line is owed under it)."""
 
 
 class Answering:
@@ -118,6 +121,7 @@ class Answering:
         self._gateway = gateway
         self._authorizer = authorizer
         self._feedback = feedback
+        self._lines = ReadLines(app=app, outbox=gateway.outbox)
 
     async def waiting_pause(self, pause_id: str, who: Answerer) -> PauseView | None:
         """The pause if it waits and ``who`` may answer it; else they are told why (``None``).
@@ -192,8 +196,22 @@ class Answering:
         self, pause_id: str, who: Answerer, text: str, place: ReplyPlace
     ) -> AfterAck:
         """Before the ack: read ``text`` with the role's interpreter and record the answer; a
-        reply a model reads is kept instead, and read after the ack."""
-        return await self._answer(pause_id, who, reply=(text, place))
+        reply a model reads is kept instead, and read after the ack. How it was read is owed
+        first (``channels.slack.read_lines``): said once the answer is recorded, also when
+        this process dies before saying it."""
+        line = await self._lines.hold(
+            pause_id,
+            tenant_id=who.tenant_id,
+            by=who.user,
+            reply=text,
+            channel=place.channel,
+            thread_ts=place.thread_ts,
+            reply_ts=place.ts,
+        )
+        outcome = await self._outcome(pause_id, who, reply=(text, place))
+        if not isinstance(outcome, Answered | ReplyKept):
+            await self._lines.drop(line)
+        return self._after(outcome, who, (text, place), line)
 
     async def record_batch(
         self, pause_ids: list[str], who: Answerer, decision: ToolCallApprovalDecision
@@ -248,18 +266,22 @@ class Answering:
         )
 
     def _after(
-        self, outcome: AnswerOutcome, who: Answerer, reply: tuple[str, ReplyPlace] | None
+        self,
+        outcome: AnswerOutcome,
+        who: Answerer,
+        reply: tuple[str, ReplyPlace] | None,
+        line: HeldLine | None = None,
     ) -> AfterAck:
-        """What to do after the ack about ``outcome``."""
+        """What to do after the ack about ``outcome`` (``line``: a reply's, owed)."""
         match outcome:
             case Answered():
-                return functools.partial(self._continue, outcome, reply)
+                return functools.partial(self._continue, outcome, reply, line)
             case ApprovalCounted(pause=pause):
                 told = self._telling(who, said_of(outcome))
                 return functools.partial(self._counted, told, pause)
             case ReplyKept():
                 assert reply is not None  # only replies are kept
-                return functools.partial(self._read_then_continue, outcome, who, reply)
+                return functools.partial(self._read_then_continue, outcome, who, reply, line)
             case NotUnderstood(reply=text, reason=reason, error=error, language=language):
                 if reply is None:  # pragma: no cover - only replies go unread
                     return self._telling(who, escape(reason, 500))
@@ -291,11 +313,18 @@ class Answering:
     def _telling(self, who: Answerer, text: str) -> AfterAck:
         return functools.partial(self._feedback.tell, who.audience, text)
 
-    async def _continue(self, answered: Answered, reply: tuple[str, ReplyPlace] | None) -> None:
+    async def _continue(
+        self,
+        answered: Answered,
+        reply: tuple[str, ReplyPlace] | None,
+        line: HeldLine | None = None,
+    ) -> None:
         """After the ack: say how a reply was read (it is recorded), then move the run on
         (phase 2). The message and the run's end are told from the resume event, also when the
         run failed."""
-        if reply is not None:
+        if line is not None:
+            await self._lines.say(line, answered.pause)
+        elif reply is not None:
             text, place = reply
             outcome = outcome_of(answered.pause, read_as=text)
             if outcome is not None:
@@ -307,11 +336,17 @@ class Answering:
             return  # the run failed after the answer was recorded: its resume event told it
 
     async def _read_then_continue(
-        self, kept: ReplyKept, who: Answerer, reply: tuple[str, ReplyPlace]
+        self,
+        kept: ReplyKept,
+        who: Answerer,
+        reply: tuple[str, ReplyPlace],
+        line: HeldLine | None = None,
     ) -> None:
         """After the ack: read a kept reply, then go on as with any recorded answer."""
         outcome = await self._app.read_kept(kept.received, continue_run=False)
-        await self._after(outcome, who, reply)()
+        if line is not None and not isinstance(outcome, Answered):
+            await self._lines.drop(line)
+        await self._after(outcome, who, reply, line)()
 
     async def _tell_closed(self, pause: PauseView, who: Answerer) -> None:
         """Tell who answered (or that it is no longer needed); bring the message up to date."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -179,6 +180,55 @@ class SlackOutbox:
         except Exception as error:  # the database went away meanwhile: the worker goes on
             log.warning("slack: what is owed waits: %s", type(error).__name__)
             return False
+
+    async def hold(
+        self, key: str, kind: str, payload: Mapping[str, Any], *, tenant_id: str, pause_id: str
+    ) -> OutboxEntry | None:
+        """Record ``kind`` as owed before its moment comes (a reply's reading, owed before the
+        answer is recorded), claimed by this instance: ``say_held`` or ``drop`` it once the
+        moment came; should this instance die first, the worker takes it once the claim lapses
+        (its kind decides then whether it is still owed). ``None``: not recorded (owed under
+        ``key`` already, or the database away)."""
+        now = self._app.clock.now()
+        entry = OutboxEntry(
+            entry_id=key,
+            channel=CHANNEL,
+            kind=kind,
+            tenant_id=tenant_id,
+            pause_id=pause_id,
+            payload=dict(payload),
+            due_at=now + CLAIM,
+            created_at=now,
+            attempts=1,
+        )
+        try:
+            return entry if await self.store.owe(entry) else None
+        except Exception as error:  # the database away: its moment will say
+            log.warning("slack: could not record what is owed: %s", type(error).__name__)
+            return None
+
+    async def say_held(self, entry: OutboxEntry) -> bool:
+        """Try a held entry now, unless another instance took it meanwhile (this one was slow:
+        the other says it); whether it was said now."""
+        try:
+            if not await self.store.claim(entry, until=self._app.clock.now() + CLAIM):
+                return False
+            return await self.deliver(entry)
+        except Exception as error:  # the database went away: the worker goes on
+            log.warning("slack: what is owed waits: %s", type(error).__name__)
+            return False
+
+    async def drop(self, entry: OutboxEntry) -> None:
+        """Forget a held entry whose moment did not come (an answer refused)."""
+        try:
+            await self.store.done(entry.entry_id)
+        except Exception as error:  # the database away: the worker finds it moot
+            log.warning("slack: what is no longer owed stays: %s", type(error).__name__)
+
+    async def post_as(self, entry: OutboxEntry, payload: Mapping[str, Any]) -> None:
+        """Deliver ``entry`` as a post of ``payload`` (as ``post`` records it): for a kind
+        that decides what to post only when delivered."""
+        await self._post(replace(entry, payload=payload))
 
     async def _try_unrecorded(self, entry: OutboxEntry) -> bool:
         try:

@@ -16,17 +16,20 @@ import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bot import PauseStatus
+from bot import PauseStatus, Settings
 from bot.core.errors import ChannelUnavailableError
 from channels.kit.question import question_view
 from channels.kit.texts import NOT_YET_DELIVERED
+from channels.slack.answering import Answering
 from channels.slack.nudge_marks import END_EVENT
 from channels.slack.outbox import SAID_EVENT, retry_after
+from channels.slack.read_lines import READ_LINE, ReadLines
 from channels.slack.render import APPROVE_ACTION
 from channels.web.render_inbox import InboxEntry, inbox_page
+from tests.databases import BACKENDS, TEST_ENCRYPTION_KEYS, database
 from tests.slack.checks import assert_sent_valid, buttons
 from tests.slack.conftest import OWNER_CHANNEL, SlackWorld, open_world
-from tests.slack.office import APPROVALS, MANAGER
+from tests.slack.office import APPROVALS, MANAGER, STRANGER
 from tests.slack.stub import TEAM, SlackStub
 from tests.slack.test_clicks import ask_refund
 from tests.slack.test_lists import pending_of
@@ -35,6 +38,7 @@ from tests.slack.test_notes import THREAD, ask_refund_in_thread
 from tests.slack.test_outages_questions import RECOVERED, ask_while_failing
 
 FIRST_POST = "1700000000.000001"
+KEYED = Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS)
 WAITING = "Waiting for approval in <#C0APPROVALS>: Refunds a card"
 
 
@@ -208,3 +212,77 @@ async def test_a_question_not_yet_delivered_is_counted_and_listed_as_such(
     samples = await scrape(world)
     assert value(samples, "countersign_questions_undelivered", role=pending.role) == 0
     assert NOT_YET_DELIVERED not in json.dumps(await pending_of(world, MANAGER))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_reply_recorded_by_a_process_that_died_before_saying_how_it_was_read_is_said_once_after_a_restart(  # noqa: E501
+    stub: SlackStub, tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line is owed before the reply is read: an instance that recorded the answer and
+    died before saying it leaves it to the next one, which says it once."""
+    read = 'Read "lgtm" as approve.'
+    async with database(backend, tmp_path) as url:
+        async with open_world(stub, url, settings=KEYED) as first:
+            pause_id = await ask_refund(first)
+            with monkeypatch.context() as died:  # after the ack: nothing said, nothing run
+
+                async def dead(*_: object) -> None:
+                    return None
+
+                died.setattr(Answering, "_continue", dead)
+                assert (await first.message(MANAGER, "lgtm", thread_ts=FIRST_POST)).status == 200
+                await first.settle()
+            recorded = await first.app.find_pause(pause_id, tenant_id=TEAM)
+            assert recorded is not None and recorded.status is not PauseStatus.PENDING
+            assert [m for m in stub.posted if m["text"] == read] == []
+            assert await first.app.outbox.count("slack", kind=READ_LINE) == 1
+
+        async with open_world(stub, url, settings=KEYED) as second:
+            second.llm.then_return("refund done")
+            await catch_up(second, 150)  # past the dead instance's claim
+            [line] = [m for m in stub.posted if m["text"] == read]
+            assert line["thread_ts"] == FIRST_POST
+            await catch_up(second)
+            assert await second.app.outbox.count("slack") == 0
+    assert len([m for m in stub.posted if m["text"] == read]) == 1
+
+
+async def test_a_reply_that_closed_nothing_owes_no_line(world: SlackWorld) -> None:
+    """Owed before it is read, the line of a reply refused (a stranger's), not understood or
+    answered elsewhere meanwhile is forgotten: never said, nothing left owed."""
+    pause_id = await ask_refund(world)
+    await world.message(STRANGER, "lgtm", thread_ts=FIRST_POST)
+    await world.message(MANAGER, "what is this?", thread_ts=FIRST_POST)
+    await world.settle()
+    assert await world.app.outbox.count("slack", kind=READ_LINE) == 0
+    assert (await world.click(MANAGER, APPROVE_ACTION, pause_id)).status == 200
+    await world.message(MANAGER, "lgtm", thread_ts=FIRST_POST)
+    await catch_up(world)
+    assert [m for m in world.stub.posted if m["text"].startswith("Read ")] == []
+    assert await world.app.outbox.count("slack") == 0
+
+
+async def test_a_line_owed_by_a_process_that_died_before_reading_the_reply_waits_then_is_moot(
+    world: SlackWorld,
+) -> None:
+    """Owed, and the process died before the reply was read (nothing recorded): the line
+    waits while the question does, and is forgotten once something else closed it."""
+    pause_id = await ask_refund(world)
+    lines = ReadLines(app=world.app, outbox=world.bot.gateway.outbox)
+    held = await lines.hold(
+        pause_id,
+        tenant_id=TEAM,
+        by=MANAGER,
+        reply="lgtm",
+        channel=APPROVALS,
+        thread_ts=FIRST_POST,
+        reply_ts="1700000000.000099",
+    )
+    assert held.entry is not None
+    await catch_up(world, 150)  # the claim lapsed: the question waits, so does the line
+    assert await world.app.outbox.count("slack", kind=READ_LINE) == 1
+
+    assert (await world.click(MANAGER, APPROVE_ACTION, pause_id)).status == 200
+    await catch_up(world)
+    assert [m for m in world.stub.posted if m["text"].startswith("Read ")] == []
+    assert await world.app.outbox.count("slack") == 0

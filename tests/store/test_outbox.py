@@ -126,3 +126,21 @@ async def test_what_is_owed_is_sealed_at_rest(box: Box) -> None:
         rows = (await connection.execute(text("SELECT * FROM cs_outbox"))).all()
     assert len(rows) == 1
     assert "ann@example.com" not in repr(rows) and "1,234.50" not in repr(rows)
+
+
+async def test_an_entry_is_kept_claimed_only_by_the_instance_whose_claim_still_holds(
+    box: Box,
+) -> None:
+    """An entry owed before its moment (a reply's reading, owed before the answer is recorded)
+    is claimed again by its owner only if no other instance claimed it meanwhile."""
+    owed = entry(box, due_at=box.clock.now() + CLAIM, attempts=1)
+    await box.outbox.owe(owed)
+    assert await box.outbox.claim(owed, until=box.clock.now() + CLAIM)
+
+    now = box.clock.now() + CLAIM  # the owner was slow: its claim lapsed, another took it
+    [taken] = await box.other.claim_due("slack", now=now, until=now + CLAIM)
+    assert taken.attempts == 2
+    assert not await box.outbox.claim(owed, until=now + CLAIM)  # not the owner's any more
+    kept = await box.outbox.get(owed.entry_id)
+    assert kept is not None and kept.due_at == now + CLAIM
+    assert await box.other.claim(taken, until=now + 2 * CLAIM)

@@ -86,7 +86,7 @@ def record_reply_first(services: SlackServices) -> Middleware:
                     user=message.user, channel=message.channel, thread_ts=message.thread_ts
                 ),
             )
-            place = ReplyPlace(channel=message.channel, thread_ts=message.thread_ts)
+            place = ReplyPlace(channel=message.channel, thread_ts=message.thread_ts, ts=message.ts)
             context[AFTER_ACK] = await flows.record_thread_reply(who, place, message.text)
         await next()
 
