@@ -45,6 +45,9 @@ class PendingPause:
     route: PauseRoute | None = None
     """Where a policy routed it (``PolicyOutcome.route``): its approvers instead of the
     channel's."""
+    handovers: tuple[Handover, ...] = ()
+    """Who it was handed on to so far (``PauseView.handovers``): a person it was reassigned to
+    may answer it."""
 
     @property
     def channel(self) -> str:

@@ -100,6 +100,7 @@ class Views:
             reminded=record.reminders_sent,
             delivered=record.is_sent,
             route=record.route,
+            handovers=record.handovers,
         )
 
     def _reject_reason(self, role: str) -> RejectReason:

@@ -3,13 +3,15 @@ inbox, and any other channel's list.
 
 A person may answer the pauses of CHANNEL roles whose implementation names them as an
 approver (those a policy routed: whose route names them), once escalated those whose
-``escalate_to`` names them, and the THREAD_OWNER pauses of threads they own. What expires
-first is at the top, then the newest.
+``escalate_to`` names them, and the THREAD_OWNER pauses of threads they own; as a delegate,
+the CHANNEL questions reassigned to them and those an active standing delegation of theirs
+covers (what its delegator may answer by the channel's rule), never their own request nor the
+delegator's (the rule of ``App.answer``). What expires first is at the top, then the newest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,6 +32,9 @@ class Waiting:
 
     pending: PendingPause
     escalated_to_them: bool = False
+    handed_to_them: bool = False
+    """They may answer it as a delegate: it was reassigned to them, or a standing delegation
+    of theirs covers it."""
 
 
 async def waiting_for(
@@ -41,12 +46,33 @@ async def waiting_for(
     among: Among,
     owner_roles: Sequence[str] | None = None,
     implementations: Sequence[Implementation[Any]] | None = None,
+    among_for: Callable[[str], Among] | None = None,
 ) -> list[Waiting]:
     """The pauses ``person`` may answer, in the order shown. ``among(ids)``: whether the
     person is among these approvers (the channel's rule). ``owner_roles``: the THREAD_OWNER
     roles to list (None: every role whose owner is ``person``; empty: none).
     ``implementations``: the CHANNEL roles' implementations as the tenant's workspace set
-    them (None: the catalog's own)."""
+    them (None: the catalog's own). ``among_for(other)``: the channel's rule for another
+    person, to list what ``person``'s standing delegations cover (None: only what was
+    reassigned to them)."""
+    listed = await _own(app, catalog, tenant_id, person, among, owner_roles, implementations)
+    listed += await _handed_on(
+        app, catalog, tenant_id, person, listed, among_for, implementations=implementations
+    )
+    shown = [w for w in listed if w.pending.pause_id is not None]
+    return sorted(shown, key=lambda w: expiring_first(w.pending.expires_at, w.pending.asked_at))
+
+
+async def _own(
+    app: App,
+    catalog: KitCatalog[Any],
+    tenant_id: str,
+    person: str,
+    among: Among,
+    owner_roles: Sequence[str] | None,
+    implementations: Sequence[Implementation[Any]] | None,
+) -> list[Waiting]:
+    """What ``person`` may answer by the channel's rule (no handover), unsorted."""
     mine: set[str] = set()
     escalation: set[str] = set()
     if implementations is None:
@@ -79,8 +105,7 @@ async def waiting_for(
             limit=MAX_LISTED,
         )
         listed += [Waiting(pending=p) for p in owned]
-    shown = [w for w in listed if w.pending.pause_id is not None]
-    return sorted(shown, key=lambda w: expiring_first(w.pending.expires_at, w.pending.asked_at))
+    return listed
 
 
 async def _approves(pending: PendingPause, mine: set[str], among: Among) -> bool:
@@ -96,13 +121,53 @@ def _routed(pending: PendingPause) -> tuple[str, ...]:
     return () if pending.route is None else pending.route.approvers
 
 
-async def _channel_pauses(app: App, tenant_id: str, roles: set[str]) -> list[PendingPause]:
-    if not roles:
+async def _channel_pauses(app: App, tenant_id: str, roles: set[str] | None) -> list[PendingPause]:
+    """The waiting CHANNEL pauses of ``roles`` (None: of every role)."""
+    if roles is not None and not roles:
         return []
     return await app.list_pending(
         tenant_id=tenant_id,
         answered_by=PauseAnswerer.CHANNEL,
-        roles=sorted(roles),
+        roles=None if roles is None else sorted(roles),
         include_channel_pause_ids=True,
         limit=MAX_LISTED,
     )
+
+
+async def _handed_on(
+    app: App,
+    catalog: KitCatalog[Any],
+    tenant_id: str,
+    person: str,
+    listed: list[Waiting],
+    among_for: Callable[[str], Among] | None,
+    *,
+    implementations: Sequence[Implementation[Any]] | None,
+) -> list[Waiting]:
+    """The CHANNEL questions ``person`` may answer as a delegate, not in ``listed`` already:
+    reassigned to them, or covered by an active standing delegation of theirs."""
+    seen = {w.pending.pause_id for w in listed}
+    found: list[Waiting] = []
+
+    def add(pending: PendingPause, *, not_by: str | None = None) -> None:
+        if pending.pause_id in seen or pending.owner_id in (person, not_by):
+            return  # never their own request (nor the delegator's)
+        seen.add(pending.pause_id)
+        found.append(Waiting(pending=pending, handed_to_them=True))
+
+    for pending in await _channel_pauses(app, tenant_id, None):
+        if any(h.to == person and h.kind == "reassigned" for h in pending.handovers):
+            add(pending)
+    if among_for is None:
+        return found
+    for delegation in await app.list_delegations(tenant_id=tenant_id):
+        if delegation.delegate != person:
+            continue
+        delegator = delegation.delegator
+        theirs = await _own(
+            app, catalog, tenant_id, delegator, among_for(delegator), (), implementations
+        )
+        for waiting in theirs:
+            if waiting.pending.answered_by is PauseAnswerer.CHANNEL:
+                add(waiting.pending, not_by=delegation.delegator)
+    return found

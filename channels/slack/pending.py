@@ -13,6 +13,7 @@ from datetime import datetime
 
 from bot.app import App
 from bot.core.results import PendingPause
+from channels.kit.answerers import Among
 from channels.kit.waiting import waiting_for
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.catalog import Catalog
@@ -41,12 +42,19 @@ class PendingLists:
         async def among(approvers: Sequence[str]) -> bool:
             return await self._directory.may_answer(user, approvers)
 
+        def among_for(other: str) -> Among:  # a delegator's, for their delegates
+            async def theirs(approvers: Sequence[str]) -> bool:
+                return await self._directory.may_answer(other, approvers)
+
+            return theirs
+
         waiting = await waiting_for(
             self._app,
             self._catalog,
             tenant_id=tenant_id,
             person=user,
             among=among,
+            among_for=among_for,
             implementations=await self._workspaces.answered_by_channel(tenant_id),
         )
         now = self._app.clock.now()

@@ -13,6 +13,7 @@ from typing import Final
 
 from bot.app import App
 from bot.core.results import PendingPause
+from channels.kit.answerers import Among
 from channels.kit.batches import may_batch
 from channels.kit.question import ending_of, question_view
 from channels.kit.waiting import waiting_for
@@ -37,12 +38,19 @@ class WebInbox:
         async def among(people: Sequence[str]) -> bool:
             return person in people
 
+        def among_for(other: str) -> Among:  # a delegator's, for their delegates
+            async def theirs(people: Sequence[str]) -> bool:
+                return other in people
+
+            return theirs
+
         waiting = await waiting_for(
             self._app,
             self._catalog,
             tenant_id=session.tenant_id,
             person=person,
             among=among,
+            among_for=among_for,
             owner_roles=self._catalog.owner_roles(),
         )
         now = self._app.clock.now()

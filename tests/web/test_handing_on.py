@@ -1,15 +1,18 @@
 """Handing a question on from the web page (Reassign) and answering under a standing
 delegation, over HTTP: the new person gets their own link and may answer, the original may
-still answer, the requester is never handed their own request."""
+still answer, the requester is never handed their own request; the inbox lists, for a delegate,
+what was handed to them and what their active delegation covers, each with its link."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from html import unescape
 from pathlib import Path
 
 import pytest
+from aiohttp import ClientSession
 
 from bot import ExecutionStatus, tool
 from bot.testing import call_tool
@@ -118,3 +121,47 @@ async def test_a_standing_delegation_opens_the_page_to_the_delegate_until_its_en
         status, page = await answer(carol, carol_link, "approve")
         assert status == 303 and not has_forms(page)
     assert world.ledger.runs == [("refund", {"order_id": "7"})]
+
+
+async def _inbox_links(http: ClientSession, world: WebWorld, who: str) -> list[str]:
+    """The question links on ``who``'s inbox (signed in by their inbox link), as paths."""
+    await http.get(world.server.inbox_url(who, tenant_id=TENANT))
+    status, page = await open_page(http, "/inbox")
+    assert status == 200
+    links = re.findall(r'<li class="card">.*?<a href="([^"]+)"', page)
+    return [unescape(link).removeprefix(world.base_url) for link in links]
+
+
+async def test_the_inbox_lists_a_question_reassigned_to_the_person_with_their_link(
+    handing: WebWorld,
+) -> None:
+    world = handing
+    await _asked(world)
+    async with world.client() as dan:
+        assert await _inbox_links(dan, world, DAN) == []
+        [pause] = await world.app.list_pending(tenant_id=TENANT, include_channel_pause_ids=True)
+        await world.app.reassign(pause.pause_id or "", tenant_id=TENANT, by=ALICE, to=DAN)
+        [link] = await _inbox_links(dan, world, DAN)
+        status, page = await answer(dan, link, "approve")
+        assert status == 303 and not has_forms(page)
+    assert world.ledger.runs == [("refund", {"order_id": "7"})]
+
+
+async def test_the_inbox_lists_what_a_delegation_covers_until_its_end(handing: WebWorld) -> None:
+    world = handing
+    await _asked(world)
+    await world.app.delegate(
+        tenant_id=TENANT, delegator=BOB, delegate=CAROL, ends_in=timedelta(hours=8)
+    )
+    await world.app.delegate(  # the requester: never their own request
+        tenant_id=TENANT, delegator=ALICE, delegate=OWNER, ends_in=timedelta(hours=8)
+    )
+    async with world.client() as owner:
+        assert await _inbox_links(owner, world, OWNER) == []
+    async with world.client() as carol:
+        [link] = await _inbox_links(carol, world, CAROL)
+        status, page = await open_page(carol, link)
+        assert status == 200 and has_forms(page)
+        await world.clock.advance(timedelta(hours=9))  # ended: off the inbox
+        assert await _inbox_links(carol, world, CAROL) == []
+    assert world.ledger.runs == []
