@@ -53,7 +53,10 @@ from channels.slack.workspaces import WorkspaceConfigs
 
 MAX_THREAD_TEXT: Final = 3000
 UPDATE: Final = "update"
-"""The outbox's kind for a closed question's message still offering its buttons."""
+"""The outbox's kind for a question's message behind its state: a closed one still offering
+its buttons, a waiting one not yet showing who approved."""
+UPDATE_ROUNDS: Final = 3
+"""How often a waiting question's message is rendered again when it changed while updated."""
 QUESTION: Final = "question"
 """The outbox's kind for a question's post under way: until its message is known, any instance
 that asks it again looks for its mark first, and once the question closed unasked, the worker
@@ -328,13 +331,39 @@ class SlackGateway:
                     await self._owe_update(ref.pause_id, ref.tenant_id)
             after = page[-1].pause_id
 
+    async def owe_approvals(self, pause: PauseView) -> None:
+        """Owe the update of ``pause``'s messages after an approval counted (or a hand-on) and
+        try it now: delivered from the question as it stands then (raises nothing)."""
+        await self.outbox.owe(
+            key_of(UPDATE, pause.pause_id, *map(str, _state(pause)[1:])),
+            UPDATE,
+            {},
+            tenant_id=pause.tenant_id,
+            pause_id=pause.pause_id,
+        )
+
     async def _deliver_update(self, entry: OutboxEntry) -> None:
-        """The outbox's update of a closed question's message (raises what Slack failed with);
-        moot when the question waits again or is gone."""
+        """The outbox's update of a question's message (raises what Slack failed with), as the
+        question stands when delivered: its outcome once closed (moot once shown), else who
+        approved so far; rendered again when it changed meanwhile (the last update shows the
+        latest state). Nothing when the question is gone."""
         assert entry.pause_id is not None
-        pause = await self._app.find_pause(entry.pause_id, tenant_id=entry.tenant_id)
-        if pause is not None and pause.status is not PauseStatus.PENDING:
-            await self.show_outcome(pause)
+        for _ in range(UPDATE_ROUNDS):
+            pause = await self._app.find_pause(entry.pause_id, tenant_id=entry.tenant_id)
+            if pause is None:
+                return
+            if pause.status is not PauseStatus.PENDING:
+                await self.show_outcome(pause)
+                return
+            refs = [ref for ref in await self.messages.copies(pause.pause_id) if not ref.closed]
+            rendered = approval_message(self.approval_view(pause))
+            for ref in refs:  # the question, and its escalated copy
+                await self.client.chat_update(
+                    channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
+                )
+            after = await self._app.find_pause(entry.pause_id, tenant_id=entry.tenant_id)
+            if after is None or _state(after) == _state(pause):
+                return
 
     # ---------------------------------------------------------------- time on the question
 
@@ -542,6 +571,12 @@ class SlackGateway:
             await self.client.chat_delete(channel=ref.channel_id, ts=ref.ts)
         except (SlackApiError, *TRANSPORT_ERRORS) as error:
             log.warning("slack: a duplicate approval message stays: %s", failure_of(error))
+
+
+def _state(pause: PauseView) -> tuple[PauseStatus, int, int, int]:
+    """What a waiting question's message shows of it changes with this."""
+    counted = sum(1 for approval in pause.approvals if approval.counted)
+    return (pause.status, len(pause.approvals), counted, len(pause.handovers))
 
 
 def _needed(catalog: Catalog, question: Question) -> tuple[str, ...]:
