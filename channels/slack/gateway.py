@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any, Final
 from uuid import uuid4
 
@@ -103,6 +104,7 @@ class SlackGateway:
         """Where each workspace asks and who answers there (``SlackBot`` sets its settings)."""
         self._listeners: list[ChangeListener] = []
         self._scanned = False
+        self._started = app.clock.now()
 
     def on_change(self, listener: ChangeListener) -> None:
         """Called for each question whose message now shows an outcome."""
@@ -313,7 +315,9 @@ class SlackGateway:
     async def catch_up(self) -> int:
         """Deliver what is owed to Slack (``SlackOutbox.deliver_due``); on the first call, first
         owe the update of every message an earlier process left open for a question that closed
-        (``messages.open_questions``). How many things were said."""
+        (``messages.open_questions``), and of every waiting one approved before this process
+        started (the one that counted it may have died before owing its update). How many
+        things were said."""
         if not self._scanned:
             await self._find_owed()
             self._scanned = True
@@ -329,18 +333,30 @@ class SlackGateway:
                 pause = await self._app.find_pause(ref.pause_id, tenant_id=ref.tenant_id)
                 if pause is not None and pause.status is not PauseStatus.PENDING:
                     await self._owe_update(ref.pause_id, ref.tenant_id)
+                elif pause is not None and self._counted_before(pause):
+                    await self.owe_approvals(pause, try_now=False)  # one that died first
             after = page[-1].pause_id
 
-    async def owe_approvals(self, pause: PauseView) -> None:
+    async def owe_approvals(self, pause: PauseView, *, try_now: bool = True) -> None:
         """Owe the update of ``pause``'s messages after an approval counted (or a hand-on) and
-        try it now: delivered from the question as it stands then (raises nothing)."""
+        (``try_now``) try it now: delivered from the question as it stands then (raises
+        nothing)."""
         await self.outbox.owe(
             key_of(UPDATE, pause.pause_id, *map(str, _state(pause)[1:])),
             UPDATE,
             {},
             tenant_id=pause.tenant_id,
             pause_id=pause.pause_id,
+            try_now=try_now,
         )
+
+    def _counted_before(self, pause: PauseView) -> bool:
+        """Whether ``pause``'s last approval was counted before this process started (one
+        counted since is owed by its own answer)."""
+        if not pause.approvals:
+            return False
+        at = datetime.fromisoformat(pause.approvals[-1].at)
+        return at.replace(tzinfo=at.tzinfo or UTC) < self._started
 
     async def _deliver_update(self, entry: OutboxEntry) -> None:
         """The outbox's update of a question's message (raises what Slack failed with), as the

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from bot import ChannelOf, ExecutionStatus, PauseAnswerer, PauseStatus, channel_role, tool
-from bot.testing import call_tool
+from bot.testing import FakeClock, call_tool
 from channels.slack import slack_channel
 from channels.slack.render import APPROVE_ACTION
 from tests.apps import sample_agent, sample_application
 from tests.four_eyes import WIRE, WireInput, WireReplyInterpreter
 from tests.office import Ledger
+from tests.slack import conftest
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld, open_world
 from tests.slack.office import ACCOUNTANT, APPROVALS, FINANCE, MANAGER
@@ -25,6 +26,12 @@ from tests.slack.stub import TEAM, SlackStub
 
 AUDITOR, CONTROLLER = "U0AUDITOR", "U0CONTROL"
 CAUGHT_UP = timedelta(seconds=40)
+
+
+class _AnHourLater(FakeClock):
+    def __init__(self) -> None:
+        super().__init__()
+        self._now += timedelta(hours=1)
 
 
 @channel_role(
@@ -170,3 +177,28 @@ async def test_an_owed_count_is_moot_once_the_message_shows_the_outcome(
     assert "2 of 3" not in _counts(world)  # superseded by the outcome
     assert buttons(updates[-1].blocks()) == []
     assert len(updates) == 2  # the outcome shown once
+
+
+async def test_an_approval_counted_by_a_process_that_died_before_owing_it_is_shown_next_start(
+    stub: SlackStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    application = (THREE_EYES.application, ThreeEyesAgent, THREE_EYES.workflow)
+    async with open_world(stub, url, application=application) as first:
+        first.stub.groups[FINANCE] = [ACCOUNTANT, AUDITOR, CONTROLLER]
+        pause_id = await _asked(first)
+
+        async def died(pause: object, *, try_now: bool = True) -> None:
+            """The process dies once the approval is recorded, before its update is owed."""
+
+        monkeypatch.setattr(first.bot.gateway, "owe_approvals", died)
+        assert (await first.click(MANAGER, APPROVE_ACTION, pause_id)).status == 200
+        await first.settle()
+        assert _counts(first) == []
+    monkeypatch.setattr(conftest, "FakeClock", _AnHourLater)  # the next start, later on
+    async with open_world(stub, url, application=application) as second:
+        await second.clock.advance(CAUGHT_UP)
+        await second.settle()
+        assert _counts(second) == ["1 of 3"]
+        await second.clock.advance(CAUGHT_UP)
+        assert _counts(second) == ["1 of 3"]
