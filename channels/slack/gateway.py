@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any, Final
 from uuid import uuid4
 
@@ -53,7 +54,10 @@ from channels.slack.workspaces import WorkspaceConfigs
 
 MAX_THREAD_TEXT: Final = 3000
 UPDATE: Final = "update"
-"""The outbox's kind for a closed question's message still offering its buttons."""
+"""The outbox's kind for a question's message behind its state: a closed one still offering
+its buttons, a waiting one not yet showing who approved."""
+UPDATE_ROUNDS: Final = 3
+"""How often a waiting question's message is rendered again when it changed while updated."""
 QUESTION: Final = "question"
 """The outbox's kind for a question's post under way: until its message is known, any instance
 that asks it again looks for its mark first, and once the question closed unasked, the worker
@@ -100,6 +104,7 @@ class SlackGateway:
         """Where each workspace asks and who answers there (``SlackBot`` sets its settings)."""
         self._listeners: list[ChangeListener] = []
         self._scanned = False
+        self._started = app.clock.now()
 
     def on_change(self, listener: ChangeListener) -> None:
         """Called for each question whose message now shows an outcome."""
@@ -310,7 +315,9 @@ class SlackGateway:
     async def catch_up(self) -> int:
         """Deliver what is owed to Slack (``SlackOutbox.deliver_due``); on the first call, first
         owe the update of every message an earlier process left open for a question that closed
-        (``messages.open_questions``). How many things were said."""
+        (``messages.open_questions``), and of every waiting one approved before this process
+        started (the one that counted it may have died before owing its update). How many
+        things were said."""
         if not self._scanned:
             await self._find_owed()
             self._scanned = True
@@ -326,15 +333,53 @@ class SlackGateway:
                 pause = await self._app.find_pause(ref.pause_id, tenant_id=ref.tenant_id)
                 if pause is not None and pause.status is not PauseStatus.PENDING:
                     await self._owe_update(ref.pause_id, ref.tenant_id)
+                elif pause is not None and self._counted_before(pause):
+                    await self.owe_approvals(pause, try_now=False)  # one that died first
             after = page[-1].pause_id
 
+    async def owe_approvals(self, pause: PauseView, *, try_now: bool = True) -> None:
+        """Owe the update of ``pause``'s messages after an approval counted (or a hand-on) and
+        (``try_now``) try it now: delivered from the question as it stands then (raises
+        nothing)."""
+        await self.outbox.owe(
+            key_of(UPDATE, pause.pause_id, *map(str, _state(pause)[1:])),
+            UPDATE,
+            {},
+            tenant_id=pause.tenant_id,
+            pause_id=pause.pause_id,
+            try_now=try_now,
+        )
+
+    def _counted_before(self, pause: PauseView) -> bool:
+        """Whether ``pause``'s last approval was counted before this process started (one
+        counted since is owed by its own answer)."""
+        if not pause.approvals:
+            return False
+        at = datetime.fromisoformat(pause.approvals[-1].at)
+        return at.replace(tzinfo=at.tzinfo or UTC) < self._started
+
     async def _deliver_update(self, entry: OutboxEntry) -> None:
-        """The outbox's update of a closed question's message (raises what Slack failed with);
-        moot when the question waits again or is gone."""
+        """The outbox's update of a question's message (raises what Slack failed with), as the
+        question stands when delivered: its outcome once closed (moot once shown), else who
+        approved so far; rendered again when it changed meanwhile (the last update shows the
+        latest state). Nothing when the question is gone."""
         assert entry.pause_id is not None
-        pause = await self._app.find_pause(entry.pause_id, tenant_id=entry.tenant_id)
-        if pause is not None and pause.status is not PauseStatus.PENDING:
-            await self.show_outcome(pause)
+        for _ in range(UPDATE_ROUNDS):
+            pause = await self._app.find_pause(entry.pause_id, tenant_id=entry.tenant_id)
+            if pause is None:
+                return
+            if pause.status is not PauseStatus.PENDING:
+                await self.show_outcome(pause)
+                return
+            refs = [ref for ref in await self.messages.copies(pause.pause_id) if not ref.closed]
+            rendered = approval_message(self.approval_view(pause))
+            for ref in refs:  # the question, and its escalated copy
+                await self.client.chat_update(
+                    channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
+                )
+            after = await self._app.find_pause(entry.pause_id, tenant_id=entry.tenant_id)
+            if after is None or _state(after) == _state(pause):
+                return
 
     # ---------------------------------------------------------------- time on the question
 
@@ -542,6 +587,12 @@ class SlackGateway:
             await self.client.chat_delete(channel=ref.channel_id, ts=ref.ts)
         except (SlackApiError, *TRANSPORT_ERRORS) as error:
             log.warning("slack: a duplicate approval message stays: %s", failure_of(error))
+
+
+def _state(pause: PauseView) -> tuple[PauseStatus, int, int, int]:
+    """What a waiting question's message shows of it changes with this."""
+    counted = sum(1 for approval in pause.approvals if approval.counted)
+    return (pause.status, len(pause.approvals), counted, len(pause.handovers))
 
 
 def _needed(catalog: Catalog, question: Question) -> tuple[str, ...]:
