@@ -89,12 +89,14 @@ class RejectAtOnce:
 class RouteTo:
     """Ask a person, but whom, where and how soon the policy says (``bot.core.routes``):
     ``approvers`` instead of the channel's, in ``conversation`` instead of the channel's, on a
-    tighter ``timing``. Kept with the pause; ``reason`` is logged."""
+    tighter ``timing``, needing ``required_approvals`` distinct approvers (at least the role's).
+    Kept with the pause; ``reason`` is logged."""
 
     approvers: tuple[str, ...] = ()
     conversation: str | None = None
     timing: PauseTiming | None = None
     reason: str = ""
+    required_approvals: int | None = None
 
 
 PolicyDecision = AskPerson | ApproveAtOnce | RejectAtOnce | RouteTo
@@ -122,11 +124,18 @@ class PolicyOutcome:
         conversation: str | None = None,
         timing: PauseTiming | None = None,
         reason: str = "",
+        required_approvals: int | None = None,
     ) -> RouteTo:
-        """Ask other ``approvers`` (the channel's ids), in another ``conversation``, or on a
-        tighter ``timing`` (each time at most the tool's or role's): at least one of them."""
+        """Ask other ``approvers`` (the channel's ids), in another ``conversation``, on a
+        tighter ``timing`` (each time at most the tool's or role's), or of more approvers
+        (``required_approvals``: at least the role's, four eyes for the calls that matter): at
+        least one of them."""
         return RouteTo(
-            approvers=tuple(approvers), conversation=conversation, timing=timing, reason=reason
+            approvers=tuple(approvers),
+            conversation=conversation,
+            timing=timing,
+            reason=reason,
+            required_approvals=required_approvals,
         )
 
 

@@ -1,10 +1,11 @@
 """Where a policy routes a question (``PolicyOutcome.route``): other approvers, another
-conversation, a tighter ``PauseTiming`` — kept with the pause, so every instance, every sweep
-and every channel asks and nudges as routed (no I/O).
+conversation, a tighter ``PauseTiming``, more approvals — kept with the pause, so every
+instance, every sweep and every channel asks, nudges and counts as routed (no I/O).
 
 Fail-closed: a route only narrows. Its approvers replace the channel's (who else may answer is
 the channel's rule: none of the channel's own approvers answers a routed question unless
-named); its timing is refused unless each of its times is at most the one it replaces.
+named); its timing is refused unless each of its times is at most the one it replaces; its
+``required_approvals`` unless it is at least the role's.
 """
 
 from __future__ import annotations
@@ -32,10 +33,18 @@ class PauseRoute:
     timing: PauseTiming | None = None
     """Its reminders, escalation and expiry instead of the tool's or role's; None: theirs.
     What the step gets once it expired (``on_expiry``) stays the tool's or role's."""
+    required_approvals: int | None = None
+    """How many distinct approvers must approve it instead of the role's
+    ``required_approvals`` (never fewer); None: the role's."""
 
     @property
     def is_empty(self) -> bool:
-        return not self.approvers and self.conversation is None and self.timing is None
+        return (
+            not self.approvers
+            and self.conversation is None
+            and self.timing is None
+            and self.required_approvals is None
+        )
 
     def encode(self) -> str:
         """As stored with the pause (``cs_pauses.route``)."""
@@ -47,11 +56,13 @@ class PauseRoute:
                 else getattr(self.timing, name).total_seconds()
                 for name in _DURATIONS
             } | {"on_expiry": self.timing.on_expiry.value}
-        document = {
+        document: dict[str, Any] = {
             "approvers": list(self.approvers),
             "conversation": self.conversation,
             "timing": timing,
         }
+        if self.required_approvals is not None:
+            document["required_approvals"] = self.required_approvals
         return json.dumps(document, separators=(",", ":"))
 
     @classmethod
@@ -72,7 +83,13 @@ class PauseRoute:
             approvers=tuple(document.get("approvers") or ()),
             conversation=document.get("conversation"),
             timing=timing,
+            required_approvals=_count(document.get("required_approvals")),
         )
+
+
+def _count(value: object) -> int | None:
+    """A stored approval count; None when absent (a route kept before counts were routed)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def looser_times(routed: PauseTiming, current: PauseTiming | None) -> list[str]:

@@ -44,7 +44,12 @@ from bot.core.errors import (
 )
 from bot.core.results import PauseView, ReceivedReply
 from bot.core.tracing import link_to
-from bot.runtime.approval_counts import Counted, count_approval, needs_several
+from bot.runtime.approval_counts import (
+    Counted,
+    count_approval,
+    needs_several,
+    separates_duties,
+)
 from bot.runtime.assembly import ToolBinding
 from bot.runtime.audit_masking import audit_mask
 from bot.runtime.decisions import REASON_REQUIRED_IN_WORDS, check_reason
@@ -146,9 +151,9 @@ def responder_of(
         return request.by
     if not _named(request.by):
         raise PauseAnswererError(WRONG_CREDENTIAL[kind])
-    if role is not None and role.separates_duties and request.by == record.owner_id:
+    if separates_duties(role, record) and request.by == record.owner_id:
         raise SelfApprovalError(
-            f"{request.by} asked for this call and the role {role.name} separates "
+            f"{request.by} asked for this call and the role {record.role} separates "
             "duties: someone else must answer it (the question still waits)"
         )
     return request.by

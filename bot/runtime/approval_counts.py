@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from bot.components.specs import ChannelRoleSpec
 from bot.core.approvals import ApprovalEntry, Approvals
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
@@ -38,9 +39,23 @@ class Counted:
 
 
 def needs_several(runtime: Runtime, record: PauseRecord) -> int:
-    """How many approvals ``record``'s role requires (1: one answer closes it)."""
-    role = runtime.assembly.roles_by_name.get(record.role)
+    """How many approvals ``record`` requires (1: one answer closes it)."""
+    return required_for(runtime.assembly.roles_by_name.get(record.role), record)
+
+
+def required_for(role: ChannelRoleSpec | None, record: PauseRecord) -> int:
+    """How many approvals ``record`` requires: its policy's route's count where it set one
+    (never fewer than the role's: ``bot.runtime.policies``), else its role's."""
+    routed = None if record.route is None else record.route.required_approvals
+    if routed is not None:
+        return routed
     return 1 if role is None else role.required_approvals
+
+
+def separates_duties(role: ChannelRoleSpec | None, record: PauseRecord) -> bool:
+    """Whether ``record``'s requester is refused as its approver: the role separates duties,
+    or it needs several approvals (four eyes are two people who are not the requester)."""
+    return (role is not None and role.separates_duties) or required_for(role, record) > 1
 
 
 async def count_approval(

@@ -21,6 +21,7 @@ from bot.components.specs import PolicySpec, spec_of
 from bot.core.channel import ChannelAutoDecision
 from bot.core.context import StepContext
 from bot.core.dtos import ToolCallApprovalDecision
+from bot.core.enums import PauseAnswerer
 from bot.core.field_errors import failure_text
 from bot.core.policy import (
     ApproveAtOnce,
@@ -32,7 +33,7 @@ from bot.core.policy import (
 )
 from bot.core.routes import PauseRoute, looser_times
 from bot.core.timing import PauseTiming
-from bot.runtime.assembly import ToolBinding
+from bot.runtime.assembly import MAX_REQUIRED_APPROVALS, ToolBinding
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime, log
 from bot.runtime.withdrawals import tell_channel
@@ -180,10 +181,42 @@ def _as_route(route: RouteTo, binding: ToolBinding) -> PauseRoute:
         looser = looser_times(timing, binding.timing)
         if looser:
             raise PolicyFailed(f"a route only tightens the timing, not {', '.join(looser)}")
-    routed = PauseRoute(approvers=approvers, conversation=conversation, timing=timing)
+    routed = PauseRoute(
+        approvers=approvers,
+        conversation=conversation,
+        timing=timing,
+        required_approvals=_required(route.required_approvals, binding),
+    )
     if routed.is_empty:
-        raise PolicyFailed("a route names approvers, a conversation or a timing")
+        raise PolicyFailed(
+            "a route names approvers, a conversation, a timing or the approvals required"
+        )
     return routed
+
+
+def _required(count: object, binding: ToolBinding) -> int | None:
+    """A route's ``required_approvals``: a whole number from the role's to the most one call
+    may need, and several only where several people answer; ``PolicyFailed`` otherwise (a
+    route only narrows: fewer approvers than the role's is no route)."""
+    if count is None:
+        return None
+    role = binding.role
+    least = 1 if role is None else role.required_approvals
+    if (
+        not isinstance(count, int)
+        or isinstance(count, bool)
+        or not least <= count <= MAX_REQUIRED_APPROVALS
+    ):
+        raise PolicyFailed(
+            f"a route's required_approvals is a whole number from the role's ({least}) to "
+            f"{MAX_REQUIRED_APPROVALS}, not {count!r}"
+        )
+    if count > 1 and binding.answered_by is PauseAnswerer.THREAD_OWNER:
+        raise PolicyFailed(
+            f"a route's required_approvals={count} needs that many approvers, and the "
+            "question's only answerer is its thread's owner"
+        )
+    return count
 
 
 def _reason(reason: object) -> str:

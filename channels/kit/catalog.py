@@ -20,6 +20,7 @@ from bot.app import App
 from bot.components.specs import ChannelRoleSpec, ChannelSpec
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
+from bot.core.routes import PauseRoute
 from channels.kit.offers import Offered, offered
 
 
@@ -110,14 +111,19 @@ class KitCatalog(Generic[C]):
         spec = self._roles.get(role)
         return spec.description if spec is not None else ""
 
-    def role_separates_duties(self, role: str) -> bool:
-        """Whether the role refuses the requester's own answer (``separation_of_duties``, or
-        several approvals required)."""
+    def role_separates_duties(self, role: str, route: PauseRoute | None = None) -> bool:
+        """Whether a question of the role (routed by ``route``) refuses the requester's own
+        answer (``separation_of_duties``, or several approvals required)."""
         spec = self._roles.get(role)
-        return spec is not None and spec.separates_duties
+        separates = spec is not None and spec.separates_duties
+        return separates or self.required_approvals(role, route) > 1
 
-    def required_approvals(self, role: str) -> int:
-        """How many distinct approvers must approve the role's questions (1 by default)."""
+    def required_approvals(self, role: str, route: PauseRoute | None = None) -> int:
+        """How many distinct approvers must approve a question of the role (1 by default): its
+        policy's route's count where it set one (never fewer than the role's), else the
+        role's."""
+        if route is not None and route.required_approvals is not None:
+            return route.required_approvals
         spec = self._roles.get(role)
         return 1 if spec is None else spec.required_approvals
 

@@ -100,8 +100,9 @@ def grant_offer(
     pause: PauseView, scopes: Sequence[str], *, tool_input: type[BaseModel] | None
 ) -> GrantOffer | None:
     """What ``pause`` offers to allow beside approving it (its role's ``scopes``); None when
-    the role offers no grants or the question cannot be approved as it is."""
-    if not pause.ask.allows_kind("approve"):
+    the role offers no grants, the question cannot be approved as it is, or it needs several
+    approvers (a grant is one person's approval: a policy routed it to four eyes)."""
+    if not pause.ask.allows_kind("approve") or pause.required_approvals > 1:
         return None
     kinds = offered_scopes(scopes, pause.answered_by)
     if not kinds:

@@ -245,7 +245,7 @@ def question_view(
         time_left=None if expires is None or now is None or not waiting else expires - now,
         reminded=0 if isinstance(pause, ChannelAsk) else pause.reminded,
         escalated=False if isinstance(pause, ChannelAsk) else pause.escalated,
-        separates_duties=catalog is not None and catalog.role_separates_duties(role),
+        separates_duties=catalog is not None and catalog.role_separates_duties(role, pause.route),
         outcome=outcome,
         changes=changes,
         ran_with=ran_with,
@@ -296,7 +296,9 @@ def _approvals(pause: Asked, catalog: KitCatalog[Any] | None) -> ApprovalsShown 
     """Who approved a question that needs several approvals, and how many more."""
     if isinstance(pause, PauseView):
         return approvals_of(pause)
-    return None if catalog is None else nobody_yet(catalog.required_approvals(pause.role))
+    return (
+        None if catalog is None else nobody_yet(catalog.required_approvals(pause.role, pause.route))
+    )
 
 
 def _expiry(pause: Asked) -> datetime | None:

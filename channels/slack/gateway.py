@@ -29,6 +29,7 @@ from bot.core.channel import (
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
+from bot.core.routes import PauseRoute
 from bot.store.outbox import OutboxEntry
 from channels.kit.approvals import nobody_yet
 from channels.kit.grants import offered_scopes
@@ -453,33 +454,37 @@ class SlackGateway:
             role=role,
             role_description=self._catalog.role_description(role),
             reads_replies=self._catalog.role_reads_replies(role),
-            separates_duties=self._catalog.role_separates_duties(role),
+            separates_duties=self._catalog.role_separates_duties(role, _route(question)),
             expires_at=None if isinstance(question, ChannelWithdrawal) else question.expires_at,
             description=question.value.description,
             allowed_decisions=question.value.allowed_decisions,
             request=question.value.request,
             stated_reason=question.value.stated_reason,
             question=self._catalog.question_template(tool, agent=question.agent, role=role),
-            grant_scopes=self.grant_scopes(role),
+            grant_scopes=self.grant_scopes(role, _route(question)),
             approvals=_needed(self._catalog, question),
             reassignable=_reassignable(self._catalog, question),
         )
 
-    def grant_scopes(self, role: str) -> tuple[str, ...]:
-        """The standing grants a question of ``role`` offers (``channels.kit.grants``)."""
+    def grant_scopes(self, role: str, route: PauseRoute | None = None) -> tuple[str, ...]:
+        """The standing grants a question of ``role`` (routed by ``route``) offers
+        (``channels.kit.grants``): none where it needs several approvers."""
         spec = self._catalog.role(role)
-        return () if spec is None else offered_scopes(spec.grants, spec.answered_by)
+        if spec is None or self._catalog.required_approvals(role, route) > 1:
+            return ()
+        return offered_scopes(spec.grants, spec.answered_by)
 
     def approval_view(self, pause: PauseView) -> ApprovalView:
         """What the message of ``pause`` shows (its real arguments: every renderer masks them)."""
-        return replace(self._approval_view(pause), grant_scopes=self.grant_scopes(pause.role))
+        scopes = self.grant_scopes(pause.role, pause.route)
+        return replace(self._approval_view(pause), grant_scopes=scopes)
 
     def _approval_view(self, pause: PauseView) -> ApprovalView:
         return approval_view(
             pause,
             role_description=self._catalog.role_description(pause.role),
             reads_replies=self._catalog.role_reads_replies(pause.role),
-            separates_duties=self._catalog.role_separates_duties(pause.role),
+            separates_duties=self._catalog.role_separates_duties(pause.role, pause.route),
             question=self._catalog.question_template(
                 pause.ask.tool, agent=pause.agent, role=pause.role
             ),
@@ -595,12 +600,17 @@ def _state(pause: PauseView) -> tuple[PauseStatus, int, int, int]:
     return (pause.status, len(pause.approvals), counted, len(pause.handovers))
 
 
+def _route(question: Question) -> PauseRoute | None:
+    """Where a policy routed the question (a withdrawal says nothing of it: no buttons)."""
+    return None if isinstance(question, ChannelWithdrawal) else question.route
+
+
 def _needed(catalog: Catalog, question: Question) -> tuple[str, ...]:
     """A question just asked that needs several approvals says how many (with its buttons)."""
     shown = (
         None
         if isinstance(question, ChannelWithdrawal)
-        else nobody_yet(catalog.required_approvals(question.role))
+        else nobody_yet(catalog.required_approvals(question.role, _route(question)))
     )
     return () if shown is None else shown.lines()
 

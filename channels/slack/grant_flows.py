@@ -115,7 +115,7 @@ class GrantFlows:
         pause = await self._app.find_pause(metadata.pause_id, tenant_id=who.tenant_id)
         if pause is None:
             return ModalAnswer(after=functools.partial(self._tell, who, NO_LONGER_AVAILABLE))
-        scopes = self._gateway.grant_scopes(pause.role)
+        scopes = self._gateway.grant_scopes(pause.role, pause.route)
         offer = grant_offer(pause, scopes, tool_input=pause.tool_input)
         if offer is None:
             return ModalAnswer(errors={SCOPE_FIELD: TAMPERED})

@@ -106,15 +106,18 @@ def refund_role(
     role_policy: type | None,
     grants: Sequence[GrantScopeKind] = (),
     separation_of_duties: bool = False,
+    required_approvals: int = 1,
+    answered_by: PauseAnswerer = PauseAnswerer.CHANNEL,
 ) -> tuple[type, type]:
     @channel_role(
         name=f"{name}-approval-channel",
         description="A manager approves refunds",
         approves=RefundInput,
-        answered_by=PauseAnswerer.CHANNEL,
+        answered_by=answered_by,
         policy=role_policy,
         grants=grants,
         separation_of_duties=separation_of_duties,
+        required_approvals=required_approvals,
     )
     class RefundApproval(ChannelOf): ...
 
@@ -140,12 +143,16 @@ def refund_application(
     tool_policy: type | None = None,
     grants: Sequence[GrantScopeKind] = (),
     separation_of_duties: bool = False,
+    required_approvals: int = 1,
+    answered_by: PauseAnswerer = PauseAnswerer.CHANNEL,
 ) -> tuple[SampleApplication, type, type]:
     role, recording = refund_role(
         name,
         role_policy=role_policy,
         grants=grants,
         separation_of_duties=separation_of_duties,
+        required_approvals=required_approvals,
+        answered_by=answered_by,
     )
 
     @tool(
