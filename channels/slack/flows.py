@@ -17,6 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.app import App
+from bot.core.answers import AnswerOutcome
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
 from bot.core.errors import OVERRIDES_FIELD
@@ -124,12 +125,13 @@ class Flows:
         outcomes = await self._answering.record_batch(
             pause_ids, who, ToolCallApprovalDecision(approved=True)
         )
-        return functools.partial(
-            self._told_batch, batch_reply(self._gateway, outcomes, who.user), who
-        )
+        return functools.partial(self._after_batch, outcomes, who)
 
-    async def _told_batch(self, text: str, who: Answerer) -> None:
-        await self._feedback.tell(who.audience, text)
+    async def _after_batch(self, outcomes: Sequence[AnswerOutcome], who: Answerer) -> None:
+        """After a batch's ack: the runs move, then the person is told what became of each
+        question and their list is shown as it now is."""
+        await self._answering.after_batch(outcomes)
+        await self._feedback.tell(who.audience, batch_reply(self._gateway, outcomes, who.user))
         await self._refresh_list(who)
 
     async def open_modal(
