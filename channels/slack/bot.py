@@ -49,6 +49,7 @@ from channels.slack.agent_sessions import AgentSessions
 from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
+from channels.slack.batch_seal import BatchSealer
 from channels.slack.bolt_authorization import TokenAuthorization, use_token_authorization
 from channels.slack.catalog import Catalog
 from channels.slack.conversations import Conversations
@@ -260,6 +261,7 @@ class SlackBot:
             workspaces=workspaces,
             sections=() if settings is None else (settings,),
             grants=grants,
+            sealer=BatchSealer(app.derived_keys),
         )
         signer = MetadataSigner(self._settings.signing_secret.get_secret_value())
         flows = Flows(

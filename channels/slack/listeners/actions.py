@@ -1,4 +1,5 @@
-"""Button clicks: Approve, Reject / Edit & approve / Answer instead (modals), list pages."""
+"""Button clicks: Approve, Reject / Edit & approve / Answer instead (modals), list pages, and
+a list's batches (Approve all, Approve selected, Reject selected…, its checkboxes)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from channels.slack.answering import Answerer
-from channels.slack.payloads import SlackPayload, interaction_audience, tenant_of, text_at
+from channels.slack.payloads import (
+    SlackPayload,
+    interaction_audience,
+    state_values,
+    tenant_of,
+    text_at,
+)
 from channels.slack.render import ACTION_ID_PATTERN, action_kind
+from channels.slack.render_batch_items import picked_values
+from channels.slack.render_edit import StateValues
 from channels.slack.services import SlackServices
 
 
@@ -58,6 +67,21 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                     tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
                 else:
                     tasks.spawn(after(), name="slack approve all")
+            case "batch-selected":  # as Approve all, of what is ticked on the surface
+                picked = picked_values(_state_of(body))
+                recording = asyncio.ensure_future(flows.record_selected(picked, who))
+                after = await late.within_budget(recording)
+                await ack()
+                if after is None:
+                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
+                else:
+                    tasks.spawn(after(), name="slack approve selected")
+            case "batch-reject":
+                await ack()
+                modal = flows.open_batch_reject(picked_values(_state_of(body)), who, trigger_id)
+                tasks.spawn(modal, name="slack batch reject", urgent=True)  # trigger_id: 3 s
+            case "pick":  # a checkbox ticked: nothing is answered until a batch button
+                await ack()
             case "page":
                 await ack()
                 if value.isdigit():
@@ -66,3 +90,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 assert_never(kind)
 
     bolt.action(ACTION_ID_PATTERN)(on_click)
+
+
+def _state_of(body: SlackPayload) -> StateValues:
+    """What is ticked on the surface clicked: a message's ``state``, or the App Home's."""
+    if text_at(body, "container", "type") == "view":
+        return state_values(body.get("view"))
+    return state_values(body)
