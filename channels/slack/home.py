@@ -78,6 +78,7 @@ class HomeTabs:
         self._grants = grants
         self._sealer = sealer
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._said: dict[tuple[str, str], str] = {}  # a user's last batch, shown until the next
 
     async def publish(
         self,
@@ -93,6 +94,9 @@ class HomeTabs:
         did). ``said``: what their last batch did, one line per question, above the list; with
         a sealer, the list's questions can be picked for a batch (``render_batch_items``)."""
         self._remember(tenant_id, user)
+        if said is not None:
+            self._said[(tenant_id, user)] = said
+        said = self._said.get((tenant_id, user))  # kept: the refreshes its answers cause show it
         items = await self._lists.for_user(tenant_id=tenant_id, user=user)
         extra: list[Block] = []
         if self._grants is not None:
@@ -156,7 +160,8 @@ class HomeTabs:
         self._seen[key] = None
         self._seen.move_to_end(key)
         while len(self._seen) > self._max_users:
-            self._seen.popitem(last=False)
+            forgotten, _ = self._seen.popitem(last=False)
+            self._said.pop(forgotten, None)
 
 
 def _listed(blocks: object) -> list[object]:
