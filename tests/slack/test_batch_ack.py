@@ -16,6 +16,7 @@ from bot.testing import call_tool
 from channels.slack.render import APPROVE_ALL_ACTION
 from tests.apps import sample_agent, sample_application
 from tests.office import Done, Gate, Ledger
+from tests.slack.batch_picks import batch_button, ticked
 from tests.slack.checks import buttons
 from tests.slack.conftest import SlackWorld, open_world
 from tests.slack.office import MANAGER, RefundApprovalChannel, RefundCardInput, SlackRefundChannel
@@ -70,7 +71,13 @@ async def _ask(world: SlackWorld, count: int) -> list[str]:
     )
     result = await world.execute("refund them all")
     assert result.status is ExecutionStatus.PAUSED
-    return [str(buttons(c.blocks())[0]["value"]) for c in world.stub.of("chat.postMessage")]
+    posted = [str(buttons(c.blocks())[0]["value"]) for c in world.stub.of("chat.postMessage")]
+    by_order: dict[str, str] = {}
+    for pause_id in posted:
+        pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
+        assert pause is not None
+        by_order[str(pause.ask.arguments["order_id"])] = pause_id
+    return [by_order[str(i)] for i in range(count)]
 
 
 async def _statuses(world: SlackWorld, ids: list[str]) -> list[PauseStatus]:
@@ -103,3 +110,24 @@ async def test_approve_all_is_recorded_and_acknowledged_before_any_tool_runs(
     assert told(world)[-2].count("Already answered elsewhere, skipped") == 3
     updates: list[Any] = world.stub.of("chat.update")
     assert len(updates) == 3  # each question's message, once
+
+
+async def test_approve_selected_is_acknowledged_before_any_tool_runs(held: SlackWorld) -> None:
+    world = held
+    ids = await _ask(world, 3)
+    blocks = (await pending_of(world, MANAGER))["blocks"]
+    action = batch_button(blocks, "batch-selected")["action_id"]
+    picks = ticked(blocks, ids[:2])
+
+    response = await world.click(MANAGER, action, "selected", ephemeral=True, state=picks)
+
+    assert response.status == 200
+    assert world.ledger.runs == []
+    assert [s is PauseStatus.PENDING for s in await _statuses(world, ids)] == [
+        False,
+        False,
+        True,
+    ]
+    RELEASE.open()
+    await world.settle()
+    assert len(world.ledger.runs) == 2
