@@ -47,16 +47,15 @@ PICK_TEXT: Final = "Select"
 MAX_OPTION_VALUE: Final = 150
 """Block Kit's cap on an option's value; a sealed pause id takes at most 119 (86 characters
 of sealed text after the longest key id, 32, and its dot)."""
-MAX_OPTIONS: Final = 10
-"""Block Kit's cap on the options of one checkboxes element: one element per question keeps
-any number of questions within it."""
 SELECTED_VALUE: Final = "selected"
 """The value of "Approve selected" / "Reject selected…": what they answer is what is ticked."""
 
 
 def pick_checkbox(sealed: str, *, index: int) -> CheckboxesElement:
     """The checkbox of one question (e.g. a section's accessory): ``sealed`` is its pause id
-    sealed for the person (``Seal``); ``index`` keeps its action id unique on the surface."""
+    sealed for the person (``Seal``); ``index`` keeps its action id unique on the surface.
+    One element per question keeps any number of questions within Block Kit's 10 options
+    per element."""
     if len(sealed) > MAX_OPTION_VALUE:
         raise RenderError(
             f"a sealed question of {len(sealed)} characters does not fit a checkbox "

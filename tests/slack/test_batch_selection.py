@@ -22,7 +22,7 @@ from channels.kit.texts import (
 from channels.slack.render import APPROVE_ACTION, BATCH_REJECT_MODAL, PICK_ACTION
 from tests.slack.batch_picks import ask_refunds, batch_button, checkboxes, ticked
 from tests.slack.checks import all_text, assert_sent_valid
-from tests.slack.conftest import SlackWorld
+from tests.slack.conftest import SlackWorld, interactive_body
 from tests.slack.office import MANAGER, STRANGER
 from tests.slack.stub import TEAM
 from tests.slack.test_batches import told
@@ -196,3 +196,33 @@ async def test_a_tampered_or_borrowed_batch_reject_modal_answers_nothing(
     await world.settle()
     assert set(await _statuses(world, ids)) == {PauseStatus.PENDING}
     assert world.stub.of("chat.update") == []
+
+
+async def test_ticking_a_checkbox_answers_nothing(world: SlackWorld) -> None:
+    ids = await ask_refunds(world, 2)
+    blocks = (await pending_of(world, MANAGER))["blocks"]
+    box = checkboxes(blocks)[ids[0]]
+    payload = {
+        "type": "block_actions",
+        "team": {"id": TEAM, "domain": "acme"},
+        "user": {"id": MANAGER, "team_id": TEAM},
+        "api_app_id": "A0APP",
+        "token": "legacy",
+        "container": {"type": "message", "message_ts": "1.2", "is_ephemeral": True},
+        "trigger_id": "trigger-tick",
+        "response_url": world.stub.response_url(),
+        "actions": [  # as Slack sends a tick: the element's selection, no value
+            {
+                "type": "checkboxes",
+                "action_id": box["action_id"],
+                "block_id": "slack-0",
+                "selected_options": list(box["options"]),
+                "action_ts": "1700000002.000000",
+            }
+        ],
+    }
+    response = await world.post(interactive_body(payload))
+    assert response.status == 200
+    await world.settle()
+    assert set(await _statuses(world, ids)) == {PauseStatus.PENDING}
+    assert world.stub.of("chat.update") == [] and world.ledger.runs == []
