@@ -117,6 +117,12 @@ async def test_picks_not_theirs_answer_nothing(world: SlackWorld) -> None:
         await world.click(user, action, "selected", ephemeral=True, state=picks)
         await world.settle()
         assert told(world)[-1] == said
+    reject = batch_button(blocks, "batch-reject")["action_id"]
+    for user, picks in ((STRANGER, state), (MANAGER, tampered)):  # no modal either
+        await world.click(user, reject, "selected", ephemeral=True, state=picks)
+        await world.settle()
+        assert told(world)[-1] == BATCH_NOT_YOURS
+    assert world.stub.of("views.open") == []
     assert world.ledger.runs == []
     assert world.stub.of("chat.update") == []
     assert set(await _statuses(world, ids)) == {PauseStatus.PENDING}
