@@ -4,13 +4,14 @@ a list's batches (Approve all, Approve selected, Reject selected…, its checkbo
 from __future__ import annotations
 
 import asyncio
-from typing import assert_never
+from collections.abc import Coroutine
+from typing import Any, assert_never
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from channels.slack.answering import Answerer
+from channels.slack.answering import AfterAck, Answerer
 from channels.slack.payloads import (
     SlackPayload,
     interaction_audience,
@@ -25,7 +26,22 @@ from channels.slack.services import SlackServices
 
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
-    flows, tasks, late = services.flows, services.tasks, services.late
+    flows, batches = services.flows, services.batches
+    tasks, late = services.tasks, services.late
+
+    async def recorded_then_acked(
+        ack: AsyncAck, recording: Coroutine[Any, Any, AfterAck], who: Answerer, kind: str
+    ) -> None:
+        """An answer recorded before the 200: Slack never sends an acknowledged click again;
+        one not recorded within Slack's 3 s is answered anyway, and finished after it. The
+        rest (the run moving on, what the person is told) follows the ack."""
+        future = asyncio.ensure_future(recording)
+        after = await late.within_budget(future)
+        await ack()
+        if after is None:
+            tasks.spawn(late.finish_late(future, who.audience), name="slack late")
+        else:
+            tasks.spawn(after(), name=f"slack {kind}")
 
     async def on_click(
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
@@ -46,39 +62,19 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         trigger_id = text_at(body, "trigger_id") or ""
         match kind:
             case "approve":
-                # recorded before the 200: Slack never sends an acknowledged click again; one
-                # not recorded within Slack's 3 s is answered anyway, and finished after it
-                recording = asyncio.ensure_future(flows.record_approval(value, who))
-                after = await late.within_budget(recording)
-                await ack()
-                if after is None:
-                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
-                else:
-                    tasks.spawn(after(), name="slack approve")
+                await recorded_then_acked(ack, flows.record_approval(value, who), who, kind)
             case "reject" | "edit" | "respond":
                 await ack()
                 modal = flows.open_modal(kind, value, who, trigger_id)
                 tasks.spawn(modal, name=f"slack {kind}", urgent=True)  # trigger_id lives 3 s
-            case "batch":  # as Approve: recorded before the 200, finished after it if late
-                recording = asyncio.ensure_future(flows.record_batch(value, who))
-                after = await late.within_budget(recording)
-                await ack()
-                if after is None:
-                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
-                else:
-                    tasks.spawn(after(), name="slack approve all")
+            case "batch":  # Approve all: as Approve, each item
+                await recorded_then_acked(ack, batches.record_all(value, who), who, kind)
             case "batch-selected":  # as Approve all, of what is ticked on the surface
                 picked = picked_values(_state_of(body))
-                recording = asyncio.ensure_future(flows.record_selected(picked, who))
-                after = await late.within_budget(recording)
-                await ack()
-                if after is None:
-                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
-                else:
-                    tasks.spawn(after(), name="slack approve selected")
+                await recorded_then_acked(ack, batches.record_selected(picked, who), who, kind)
             case "batch-reject":
                 await ack()
-                modal = flows.open_batch_reject(picked_values(_state_of(body)), who, trigger_id)
+                modal = batches.open_reject(picked_values(_state_of(body)), who, trigger_id)
                 tasks.spawn(modal, name="slack batch reject", urgent=True)  # trigger_id: 3 s
             case "pick":  # a checkbox ticked: nothing is answered until a batch button
                 await ack()

@@ -110,12 +110,12 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         """ "Reject selected…"'s reason: each sealed question rejected with it."""
         user, tenant = text_at(body, "user", "id"), tenant_of(context)
         sealed = text_at(view, "private_metadata") or ""
-        metadata = flows.open_batch_metadata(sealed, user=user) if user and tenant else None
+        metadata = services.batches.open_metadata(sealed, user=user) if user and tenant else None
         if metadata is None or user is None or tenant is None:
             await ack(response_action="errors", errors={REASON_BLOCK: TAMPERED})
             return
         who = _answerer(metadata, user, tenant, context)
-        recording = flows.record_batch_reject(metadata, who, state_values(view))
+        recording = services.batches.record_reject(metadata, who, state_values(view))
         answer = await in_time(ack, recording, who, "batch reject")  # before the 200
         if answer is None:
             return
