@@ -40,8 +40,9 @@ from channels.slack.render import (
 from channels.slack.render_modal import REASON_ACTION, REASON_BLOCK
 
 Seal = Callable[[Sequence[str]], str]
-"""Seals pause ids for the person the surface is shown to (``BatchSealer.seal`` bound to the
-user and tenant): one id for a checkbox, the page's ids for "Approve all"."""
+"""Seals pause ids for whom the surface is shown to (``BatchSealer.seal`` bound to the tenant
+and the user of a list, or ``user=None`` for a message a conversation sees): one id for a
+checkbox, the surface's ids for "Approve all"."""
 
 PICK_TEXT: Final = "Select"
 MAX_OPTION_VALUE: Final = 150

@@ -19,6 +19,7 @@ from channels.kit.texts import (
     BATCH_REASON_REQUIRED,
     batch_skipped,
 )
+from channels.slack.batch_seal import BatchSealer
 from channels.slack.render import APPROVE_ACTION, BATCH_REJECT_MODAL, PICK_ACTION
 from tests.slack.batch_picks import ask_refunds, batch_button, checkboxes, ticked
 from tests.slack.checks import all_text, assert_sent_valid
@@ -232,3 +233,34 @@ async def test_ticking_a_checkbox_answers_nothing(world: SlackWorld) -> None:
     await world.settle()
     assert set(await _statuses(world, ids)) == {PauseStatus.PENDING}
     assert world.stub.of("chat.update") == [] and world.ledger.runs == []
+
+
+async def test_picks_sealed_for_a_conversation_are_answered_by_each_questions_rule(
+    world: SlackWorld,
+) -> None:
+    """A message a conversation sees seals its checkboxes for anyone of the tenant: who may
+    answer is checked per question, as for its own buttons."""
+    ids = await ask_refunds(world, 2)
+    blocks = (await pending_of(world, MANAGER))["blocks"]
+    action = batch_button(blocks, "batch-selected")["action_id"]
+    sealer = BatchSealer(world.app.derived_keys)
+    state = {
+        f"b{i}": {
+            f"{PICK_ACTION}:{i}": {
+                "type": "checkboxes",
+                "selected_options": [{"value": sealer.seal([p], user=None, tenant_id=TEAM)}],
+            }
+        }
+        for i, p in enumerate(ids)
+    }
+
+    await world.click(STRANGER, action, "selected", state=state)  # in the conversation
+    await world.settle()
+    [refused] = [c.payload["text"] for c in world.stub.of("chat.postEphemeral")]
+    assert refused.count("Refused:") == 2 and "not one of the approvers" in refused
+    assert set(await _statuses(world, ids)) == {PauseStatus.PENDING}
+
+    await world.click(MANAGER, action, "selected", state=state)
+    await world.settle()
+    assert sorted(args["order_id"] for _, args in world.ledger.runs) == ["0", "1"]
+    assert len(world.stub.of("chat.update")) == 2

@@ -71,3 +71,12 @@ def test_what_was_ticked_is_read_from_the_state_each_once() -> None:
         "b6": "junk",
     }
     assert picked_values(state) == ["a", "c"]
+
+
+def test_a_value_sealed_for_anyone_of_a_tenant_opens_for_each_of_its_people_only() -> None:
+    sealer = _sealer()
+    sealed = sealer.seal([PAUSE_ID], user=None, tenant_id="T1")  # a conversation's message
+    assert sealer.open(sealed, user="U1", tenant_id="T1") == [PAUSE_ID]
+    assert sealer.open(sealed, user="U2", tenant_id="T1") == [PAUSE_ID]
+    assert sealer.open(sealed, user="U1", tenant_id="T2") is None
+    assert len(sealed) <= MAX_OPTION_VALUE
