@@ -145,10 +145,13 @@ class BatchFlows:
         """After a batch's ack: the runs move, then the person is told what became of each
         question where they answered: in their ephemeral list (shown again as it now is), or
         on their App Home, republished with the lines above the list."""
-        await self._answering.after_batch(outcomes)
         said = batch_reply(self._gateway, outcomes, who.user, action)
-        if who.audience.response_url is None and who.audience.channel is None:  # the Home
-            await self._home.publish(tenant_id=who.tenant_id, user=who.user, said=said)
+        on_home = who.audience.response_url is None and who.audience.channel is None
+        if on_home:  # before the runs move: the Home refreshes they cause show it too
+            self._home.keep_said(tenant_id=who.tenant_id, user=who.user, said=said)
+        await self._answering.after_batch(outcomes)
+        if on_home:
+            await self._home.publish(tenant_id=who.tenant_id, user=who.user)
             return
         await self._feedback.tell(who.audience, said)
         await self._refresh_list(who)

@@ -87,16 +87,13 @@ class HomeTabs:
         user: str,
         page: int = 1,
         notice: str | None = None,
-        said: str | None = None,
     ) -> None:
         """Publish ``user``'s list (``views.publish``) and remember them for refreshes; below
         it the standing grants they may revoke, after ``notice`` (what their last revocation
-        did). ``said``: what their last batch did, one line per question, above the list; with
-        a sealer, the list's questions can be picked for a batch (``render_batch_items``)."""
+        did); above it what their last batch did (``keep_said``). With a sealer, the list's
+        questions can be picked for a batch (``render_batch_items``)."""
         self._remember(tenant_id, user)
-        if said is not None:
-            self._said[(tenant_id, user)] = said
-        said = self._said.get((tenant_id, user))  # kept: the refreshes its answers cause show it
+        said = self._said.get((tenant_id, user))
         items = await self._lists.for_user(tenant_id=tenant_id, user=user)
         extra: list[Block] = []
         if self._grants is not None:
@@ -127,6 +124,13 @@ class HomeTabs:
                 user,
                 api_error(error),
             )
+
+    def keep_said(self, *, tenant_id: str, user: str, said: str) -> None:
+        """What ``user``'s last batch did (one line per question), shown above their list by
+        every publish from now on (their own and the refreshes its answers cause) until their
+        next batch."""
+        self._remember(tenant_id, user)
+        self._said[(tenant_id, user)] = said
 
     def refresh(self, tenant_id: str, pauses: Iterable[Answerable]) -> None:
         """Republish, in the background, the Homes of those who may answer ``pauses``."""
