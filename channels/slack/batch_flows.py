@@ -137,21 +137,23 @@ class BatchFlows:
     ) -> AfterAck:
         outcomes = await self._answering.record_batch(pause_ids, who, decision)
         action: BatchAction = "approve" if decision.approved else "reject"
-        return functools.partial(self._after, outcomes, who, action)
-
-    async def _after(
-        self, outcomes: Sequence[AnswerOutcome], who: Answerer, action: BatchAction
-    ) -> None:
-        """After a batch's ack: the runs move, then the person is told what became of each
-        question where they answered: in their ephemeral list (shown again as it now is), or
-        on their App Home, republished with the lines above the list."""
         said = batch_reply(self._gateway, outcomes, who.user, action)
-        on_home = who.audience.response_url is None and who.audience.channel is None
-        if on_home:  # before the runs move: the Home refreshes they cause show it too
+        if _on_home(who):  # kept before the runs move: the Home refreshes they cause show it
             self._home.keep_said(tenant_id=who.tenant_id, user=who.user, said=said)
+        return functools.partial(self._after, outcomes, who, said)
+
+    async def _after(self, outcomes: Sequence[AnswerOutcome], who: Answerer, said: str) -> None:
+        """After a batch's ack: the runs move, then the person is told what became of each
+        question (``said``) where they answered: in their ephemeral list (shown again as it
+        now is), or on their App Home, republished with the lines above the list."""
         await self._answering.after_batch(outcomes)
-        if on_home:
+        if _on_home(who):
             await self._home.publish(tenant_id=who.tenant_id, user=who.user)
             return
         await self._feedback.tell(who.audience, said)
         await self._refresh_list(who)
+
+
+def _on_home(who: Answerer) -> bool:
+    """Whether ``who`` clicked on their App Home (neither an ephemeral list nor a message)."""
+    return who.audience.response_url is None and who.audience.channel is None
