@@ -446,13 +446,18 @@ class App:
         decision: ToolCallApprovalDecision | Mapping[str, Any],
         may_answer: AnswerCheck | None = None,
         may_answer_as: PersonCheck | None = None,
+        continue_run: bool = True,
     ) -> list[AnswerOutcome]:
         """Answer several questions at once with one decision ("Approve all", or a rejection
         with one reason each records): each goes the one answer path and settles its own pause
         (its own record, audit entry and outcome), in the order given; one answered elsewhere
         meanwhile is ``AlreadyClosed`` and skipped, never an error for the rest; an id given
         twice, or a retried call, answers each once. Then each run moves once, with all of its
-        answers; every ``Answered`` carries where its run stands."""
+        answers; every ``Answered`` carries where its run stands.
+
+        ``continue_run=False``: record only (phase 1, as ``answer``'s): a webhook records the
+        batch before it acknowledges, then moves each run on with ``continue_answer`` (one
+        ``Answered`` per run is enough: it moves with every answer recorded)."""
         outcomes: list[AnswerOutcome] = []
         for pause_id in dict.fromkeys(pause_ids):  # each once, in the order given
             request = AnswerRequest(
@@ -467,6 +472,8 @@ class App:
                         may_answer_as=may_answer_as,
                     )
                 )
+        if not continue_run:
+            return outcomes
         moved: dict[str, ExecutionResult | None] = {}
         for outcome in outcomes:
             if isinstance(outcome, Answered) and outcome.root_execution_id not in moved:

@@ -184,6 +184,7 @@ BATCH_NONE_SELECTED: Final = "Select at least one question, then approve or reje
 BATCH_NOT_YOURS: Final = (
     "One of the selected questions is not one you were asked: nothing was answered."
 )
+BATCH_REASON_REQUIRED: Final = "Give the reason each selected question is rejected with."
 
 
 def batch_skipped(how: str) -> str:

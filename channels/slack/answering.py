@@ -11,7 +11,7 @@ event (``SlackBot``), the one path every way of answering takes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, assert_never
 
@@ -39,6 +39,7 @@ from bot.core.errors import (
 from bot.core.results import PauseView
 from bot.runtime.handovers import PersonCheck
 from bot.runtime.observed_answers import observe_answer
+from channels.kit.batches import runs_to_move
 from channels.kit.outcomes import outcome_of, verdict
 from channels.kit.said import closed_sentence, refusal_text, said_of
 from channels.kit.texts import (
@@ -217,7 +218,8 @@ class Answering:
         self, pause_ids: list[str], who: Answerer, decision: ToolCallApprovalDecision
     ) -> list[AnswerOutcome]:
         """Before the ack: ``decision`` for each of ``pause_ids`` (``App.answer_all``), each
-        with Slack's rule of who may answer, as a click on its own buttons."""
+        with Slack's rule of who may answer, as a click on its own buttons; recorded only
+        (phase 1): the runs move after the ack (``after_batch``), as a single click's."""
         return await self._app.answer_all(
             pause_ids,
             tenant_id=who.tenant_id,
@@ -225,7 +227,21 @@ class Answering:
             decision=decision,
             may_answer=self._authorizer.rule_for(user=who.user, team=who.team),
             may_answer_as=self.person_rule(who),
+            continue_run=False,
         )
+
+    async def after_batch(self, outcomes: Sequence[AnswerOutcome]) -> None:
+        """After a batch's ack: move each run with an answer once (its messages are updated
+        from the resume event, as for a click), and show the approvals counted on the
+        questions that need more."""
+        for answered in runs_to_move(outcomes):
+            try:
+                await self._app.continue_answer(answered)
+            except CountersignError:  # that run failed after its answers: the others go on
+                continue
+        for outcome in outcomes:
+            if isinstance(outcome, ApprovalCounted):
+                await show_approvals(self._app, self._gateway, outcome.pause)
 
     def after(self, outcome: AnswerOutcome, who: Answerer) -> AfterAck:
         """What follows the ack of an answer recorded elsewhere (a grant's approval,

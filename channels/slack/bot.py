@@ -49,6 +49,8 @@ from channels.slack.agent_sessions import AgentSessions
 from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.authorization import Authorizer
+from channels.slack.batch_flows import BatchFlows
+from channels.slack.batch_seal import BatchSealer
 from channels.slack.bolt_authorization import TokenAuthorization, use_token_authorization
 from channels.slack.catalog import Catalog
 from channels.slack.conversations import Conversations
@@ -251,6 +253,7 @@ class SlackBot:
         lists = PendingLists(app=app, catalog=catalog, directory=directory, workspaces=workspaces)
         settings = self._home_settings(catalog, workspaces)
         grants = SlackGrants(app=app, catalog=catalog, directory=directory)
+        sealer = BatchSealer(app.derived_keys)
         home = HomeTabs(
             client=client,
             lists=lists,
@@ -260,6 +263,7 @@ class SlackBot:
             workspaces=workspaces,
             sections=() if settings is None else (settings,),
             grants=grants,
+            sealer=sealer,
         )
         signer = MetadataSigner(self._settings.signing_secret.get_secret_value())
         flows = Flows(
@@ -274,6 +278,16 @@ class SlackBot:
             home=home,
             signer=signer,
             session=session,
+        )
+        batches = BatchFlows(
+            client=client,
+            gateway=self.gateway,
+            answering=answering,
+            feedback=feedback,
+            home=home,
+            signer=signer,
+            sealer=sealer,
+            refresh_list=flows.refresh_list,
         )
         grant_flows = GrantFlows(
             app=app,
@@ -291,6 +305,7 @@ class SlackBot:
             answering=answering,
             conversations=conversations,
             flows=flows,
+            batches=batches,
             grants=grant_flows,
             home=home,
             messages=self.messages,

@@ -21,10 +21,8 @@ from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
 from bot.core.errors import OVERRIDES_FIELD
 from channels.kit.offers import not_offered
-from channels.kit.texts import BATCH_NOT_YOURS
 from channels.slack.answering import AfterAck, Answerer, Answering, ModalAnswer, ReplyPlace
 from channels.slack.batch_seal import BatchSealer
-from channels.slack.batches import batch_reply
 from channels.slack.conversations import Conversations
 from channels.slack.feedback import Feedback
 from channels.slack.gateway import SlackGateway
@@ -113,24 +111,6 @@ class Flows:
             pause_id, who, ToolCallApprovalDecision(approved=True)
         )
         return self._then_refresh(after, who)
-
-    async def record_batch(self, value: str, who: Answerer) -> AfterAck:
-        """An "Approve all" click, recorded before its ack (each question its own answer);
-        after it the person is told what became of each, and the list is shown as it is."""
-        pause_ids = self._batch_seal.open(value, user=who.user, tenant_id=who.tenant_id)
-        if pause_ids is None:
-            log.warning("slack: refused an Approve all whose value does not open")
-            return functools.partial(self._feedback.tell, who.audience, BATCH_NOT_YOURS)
-        outcomes = await self._answering.record_batch(
-            pause_ids, who, ToolCallApprovalDecision(approved=True)
-        )
-        return functools.partial(
-            self._told_batch, batch_reply(self._gateway, outcomes, who.user), who
-        )
-
-    async def _told_batch(self, text: str, who: Answerer) -> None:
-        await self._feedback.tell(who.audience, text)
-        await self._refresh_list(who)
 
     async def open_modal(
         self, kind: ModalKind, pause_id: str, who: Answerer, trigger_id: str
@@ -243,7 +223,7 @@ class Flows:
     def _then_refresh(self, after: AfterAck, who: Answerer) -> AfterAck:
         async def then() -> None:
             await after()
-            await self._refresh_list(who)
+            await self.refresh_list(who)
 
         return then
 
@@ -275,7 +255,7 @@ class Flows:
         else:
             await self._home.publish(tenant_id=who.tenant_id, user=who.user, page=page)
 
-    async def _refresh_list(self, who: Answerer) -> None:
+    async def refresh_list(self, who: Answerer) -> None:
         """An answer given from an ephemeral list: show the list as it now is."""
         if who.audience.response_url is not None:
             await self.pending(who, who.audience.response_url)

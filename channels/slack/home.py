@@ -7,6 +7,7 @@ the Home always publishes a fresh list.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.enums import PauseAnswerer
 from channels.slack.approvers import ApproverDirectory
+from channels.slack.batch_seal import BatchSealer
 from channels.slack.catalog import Catalog
 from channels.slack.grant_list import SlackGrants
 from channels.slack.pending import PendingLists
@@ -63,6 +65,7 @@ class HomeTabs:
         workspaces: WorkspaceConfigs | None = None,
         sections: Sequence[HomeSection] = (),
         grants: SlackGrants | None = None,
+        sealer: BatchSealer | None = None,
     ) -> None:
         self._client = client
         self._lists = lists
@@ -73,21 +76,35 @@ class HomeTabs:
         self._workspaces = workspaces or WorkspaceConfigs(catalog)
         self._sections = tuple(sections)
         self._grants = grants
+        self._sealer = sealer
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._said: dict[tuple[str, str], str] = {}  # a user's last batch, shown until the next
 
     async def publish(
-        self, *, tenant_id: str, user: str, page: int = 1, notice: str | None = None
+        self,
+        *,
+        tenant_id: str,
+        user: str,
+        page: int = 1,
+        notice: str | None = None,
     ) -> None:
         """Publish ``user``'s list (``views.publish``) and remember them for refreshes; below
         it the standing grants they may revoke, after ``notice`` (what their last revocation
-        did)."""
+        did); above it what their last batch did (``keep_said``). With a sealer, the list's
+        questions can be picked for a batch (``render_batch_items``)."""
         self._remember(tenant_id, user)
+        said = self._said.get((tenant_id, user))
         items = await self._lists.for_user(tenant_id=tenant_id, user=user)
         extra: list[Block] = []
         if self._grants is not None:
             grants = await self._grants.for_user(tenant_id=tenant_id, user=user)
             extra = home_grant_blocks(grants, notice=notice)
-        view = home_view(items, page=page, extra=extra)
+        seal = (
+            None
+            if self._sealer is None
+            else functools.partial(self._sealer.seal, user=user, tenant_id=tenant_id)
+        )
+        view = home_view(items, page=page, extra=extra, seal=seal, said=said)
         for section in self._sections:
             blocks, more = (
                 _listed(view["blocks"]),
@@ -107,6 +124,13 @@ class HomeTabs:
                 user,
                 api_error(error),
             )
+
+    def keep_said(self, *, tenant_id: str, user: str, said: str) -> None:
+        """What ``user``'s last batch did (one line per question), shown above their list by
+        every publish from now on (their own and the refreshes its answers cause) until their
+        next batch."""
+        self._remember(tenant_id, user)
+        self._said[(tenant_id, user)] = said
 
     def refresh(self, tenant_id: str, pauses: Iterable[Answerable]) -> None:
         """Republish, in the background, the Homes of those who may answer ``pauses``."""
@@ -140,7 +164,8 @@ class HomeTabs:
         self._seen[key] = None
         self._seen.move_to_end(key)
         while len(self._seen) > self._max_users:
-            self._seen.popitem(last=False)
+            forgotten, _ = self._seen.popitem(last=False)
+            self._said.pop(forgotten, None)
 
 
 def _listed(blocks: object) -> list[object]:

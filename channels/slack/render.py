@@ -45,11 +45,26 @@ EDIT_ACTION: Final = "countersign_edit"
 RESPOND_ACTION: Final = "countersign_respond"
 PENDING_PAGE_ACTION: Final = "countersign_pending_page"
 APPROVE_ALL_ACTION: Final = "countersign_batch_approve"
+APPROVE_SELECTED_ACTION: Final = "countersign_batch_approve_selected"
+REJECT_SELECTED_ACTION: Final = "countersign_batch_reject_selected"
+PICK_ACTION: Final = "countersign_batch_pick"
+"""A question's checkbox in a list: ticking it only selects (acknowledged, nothing else)."""
+BATCH_REJECT_MODAL: Final = "countersign_batch_reject_modal"
 REJECT_MODAL: Final = "countersign_reject_modal"
 EDIT_MODAL: Final = "countersign_edit_modal"
 RESPOND_MODAL: Final = "countersign_respond_modal"
 
-ActionKind = Literal["approve", "reject", "edit", "respond", "page", "batch"]
+ActionKind = Literal[
+    "approve",
+    "reject",
+    "edit",
+    "respond",
+    "page",
+    "batch",
+    "batch-selected",
+    "batch-reject",
+    "pick",
+]
 
 _KINDS: Final[Mapping[str, ActionKind]] = {
     APPROVE_ACTION: "approve",
@@ -58,6 +73,9 @@ _KINDS: Final[Mapping[str, ActionKind]] = {
     RESPOND_ACTION: "respond",
     PENDING_PAGE_ACTION: "page",
     APPROVE_ALL_ACTION: "batch",
+    APPROVE_SELECTED_ACTION: "batch-selected",
+    REJECT_SELECTED_ACTION: "batch-reject",
+    PICK_ACTION: "pick",
 }
 
 ACTION_ID_PATTERN: Final = re.compile(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
@@ -26,8 +26,8 @@ from channels.kit.offers import Offered, offered
 from channels.kit.question import question_title
 from channels.kit.texts import NOT_YET_DELIVERED, NOTHING_WAITS
 from channels.slack.render import (
-    APPROVE_ALL_ACTION,
     MAX_FIELDS,
+    MAX_SECTION_TEXT,
     PENDING_PAGE_ACTION,
     RenderedMessage,
     RenderError,
@@ -39,15 +39,14 @@ from channels.slack.render import (
     finish_view,
     mention,
     mrkdwn,
+    truncate,
 )
+from channels.slack.render_batch_items import Seal, batch_buttons, pick_checkbox
 
 EMPTY_LIST: Final = NOTHING_WAITS
 """The kit's sentence for an empty list, as the web's inbox says it."""
 PREVIOUS_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:previous"
 NEXT_PAGE_ACTION: Final = f"{PENDING_PAGE_ACTION}:next"
-
-Seal = Callable[[Sequence[str]], str]
-"""Seals the pause ids an "Approve all" button answers (``channels.slack.batch_seal``)."""
 
 _MAX_VALUE: Final = 300  # per argument: ten requests per page must stay a readable message
 
@@ -80,8 +79,9 @@ def pending_list(
     first (``listed_order``), ``page_size`` per page (1-based pages).
 
     A page past the end shows the last one: requests may have been answered meanwhile. With
-    ``seal``, a page of two or more questions a batch may take ends with "Approve all" for
-    them.
+    ``seal``, on a page of two or more questions a batch may take each of them has a checkbox,
+    and the page ends with "Approve all" for them, "Approve selected" and "Reject selected…"
+    (``channels.slack.render_batch_items``).
     """
     blocks = _list_blocks(items, page=page, page_size=page_size, seal=seal)
     text = f"{len(items)} waiting for your answer" if items else EMPTY_LIST
@@ -94,10 +94,18 @@ def home_view(
     page: int,
     page_size: int = 10,
     extra: Sequence[Block] = (),
+    seal: Seal | None = None,
+    said: str | None = None,
 ) -> dict[str, object]:
-    """The same list as an App Home (``views.publish``) view, ``extra`` blocks below it."""
-    blocks = [*_list_blocks(items, page=page, page_size=page_size), *extra]
+    """The same list as an App Home (``views.publish``) view, ``extra`` blocks below it;
+    ``said`` (what the person's last batch did, mrkdwn lines) above it."""
+    above: list[Block] = [] if not said else [_said_block(said)]
+    blocks = [*above, *_list_blocks(items, page=page, page_size=page_size, seal=seal), *extra]
     return finish_view(View(type="home", blocks=blocks), surface="home view")
+
+
+def _said_block(said: str) -> SectionBlock:
+    return SectionBlock(text=mrkdwn(truncate(f"*Your last batch*\n{said}", MAX_SECTION_TEXT)))
 
 
 def page_count(total: int, *, page_size: int = 10) -> int:
@@ -120,11 +128,14 @@ def _list_blocks(
         HeaderBlock(text="Waiting for your answer"),
         _summary(len(items), page, pages),
     ]
-    for index, item in enumerate(shown):
-        blocks.extend(_item_blocks(item, index=index))
     batch = [i.pause_id for i in shown if batchable(_offers(i))]
-    if seal is not None and len(batch) > 1:
-        blocks.append(_approve_all(seal(batch), len(batch)))
+    picking = seal if seal is not None and len(batch) > 1 else None
+    for index, item in enumerate(shown):
+        pick = picking if item.pause_id in batch else None
+        blocks.extend(_item_blocks(item, index=index, seal=pick))
+    if picking is not None:
+        buttons = batch_buttons(approve_all=picking(batch), count=len(batch))
+        blocks.extend([buttons] if buttons is not None else [])
     if pages > 1:
         blocks.append(_pager(page, pages))
     return blocks
@@ -132,15 +143,6 @@ def _list_blocks(
 
 def _offers(item: PendingItemView) -> Offered:
     return offered(item.allowed_decisions, tool_input=item.input_model)
-
-
-def _approve_all(value: str, count: int) -> ActionsBlock:
-    """One button approving every question of the page a batch may take (each settles its
-    own pause); its value is the sealed list of them."""
-    button = ButtonElement(
-        text=f"Approve all {count}", action_id=APPROVE_ALL_ACTION, value=value, style="primary"
-    )
-    return ActionsBlock(elements=[button])
 
 
 def listed_order(items: Sequence[PendingItemView]) -> list[PendingItemView]:
@@ -157,11 +159,13 @@ def _summary(total: int, page: int, pages: int) -> ContextBlock:
     return ContextBlock(elements=[mrkdwn(text)])
 
 
-def _item_blocks(item: PendingItemView, *, index: int) -> list[Block]:
-    """A divider, the request with its arguments, and its buttons (action ids suffixed)."""
+def _item_blocks(item: PendingItemView, *, index: int, seal: Seal | None = None) -> list[Block]:
+    """A divider, the request with its arguments (with ``seal``, its batch checkbox beside
+    them), and its buttons (action ids suffixed)."""
     fields = argument_fields(item.input_model, item.arguments, max_value=_MAX_VALUE)
     shown = [mrkdwn(field) for field in capped(fields, max_fields=MAX_FIELDS)]
-    title = SectionBlock(text=mrkdwn(_item_text(item)), fields=shown or None)
+    pick = None if seal is None else pick_checkbox(seal([item.pause_id]), index=index)
+    title = SectionBlock(text=mrkdwn(_item_text(item)), fields=shown or None, accessory=pick)
     offers = offered(item.allowed_decisions, tool_input=item.input_model)
     buttons = approval_buttons(item.pause_id, offers=offers, suffix=str(index))
     return [DividerBlock(), title, *buttons]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from bot.app import App
 from channels.slack.answering import Answering
+from channels.slack.batch_flows import BatchFlows
 from channels.slack.conversations import Conversations
 from channels.slack.flows import Flows
 from channels.slack.grant_flows import GrantFlows
@@ -23,6 +24,7 @@ class SlackServices:
     answering: Answering
     conversations: Conversations
     flows: Flows
+    batches: BatchFlows
     grants: GrantFlows
     home: HomeTabs
     messages: SlackMessageStore

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 ModalKind = Literal["reject", "edit", "respond", "reassign"]
-SealedKind = Literal["reject", "edit", "respond", "reassign", "grant"]
-"""What a sealed metadata may be for: a modal answering a pause, or a grant's modal."""
+SealedKind = Literal["reject", "edit", "respond", "reassign", "grant", "batch-reject"]
+"""What a sealed metadata may be for: a modal answering a pause, a grant's modal, or the
+modal rejecting a batch (its ``pause_id`` is then the batch's ids sealed for the person:
+``channels.slack.batch_seal``)."""
 
 _DOMAIN: Final = b"countersign-modal-v1"
 MAX_METADATA: Final = 3000

@@ -102,7 +102,11 @@ class SlackWorld:
         thread_ts: str | None = None,
         ephemeral: bool = False,
         home: bool = False,
+        state: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> ClientResponse:
+        """``state``: the ``state.values`` of the surface's inputs (ticked checkboxes) that
+        Slack sends with the click; ``headers``: e.g. Slack's retry headers."""
         container: dict[str, Any]
         if home:
             container = {"type": "view", "view_id": "V0HOME"}
@@ -137,7 +141,11 @@ class SlackWorld:
         if not home:
             payload["channel"] = {"id": channel, "name": "approvals"}
             payload["message"] = {"ts": message_ts, "type": "message"}
-        return await self.post(interactive_body(payload))
+        if state is not None and home:
+            payload["view"] = {"id": "V0HOME", "type": "home", "state": {"values": dict(state)}}
+        elif state is not None:
+            payload["state"] = {"values": dict(state)}
+        return await self.post(interactive_body(payload), headers=headers)
 
     async def submit(
         self, user: str, view: Mapping[str, Any], values: Mapping[str, Any]

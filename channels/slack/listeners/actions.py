@@ -1,22 +1,47 @@
-"""Button clicks: Approve, Reject / Edit & approve / Answer instead (modals), list pages."""
+"""Button clicks: Approve, Reject / Edit & approve / Answer instead (modals), list pages, and
+a list's batches (Approve all, Approve selected, Reject selected…, its checkboxes)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import assert_never
+from collections.abc import Coroutine
+from typing import Any, assert_never
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from channels.slack.answering import Answerer
-from channels.slack.payloads import SlackPayload, interaction_audience, tenant_of, text_at
+from channels.slack.answering import AfterAck, Answerer
+from channels.slack.payloads import (
+    SlackPayload,
+    interaction_audience,
+    state_values,
+    tenant_of,
+    text_at,
+)
 from channels.slack.render import ACTION_ID_PATTERN, action_kind
+from channels.slack.render_batch_items import picked_values
+from channels.slack.render_edit import StateValues
 from channels.slack.services import SlackServices
 
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
-    flows, tasks, late = services.flows, services.tasks, services.late
+    flows, batches = services.flows, services.batches
+    tasks, late = services.tasks, services.late
+
+    async def recorded_then_acked(
+        ack: AsyncAck, recording: Coroutine[Any, Any, AfterAck], who: Answerer, kind: str
+    ) -> None:
+        """An answer recorded before the 200: Slack never sends an acknowledged click again;
+        one not recorded within Slack's 3 s is answered anyway, and finished after it. The
+        rest (the run moving on, what the person is told) follows the ack."""
+        future = asyncio.ensure_future(recording)
+        after = await late.within_budget(future)
+        await ack()
+        if after is None:
+            tasks.spawn(late.finish_late(future, who.audience), name="slack late")
+        else:
+            tasks.spawn(after(), name=f"slack {kind}")
 
     async def on_click(
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
@@ -37,27 +62,22 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         trigger_id = text_at(body, "trigger_id") or ""
         match kind:
             case "approve":
-                # recorded before the 200: Slack never sends an acknowledged click again; one
-                # not recorded within Slack's 3 s is answered anyway, and finished after it
-                recording = asyncio.ensure_future(flows.record_approval(value, who))
-                after = await late.within_budget(recording)
-                await ack()
-                if after is None:
-                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
-                else:
-                    tasks.spawn(after(), name="slack approve")
+                await recorded_then_acked(ack, flows.record_approval(value, who), who, kind)
             case "reject" | "edit" | "respond":
                 await ack()
                 modal = flows.open_modal(kind, value, who, trigger_id)
                 tasks.spawn(modal, name=f"slack {kind}", urgent=True)  # trigger_id lives 3 s
-            case "batch":  # as Approve: recorded before the 200, finished after it if late
-                recording = asyncio.ensure_future(flows.record_batch(value, who))
-                after = await late.within_budget(recording)
+            case "batch":  # Approve all: as Approve, each item
+                await recorded_then_acked(ack, batches.record_all(value, who), who, kind)
+            case "batch-selected":  # as Approve all, of what is ticked on the surface
+                picked = picked_values(_state_of(body))
+                await recorded_then_acked(ack, batches.record_selected(picked, who), who, kind)
+            case "batch-reject":
                 await ack()
-                if after is None:
-                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
-                else:
-                    tasks.spawn(after(), name="slack approve all")
+                modal = batches.open_reject(picked_values(_state_of(body)), who, trigger_id)
+                tasks.spawn(modal, name="slack batch reject", urgent=True)  # trigger_id: 3 s
+            case "pick":  # a checkbox ticked: nothing is answered until a batch button
+                await ack()
             case "page":
                 await ack()
                 if value.isdigit():
@@ -66,3 +86,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 assert_never(kind)
 
     bolt.action(ACTION_ID_PATTERN)(on_click)
+
+
+def _state_of(body: SlackPayload) -> StateValues:
+    """What is ticked on the surface clicked: a message's ``state``, or the App Home's."""
+    if text_at(body, "container", "type") == "view":
+        return state_values(body.get("view"))
+    return state_values(body)

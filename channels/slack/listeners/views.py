@@ -16,7 +16,7 @@ from channels.slack.feedback import Audience
 from channels.slack.flows import TAMPERED
 from channels.slack.late_answers import after_of
 from channels.slack.payloads import SlackPayload, state_values, tenant_of, text_at
-from channels.slack.render import EDIT_MODAL, REJECT_MODAL, RESPOND_MODAL
+from channels.slack.render import BATCH_REJECT_MODAL, EDIT_MODAL, REJECT_MODAL, RESPOND_MODAL
 from channels.slack.render_modal import REASON_BLOCK, RESPONSE_BLOCK
 from channels.slack.services import SlackServices
 from channels.slack.signing import ModalMetadata
@@ -104,7 +104,29 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         await ack()
         tasks.spawn(answer.after(), name="slack edit")
 
+    async def on_batch_reject(
+        ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
+    ) -> None:
+        """ "Reject selected…"'s reason: each sealed question rejected with it."""
+        user, tenant = text_at(body, "user", "id"), tenant_of(context)
+        sealed = text_at(view, "private_metadata") or ""
+        metadata = services.batches.open_metadata(sealed, user=user) if user and tenant else None
+        if metadata is None or user is None or tenant is None:
+            await ack(response_action="errors", errors={REASON_BLOCK: TAMPERED})
+            return
+        who = _answerer(metadata, user, tenant, context)
+        recording = services.batches.record_reject(metadata, who, state_values(view))
+        answer = await in_time(ack, recording, who, "batch reject")  # before the 200
+        if answer is None:
+            return
+        if answer.errors:  # a blank reason, or a batch that does not open: nothing recorded
+            await ack(response_action="errors", errors=answer.errors)
+            return
+        await ack()
+        tasks.spawn(answer.after(), name="slack batch reject")
+
     bolt.view(REJECT_MODAL)(on_reject)
+    bolt.view(BATCH_REJECT_MODAL)(on_batch_reject)
     bolt.view(RESPOND_MODAL)(on_respond)
     bolt.view(EDIT_MODAL)(on_edit)
 
