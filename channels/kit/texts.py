@@ -145,6 +145,12 @@ PROPOSAL_CHANGED: Final = (
     "Another approver changed the request while you answered: look at it again and approve "
     "what is shown now (the request still waits)."
 )
+PROPOSAL_MAY_HAVE_CHANGED: Final = (
+    "The request may have changed since this message was shown: look at it again and "
+    "approve what is shown now (the request still waits)."
+)
+"""Said to an approval from a surface that did not say which proposal it showed (a message
+posted before answers carried it), of a question whose proposal an edit replaced."""
 
 
 def approvals_needed(required: int) -> str:
@@ -176,6 +182,7 @@ def handed_on(by: str, to: str) -> str:
 def handed_to_you(by: str, title: str) -> str:
     """What the person a question was handed to is told (with where to answer it)."""
     return f"{by} handed you a question to answer: {title}"
+
 
 # Several questions answered at once (a batch): ``channels.kit.batches``.
 BATCH_APPROVED: Final = "Approved."

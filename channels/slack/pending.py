@@ -16,6 +16,7 @@ from bot.core.results import PendingPause
 from channels.kit.answerers import Among
 from channels.kit.waiting import waiting_for
 from channels.slack.approvers import ApproverDirectory
+from channels.slack.button_values import shown_round_of
 from channels.slack.catalog import Catalog
 from channels.slack.render_pending import PendingItemView
 from channels.slack.workspaces import WorkspaceConfigs
@@ -67,7 +68,7 @@ class PendingLists:
             pause_id=pending.pause_id,
             tool=pending.ask.tool,
             agent=pending.agent,
-            arguments=pending.ask.arguments,
+            arguments=pending.proposed_arguments,  # what an approval approves now
             input_model=self._catalog.tool_input(
                 pending.ask.tool, agent=pending.agent, role=pending.channel
             ),
@@ -85,4 +86,5 @@ class PendingLists:
                 pending.ask.tool, agent=pending.agent, role=pending.role
             ),
             delivered=pending.delivered,
+            shown_round=shown_round_of(pending),
         )

@@ -71,6 +71,7 @@ class PendingItemView:
     allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
     question: str | None = None  # the tool's or role's ``question=`` template
     delivered: bool = True  # False: its channel could not be given it yet (an outage)
+    shown_round: int | None = None  # the proposal listed, carried by its buttons (several needed)
 
 
 def pending_list(
@@ -163,7 +164,9 @@ def _item_blocks(item: PendingItemView, *, index: int) -> list[Block]:
     shown = [mrkdwn(field) for field in capped(fields, max_fields=MAX_FIELDS)]
     title = SectionBlock(text=mrkdwn(_item_text(item)), fields=shown or None)
     offers = offered(item.allowed_decisions, tool_input=item.input_model)
-    buttons = approval_buttons(item.pause_id, offers=offers, suffix=str(index))
+    buttons = approval_buttons(
+        item.pause_id, offers=offers, shown_round=item.shown_round, suffix=str(index)
+    )
     return [DividerBlock(), title, *buttons]
 
 

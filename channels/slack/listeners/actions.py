@@ -10,6 +10,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from channels.slack.answering import Answerer
+from channels.slack.button_values import read_answer_value
 from channels.slack.payloads import SlackPayload, interaction_audience, tenant_of, text_at
 from channels.slack.render import ACTION_ID_PATTERN, action_kind
 from channels.slack.services import SlackServices
@@ -39,7 +40,8 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             case "approve":
                 # recorded before the 200: Slack never sends an acknowledged click again; one
                 # not recorded within Slack's 3 s is answered anyway, and finished after it
-                recording = asyncio.ensure_future(flows.record_approval(value, who))
+                shown = read_answer_value(value)  # the question and the proposal shown
+                recording = asyncio.ensure_future(flows.record_approval(shown, who))
                 after = await late.within_budget(recording)
                 await ack()
                 if after is None:
@@ -48,7 +50,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                     tasks.spawn(after(), name="slack approve")
             case "reject" | "edit" | "respond":
                 await ack()
-                modal = flows.open_modal(kind, value, who, trigger_id)
+                modal = flows.open_modal(kind, read_answer_value(value), who, trigger_id)
                 tasks.spawn(modal, name=f"slack {kind}", urgent=True)  # trigger_id lives 3 s
             case "batch":  # as Approve: recorded before the 200, finished after it if late
                 recording = asyncio.ensure_future(flows.record_batch(value, who))
