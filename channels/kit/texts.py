@@ -179,6 +179,16 @@ def handed_on(by: str, to: str) -> str:
     return f"Handed to {to} by {by}: they may answer it too"
 
 
+def handed_to_you_by(by: str) -> str:
+    """Why a question reassigned to a person is on their list."""
+    return f"Handed to you by {by}"
+
+
+def answering_for(delegator: str, until: str) -> str:
+    """Why a question a standing delegation covers is on its delegate's list."""
+    return f"You answer for {delegator} until {until}"
+
+
 def handed_to_you(by: str, title: str) -> str:
     """What the person a question was handed to is told (with where to answer it)."""
     return f"{by} handed you a question to answer: {title}"

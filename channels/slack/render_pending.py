@@ -72,6 +72,7 @@ class PendingItemView:
     question: str | None = None  # the tool's or role's ``question=`` template
     delivered: bool = True  # False: its channel could not be given it yet (an outage)
     shown_round: int | None = None  # the proposal listed, carried by its buttons (several needed)
+    handed: str | None = None  # why a delegate is asked it (mrkdwn: ``channels.kit.waiting``)
 
 
 def pending_list(
@@ -183,6 +184,8 @@ def _item_text(item: PendingItemView) -> str:
         parts.append(f":hourglass: {time_left_text(item.time_left)} left")
     if not item.delivered:
         parts.append(f":satellite_antenna: {NOT_YET_DELIVERED}")
+    if item.handed is not None:
+        parts.append(f":handshake: {item.handed}")
     return " · ".join(parts)
 
 
