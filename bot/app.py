@@ -112,6 +112,7 @@ class App:
             wiring.views,
             emit_resume=self._emit_resume,
             read_kept=self.read_kept,
+            tell_delegations=self._tell_untold_delegations,
         )
         self._sweep_timers: list[TimerHandle] = []
         self._sweep_interval = wiring.sweep_interval
@@ -759,7 +760,7 @@ class App:
             ends_in=ends_in,
             by=by,
         )
-        await self._emit_delegation(DelegationChange(kind="started", delegation=delegation))
+        await self._tell_delegation(DelegationChange(kind="started", delegation=delegation))
         return delegation
 
     async def list_delegations(
@@ -781,7 +782,7 @@ class App:
         )
         found = await self._runtime.delegations.get(tenant_id, delegation_id) if ended else None
         if found is not None:
-            await self._emit_delegation(DelegationChange(kind="ended", delegation=found))
+            await self._tell_delegation(DelegationChange(kind="ended", delegation=found))
         return ended
 
     async def list_answered(
@@ -880,6 +881,18 @@ class App:
             outcome = handler(event)
             if inspect.isawaitable(outcome):
                 await outcome
+
+    async def _tell_delegation(self, change: DelegationChange) -> None:
+        """Tell ``change`` once (``handovers.tell``), if a channel listens here; else it stays
+        owed for a process whose channels do (their sweep)."""
+        if self._delegation_handlers:
+            await handovers.tell(self._runtime, change, self._emit_delegation)
+
+    async def _tell_untold_delegations(self) -> int:
+        """The sweep: what delegates are owed (added or ended by the command line)."""
+        if not self._delegation_handlers:
+            return 0
+        return await handovers.tell_untold(self._runtime, self._emit_delegation)
 
     async def _emit_delegation(self, change: DelegationChange) -> None:
         for handler in self._delegation_handlers:

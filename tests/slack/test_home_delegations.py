@@ -7,9 +7,11 @@ and when one is ended early."""
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from bot import Delegation
+from bot.runtime.sweeps import SWEEP_INTERVAL
 from channels.kit.texts import (
     DELEGATE_MISSING,
     DELEGATE_YOURSELF,
@@ -25,6 +27,7 @@ from channels.slack.render_delegations import (
     START_DELEGATION_ACTION,
     UNTIL_BLOCK,
 )
+from tests.cli.processes import person_env, python_m_bot
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import MANAGER, STRANGER
@@ -146,3 +149,35 @@ async def test_the_modal_refuses_bad_input_and_makes_nothing(world: SlackWorld) 
     await world.settle()
     assert await world.app.list_delegations(tenant_id=TEAM) == []
     assert _dms_to(world, STRANGER) == []
+
+
+async def test_a_delegation_the_command_line_adds_and_ends_is_told_by_the_serving_bot(
+    world: SlackWorld, tmp_path: Path
+) -> None:
+    """``python -m bot delegations add`` (another process, on the bot's database) is told to
+    the delegate by the bot's sweep, once; so is its early end."""
+    env = person_env(DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}")
+    added = python_m_bot(
+        "delegations", "add", MANAGER, STRANGER, "--tenant", TEAM, "--until", "2999-01-01",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert added.code == 0, added.err
+    assert _dms_to(world, STRANGER) == []
+    [made] = await world.app.list_delegations(tenant_id=TEAM, include_ended=True)
+    # the command's clock is the system's: the bot's fake one catches up with its start
+    await world.clock.advance(max(made.created_at - world.clock.now(), SWEEP_INTERVAL))
+    await world.settle()
+    await world.clock.advance(SWEEP_INTERVAL)  # told once
+    await world.settle()
+    [started] = _dms_to(world, STRANGER)
+    assert started.startswith(f"<@{MANAGER}> hands you their questions for ")
+    assert slack_date(made.ends_at) in started
+
+    ended = python_m_bot(
+        "delegations", "end", made.delegation_id, "--tenant", TEAM, "--by", MANAGER,
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert ended.code == 0, ended.err
+    await world.clock.advance(SWEEP_INTERVAL)
+    await world.settle()
+    assert _dms_to(world, STRANGER) == [started, delegation_ended(mention(MANAGER))]
