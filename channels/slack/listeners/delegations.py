@@ -57,6 +57,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             return
         await ack()
         tasks.spawn(home.publish(tenant_id=tenant, user=user), name="slack home")
+        home.refresh_user(tenant, started.delegate)  # their Home lists it too, if they opened it
 
     bolt.action(END_DELEGATION_ACTION)(on_end)
     bolt.action(START_DELEGATION_ACTION)(on_start)
