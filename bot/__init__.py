@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     )
     from bot.core.clock import Clock, SystemClock
     from bot.core.context import ExecutionContext, StepContext, Tenant
-    from bot.core.delegations import Delegation, Handover
+    from bot.core.delegations import Delegation, DelegationChange, Handover
     from bot.core.dtos import (
         RejectReason,
         ToolCallApprovalAsk,
@@ -192,6 +192,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "ApprovalCounted": "bot.core.answers",
     "Approval": "bot.core.approvals",
     "Delegation": "bot.core.delegations",
+    "DelegationChange": "bot.core.delegations",
     "Handover": "bot.core.delegations",
     "AlreadyApprovedError": "bot.core.errors",
     "ProposalChangedError": "bot.core.errors",
@@ -334,6 +335,7 @@ __all__ = [
     "Decided",
     "DecidedBy",
     "Delegation",
+    "DelegationChange",
     "DtoValidationError",
     "EmailDetector",
     "ExecutionContext",

@@ -26,7 +26,7 @@ from bot.components.specs import ChannelRoleSpec, WorkflowSpec, spec_of
 from bot.core import field_errors
 from bot.core.answers import Answered, AnswerOutcome, ApprovalCounted
 from bot.core.clock import Clock, TimerHandle, wait_with_timeout
-from bot.core.delegations import Delegation
+from bot.core.delegations import Delegation, DelegationChange
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseResolution
 from bot.core.errors import (
@@ -78,6 +78,7 @@ READY_TIMEOUT: Final = timedelta(seconds=2)
 
 PauseHandler = Callable[[ExecutionPauseEvent], Awaitable[None] | None]
 ResumeHandler = Callable[[ExecutionResumeEvent], Awaitable[None] | None]
+DelegationHandler = Callable[[DelegationChange], Awaitable[None] | None]
 
 
 class _State(enum.Enum):
@@ -104,12 +105,14 @@ class App:
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
+        self._delegation_handlers: list[DelegationHandler] = []
         self._sweeps = Sweeps(
             wiring.runtime,
             wiring.engine,
             wiring.views,
             emit_resume=self._emit_resume,
             read_kept=self.read_kept,
+            tell_delegations=self._tell_untold_delegations,
         )
         self._sweep_timers: list[TimerHandle] = []
         self._sweep_interval = wiring.sweep_interval
@@ -269,6 +272,13 @@ class App:
         """Called each time an answer moved a tree (``answered``: the answers that move gave
         it, ``result``: where the tree then stands): a channel updates its messages from it."""
         self._resume_handlers.append(handler)
+        return handler
+
+    def on_delegation(self, handler: DelegationHandler) -> DelegationHandler:
+        """Called when a standing delegation starts or is ended early through this App
+        (``DelegationChange``): a channel tells the delegate. A handler that raises is logged;
+        the delegation stands (or ended) all the same."""
+        self._delegation_handlers.append(handler)
         return handler
 
     # ---------------------------------------------------------------- the API
@@ -749,7 +759,7 @@ class App:
         (as the channel's rule says: ``App.answer(..., may_answer_as=)``) — never their own
         request, nor the delegator's."""
         self._check_open()
-        return await handovers.delegate(
+        delegation = await handovers.delegate(
             self._runtime,
             tenant_id=tenant_id,
             delegator=delegator,
@@ -757,6 +767,8 @@ class App:
             ends_in=ends_in,
             by=by,
         )
+        await self._tell_delegation(DelegationChange(kind="started", delegation=delegation))
+        return delegation
 
     async def list_delegations(
         self, *, tenant_id: str | None, include_ended: bool = False
@@ -772,9 +784,13 @@ class App:
         """End a delegation now (on every instance, from the next answer on); False if the
         tenant has no such delegation or it ended already."""
         self._check_open()
-        return await self._runtime.delegations.end(
+        ended = await self._runtime.delegations.end(
             tenant_id, delegation_id, by=by, at=self.clock.now()
         )
+        found = await self._runtime.delegations.get(tenant_id, delegation_id) if ended else None
+        if found is not None:
+            await self._tell_delegation(DelegationChange(kind="ended", delegation=found))
+        return ended
 
     async def list_answered(
         self, *, tenant_id: str, responder: str, limit: int = 20
@@ -872,6 +888,32 @@ class App:
             outcome = handler(event)
             if inspect.isawaitable(outcome):
                 await outcome
+
+    async def _tell_delegation(self, change: DelegationChange) -> None:
+        """Tell ``change`` once (``handovers.tell``), if a channel listens here; else it stays
+        owed for a process whose channels do (their sweep)."""
+        if self._delegation_handlers:
+            await handovers.tell(self._runtime, change, self._emit_delegation)
+
+    async def _tell_untold_delegations(self) -> int:
+        """The sweep: what delegates are owed (added or ended by the command line)."""
+        if not self._delegation_handlers:
+            return 0
+        return await handovers.tell_untold(self._runtime, self._emit_delegation)
+
+    async def _emit_delegation(self, change: DelegationChange) -> None:
+        for handler in self._delegation_handlers:
+            try:
+                outcome = handler(change)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception as error:  # telling must not undo the delegation
+                log.warning(
+                    "a delegation handler failed: %s (delegation_id=%s tenant_id=%s)",
+                    type(error).__name__,
+                    change.delegation.delegation_id,
+                    change.delegation.tenant_id,
+                )
 
     async def _mark_told(self, root_execution_id: str) -> None:
         """A run's end was told. (With nobody listening, its end was recorded told already.)"""

@@ -34,7 +34,7 @@ AS_BUILT = {
     # several approvals of one question (required_approvals)
     "ApprovalCounted", "Approval", "AlreadyApprovedError", "ProposalChangedError",
     # handing questions on (App.reassign, App.delegate)
-    "Delegation", "Handover",
+    "Delegation", "DelegationChange", "Handover",
     # time on a question
     "PauseTiming", "OnExpiry", "PauseExpiredError", "ChannelReminder", "ChannelEscalation",
     # context, results and records

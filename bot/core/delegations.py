@@ -54,6 +54,20 @@ class Handover:
         )
 
 
+DelegationChangeKind = Literal["started", "ended"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DelegationChange:
+    """A standing delegation started (``App.delegate``) or ended early
+    (``App.end_delegation``): what ``App.on_delegation`` handlers are told, so every channel
+    tells the delegate."""
+
+    kind: DelegationChangeKind
+    delegation: Delegation
+    """The delegation as it now stands (``ended_at`` / ``ended_by`` set once ended)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewDelegation:
     """A standing delegation about to be stored."""

@@ -48,6 +48,25 @@ class PendingPause:
     handovers: tuple[Handover, ...] = ()
     """Who it was handed on to so far (``PauseView.handovers``): a person it was reassigned to
     may answer it."""
+    required_approvals: int = 1
+    """How many distinct approvers must approve it (``PauseView.required_approvals``)."""
+    approvals: tuple[Approval, ...] = ()
+    """Who approved what so far (``PauseView.approvals``)."""
+    proposal: dict[str, Any] | None = None
+    """The arguments proposed now once an approver's edit replaced those asked, masked as
+    ``ask``; None while the proposal is the question's own. A list shows it, not
+    ``ask.arguments``."""
+
+    @property
+    def shown_round(self) -> int:
+        """Which proposal a list shows of it (``PauseView.shown_round``): carried back with
+        an approval from that list, refused once another edit replaced it."""
+        return sum(1 for a in self.approvals if a.edited)
+
+    @property
+    def proposed_arguments(self) -> dict[str, Any]:
+        """What an approval approves now (masked): the standing proposal, else those asked."""
+        return self.ask.arguments if self.proposal is None else self.proposal
 
     @property
     def channel(self) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Final
 
-from bot.core.delegations import Delegation, Handover, NewDelegation
+from bot.core.delegations import Delegation, DelegationChange, Handover, NewDelegation
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import (
     DtoValidationError,
@@ -191,3 +191,30 @@ async def delegate(
             ends_at=now + ends_in,
         )
     )
+
+
+UNTOLD_BATCH: Final = 50
+"""How many owed delegation notices one sweep takes."""
+
+EmitDelegation = Callable[[DelegationChange], Awaitable[None]]
+
+
+async def tell(runtime: Runtime, change: DelegationChange, emit: EmitDelegation) -> bool:
+    """Take the telling of ``change`` (once, whichever instance or process comes first) and
+    tell it through ``emit``; False when it was taken already."""
+    delegation = change.delegation
+    taken = await runtime.delegations.mark_told(
+        delegation.tenant_id, delegation.delegation_id, change.kind, at=runtime.clock.now()
+    )
+    if taken:
+        await emit(change)
+    return taken
+
+
+async def tell_untold(runtime: Runtime, emit: EmitDelegation) -> int:
+    """Tell what delegates are still owed (a delegation added or ended by the command line,
+    another process): how many were told."""
+    told = 0
+    for change in await runtime.delegations.untold(runtime.clock.now(), limit=UNTOLD_BATCH):
+        told += await tell(runtime, change, emit)
+    return told

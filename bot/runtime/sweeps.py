@@ -52,12 +52,14 @@ class Sweeps:
         *,
         emit_resume: EmitResume,
         read_kept: ReadKept,
+        tell_delegations: Callable[[], Awaitable[int]] | None = None,
     ) -> None:
         self._runtime = runtime
         self._engine = engine
         self._views = views
         self._emit_resume = emit_resume
         self._read_kept = read_kept
+        self._tell_delegations = tell_delegations
         self._retained_at: datetime | None = None  # the retention sweep's last run
 
     def named(self) -> tuple[tuple[str, Callable[[], Awaitable[int]]], ...]:
@@ -68,6 +70,7 @@ class Sweeps:
             ("deadline", self.close_due),
             ("reminders", self.nudge),
             ("untold_ends", self.tell_untold),
+            ("untold_delegations", self.tell_delegations),
         )
 
     def start(self, interval: timedelta = SWEEP_INTERVAL) -> list[TimerHandle]:
@@ -185,6 +188,11 @@ class Sweeps:
                 continue
             told += 1
         return told
+
+    async def tell_delegations(self) -> int:
+        """Tell delegates what they are owed: a delegation started or ended by another
+        process (the command line), told by the first instance whose channels listen."""
+        return 0 if self._tell_delegations is None else await self._tell_delegations()
 
     async def retention(self) -> int:
         """Remove resolved pause records older than the application's retention window, and

@@ -101,6 +101,11 @@ class Views:
             delivered=record.is_sent,
             route=record.route,
             handovers=record.handovers,
+            required_approvals=needs_several(self._runtime, record),
+            approvals=record.approvals.shown(),
+            proposal=None
+            if record.approvals.proposal is None
+            else mask_arguments(tool_input, record.approvals.proposal),
         )
 
     def _reject_reason(self, role: str) -> RejectReason:

@@ -1,5 +1,6 @@
-"""``Delegations`` on a database: the ``cs_delegations`` table (v17), one short statement per
-call. Ending a delegation is one conditional ``UPDATE`` (only while it has not ended)."""
+"""``Delegations`` on a database: the ``cs_delegations`` table (v17; told marks v18), one short
+statement per call. Ending a delegation is one conditional ``UPDATE`` (only while it has not
+ended), and so is taking the telling of its start or end (only while nobody took it)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from typing import Any
 
 from sqlalchemy import Connection, RowMapping, and_, insert, select, update
 
-from bot.core.delegations import Delegation, NewDelegation
+from bot.core.delegations import (
+    Delegation,
+    DelegationChange,
+    DelegationChangeKind,
+    NewDelegation,
+)
 from bot.store.database import Database
 from bot.store.tables import delegations
 from bot.store.transactions import Transactions
@@ -93,6 +99,43 @@ class SqlDelegations:
                 )
             )
             .values(ended_at=at, ended_by=by)
+        )
+
+        def body(connection: Connection) -> bool:
+            return bool(connection.execute(statement).rowcount == 1)
+
+        return await self._tx.write(body)
+
+    async def untold(self, now: datetime, *, limit: int) -> list[DelegationChange]:
+        c = delegations.c
+        started = and_(c.started_told_at.is_(None), _active(now))
+        ended = and_(
+            c.ended_at.is_not(None), c.ended_told_at.is_(None), c.started_told_at.is_not(None)
+        )
+        statement = select(delegations).where(started | ended).order_by(*_ORDER).limit(limit)
+        rows = await self._tx.read(lambda c: c.execute(statement).mappings().all())
+        return [
+            DelegationChange(
+                kind="started" if row["started_told_at"] is None else "ended",
+                delegation=_delegation(row),
+            )
+            for row in rows
+        ]
+
+    async def mark_told(
+        self, tenant_id: str, delegation_id: str, kind: DelegationChangeKind, *, at: datetime
+    ) -> bool:
+        column = delegations.c.started_told_at if kind == "started" else delegations.c.ended_told_at
+        statement = (
+            update(delegations)
+            .where(
+                and_(
+                    delegations.c.tenant_id == tenant_id,
+                    delegations.c.delegation_id == delegation_id,
+                    column.is_(None),
+                )
+            )
+            .values({column.name: at})
         )
 
         def body(connection: Connection) -> bool:

@@ -6,7 +6,12 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
-from bot.core.delegations import Delegation, NewDelegation
+from bot.core.delegations import (
+    Delegation,
+    DelegationChange,
+    DelegationChangeKind,
+    NewDelegation,
+)
 from bot.store.repositories import Delegations
 
 
@@ -15,6 +20,7 @@ class MemoryDelegations(Delegations):
 
     def __init__(self) -> None:
         self._delegations: dict[str, Delegation] = {}
+        self._told: set[tuple[str, DelegationChangeKind]] = set()
 
     async def add(self, new: NewDelegation) -> Delegation:
         delegation = Delegation(
@@ -55,4 +61,26 @@ class MemoryDelegations(Delegations):
         if found is None or found.ended_at is not None:
             return False
         self._delegations[delegation_id] = dataclasses.replace(found, ended_at=at, ended_by=by)
+        return True
+
+    async def untold(self, now: datetime, *, limit: int) -> list[DelegationChange]:
+        owed: list[DelegationChange] = []
+        for d in await self.list_delegations(None, now=now, include_ended=True):
+            start_told = (d.delegation_id, "started") in self._told
+            if not start_told and d.is_active(now):
+                owed.append(DelegationChange(kind="started", delegation=d))
+            elif (
+                start_told
+                and d.ended_at is not None
+                and (d.delegation_id, "ended") not in self._told
+            ):
+                owed.append(DelegationChange(kind="ended", delegation=d))
+        return owed[:limit]
+
+    async def mark_told(
+        self, tenant_id: str, delegation_id: str, kind: DelegationChangeKind, *, at: datetime
+    ) -> bool:
+        if await self.get(tenant_id, delegation_id) is None or (delegation_id, kind) in self._told:
+            return False
+        self._told.add((delegation_id, kind))
         return True

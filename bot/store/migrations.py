@@ -20,6 +20,7 @@ from sqlalchemy import (
     RowMapping,
     String,
     Table,
+    and_,
     func,
     insert,
     inspect,
@@ -273,6 +274,23 @@ def _v17_approvals_and_delegations(connection: Connection) -> None:
     delegations.create(connection, checkfirst=True)
 
 
+def _v18_told_delegations(connection: Connection) -> None:
+    """Whether a delegation's delegate was told it started and, ended early, that it ended
+    (``cs_delegations.started_told_at`` / ``ended_told_at``): one added by the command line
+    is told by the serving process. Those from before count as told (nobody is told late)."""
+    _add_missing_columns(connection, delegations, ["started_told_at", "ended_told_at"])
+    connection.execute(
+        update(delegations)
+        .where(delegations.c.started_told_at.is_(None))
+        .values(started_told_at=delegations.c.created_at)
+    )
+    connection.execute(
+        update(delegations)
+        .where(and_(delegations.c.ended_at.is_not(None), delegations.c.ended_told_at.is_(None)))
+        .values(ended_told_at=delegations.c.ended_at)
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -291,6 +309,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v15_workspace_settings,
     _v16_pause_routes,
     _v17_approvals_and_delegations,
+    _v18_told_delegations,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -12,7 +12,13 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot.core.approvals import Approvals
-from bot.core.delegations import Delegation, Handover, NewDelegation
+from bot.core.delegations import (
+    Delegation,
+    DelegationChange,
+    DelegationChangeKind,
+    Handover,
+    NewDelegation,
+)
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
 from bot.core.grants import Grant, NewGrant
@@ -361,6 +367,18 @@ class Delegations(Protocol):
 
     async def end(self, tenant_id: str, delegation_id: str, *, by: str, at: datetime) -> bool:
         """End the delegation at ``at``; False if there is none or it ended already."""
+        ...
+
+    async def untold(self, now: datetime, *, limit: int) -> list[DelegationChange]:
+        """What delegates are still owed, oldest first, at most ``limit``: a start not told
+        while the delegation is active, an early end not told once its start was told."""
+        ...
+
+    async def mark_told(
+        self, tenant_id: str, delegation_id: str, kind: DelegationChangeKind, *, at: datetime
+    ) -> bool:
+        """Take the telling of ``kind`` (one conditional write): True for the one caller that
+        tells it, False when it was told (or taken) already."""
         ...
 
 

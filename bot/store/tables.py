@@ -375,5 +375,8 @@ delegations = Table(
     Column("ends_at", UtcDateTime, nullable=False),
     Column("ended_at", UtcDateTime),
     Column("ended_by", String(255)),
+    # its delegate was told it started / ended early (v18): NULL while a channel still owes it
+    Column("started_told_at", UtcDateTime),
+    Column("ended_told_at", UtcDateTime),
     Index("ix_cs_delegations_tenant_delegate", "tenant_id", "delegate", "ends_at"),
 )

@@ -145,6 +145,12 @@ PROPOSAL_CHANGED: Final = (
     "Another approver changed the request while you answered: look at it again and approve "
     "what is shown now (the request still waits)."
 )
+PROPOSAL_MAY_HAVE_CHANGED: Final = (
+    "The request may have changed since this message was shown: look at it again and "
+    "approve what is shown now (the request still waits)."
+)
+"""Said to an approval from a surface that did not say which proposal it showed (a message
+posted before answers carried it), of a question whose proposal an edit replaced."""
 
 
 def approvals_needed(required: int) -> str:
@@ -173,9 +179,60 @@ def handed_on(by: str, to: str) -> str:
     return f"Handed to {to} by {by}: they may answer it too"
 
 
+def handed_to_you_by(by: str) -> str:
+    """Why a question reassigned to a person is on their list."""
+    return f"Handed to you by {by}"
+
+
+def answering_for(delegator: str, until: str) -> str:
+    """Why a question a standing delegation covers is on its delegate's list."""
+    return f"You answer for {delegator} until {until}"
+
+
+def you_hand_to(delegate: str, until: str) -> str:
+    """A person's own standing delegation, as their Home or inbox lists it."""
+    return f"You hand your questions to {delegate} until {until}"
+
+
+def hands_to_you(delegator: str, until: str) -> str:
+    """A standing delegation to a person, as their Home or inbox lists it."""
+    return f"{delegator} hands their questions to you until {until}"
+
+
+def delegation_started(delegator: str, roles: str, until: str) -> str:
+    """What a delegate is told when a standing delegation to them starts."""
+    return f"{delegator} hands you their questions for {roles} until {until}: you may answer them."
+
+
+def delegation_ended(delegator: str) -> str:
+    """What a delegate is told when a standing delegation to them is ended early."""
+    return f"{delegator} ended their delegation to you: their questions are theirs again."
+
+
+def delegation_made(delegate: str, until: str) -> str:
+    """What a person who started a delegation is told."""
+    return f"Handed on: {delegate} may answer your questions until {until}."
+
+
+NO_ROLES: Final = "no role yet"
+"""A delegation's roles, when its delegator approves none (yet)."""
+DELEGATION_ENDED: Final = "Ended: your questions are yours again."
+DELEGATION_NOT_YOURS: Final = (
+    "Only the person who hands their questions on may end that: nothing changed."
+)
+DELEGATION_GONE: Final = "That delegation has ended already."
+DELEGATE_MISSING: Final = "Choose the person to hand your questions to."
+DELEGATE_YOURSELF: Final = "Choose someone else: you answer your own questions already."
+DELEGATE_UNKNOWN: Final = "No such person here: choose someone who may sign in."
+DELEGATION_END_MISSING: Final = "Choose when it ends."
+DELEGATION_END_PAST: Final = "Choose an end after now: that moment has passed."
+DELEGATION_END_UNREADABLE: Final = "Give the end as a date and time, e.g. 2026-03-09T18:00."
+
+
 def handed_to_you(by: str, title: str) -> str:
     """What the person a question was handed to is told (with where to answer it)."""
     return f"{by} handed you a question to answer: {title}"
+
 
 # Several questions answered at once (a batch): ``channels.kit.batches``.
 BATCH_APPROVED: Final = "Approved."

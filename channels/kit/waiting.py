@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from bot.app import App
@@ -21,8 +22,25 @@ from bot.core.results import PendingPause
 from bot.core.time_left import expiring_first
 from channels.kit.answerers import Among
 from channels.kit.catalog import Implementation, KitCatalog
+from channels.kit.texts import answering_for, handed_to_you_by
 
 MAX_LISTED: Final = 500
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandedOn:
+    """Why a delegate is asked a question: ``by`` reassigned it to them, or (``until`` set)
+    they answer for ``by`` under a standing delegation until then."""
+
+    by: str
+    until: datetime | None = None
+
+    def said(self, person: Callable[[str], str], date: Callable[[datetime], str]) -> str:
+        """The line a list shows with the question, people and the date written by the
+        channel (``person``: a mention in Slack, the id on the web)."""
+        if self.until is None:
+            return handed_to_you_by(person(self.by))
+        return answering_for(person(self.by), date(self.until))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +53,8 @@ class Waiting:
     handed_to_them: bool = False
     """They may answer it as a delegate: it was reassigned to them, or a standing delegation
     of theirs covers it."""
+    handed: HandedOn | None = None
+    """Why, when ``handed_to_them``: who handed it to them, or whom they answer for."""
 
 
 async def waiting_for(
@@ -149,15 +169,16 @@ async def _handed_on(
     seen = {w.pending.pause_id for w in listed}
     found: list[Waiting] = []
 
-    def add(pending: PendingPause, *, not_by: str | None = None) -> None:
+    def add(pending: PendingPause, why: HandedOn, *, not_by: str | None = None) -> None:
         if pending.pause_id in seen or pending.owner_id in (person, not_by):
             return  # never their own request (nor the delegator's)
         seen.add(pending.pause_id)
-        found.append(Waiting(pending=pending, handed_to_them=True))
+        found.append(Waiting(pending=pending, handed_to_them=True, handed=why))
 
     for pending in await _channel_pauses(app, tenant_id, None):
-        if any(h.to == person and h.kind == "reassigned" for h in pending.handovers):
-            add(pending)
+        to_them = [h for h in pending.handovers if h.to == person and h.kind == "reassigned"]
+        if to_them:
+            add(pending, HandedOn(by=to_them[-1].by))
     if among_for is None:
         return found
     for delegation in await app.list_delegations(tenant_id=tenant_id):
@@ -169,5 +190,6 @@ async def _handed_on(
         )
         for waiting in theirs:
             if waiting.pending.answered_by is PauseAnswerer.CHANNEL:
-                add(waiting.pending, not_by=delegation.delegator)
+                why = HandedOn(by=delegator, until=delegation.ends_at)
+                add(waiting.pending, why, not_by=delegation.delegator)
     return found

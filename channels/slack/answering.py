@@ -32,6 +32,7 @@ from bot.core.errors import (
     DtoValidationError,
     NotPausedError,
     PauseAnswererError,
+    ProposalChangedError,
     ReplyInterpreterMissingError,
     ThreadOwnerError,
     UnknownPauseError,
@@ -46,9 +47,11 @@ from channels.kit.texts import (
     NO_LONGER_AVAILABLE,
     NO_LONGER_NEEDED,
     NO_WORDS_TAKEN,
+    PROPOSAL_MAY_HAVE_CHANGED,
 )
 from channels.slack.approvals import show_approvals
 from channels.slack.authorization import Authorizer
+from channels.slack.button_values import Shown
 from channels.slack.feedback import Audience, Feedback, already_answered
 from channels.slack.gateway import SlackGateway, quote
 from channels.slack.read_lines import HeldLine, ReadLines
@@ -171,27 +174,29 @@ class Answering:
         observe_answer(self._app.metrics, outcome, tenant_id=who.tenant_id, by=who.user)
 
     async def record_decision(
-        self, pause_id: str, who: Answerer, decision: ToolCallApprovalDecision
+        self, shown: Shown, who: Answerer, decision: ToolCallApprovalDecision
     ) -> AfterAck:
         """Before the ack: check who answers and record ``decision`` (phase 1), so a click that
         Slack saw acknowledged is never lost. Returns what to do after the ack: continue the run,
-        or tell the user why their answer was not taken."""
-        return await self._answer(pause_id, who, decision=decision)
+        or tell the user why their answer was not taken. ``shown``: the question and the
+        proposal the clicked surface showed (an approval of one replaced since is refused)."""
+        outcome = await self._outcome(shown.pause_id, who, decision=decision, shown=shown)
+        return self._after(outcome, who, None, shown=shown)
 
     async def record_from_modal(
-        self, pause_id: str, who: Answerer, decision: ToolCallApprovalDecision
+        self, shown: Shown, who: Answerer, decision: ToolCallApprovalDecision
     ) -> ModalAnswer:
         """As ``record_decision``, for a modal's submission: a decision refused for what a
         field holds (a reason its role requires, an edited value) comes back as that field's
         error for the modal, which stays open; nothing was recorded."""
-        outcome = await self._outcome(pause_id, who, decision=decision)
+        outcome = await self._outcome(shown.pause_id, who, decision=decision, shown=shown)
         if (
             isinstance(outcome, Refused)
             and isinstance(outcome.error, DtoValidationError)
             and outcome.error.field_errors
         ):
             return ModalAnswer(errors=outcome.error.field_errors)
-        return ModalAnswer(after=self._after(outcome, who, None))
+        return ModalAnswer(after=self._after(outcome, who, None, shown=shown))
 
     async def record_reply(
         self, pause_id: str, who: Answerer, text: str, place: ReplyPlace
@@ -250,17 +255,6 @@ class Answering:
 
     # ---------------------------------------------------------------- internals
 
-    async def _answer(
-        self,
-        pause_id: str,
-        who: Answerer,
-        *,
-        decision: ToolCallApprovalDecision | None = None,
-        reply: tuple[str, ReplyPlace] | None = None,
-    ) -> AfterAck:
-        outcome = await self._outcome(pause_id, who, decision=decision, reply=reply)
-        return self._after(outcome, who, reply)
-
     async def _outcome(
         self,
         pause_id: str,
@@ -268,7 +262,10 @@ class Answering:
         *,
         decision: ToolCallApprovalDecision | None = None,
         reply: tuple[str, ReplyPlace] | None = None,
+        shown: Shown | None = None,
     ) -> AnswerOutcome:
+        """``shown``: what the surface answered from showed (None: a thread reply, which
+        answers the proposal as it stands)."""
         return await self._app.answer(
             pause_id,
             tenant_id=who.tenant_id,
@@ -279,6 +276,7 @@ class Answering:
             continue_run=False,
             keep_model_replies=True,
             may_answer_as=self.person_rule(who),
+            shown_round=None if shown is None else shown.checked_round,
         )
 
     def _after(
@@ -287,8 +285,11 @@ class Answering:
         who: Answerer,
         reply: tuple[str, ReplyPlace] | None,
         line: HeldLine | None = None,
+        *,
+        shown: Shown | None = None,
     ) -> AfterAck:
-        """What to do after the ack about ``outcome`` (``line``: a reply's, owed)."""
+        """What to do after the ack about ``outcome`` (``line``: a reply's, owed; ``shown``:
+        what the surface answered from showed)."""
         match outcome:
             case Answered():
                 return functools.partial(self._continue, outcome, reply, line)
@@ -316,6 +317,8 @@ class Answering:
                 )
             case AlreadyClosed(pause=pause):
                 return functools.partial(self._tell_closed, pause, who)
+            case Refused(error=ProposalChangedError()) if shown is not None and shown.round is None:
+                return self._telling(who, PROPOSAL_MAY_HAVE_CHANGED)  # an old message's click
             case Refused(error=error):
                 return self._telling(who, _refusal(error))
             case _:

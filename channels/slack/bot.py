@@ -56,6 +56,7 @@ from channels.slack.catalog import Catalog
 from channels.slack.conversations import Conversations
 from channels.slack.counted_calls import CountBoltCalls
 from channels.slack.database import SlackDatabase
+from channels.slack.delegations import SlackDelegations
 from channels.slack.edge import RequestSignatures
 from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
@@ -254,6 +255,13 @@ class SlackBot:
         settings = self._home_settings(catalog, workspaces)
         grants = SlackGrants(app=app, catalog=catalog, directory=directory)
         sealer = BatchSealer(app.derived_keys)
+        delegations = SlackDelegations(
+            app=app,
+            client=client,
+            outbox=self.gateway.outbox,
+            directory=directory,
+            workspaces=workspaces,
+        )
         home = HomeTabs(
             client=client,
             lists=lists,
@@ -261,7 +269,7 @@ class SlackBot:
             directory=directory,
             tasks=self.tasks,
             workspaces=workspaces,
-            sections=() if settings is None else (settings,),
+            sections=(delegations,) if settings is None else (delegations, settings),
             grants=grants,
             sealer=sealer,
         )
@@ -315,6 +323,8 @@ class SlackBot:
             handing=SlackHanding(
                 app=app, gateway=self.gateway, answering=answering, feedback=feedback
             ),
+            delegations=delegations,
+            feedback=feedback,
         )
 
     def _home_settings(self, catalog: Catalog, workspaces: WorkspaceConfigs) -> HomeSettings | None:

@@ -23,6 +23,7 @@ from bot.core.errors import OVERRIDES_FIELD
 from channels.kit.offers import not_offered
 from channels.slack.answering import AfterAck, Answerer, Answering, ModalAnswer, ReplyPlace
 from channels.slack.batch_seal import BatchSealer
+from channels.slack.button_values import Shown, shown_round_of
 from channels.slack.conversations import Conversations
 from channels.slack.feedback import Feedback
 from channels.slack.gateway import SlackGateway
@@ -101,21 +102,26 @@ class Flows:
 
     # ---------------------------------------------------------------- buttons
 
-    async def approve(self, pause_id: str, who: Answerer) -> None:
-        after = await self.record_approval(pause_id, who)
+    async def approve(self, shown: Shown, who: Answerer) -> None:
+        """An Approve click, recorded and finished."""
+        after = await self.record_approval(shown, who)
         await after()
 
-    async def record_approval(self, pause_id: str, who: Answerer) -> AfterAck:
-        """An Approve click, recorded before its ack; the rest follows the ack."""
+    async def record_approval(self, shown: Shown, who: Answerer) -> AfterAck:
+        """An Approve click (``shown``: the question and proposal its surface showed),
+        recorded before its ack; the rest follows the ack."""
         after = await self._answering.record_decision(
-            pause_id, who, ToolCallApprovalDecision(approved=True)
+            shown, who, ToolCallApprovalDecision(approved=True)
         )
         return self._then_refresh(after, who)
 
     async def open_modal(
-        self, kind: ModalKind, pause_id: str, who: Answerer, trigger_id: str
+        self, kind: ModalKind, shown: Shown, who: Answerer, trigger_id: str
     ) -> None:
-        """Open the reject or edit modal (``trigger_id`` lives 3 s: nothing slow comes first)."""
+        """Open the reject or edit modal (``trigger_id`` lives 3 s: nothing slow comes first).
+        Its metadata says which proposal it answers: the edit modal's, the one it shows (the
+        proposal as it stands now); the others', the one the clicked surface showed."""
+        pause_id = shown.pause_id
         pause = await self._answering.waiting_pause(pause_id, who)
         if pause is None:
             return
@@ -131,6 +137,7 @@ class Flows:
                 channel=who.audience.channel,
                 thread_ts=who.audience.thread_ts,
                 response_url=who.audience.response_url,
+                shown_round=shown_round_of(pause) if kind == "edit" else shown.round,
             )
         )
         match kind:
@@ -173,7 +180,7 @@ class Flows:
         decision = ToolCallApprovalDecision(
             approved=False, reason=None if reason is None else truncate(reason, MAX_REASON)
         )
-        answer = await self._answering.record_from_modal(metadata.pause_id, who, decision)
+        answer = await self._answering.record_from_modal(shown_in(metadata), who, decision)
         if answer.errors:
             return ModalAnswer(errors={REASON_BLOCK: _one_text(answer.errors.values())})
         return ModalAnswer(after=self._then_refresh(answer.after, who))
@@ -187,7 +194,7 @@ class Flows:
         if response is None:
             return ModalAnswer()
         decision = ToolCallApprovalDecision(approved=False, response=truncate(response, MAX_REASON))
-        after = await self._answering.record_decision(metadata.pause_id, who, decision)
+        after = await self._answering.record_decision(shown_in(metadata), who, decision)
         return ModalAnswer(after=self._then_refresh(after, who))
 
     async def check_edit(
@@ -215,7 +222,7 @@ class Flows:
         if checked.metadata is None:
             return ModalAnswer()
         decision = ToolCallApprovalDecision(approved=True, override_arguments=checked.overrides)
-        answer = await self._answering.record_from_modal(checked.metadata.pause_id, who, decision)
+        answer = await self._answering.record_from_modal(shown_in(checked.metadata), who, decision)
         if answer.errors:
             return ModalAnswer(errors=_edit_errors(answer.errors, values))
         return ModalAnswer(after=self._then_refresh(answer.after, who))
@@ -290,6 +297,11 @@ class Flows:
             await self._gateway.say_in_thread(thread.channel, thread.ts, EMPTY_REQUEST)
             return
         await self._conversations.start(thread=thread, tenant_id=tenant_id, user=user, text=text)
+
+
+def shown_in(metadata: ModalMetadata) -> Shown:
+    """The question and the proposal a modal showed, as its metadata says."""
+    return Shown(pause_id=metadata.pause_id, round=metadata.shown_round)
 
 
 def _one_text(errors: Iterable[str]) -> str:

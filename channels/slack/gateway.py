@@ -464,6 +464,7 @@ class SlackGateway:
             grant_scopes=self.grant_scopes(role, _route(question)),
             approvals=_needed(self._catalog, question),
             reassignable=_reassignable(self._catalog, question),
+            shown_round=0 if self._catalog.required_approvals(role) > 1 else None,  # as asked
         )
 
     def grant_scopes(self, role: str, route: PauseRoute | None = None) -> tuple[str, ...]:

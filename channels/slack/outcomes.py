@@ -6,6 +6,7 @@ from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.results import PauseView
 from channels.kit.approvals import approvals_of, handover_lines
 from channels.kit.outcomes import closed_resolution, outcome_of, verdict
+from channels.slack.button_values import shown_round_of
 from channels.slack.render import ApprovalView, mention
 
 __all__ = ["approval_view", "closed_resolution", "outcome_of", "verdict"]
@@ -44,4 +45,5 @@ def approval_view(
         approvals=(() if approvals is None else approvals.lines(mention))
         + (handover_lines(pause, mention) if waiting else ()),
         reassignable=waiting and pause.answered_by is PauseAnswerer.CHANNEL,
+        shown_round=shown_round_of(pause) if waiting else None,
     )

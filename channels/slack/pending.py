@@ -14,9 +14,11 @@ from datetime import datetime
 from bot.app import App
 from bot.core.results import PendingPause
 from channels.kit.answerers import Among
-from channels.kit.waiting import waiting_for
+from channels.kit.waiting import HandedOn, waiting_for
 from channels.slack.approvers import ApproverDirectory
+from channels.slack.button_values import shown_round_of
 from channels.slack.catalog import Catalog
+from channels.slack.render import mention, slack_date
 from channels.slack.render_pending import PendingItemView
 from channels.slack.workspaces import WorkspaceConfigs
 
@@ -58,16 +60,18 @@ class PendingLists:
             implementations=await self._workspaces.answered_by_channel(tenant_id),
         )
         now = self._app.clock.now()
-        return [self._item(w.pending, now) for w in waiting]
+        return [self._item(w.pending, now, handed=w.handed) for w in waiting]
 
-    def _item(self, pending: PendingPause, now: datetime) -> PendingItemView:
+    def _item(
+        self, pending: PendingPause, now: datetime, *, handed: HandedOn | None = None
+    ) -> PendingItemView:
         assert pending.pause_id is not None
         expires = None if pending.expires_at is None else datetime.fromisoformat(pending.expires_at)
         return PendingItemView(
             pause_id=pending.pause_id,
             tool=pending.ask.tool,
             agent=pending.agent,
-            arguments=pending.ask.arguments,
+            arguments=pending.proposed_arguments,  # what an approval approves now
             input_model=self._catalog.tool_input(
                 pending.ask.tool, agent=pending.agent, role=pending.channel
             ),
@@ -85,4 +89,6 @@ class PendingLists:
                 pending.ask.tool, agent=pending.agent, role=pending.role
             ),
             delivered=pending.delivered,
+            shown_round=shown_round_of(pending),
+            handed=None if handed is None else handed.said(mention, slack_date),
         )

@@ -35,6 +35,7 @@ from bot.core.sensitive import mask_arguments
 from channels.kit.offers import Offered, offered
 from channels.kit.question import question_title
 from channels.kit.values import field_title, format_value
+from channels.slack.button_values import answer_value
 
 # --------------------------------------------------------------------------------------------
 # Ids the listeners match on.
@@ -150,6 +151,7 @@ class ApprovalView:
     grant_scopes: tuple[str, ...] = ()  # the grants its approver may give (channels.kit.grants)
     approvals: tuple[str, ...] = ()  # who approved, how many more (mrkdwn lines; several needed)
     reassignable: bool = False  # a CHANNEL question: it may be handed to someone (Reassign)
+    shown_round: int | None = None  # the proposal shown, carried by its buttons (several needed)
 
     @property
     def offered(self) -> Offered:
@@ -309,11 +311,12 @@ def field_sections(fields: Sequence[str], *, max_fields: int) -> list[SectionBlo
 
 
 def approval_buttons(
-    pause_id: str, *, offers: Offered, suffix: str | None = None
+    pause_id: str, *, offers: Offered, shown_round: int | None, suffix: str | None = None
 ) -> list[ActionsBlock]:
     """Approve / Reject / Edit & approve / Answer instead, those ``offers`` holds (no block
-    when none is);
-    each value is the pause id, no id or text holds it."""
+    when none is); each value is the pause id with the proposal shown (``shown_round``,
+    ``channels.slack.button_values``), no id or text holds it."""
+    value = answer_value(pause_id, shown_round)
 
     def action_id(base: str) -> str:
         return base if suffix is None else f"{base}:{suffix}"
@@ -322,24 +325,22 @@ def approval_buttons(
     if offers.approve:
         buttons.append(
             ButtonElement(
-                text="Approve", action_id=action_id(APPROVE_ACTION), value=pause_id, style="primary"
+                text="Approve", action_id=action_id(APPROVE_ACTION), value=value, style="primary"
             )
         )
     if offers.reject:
         buttons.append(
             ButtonElement(
-                text="Reject", action_id=action_id(REJECT_ACTION), value=pause_id, style="danger"
+                text="Reject", action_id=action_id(REJECT_ACTION), value=value, style="danger"
             )
         )
     if offers.edit:
         buttons.append(
-            ButtonElement(text="Edit & approve", action_id=action_id(EDIT_ACTION), value=pause_id)
+            ButtonElement(text="Edit & approve", action_id=action_id(EDIT_ACTION), value=value)
         )
     if offers.respond:
         buttons.append(
-            ButtonElement(
-                text="Answer instead", action_id=action_id(RESPOND_ACTION), value=pause_id
-            )
+            ButtonElement(text="Answer instead", action_id=action_id(RESPOND_ACTION), value=value)
         )
     return [ActionsBlock(elements=buttons)] if buttons else []
 

@@ -63,7 +63,7 @@ def approval_message(view: ApprovalView) -> RenderedMessage:
     blocks: list[Block] = [
         *_question(view),
         _asked_by(view),
-        *approval_buttons(view.pause_id, offers=view.offered),
+        *approval_buttons(view.pause_id, offers=view.offered, shown_round=view.shown_round),
         *grant_button(view),  # "Approve and allow similar…" (channels.slack.render_grants)
     ]
     hint = _reply_hint(view) if view.reads_replies else None

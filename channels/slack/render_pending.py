@@ -70,6 +70,8 @@ class PendingItemView:
     allowed_decisions: tuple[str, ...] | None = None  # the answers the asker takes; None: all
     question: str | None = None  # the tool's or role's ``question=`` template
     delivered: bool = True  # False: its channel could not be given it yet (an outage)
+    shown_round: int | None = None  # the proposal listed, carried by its buttons (several needed)
+    handed: str | None = None  # why a delegate is asked it (mrkdwn: ``channels.kit.waiting``)
 
 
 def pending_list(
@@ -167,7 +169,9 @@ def _item_blocks(item: PendingItemView, *, index: int, seal: Seal | None = None)
     pick = None if seal is None else pick_checkbox(seal([item.pause_id]), index=index)
     title = SectionBlock(text=mrkdwn(_item_text(item)), fields=shown or None, accessory=pick)
     offers = offered(item.allowed_decisions, tool_input=item.input_model)
-    buttons = approval_buttons(item.pause_id, offers=offers, suffix=str(index))
+    buttons = approval_buttons(
+        item.pause_id, offers=offers, shown_round=item.shown_round, suffix=str(index)
+    )
     return [DividerBlock(), title, *buttons]
 
 
@@ -184,6 +188,8 @@ def _item_text(item: PendingItemView) -> str:
         parts.append(f":hourglass: {time_left_text(item.time_left)} left")
     if not item.delivered:
         parts.append(f":satellite_antenna: {NOT_YET_DELIVERED}")
+    if item.handed is not None:
+        parts.append(f":handshake: {item.handed}")
     return " · ".join(parts)
 
 

@@ -8,6 +8,8 @@ from bot.app import App
 from channels.slack.answering import Answering
 from channels.slack.batch_flows import BatchFlows
 from channels.slack.conversations import Conversations
+from channels.slack.delegations import SlackDelegations
+from channels.slack.feedback import Feedback
 from channels.slack.flows import Flows
 from channels.slack.grant_flows import GrantFlows
 from channels.slack.handing import SlackHanding
@@ -33,3 +35,6 @@ class SlackServices:
     settings: HomeSettings | None = None
     """The Home's per-workspace settings (installed by OAuth; ``None``: .env's alone)."""
     handing: SlackHanding
+    delegations: SlackDelegations
+    """The Home's standing delegations (and the delegate told of them)."""
+    feedback: Feedback

@@ -40,6 +40,9 @@ class ModalMetadata:
     channel: str | None = None
     thread_ts: str | None = None
     response_url: str | None = None
+    shown_round: int | None = None
+    """Which proposal the modal showed (``channels.slack.button_values``); None: it did not
+    say (the question's own proposal)."""
 
     def __repr__(self) -> str:  # never print the pause id
         return f"ModalMetadata(kind={self.kind!r}, user={self.user!r}, channel={self.channel!r})"
@@ -52,7 +55,7 @@ class MetadataSigner:
         self._key = hmac.new(secret.encode(), _DOMAIN, hashlib.sha256).digest()
 
     def seal(self, metadata: ModalMetadata) -> str:
-        document = {
+        document: dict[str, object] = {
             "k": metadata.kind,
             "p": metadata.pause_id,
             "u": metadata.user,
@@ -60,6 +63,8 @@ class MetadataSigner:
             "t": metadata.thread_ts,
             "r": metadata.response_url,
         }
+        if metadata.shown_round is not None:
+            document["s"] = metadata.shown_round
         body = _b64(json.dumps(document, separators=(",", ":")).encode())
         return f"{body}.{self._mac(body)}"
 
@@ -90,6 +95,7 @@ class MetadataSigner:
             channel=_text(document.get("c")),
             thread_ts=_text(document.get("t")),
             response_url=_text(document.get("r")),
+            shown_round=_round(document.get("s")),
         )
 
     def _mac(self, body: str) -> str:
@@ -98,6 +104,10 @@ class MetadataSigner:
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _round(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _text(value: object) -> str | None:

@@ -15,7 +15,7 @@ from bot.app import App
 from bot.core.results import PendingPause
 from channels.kit.answerers import Among
 from channels.kit.batches import may_batch
-from channels.kit.question import ending_of, question_view
+from channels.kit.question import ending_of, question_view, when
 from channels.kit.waiting import waiting_for
 from channels.web.catalog import WebCatalog
 from channels.web.channel import QUESTION_PATH, WebOutbox
@@ -55,7 +55,14 @@ class WebInbox:
         )
         now = self._app.clock.now()
         return [
-            self._entry(w.pending, session, now, escalated=w.escalated_to_them) for w in waiting
+            self._entry(
+                w.pending,
+                session,
+                now,
+                escalated=w.escalated_to_them,
+                handed="" if w.handed is None else w.handed.said(str, when),
+            )
+            for w in waiting
         ]
 
     async def decided(self, session: Link) -> list[InboxEntry]:
@@ -77,7 +84,13 @@ class WebInbox:
         ]
 
     def _entry(
-        self, pending: PendingPause, session: Link, now: datetime, *, escalated: bool
+        self,
+        pending: PendingPause,
+        session: Link,
+        now: datetime,
+        *,
+        escalated: bool,
+        handed: str = "",
     ) -> InboxEntry:
         assert pending.pause_id is not None
         url = self._outbox.question_url(
@@ -88,6 +101,7 @@ class WebInbox:
             url=url,
             question=question,
             escalated=escalated,
+            handed=handed,
             delivered=pending.delivered,
             pick=url.rsplit(QUESTION_PATH, 1)[1] if may_batch(question) else "",
         )

@@ -14,9 +14,11 @@ The web has no push of its own, so a notifier is told three things, one ``WebNot
 person each time: the question when it is asked (``NoticeKind.QUESTION``, to its approvers),
 each reminder (``REMINDER``, to its approvers — once it is escalated, to the ``escalate_to``
 people too —, with the reminder's number, when the question expires and who may answer) and
-the escalation (``ESCALATION``, to the channel's ``escalate_to`` people). A notice is for one
-person because its link is theirs: whoever holds it answers as them. Neither the link nor the
-notice shows the pause id.
+the escalation (``ESCALATION``, to the channel's ``escalate_to`` people). A question handed to
+someone is told to them (``HANDOVER``), and so is a standing delegation to them when it starts
+or is ended early (``DELEGATION``: the kit's sentence as ``title``, the link their inbox's).
+A notice is for one person because its link is theirs: whoever holds it answers as them.
+Neither the link nor the notice shows the pause id.
 
 A notifier is called best effort: one that fails is logged (``web.notify-failed``) and the
 others are still told; the question keeps waiting, and the inbox shows it all anyway.
@@ -43,6 +45,7 @@ class NoticeKind(enum.Enum):
     REMINDER = "reminder"  # it still waits for them
     ESCALATION = "escalation"  # nobody answered in time: it is asked of them now as well
     HANDOVER = "handover"  # an approver handed it to them (Reassign)
+    DELEGATION = "delegation"  # a standing delegation to them started, or ended early
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +82,8 @@ class WebNotice:
                 return f"Escalated to you: approval needed: {what}"
             case NoticeKind.HANDOVER:
                 return f"Handed to you: approval needed: {what}"
+            case NoticeKind.DELEGATION:  # the kit's sentence (channels.kit.texts)
+                return self.title
 
     @property
     def text(self) -> str:
@@ -92,7 +97,8 @@ class WebNotice:
             lines.append(f"Asked of {_names(self.approvers)}: any one of them may answer.")
         if self.expires_at is not None:
             lines.append(f"Expires {when(self.expires_at)} if nobody answers.")
-        lines.append(f"Answer here: {self.url}")
+        where = "Your inbox" if self.kind is NoticeKind.DELEGATION else "Answer here"
+        lines.append(f"{where}: {self.url}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:  # the link is a secret: keep it out of reprs

@@ -30,6 +30,8 @@ class InboxEntry:
     """Its channel was given it (False during an outage: it is asked again)."""
     pick: str = ""
     """Its link token, when a batch may take it (``channels.kit.batches.may_batch``)."""
+    handed: str = ""
+    """Why the person is asked it as a delegate (``channels.kit.waiting.HandedOn``)."""
 
     def notes(self) -> list[str]:
         q = self.question
@@ -38,7 +40,7 @@ class InboxEntry:
         shown = [left(q.time_left), reminded_text(q.reminded)]
         escalated = "escalated to you" if self.escalated else ""
         undelivered = "" if self.delivered else NOT_YET_DELIVERED
-        return [n for n in (*shown, escalated, undelivered) if n]
+        return [n for n in (*shown, escalated, self.handed, undelivered) if n]
 
 
 def inbox_page(

@@ -52,6 +52,7 @@ from channels.web.answering import Said, WebAnswering, closed_text
 from channels.web.batches import WebBatches
 from channels.web.catalog import WebCatalog
 from channels.web.channel import INBOX_PATH, QUESTION_PATH, WebOutbox
+from channels.web.delegations import DELEGATIONS_PATH, WebDelegations
 from channels.web.form import Submission, form_fields, read_form
 from channels.web.grants import (
     GRANT_ACTION,
@@ -134,6 +135,7 @@ class WebServer:
         self._inbox_list = WebInbox(app, self._catalog, self.outbox)
         self._grants = WebGrants(app, self._catalog, self._answering)
         self._batches = WebBatches(app, self._catalog, self._answering, self._signer)
+        self._delegations = WebDelegations(app, self._catalog, self.outbox, notifier)
         app.provide(WebOutbox, self.outbox)
 
     def inbox_url(self, approver: str, *, tenant_id: str) -> str:
@@ -154,6 +156,7 @@ class WebServer:
         application.router.add_get(INBOX, self._inbox)
         application.router.add_post(GRANTS_PATH, self._revoke_grant)
         application.router.add_post(BATCH_PATH, self._answer_batch)
+        application.router.add_post(DELEGATIONS_PATH, self._delegation_form)
         application.router.add_get(STYLESHEET_PATH, _stylesheet)
 
     def session(self, request: web.Request) -> Link | None:
@@ -352,6 +355,7 @@ class WebServer:
         notice: str = "",
         status: int = 200,
         batch: str = "",
+        delegations_notice: str = "",
     ) -> web.Response:
         entries = await self._inbox_list.entries(session)
         decided = await self._inbox_list.decided(session)
@@ -361,6 +365,12 @@ class WebServer:
             csrf=self._csrf_token(csrf, GRANTS_PATH),
             csrf_field=CSRF_FIELD,
             notice=notice,
+        )
+        grants += await self._delegations.section(
+            session,
+            csrf=self._csrf_token(csrf, DELEGATIONS_PATH),
+            csrf_field=CSRF_FIELD,
+            notice=delegations_notice,
         )
         page = inbox_page(
             session.approver,
@@ -385,6 +395,19 @@ class WebServer:
         self._check_csrf(request, fields)
         status, said = await self._grants.revoke(session, fields.get(GRANT_ID_FIELD, ""))
         return await self._inbox_response(request, session, notice=said, status=status)
+
+    async def _delegation_form(self, request: web.Request) -> web.StreamResponse:
+        """The inbox's End now / Hand them on (its CSRF checked): the inbox again, saying
+        what it did or what was wrong."""
+        session = self.session(request)
+        if session is None:
+            raise _page_error(
+                web.HTTPUnauthorized, "Sign in with your link", "Open the link you were sent."
+            )
+        fields = await self.posted_fields(request)
+        self._check_csrf(request, fields)
+        status, said = await self._delegations.post(session, fields)
+        return await self._inbox_response(request, session, delegations_notice=said, status=status)
 
     async def _answer_batch(self, request: web.Request) -> web.StreamResponse:
         """The inbox's "Approve selected" / "Reject selected" (its CSRF checked): the inbox

@@ -57,6 +57,7 @@ APP_MEMBERS = [
     "message_refs",
     "metrics",
     "oauth_states",
+    "on_delegation",
     "on_execution_pause",
     "on_execution_resume",
     "outbox",

@@ -14,6 +14,7 @@ from bot import ExecutionStatus, PauseStatus
 from bot.testing import call_tool
 from channels.kit.texts import ALREADY_APPROVED, SELF_APPROVAL, approval_counted
 from channels.slack import slack_channel
+from channels.slack.button_values import read_answer_value
 from channels.slack.render import APPROVE_ACTION
 from tests.apps import sample_agent, sample_application
 from tests.four_eyes import WIRE, WireApprovalChannel, WireTool
@@ -64,9 +65,10 @@ async def test_two_approvers_one_wire_each_approval_shown_on_the_message(
     four_eyes: SlackWorld,
 ) -> None:
     world = four_eyes
-    pause_id = await _asked(world)
+    value = await _asked(world)  # the pause and the proposal shown (channels.slack.button_values)
+    pause_id = read_answer_value(value).pause_id
 
-    await world.click(MANAGER, APPROVE_ACTION, pause_id)
+    await world.click(MANAGER, APPROVE_ACTION, value)
     await world.settle()
     assert _told(world) == [(MANAGER, approval_counted(1))]
     [update] = world.stub.of("chat.update")
@@ -75,22 +77,22 @@ async def test_two_approvers_one_wire_each_approval_shown_on_the_message(
     assert [b["action_id"] for b in buttons(update.blocks())][:1] == [APPROVE_ACTION]
     assert world.ledger.runs == []
 
-    await world.click(MANAGER, APPROVE_ACTION, pause_id)  # the same person again
-    await world.click(ACCOUNTANT, APPROVE_ACTION, pause_id)  # the requester
+    await world.click(MANAGER, APPROVE_ACTION, value)  # the same person again
+    await world.click(ACCOUNTANT, APPROVE_ACTION, value)  # the requester
     await world.settle()
     assert _told(world)[1:] == [(MANAGER, ALREADY_APPROVED), (ACCOUNTANT, SELF_APPROVAL)]
     pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
     assert pause is not None and pause.status is PauseStatus.PENDING
     assert [a.by for a in pause.approvals] == [MANAGER]
 
-    await world.click(AUDITOR, APPROVE_ACTION, pause_id)
+    await world.click(AUDITOR, APPROVE_ACTION, value)
     await world.settle()
     assert world.ledger.runs == [("wire", WIRE)]
     final = world.stub.of("chat.update")[-1]
     assert buttons(final.blocks()) == []
     assert f"by <@{AUDITOR}>" in all_text(final.blocks())
 
-    await world.click(MANAGER, APPROVE_ACTION, pause_id)  # after the second
+    await world.click(MANAGER, APPROVE_ACTION, value)  # after the second
     await world.settle()
     assert "already answered" in _told(world)[-1][1]
     assert world.ledger.runs == [("wire", WIRE)]

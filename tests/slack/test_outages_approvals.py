@@ -14,6 +14,7 @@ import pytest
 from bot import ChannelOf, ExecutionStatus, PauseAnswerer, PauseStatus, channel_role, tool
 from bot.testing import FakeClock, call_tool
 from channels.slack import slack_channel
+from channels.slack.button_values import read_answer_value
 from channels.slack.render import APPROVE_ACTION
 from tests.apps import sample_agent, sample_application
 from tests.four_eyes import WIRE, WireInput, WireReplyInterpreter
@@ -108,13 +109,14 @@ async def test_a_second_approval_shown_once_slack_is_back(
     three_eyes: SlackWorld, kind: str
 ) -> None:
     world = three_eyes
-    pause_id = await _asked(world)
-    await world.click(MANAGER, APPROVE_ACTION, pause_id)
+    value = await _asked(world)
+    pause_id = read_answer_value(value).pause_id
+    await world.click(MANAGER, APPROVE_ACTION, value)
     await world.settle()
     assert _counts(world) == ["1 of 3"]
 
     await world.stub.fail_all(kind, "chat.update")
-    assert (await world.click(AUDITOR, APPROVE_ACTION, pause_id)).status == 200
+    assert (await world.click(AUDITOR, APPROVE_ACTION, value)).status == 200
     await world.settle()
     pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
     assert pause is not None and pause.status is PauseStatus.PENDING

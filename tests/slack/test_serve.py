@@ -450,10 +450,11 @@ async def test_the_desk_asks_its_approvers_in_the_approval_channel(
         assert note.payload["text"].startswith("Waiting for approval in <#C0DESK>")
         pause_id = str(buttons(question.blocks())[0]["value"])
         from channels.slack.answering import Answerer
+        from channels.slack.button_values import read_answer_value
         from channels.slack.feedback import Audience
 
         boss = Answerer(user="U0BOSS", team=TEAM, tenant_id=TEAM, audience=Audience(user="U0BOSS"))
-        await bot.services.flows.approve(pause_id, boss)
+        await bot.services.flows.approve(read_answer_value(pause_id), boss)
         await bot.wait_idle()
         texts: list[Any] = [c.payload["text"] for c in stub.of("chat.postMessage")]
         assert texts[-1] == "Refunded."

@@ -93,3 +93,30 @@ async def test_handovers_are_written_over_the_version_read_and_kept_in_the_audit
         await store.record_handover(record.pause_id, closed, tenant_id="acme", version=1, at=NOW)
         is None
     )
+
+
+async def test_what_delegates_are_owed_is_taken_once_start_then_early_end(
+    delegations: Delegations,
+) -> None:
+    """A start is owed while the delegation is active, an early end once its start was told;
+    taking one is one conditional write (a second taker gets False)."""
+    await delegations.add(new("d-1"))
+    await delegations.add(new("d-2", delegate="cid"))
+    owed = await delegations.untold(NOW, limit=10)
+    assert [(c.kind, c.delegation.delegation_id) for c in owed] == [
+        ("started", "d-1"),
+        ("started", "d-2"),
+    ]
+    assert await delegations.mark_told("acme", "d-1", "started", at=NOW)
+    assert not await delegations.mark_told("acme", "d-1", "started", at=NOW)  # taken already
+    assert not await delegations.mark_told("other", "d-2", "started", at=NOW)  # not its tenant
+    assert [c.delegation.delegation_id for c in await delegations.untold(NOW, limit=10)] == ["d-2"]
+    assert len(await delegations.untold(NOW, limit=1)) == 1
+
+    assert await delegations.end("acme", "d-1", by="ann", at=NOW)
+    assert await delegations.end("acme", "d-2", by="ann", at=NOW)  # its start never told
+    owed = await delegations.untold(NOW, limit=10)
+    assert [(c.kind, c.delegation.delegation_id) for c in owed] == [("ended", "d-1")]
+    assert owed[0].delegation.ended_by == "ann"
+    assert await delegations.mark_told("acme", "d-1", "ended", at=NOW)
+    assert await delegations.untold(NOW, limit=10) == []

@@ -16,6 +16,7 @@ from aiohttp import ClientSession
 
 from bot import ExecutionStatus, tool
 from bot.testing import call_tool
+from channels.kit.question import when
 from channels.web import NoticeKind, web_channel
 from tests.apps import sample_agent, sample_application
 from tests.office import Done, Ledger
@@ -165,3 +166,31 @@ async def test_the_inbox_lists_what_a_delegation_covers_until_its_end(handing: W
         await world.clock.advance(timedelta(hours=9))  # ended: off the inbox
         assert await _inbox_links(carol, world, CAROL) == []
     assert world.ledger.runs == []
+
+
+async def _inbox_page(http: ClientSession, world: WebWorld, who: str) -> str:
+    await http.get(world.server.inbox_url(who, tenant_id=TENANT))
+    status, page = await open_page(http, "/inbox")
+    assert status == 200
+    return unescape(page)
+
+
+async def test_the_inbox_says_why_a_delegate_is_asked_each_question(handing: WebWorld) -> None:
+    """Handed on: "Handed to you by alice"; under a standing delegation: "You answer for bob
+    until <its end>" (the kit's words, ``channels.kit.waiting.HandedOn``)."""
+    world = handing
+    await _asked(world)
+    [pause] = await world.app.list_pending(tenant_id=TENANT, include_channel_pause_ids=True)
+    await world.app.reassign(pause.pause_id or "", tenant_id=TENANT, by=ALICE, to=DAN)
+    delegation = await world.app.delegate(
+        tenant_id=TENANT, delegator=BOB, delegate=CAROL, ends_in=timedelta(hours=8)
+    )
+    async with world.client() as dan:
+        assert f"Handed to you by {ALICE}" in await _inbox_page(dan, world, DAN)
+    async with world.client() as carol:
+        page = await _inbox_page(carol, world, CAROL)
+        assert f"You answer for {BOB} until {when(delegation.ends_at)}" in page
+        assert "Handed to you" not in page
+    async with world.client() as alice:
+        page = await _inbox_page(alice, world, ALICE)
+        assert "Handed to you" not in page and "You answer for" not in page

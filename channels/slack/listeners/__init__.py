@@ -11,6 +11,7 @@ from slack_bolt.async_app import AsyncApp
 from channels.slack.listeners import (
     actions,
     commands,
+    delegations,
     grants,
     handing,
     home,
@@ -27,6 +28,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     views.register(bolt, services)
     grants.register(bolt, services)
     handing.register(bolt, services)
+    delegations.register(bolt, services)
     commands.register(bolt, services)
     home.register(bolt, services)
     mentions.register(bolt, services)

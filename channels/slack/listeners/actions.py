@@ -12,6 +12,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from channels.slack.answering import AfterAck, Answerer
+from channels.slack.button_values import read_answer_value
 from channels.slack.payloads import (
     SlackPayload,
     interaction_audience,
@@ -62,10 +63,11 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         trigger_id = text_at(body, "trigger_id") or ""
         match kind:
             case "approve":
-                await recorded_then_acked(ack, flows.record_approval(value, who), who, kind)
+                shown = read_answer_value(value)  # the question and the proposal shown
+                await recorded_then_acked(ack, flows.record_approval(shown, who), who, kind)
             case "reject" | "edit" | "respond":
                 await ack()
-                modal = flows.open_modal(kind, value, who, trigger_id)
+                modal = flows.open_modal(kind, read_answer_value(value), who, trigger_id)
                 tasks.spawn(modal, name=f"slack {kind}", urgent=True)  # trigger_id lives 3 s
             case "batch":  # Approve all: as Approve, each item
                 await recorded_then_acked(ack, batches.record_all(value, who), who, kind)

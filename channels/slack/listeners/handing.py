@@ -8,6 +8,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from channels.slack.answering import Answerer
+from channels.slack.button_values import read_answer_value
 from channels.slack.feedback import Audience
 from channels.slack.flows import TAMPERED
 from channels.slack.payloads import (
@@ -44,7 +45,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             audience=interaction_audience(body, user),
         )
         trigger_id = text_at(body, "trigger_id") or ""
-        modal = flows.open_modal("reassign", value, who, trigger_id)
+        modal = flows.open_modal("reassign", read_answer_value(value), who, trigger_id)
         tasks.spawn(modal, name="slack reassign", urgent=True)  # trigger_id lives 3 s
 
     async def on_submit(

@@ -1,0 +1,166 @@
+"""Standing delegations from the App Home: the person's own ("End now") and those to them, a
+modal to start one, and the delegate told in a direct message when one starts or ends early.
+
+The delegator is always the person who clicks or submits (never a value from the form), and
+only a delegation's delegator may end it: an "End now" sent by anyone else with its id is
+refused, nothing changed. The delegate's message is owed through the outbox, so a Slack outage
+delays it and never loses it; it is said for every delegation started through the App
+(``App.on_delegation``): from the Home, the web inbox, or any caller of ``App.delegate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.app import App
+from bot.core.delegations import Delegation, DelegationChange
+from bot.core.errors import CountersignError
+from channels.kit.delegations import (
+    DELEGATE_FIELD,
+    UNTIL_FIELD,
+    delegated_roles,
+    delegation_lines,
+    ending_refused,
+    new_delegation_problems,
+    roles_said,
+)
+from channels.kit.texts import (
+    DELEGATION_ENDED,
+    DELEGATION_GONE,
+    DELEGATION_NOT_YOURS,
+    delegation_ended,
+    delegation_started,
+)
+from channels.slack.approvers import ApproverDirectory
+from channels.slack.outbox import SlackOutbox, key_of
+from channels.slack.redaction import log
+from channels.slack.render import escape, mention, slack_date
+from channels.slack.render_delegations import (
+    DELEGATION_BLOCKS,
+    delegation_blocks,
+    delegation_modal,
+)
+from channels.slack.webapi import api_error
+from channels.slack.workspaces import WorkspaceConfigs
+
+StateValues = Mapping[str, Mapping[str, Mapping[str, object]]]
+
+DEFAULT_LENGTH: Final = timedelta(days=7)
+"""The end the modal offers first: a week from now."""
+
+
+class SlackDelegations:
+    """The Home's delegations section (a ``HomeSection``), and what its buttons and modal do."""
+
+    def __init__(
+        self,
+        *,
+        app: App,
+        client: AsyncWebClient,
+        outbox: SlackOutbox,
+        directory: ApproverDirectory,
+        workspaces: WorkspaceConfigs,
+    ) -> None:
+        self._app = app
+        self._client = client
+        self._outbox = outbox
+        self._directory = directory
+        self._workspaces = workspaces
+        app.on_delegation(self.tell_delegate)
+
+    async def blocks(self, *, tenant_id: str, user: str) -> list[dict[str, object]]:
+        """The section of ``user``'s Home: their delegations, and the button to start one."""
+        delegations = await self._app.list_delegations(tenant_id=tenant_id)
+        return delegation_blocks(delegation_lines(delegations, user, self._app.clock.now()))
+
+    async def end(self, delegation_id: str, *, tenant_id: str, user: str) -> str:
+        """End ``user``'s own delegation now; what they are told."""
+        found = await self._find(tenant_id, delegation_id)
+        if ending_refused(found, user):
+            log.warning("slack: refused ending a delegation that is not user %s's", user)
+            return DELEGATION_GONE if found is None else DELEGATION_NOT_YOURS
+        ended = await self._app.end_delegation(delegation_id, tenant_id=tenant_id, by=user)
+        return DELEGATION_ENDED if ended else DELEGATION_GONE
+
+    async def open_modal(self, trigger_id: str) -> None:
+        """The modal that starts a delegation (``trigger_id`` lives 3 s)."""
+        view = delegation_modal(initial_end=self._app.clock.now() + DEFAULT_LENGTH)
+        try:
+            await self._client.views_open(trigger_id=trigger_id, view=view)
+        except SlackApiError as error:
+            log.warning("slack: the delegation modal did not open: %s", api_error(error))
+
+    async def start(
+        self, values: StateValues, *, tenant_id: str, user: str
+    ) -> dict[str, str] | Delegation:
+        """Before the ack: start ``user``'s delegation as the modal says; the modal's errors
+        by block (it stays open, nothing made) or the delegation."""
+        delegate = _text(values, DELEGATE_FIELD, "selected_user")
+        ends_at = _moment(values)
+        now = self._app.clock.now()
+        problems = new_delegation_problems(
+            delegator=user, delegate=delegate, ends_at=ends_at, now=now
+        )
+        if problems or delegate is None or ends_at is None:
+            return {DELEGATION_BLOCKS[field]: said for field, said in problems.items()}
+        try:
+            return await self._app.delegate(
+                tenant_id=tenant_id,
+                delegator=user,
+                delegate=delegate,
+                ends_in=ends_at - now,
+                by=user,
+            )
+        except CountersignError as error:
+            return {DELEGATION_BLOCKS[DELEGATE_FIELD]: escape(error.message, 150)}
+
+    async def tell_delegate(self, change: DelegationChange) -> None:
+        """Owe the delegate a direct message: a delegation to them started, or ended early."""
+        delegation = change.delegation
+        delegator = mention(delegation.delegator)
+        if change.kind == "started":
+            roles = await self._roles_of(delegation)
+            text = delegation_started(delegator, roles, slack_date(delegation.ends_at))
+        else:
+            text = delegation_ended(delegator)
+        await self._outbox.post(
+            key=key_of("delegation", delegation.delegation_id, change.kind),
+            channel=delegation.delegate,
+            thread_ts=None,
+            text=text,
+            tenant_id=delegation.tenant_id,
+        )
+
+    async def _roles_of(self, delegation: Delegation) -> str:
+        implementations = await self._workspaces.answered_by_channel(delegation.tenant_id)
+
+        async def among(approvers: Sequence[str]) -> bool:
+            return await self._directory.may_answer(delegation.delegator, approvers)
+
+        return roles_said(await delegated_roles(implementations, among))
+
+    async def _find(self, tenant_id: str, delegation_id: str) -> Delegation | None:
+        delegations = await self._app.list_delegations(tenant_id=tenant_id)
+        return next((d for d in delegations if d.delegation_id == delegation_id), None)
+
+
+def _text(values: StateValues, field: str, key: str) -> str | None:
+    value = values.get(DELEGATION_BLOCKS[field], {}).get(field, {}).get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _moment(values: StateValues) -> datetime | None:
+    """The end the modal's date and time picker holds (Slack sends a Unix time)."""
+    value = values.get(DELEGATION_BLOCKS[UNTIL_FIELD], {}).get(UNTIL_FIELD, {})
+    seconds = value.get("selected_date_time")
+    if isinstance(seconds, bool) or not isinstance(seconds, int):
+        return None
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
