@@ -97,7 +97,7 @@ def turn_message(items: Sequence[TurnItem], *, approve_all: str | None) -> Rende
 
 def _heading(count: int, waiting: int) -> str:
     if waiting == 0:
-        return f"{count} requests, all answered"
+        return f"{count} requests, none waiting any more"
     if waiting == count:
         return f"Approval needed: {count} requests"
     return f"Approval needed: {waiting} of {count} requests still wait"

@@ -123,14 +123,14 @@ class TurnMessages:
                 return True
         return True
 
-    async def is_turn(self, message: MessageRef) -> bool:
-        """Whether ``message`` asks several questions (a turn's)."""
-        return message.escalated_copy is False and len(await self._messages.in_message(message)) > 1
-
     async def pauses_of(self, message: MessageRef) -> list[PauseView]:
-        """The questions ``message`` asks, in the model's order."""
+        """The questions ``message`` asks, in the model's order (none read when it asks one
+        question only: not a turn's)."""
+        refs = await self._messages.in_message(message)
+        if len(refs) < 2:
+            return []
         found = []
-        for ref in await self._messages.in_message(message):
+        for ref in refs:
             pause = await self._app.find_pause(ref.pause_id, tenant_id=ref.tenant_id)
             if pause is not None:
                 found.append(pause)

@@ -138,7 +138,7 @@ async def test_one_item_answered_by_its_button_then_approve_all_skips_one_answer
     assert said.count(batch_skipped("Approved by you.")) == 1
     blocks = latest(world, ts)
     assert approve_ids(blocks) == [] and approve_all(blocks) is None  # all settled: no buttons
-    assert "3 requests, all answered" in all_text(blocks)
+    assert "3 requests, none waiting any more" in all_text(blocks)
     assert all_text(blocks).count("Approved* by") == 3
     for pause_id in ids:  # each item its own pause, settled
         pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
@@ -194,6 +194,27 @@ async def test_a_reply_in_the_thread_of_a_turn_answers_nothing(world: SlackWorld
     for pause_id in ids:
         pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
         assert pause is not None and pause.status is PauseStatus.PENDING
+
+
+async def test_a_cancelled_turn_shows_each_item_withdrawn_and_no_buttons(
+    world: SlackWorld,
+) -> None:
+    world.llm.then_return(refunds(3))
+    result = await world.execute("refund these")
+    [post] = [m for m in world.stub.posted if m["channel"] == APPROVALS]
+    ts = str(post["ts"])
+    ids = approve_ids(latest(world, ts))
+
+    await world.app.cancel(result.thread_id, tenant_id=TEAM)
+    await world.settle()
+
+    blocks = latest(world, ts)
+    assert buttons(blocks) == []
+    assert "3 requests, none waiting any more" in all_text(blocks)
+    for pause_id in ids:
+        ref = await world.bot.messages.get(pause_id)
+        assert ref is not None and ref.closed
+    assert ran(world) == []
 
 
 async def test_a_lone_question_posts_as_before(world: SlackWorld) -> None:
