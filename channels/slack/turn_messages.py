@@ -23,6 +23,7 @@ import contextlib
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -76,16 +77,17 @@ class TurnMessages:
         self._messages = messages
         self._view_of = view_of
         self.sealer = BatchSealer(app.derived_keys)
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._turns: dict[str, _Turn] = {}
         self._asked: OrderedDict[str, MessageRef] = OrderedDict()
 
     @contextlib.asynccontextmanager
     async def asking(self, key: str) -> AsyncIterator[MessageRef | None]:
         """Ask one question of turn ``key`` at a time; yields the message it joins (one that
         asks the turn and lists fewer than ``MAX_TURN_ITEMS``), or None: post it."""
-        lock = self._locks.setdefault(key, asyncio.Lock())
+        turn = self._turns.setdefault(key, _Turn())
+        turn.asking += 1  # the lock is forgotten only once nobody waits for it
         try:
-            async with lock:
+            async with turn.lock:
                 message = self._asked.get(key)
                 if message is not None and len(await self._messages.in_message(message)) < (
                     MAX_TURN_ITEMS
@@ -94,8 +96,9 @@ class TurnMessages:
                 else:
                     yield None
         finally:
-            if not lock.locked() and self._locks.get(key) is lock:
-                del self._locks[key]
+            turn.asking -= 1
+            if turn.asking == 0:
+                del self._turns[key]
 
     def asked(self, key: str, message: MessageRef) -> None:
         """``message`` asks turn ``key`` now: its siblings join it."""
@@ -160,6 +163,14 @@ class TurnMessages:
         that message of that tenant (forged, changed, or from another message)."""
         audience = message_audience(channel_id, ts)
         return self.sealer.open(value, user=audience, tenant_id=tenant_id)
+
+
+@dataclass(slots=True)
+class _Turn:
+    """The questions of one turn being asked now, one at a time."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    asking: int = 0
 
 
 def _settled(pause: PauseView) -> Outcome | None:

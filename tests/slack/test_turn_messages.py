@@ -6,6 +6,7 @@ while posting leaves one message, asked once; a reply in its thread answers noth
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
@@ -25,7 +26,7 @@ from channels.slack.render_turn import MAX_TURN_ITEMS, ONE_BY_ONE, TURN_APPROVE_
 from channels.slack.turn_answers import NOT_THIS_MESSAGE
 from tests.slack.checks import all_text, assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld, open_world
-from tests.slack.office import APPROVALS, MANAGER, BookExpenseTool, RefundCardTool
+from tests.slack.office import APPROVALS, MANAGER, STRANGER, BookExpenseTool, RefundCardTool
 from tests.slack.stub import TEAM, Call, SlackStub
 
 RECOVERED = timedelta(seconds=15)  # past the lease and a sweep or two
@@ -159,8 +160,11 @@ async def test_approve_all_answers_every_waiting_item_recorded_before_its_run_mo
     button = approve_all(latest(world, ts))
     assert button is not None
 
-    await world.click(MANAGER, TURN_APPROVE_ALL, str(button["value"]), message_ts=ts)
-    await world.click(MANAGER, TURN_APPROVE_ALL, str(button["value"]), message_ts=ts)  # twice
+    value = str(button["value"])
+    await asyncio.gather(  # double-clicked: two at once
+        world.click(MANAGER, TURN_APPROVE_ALL, value, message_ts=ts),
+        world.click(MANAGER, TURN_APPROVE_ALL, value, message_ts=ts),
+    )
     await world.settle()
 
     assert ran(world) == ["0", "1", "2", "3"]
@@ -181,6 +185,19 @@ async def test_an_approve_all_of_another_message_or_forged_answers_nothing(
         await world.settle()
         assert told(world)[-1] == NOT_THIS_MESSAGE
     assert ran(world) == []
+
+
+async def test_approve_all_by_someone_not_an_approver_answers_nothing(world: SlackWorld) -> None:
+    ts, ids = await ask_turn(world)
+    button = approve_all(latest(world, ts))
+    assert button is not None
+
+    await world.click(STRANGER, TURN_APPROVE_ALL, str(button["value"]), message_ts=ts)
+    await world.settle()
+
+    assert ran(world) == []
+    assert told(world)[-1].count("Refused") + told(world)[-1].count("refused") == 3
+    assert approve_ids(latest(world, ts)) == ids  # all still waiting, with their buttons
 
 
 async def test_a_reply_in_the_thread_of_a_turn_answers_nothing(world: SlackWorld) -> None:
