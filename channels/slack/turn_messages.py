@@ -79,6 +79,8 @@ class TurnMessages:
         self.sealer = BatchSealer(app.derived_keys)
         self._turns: dict[str, _Turn] = {}
         self._asked: OrderedDict[str, MessageRef] = OrderedDict()
+        self._shown: OrderedDict[tuple[str, str], State] = OrderedDict()
+        """What this process showed last of each turn's message."""
 
     @contextlib.asynccontextmanager
     async def asking(self, key: str) -> AsyncIterator[MessageRef | None]:
@@ -109,22 +111,32 @@ class TurnMessages:
 
     async def update(self, message: MessageRef) -> bool:
         """Show the turn ``message`` asks as its questions stand (``chat.update``), again while
-        they changed meanwhile; False when it asks one question only (not a turn's). Raises
-        what Slack failed with."""
+        they changed meanwhile; False when it asks one question only (not a turn's). A state
+        this process showed last already is not sent again (the answers of one move each ask
+        for it). Raises what Slack failed with."""
+        where = (message.channel_id, message.ts)
         for _ in range(ROUNDS):
             shown = await self._rendered(message)
             if shown is None:
                 return False
             state, rendered = shown
-            await self._client.chat_update(
-                channel=message.channel_id,
-                ts=message.ts,
-                text=rendered.text,
-                blocks=rendered.blocks,
-            )
+            if self._shown.get(where) != state:
+                await self._client.chat_update(
+                    channel=message.channel_id,
+                    ts=message.ts,
+                    text=rendered.text,
+                    blocks=rendered.blocks,
+                )
+                self._remember(where, state)
             if await self._state(message) == state:
                 return True
         return True
+
+    def _remember(self, where: tuple[str, str], state: State) -> None:
+        self._shown[where] = state
+        self._shown.move_to_end(where)
+        while len(self._shown) > REMEMBERED:
+            self._shown.popitem(last=False)
 
     async def pauses_of(self, message: MessageRef) -> list[PauseView]:
         """The questions ``message`` asks, in the model's order (none read when it asks one
