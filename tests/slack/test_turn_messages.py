@@ -306,3 +306,32 @@ async def test_a_turn_asked_while_slack_fails_is_posted_once_after(
     await world.click(MANAGER, TURN_APPROVE_ALL, str(button["value"]), message_ts=ts)
     await world.settle()
     assert ran(world) == ["0", "1", "2"]
+
+
+async def test_a_join_slack_failed_to_show_is_shown_once_it_is_back(
+    quick_world: SlackWorld,
+) -> None:
+    """The first question is posted; Slack then fails the updates that list its siblings: they
+    are asked all the same (their references point at the message, the update owed), and the
+    message lists them once Slack is back."""
+    world = quick_world
+    world.llm.then_return(refunds(3))
+    await world.stub.fail_all("500", "chat.update")
+    result = await world.execute("refund these")
+    assert result.status is ExecutionStatus.PAUSED
+    [post] = [m for m in world.stub.posted if m["channel"] == APPROVALS]
+    ts = str(post["ts"])
+    assert len(approve_ids(latest(world, ts))) == 1  # Slack shows the first only, for now
+
+    await world.stub.restore()
+    await world.clock.advance(RECOVERED)
+    await world.settle()
+
+    ids = approve_ids(latest(world, ts))
+    assert len(ids) == 3
+    assert len([m for m in world.stub.posted if m["channel"] == APPROVALS]) == 1
+    button = approve_all(latest(world, ts))
+    assert button is not None
+    await world.click(MANAGER, TURN_APPROVE_ALL, str(button["value"]), message_ts=ts)
+    await world.settle()
+    assert ran(world) == ["0", "1", "2"]
