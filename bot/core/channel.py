@@ -39,6 +39,9 @@ class ChannelAsk:
     route: PauseRoute | None = None
     """Where a policy routed it (``PolicyOutcome.route``): ask ``route.approvers`` instead of
     the channel's, in ``route.conversation`` instead of the channel's; None: as configured."""
+    turn: str | None = None
+    """Which model turn asked it (``PauseView.turn``): the questions one turn asked together
+    share it, and a channel may ask them in one message; None: unknown."""
 
     @property
     def shown_arguments(self) -> dict[str, Any]:

@@ -279,6 +279,12 @@ class PauseView:
     route: PauseRoute | None = None
     """Where a policy routed it (``PolicyOutcome.route``): who may answer and where it is
     asked, instead of its channel's approvers and conversation; None: as configured."""
+    turn: str | None = None
+    """Which model turn asked it: the questions one turn asked together (an agent's tool calls
+    of one model message, an attached graph's one interrupt) share it; a channel may ask them
+    in one message. Opaque; None when unknown."""
+    ask_position: int | None = None
+    """Its place among the questions of its turn (the model's order)."""
 
     def __repr__(self) -> str:
         return f"PauseView(tool={self.ask.tool!r}, status={self.status!s}, role={self.role!r})"

@@ -383,6 +383,7 @@ async def _send(
         expires_at=expiry_of(binding, record),
         tool_input=binding.spec.input,
         route=record.route,
+        turn=record.turn,
     )
     # A launch may cancel this branch while send is returning: the send and the record of its
     # outcome finish anyway, so a question that was posted is known and can be taken back.

@@ -72,6 +72,8 @@ class Views:
             approvals=record.approvals.shown(),
             proposal=record.approvals.proposal,
             handovers=record.handovers,
+            turn=record.turn,
+            ask_position=record.ask_position,
         )
 
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:

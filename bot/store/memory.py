@@ -778,6 +778,14 @@ class MemoryMessageRefs(MessageRefs):
         )
         return sorted(found, key=lambda ref: (ref.created_at, ref.pause_id))
 
+    async def in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
+        found = (
+            ref
+            for ref in self._refs.values()
+            if ref.conversation == conversation and ref.thread == thread
+        )
+        return sorted(found, key=lambda ref: (ref.created_at, ref.pause_id))
+
     async def open_refs(
         self, *, after: str | None = None, limit: int = 100
     ) -> list[MessageRefRecord]:

@@ -41,6 +41,9 @@ class SqlMessageRefs:
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
         return await self._tx.read(functools.partial(_open_in_thread, conversation, thread))
 
+    async def in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
+        return await self._tx.read(functools.partial(_in_thread, conversation, thread))
+
     async def open_refs(
         self, *, after: str | None = None, limit: int = 100
     ) -> list[MessageRefRecord]:
@@ -81,6 +84,15 @@ def _open_in_thread(
                 message_refs.c.closed_at.is_(None),
             )
         )
+        .order_by(message_refs.c.created_at, message_refs.c.pause_id)
+    )
+    return [_record(row._mapping) for row in connection.execute(statement).all()]
+
+
+def _in_thread(conversation: str, thread: str, connection: Connection) -> list[MessageRefRecord]:
+    statement = (
+        select(message_refs)
+        .where(and_(message_refs.c.conversation == conversation, message_refs.c.thread == thread))
         .order_by(message_refs.c.created_at, message_refs.c.pause_id)
     )
     return [_record(row._mapping) for row in connection.execute(statement).all()]

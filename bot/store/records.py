@@ -120,6 +120,20 @@ class PauseRecord:
         return self.ask.arguments if proposal is None else proposal
 
     @property
+    def turn(self) -> str:
+        """The model turn that asked it (``PauseView.turn``): its execution and agent, the
+        moment the turn asked (one for all its calls) and its place: the agent's tool-loop
+        iteration (each call of a native turn is a task of its own node), else its node (an
+        attached graph's interrupt, whose questions share it)."""
+        place = (
+            f"iteration:{self.tool_loop_iteration}"
+            if self.tool_loop_iteration is not None
+            else f"node:{self.node_id}"
+        )
+        parts = (self.execution_id, self.agent, str(self.item_index), str(self.child_execution_id))
+        return "|".join((*parts, place, self.asked_at.isoformat()))
+
+    @property
     def interrupt_to_resume(self) -> str | None:
         """The interrupt a pass resumes with this pause's answer: known once the pause is
         answered (RESOLVED) and LangGraph has named its interrupt; None otherwise."""

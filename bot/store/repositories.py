@@ -427,6 +427,11 @@ class MessageRefs(Protocol):
         """The open references in ``thread`` of ``conversation``, oldest first."""
         ...
 
+    async def in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
+        """Every reference in ``thread`` of ``conversation``, open or closed, oldest first (the
+        questions one message asks together: each shown as it stands)."""
+        ...
+
     async def open_refs(
         self, *, after: str | None = None, limit: int = 100
     ) -> list[MessageRefRecord]:

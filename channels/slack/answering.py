@@ -248,6 +248,17 @@ class Answering:
             if isinstance(outcome, ApprovalCounted):
                 await show_approvals(self._app, self._gateway, outcome.pause)
 
+    async def record_each(
+        self, pause_ids: list[str], who: Answerer, decision: ToolCallApprovalDecision
+    ) -> list[AnswerOutcome]:
+        """Before the ack: ``decision`` for each of ``pause_ids`` (each once, in the order
+        given), recorded only (phase 1), each with Slack's rule of who may answer as a click
+        on its own buttons; the runs move after the ack (``App.continue_answer``)."""
+        return [
+            await self._outcome(pause_id, who, decision=decision)
+            for pause_id in dict.fromkeys(pause_ids)
+        ]
+
     def after(self, outcome: AnswerOutcome, who: Answerer) -> AfterAck:
         """What follows the ack of an answer recorded elsewhere (a grant's approval,
         ``channels.slack.grant_flows``): as for a click."""

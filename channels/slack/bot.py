@@ -96,6 +96,7 @@ from channels.slack.tenant_tokens import (
     speaking_for,
 )
 from channels.slack.threads import SlackThread
+from channels.slack.turn_answers import TurnAnswers
 from channels.slack.web import EVENTS_PATH, build_web_app
 from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, slack_session, web_client
 from channels.slack.workspace_admins import WorkspaceAdmins
@@ -319,6 +320,9 @@ class SlackBot:
             messages=self.messages,
             tasks=self.tasks,
             late=LateAnswers(app.clock, feedback),
+            turns=TurnAnswers(
+                app=app, gateway=self.gateway, answering=answering, feedback=feedback
+            ),
             settings=settings,
             handing=SlackHanding(
                 app=app, gateway=self.gateway, answering=answering, feedback=feedback

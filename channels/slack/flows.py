@@ -53,6 +53,10 @@ TAMPERED: Final = (
 SEVERAL_IN_THREAD: Final = (
     "Several requests wait in this thread: answer each with the buttons on its message."
 )
+SEVERAL_IN_MESSAGE: Final = (
+    "This message asks several requests and a reply cannot tell which one it answers: "
+    "nothing was answered. Use the buttons of the request you mean."
+)
 MAX_REASON: Final = 3000  # ToolCallApprovalDecision's limit (the modal's too)
 MAX_ERROR: Final = 300  # what a modal shows under an input
 EMPTY_REQUEST: Final = "Tell me what to do in the same message, e.g. “refund order 7”."
@@ -278,7 +282,9 @@ class Flows:
         if not refs:
             return None
         if len(refs) > 1:
-            return functools.partial(self._feedback.tell, who.audience, SEVERAL_IN_THREAD)
+            one_message = len({ref.ts for ref in refs}) == 1  # a turn's questions, together
+            said = SEVERAL_IN_MESSAGE if one_message else SEVERAL_IN_THREAD
+            return functools.partial(self._feedback.tell, who.audience, said)
         return await self._answering.record_reply(refs[0].pause_id, who, text, place)
 
     # ---------------------------------------------------------------- starting work

@@ -50,6 +50,7 @@ from channels.slack.render_message import (
 from channels.slack.render_note import settled_note, waiting_note
 from channels.slack.store import MessageRef, SlackMessageStore
 from channels.slack.threads import SlackThread
+from channels.slack.turn_messages import TurnMessages, turn_key
 from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, is_transient
 from channels.slack.workspaces import WorkspaceConfigs
 
@@ -101,6 +102,10 @@ class SlackGateway:
         """What is owed to Slack (notes, lines, updates, ends) until it is said."""
         outbox.deliver_kind(UPDATE, self._deliver_update)
         outbox.deliver_kind(QUESTION, self._deliver_unasked)
+        self.turns = TurnMessages(
+            app=app, client=client, messages=messages, view_of=self.approval_view
+        )
+        """Which message asks each model turn's questions together (``turn_messages``)."""
         self.workspaces = WorkspaceConfigs(catalog)
         """Where each workspace asks and who answers there (``SlackBot`` sets its settings)."""
         self._listeners: list[ChangeListener] = []
@@ -127,6 +132,55 @@ class SlackGateway:
         if existing is not None:
             return existing
         channel, thread_ts = _destination(ask, config)
+        if ask.turn is None:
+            return await self._post_question(ask, implementation, channel, thread_ts)
+        key = turn_key(ask, implementation=implementation, channel=channel, thread_ts=thread_ts)
+        async with self.turns.asking(key) as message:  # one question of the turn at a time
+            if message is not None:
+                return await self._join(ask, message, implementation)
+            ref = await self._post_question(ask, implementation, channel, thread_ts)
+            self.turns.asked(key, ref)
+            return ref
+
+    async def _join(self, ask: ChannelAsk, message: MessageRef, implementation: str) -> MessageRef:
+        """Ask ``ask`` in ``message``, the message of its turn: its reference points there and
+        the message is updated to list it (owed first: a process that dies before the update,
+        or Slack failing it, leaves it to the outbox's worker)."""
+        ref = replace(
+            message,
+            pause_id=ask.pause_id,
+            role=ask.role,
+            implementation=implementation,
+            closed=False,
+        )
+        owed = key_of(UPDATE, ask.pause_id)
+        await self.outbox.owe(
+            owed,
+            UPDATE,
+            {},
+            tenant_id=ask.tenant_id,
+            pause_id=ask.pause_id,
+            try_now=False,
+            due_in=CLAIM,
+        )
+        if not await self.messages.add(ref, self._app.clock.now()):
+            stored = await self.messages.get(ask.pause_id)  # another send asked it first
+            if stored is not None:
+                return stored
+        try:
+            await self.turns.update(ref)
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: a turn's message waits for its update: %s", failure_of(error))
+            await self.outbox.store.retry_at(owed, self._app.clock.now())
+        else:
+            await self.outbox.store.done(owed)
+        await self._post_note(ask, self._question_view(ask), ref)
+        return ref
+
+    async def _post_question(
+        self, ask: ChannelAsk, implementation: str, channel: str, thread_ts: str | None
+    ) -> MessageRef:
+        """Post ``ask`` as a message of its own (see ``post_approval``)."""
         view = self._question_view(ask)
         mark = question_mark(ask.pause_id)
         attempt = key_of(QUESTION, ask.pause_id)
@@ -290,6 +344,8 @@ class SlackGateway:
         rendered = outcome_message(view, outcome)
         for ref in refs:  # the question, and its escalated copy
             try:
+                if await self._shown_in_turn(ref):
+                    continue
                 await self.client.chat_update(
                     channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
                 )
@@ -302,6 +358,11 @@ class SlackGateway:
             listener(closed)
         await self._settle_note(pause_id, view, outcome, tenant_id=closed.tenant_id)
         return True
+
+    async def _shown_in_turn(self, ref: MessageRef) -> bool:
+        """Update the message of a turn ``ref`` asks in as its questions stand; False when
+        it asks one question only (an escalated copy is its own question's)."""
+        return not ref.escalated_copy and await self.turns.update(ref)
 
     async def _owe_update(self, pause_id: str, tenant_id: str) -> None:
         await self.outbox.owe(
@@ -375,6 +436,8 @@ class SlackGateway:
             refs = [ref for ref in await self.messages.copies(pause.pause_id) if not ref.closed]
             rendered = approval_message(self.approval_view(pause))
             for ref in refs:  # the question, and its escalated copy
+                if await self._shown_in_turn(ref):
+                    continue
                 await self.client.chat_update(
                     channel=ref.channel_id, ts=ref.ts, text=rendered.text, blocks=rendered.blocks
                 )

@@ -135,6 +135,12 @@ def outcome_message(view: ApprovalView, outcome: Outcome) -> RenderedMessage:
     return finish_message(text=text, blocks=blocks, surface="outcome message")
 
 
+def outcome_line(view: ApprovalView, outcome: Outcome) -> str:
+    """How ``outcome`` reads on its message, one mrkdwn headline (the kit's words): what a
+    settled item of a turn's message shows in place of its buttons."""
+    return truncate(_describe(view, outcome).headline, MAX_SECTION_TEXT)
+
+
 def _question(view: ApprovalView) -> list[Block]:
     """The title as the header, the rest of the description below it, the arguments as fields."""
     title = view.title

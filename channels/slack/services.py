@@ -18,6 +18,7 @@ from channels.slack.home_settings import HomeSettings
 from channels.slack.late_answers import LateAnswers
 from channels.slack.store import SlackMessageStore
 from channels.slack.tasks import BackgroundTasks
+from channels.slack.turn_answers import TurnAnswers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +33,8 @@ class SlackServices:
     messages: SlackMessageStore
     tasks: BackgroundTasks
     late: LateAnswers
+    turns: TurnAnswers
+    """A turn message's "Approve all" (``channels.slack.turn_messages``)."""
     settings: HomeSettings | None = None
     """The Home's per-workspace settings (installed by OAuth; ``None``: .env's alone)."""
     handing: SlackHanding

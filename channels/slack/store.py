@@ -106,6 +106,14 @@ class SlackMessageStore:
         """
         return [_slack_ref(r) for r in await self._refs.open_in_thread(channel_id, thread_ts)]
 
+    async def in_message(self, message: MessageRef) -> list[MessageRef]:
+        """Every question ``message`` asks (open or closed), oldest first: one, or the
+        questions of one model turn asked together (``channels.slack.turn_messages``)."""
+        found = await self._refs.in_thread(message.channel_id, message.thread)
+        return [
+            ref for ref in map(_slack_ref, found) if ref.ts == message.ts and not ref.escalated_copy
+        ]
+
 
 class SeenEvents:
     """Events API ids already handled (an insert that a retry's duplicate key refuses)."""

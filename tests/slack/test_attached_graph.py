@@ -21,6 +21,7 @@ from channels.kit.offers import Offered, not_offered
 from channels.kit.texts import SELF_APPROVAL
 from channels.slack.render import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION, RESPOND_ACTION
 from channels.slack.render_modal import RESPONSE_ACTION, RESPONSE_BLOCK
+from channels.slack.render_turn import TURN_APPROVE_ALL
 from tests.langgraph.kit import (
     Refunds,
     Wires,
@@ -313,10 +314,11 @@ async def test_a_tool_named_like_another_graphs_or_ours_keeps_its_own_role(
 async def test_one_call_of_a_turn_approved_updates_its_message_and_tells_the_rest(
     world: SlackWorld,
 ) -> None:
-    """The model asks for two refunds in one turn (one batched interrupt): approving the first
-    updates its message at once (no buttons left to click) and tells that the run rests on the
-    second (``on_execution_pause``), as for our own agents' calls; the graph moves once both
-    are answered."""
+    """The model asks for three refunds in one turn (one batched interrupt): one message lists
+    the three, each with its own buttons (issue 29, item 3); approving the first by its button
+    updates the message at once (its outcome, the others still with buttons) and tells that the
+    run rests on the others (``on_execution_pause``), as for our own agents' calls; "Approve
+    all" answers the other two, and the graph moves once, each refund run once."""
     rests: list[list[str]] = []
     world.app.on_execution_pause(
         lambda event: rests.append([p.ask.arguments["order_id"] for p in event.pending])
@@ -324,37 +326,47 @@ async def test_one_call_of_a_turn_approved_updates_its_message_and_tells_the_res
     refunds = Refunds()
     model = ScriptedChatModel(component="refund").then_return(
         tool_calls(
-            ("refund", {"order_id": "7", "amount": 40}), ("refund", {"order_id": "8", "amount": 5})
+            ("refund", {"order_id": "7", "amount": 40}),
+            ("refund", {"order_id": "8", "amount": 5}),
+            ("refund", {"order_id": "9", "amount": 6}),
         ),
         "Done.",
     )
     graph = refund_agent(model, refunds)
     agent = world.app.langgraph("refund-agent", graph, role=RefundApprovalChannel)
     await agent.ainvoke(ASK, thread_id="t-7", tenant_id=TEAM, owner_id=OWNER)
-    first, second = world.stub.posted
-    assert rests == [["7", "8"]]
-    first_id = str(buttons(world.stub.of("chat.postMessage")[0].blocks())[0]["value"])
-    second_id = str(buttons(world.stub.of("chat.postMessage")[1].blocks())[0]["value"])
+    [posted] = world.stub.posted  # one message for the turn
+    assert rests == [["7", "8", "9"]]
+    listed = world.stub.of("chat.update")[-1].blocks()
+    ids = [str(b["value"]) for b in buttons(listed) if b["action_id"].startswith(APPROVE_ACTION)]
+    assert len(set(ids)) == 3
+    assert "Approval needed: 3 requests" in all_text(listed)
 
-    await world.click(MANAGER, APPROVE_ACTION, first_id, message_ts=first["ts"])
+    await world.click(MANAGER, APPROVE_ACTION, ids[0], message_ts=posted["ts"])
     await world.settle()
 
-    [update] = world.stub.of("chat.update")
-    assert update.payload["ts"] == first["ts"]
+    update = world.stub.of("chat.update")[-1]
+    assert update.payload["ts"] == posted["ts"]
     assert f"*Approved* by <@{MANAGER}>" in all_text(update.blocks())
-    assert buttons(update.blocks()) == []
-    assert rests == [["7", "8"], ["8"]]
-    assert refunds.runs == [] and len(model.calls) == 1  # the graph waits for the second
+    still = [b for b in buttons(update.blocks()) if b["action_id"].startswith(APPROVE_ACTION)]
+    assert [b["value"] for b in still] == ids[1:]
+    assert rests == [["7", "8", "9"], ["8", "9"]]
+    assert refunds.runs == [] and len(model.calls) == 1  # the graph waits for the others
 
-    await world.click(MANAGER, APPROVE_ACTION, second_id, message_ts=second["ts"])
+    [approve_all] = [b for b in buttons(update.blocks()) if b["action_id"] == TURN_APPROVE_ALL]
+    await world.click(MANAGER, TURN_APPROVE_ALL, str(approve_all["value"]), message_ts=posted["ts"])
     await world.settle()
 
     assert refunds.by_order == [
         {"order_id": "7", "amount": 40.0},
         {"order_id": "8", "amount": 5.0},
+        {"order_id": "9", "amount": 6.0},
     ]
-    assert [u.payload["ts"] for u in world.stub.of("chat.update")] == [first["ts"], second["ts"]]
-    assert_sent_valid(world.stub.calls, {first_id, second_id})
+    assert len(model.calls) == 2  # the graph moved once, with the three answers
+    final = world.stub.of("chat.update")[-1]
+    assert final.payload["ts"] == posted["ts"] and buttons(final.blocks()) == []
+    assert "3 requests, none waiting any more" in all_text(final.blocks())
+    assert_sent_valid(world.stub.calls, set(ids))
 
 
 @pytest.mark.parametrize(

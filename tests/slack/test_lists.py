@@ -43,11 +43,12 @@ async def pending_of(world: SlackWorld, user: str, text: str = "") -> dict[str, 
 
 
 async def ask_many_refunds(world: SlackWorld, count: int) -> list[str]:
-    world.llm.then_return(
-        [call_tool(RefundCardTool, {"order_id": str(i), "amount": 1.0 + i}) for i in range(count)]
-    )
-    result = await world.execute("refund them all")
-    assert result.status is ExecutionStatus.PAUSED
+    """``count`` refund questions, each from a request of its own (so each its own message:
+    the questions of one model turn share one, ``tests/slack/test_turn_messages.py``)."""
+    for i in range(count):
+        world.llm.then_return(call_tool(RefundCardTool, {"order_id": str(i), "amount": 1.0 + i}))
+        result = await world.execute(f"refund order {i}")
+        assert result.status is ExecutionStatus.PAUSED
     return [str(buttons(c.blocks())[0]["value"]) for c in world.stub.of("chat.postMessage")]
 
 

@@ -99,6 +99,23 @@ async def test_open_references_are_found_by_conversation_and_thread_oldest_first
     assert await refs.open_in_thread("C0APPROVALS", "9.9") == []
 
 
+async def test_every_reference_of_a_thread_is_found_open_or_closed_oldest_first(
+    refs: MessageRefs,
+) -> None:
+    await refs.add(ref("b", at=NOW + timedelta(seconds=2)))
+    await refs.add(ref("a", at=NOW + timedelta(seconds=1)))
+    await refs.add(ref("c", thread="2.2"))  # another thread
+    await refs.add(ref("d", conversation="C0OTHER"))  # the same thread id elsewhere
+    await refs.add(ref("e", at=NOW + timedelta(seconds=3), closed_at=NOW))  # closed when added
+    await refs.close("a" * 32, NOW)  # closed since
+
+    found = await refs.in_thread("C0APPROVALS", "1.1")
+
+    assert [r.pause_id for r in found] == ["a" * 32, "b" * 32, "e" * 32]
+    assert [r.closed for r in found] == [True, False, True]
+    assert await refs.in_thread("C0APPROVALS", "9.9") == []
+
+
 def test_a_reference_never_shows_its_pause_id() -> None:
     assert "a" * 32 not in repr(ref("a"))
 

@@ -18,6 +18,7 @@ from channels.slack.listeners import (
     mentions,
     messages,
     settings,
+    turns,
     views,
 )
 from channels.slack.services import SlackServices
@@ -25,6 +26,7 @@ from channels.slack.services import SlackServices
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
     actions.register(bolt, services)
+    turns.register(bolt, services)
     views.register(bolt, services)
     grants.register(bolt, services)
     handing.register(bolt, services)

@@ -1,0 +1,48 @@
+"""A turn message's "Approve all" click (``channels.slack.turn_answers``): recorded before the
+200, as an Approve click; finished after it, or told late when recording outlasts Slack's 3 s."""
+
+from __future__ import annotations
+
+import asyncio
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from channels.slack.answering import Answerer
+from channels.slack.payloads import SlackPayload, interaction_audience, tenant_of, text_at
+from channels.slack.render_turn import TURN_APPROVE_ALL
+from channels.slack.services import SlackServices
+
+
+def register(bolt: AsyncApp, services: SlackServices) -> None:
+    turns, tasks, late = services.turns, services.tasks, services.late
+
+    async def on_approve_all(
+        ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
+    ) -> None:
+        value = text_at(action, "value")
+        user = text_at(body, "user", "id")
+        tenant = tenant_of(context)
+        channel_id = text_at(body, "container", "channel_id")
+        ts = text_at(body, "container", "message_ts")
+        if value is None or user is None or tenant is None or channel_id is None or ts is None:
+            await ack()
+            return
+        who = Answerer(
+            user=user,
+            team=context.team_id,
+            tenant_id=tenant,
+            audience=interaction_audience(body, user),
+        )
+        recording = asyncio.ensure_future(
+            turns.record_approve_all(value, who, channel_id=channel_id, ts=ts)
+        )
+        after = await late.within_budget(recording)
+        await ack()
+        if after is None:
+            tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
+        else:
+            tasks.spawn(after(), name="slack turn approve all")
+
+    bolt.action(TURN_APPROVE_ALL)(on_approve_all)
