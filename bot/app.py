@@ -446,13 +446,18 @@ class App:
         decision: ToolCallApprovalDecision | Mapping[str, Any],
         may_answer: AnswerCheck | None = None,
         may_answer_as: PersonCheck | None = None,
+        continue_run: bool = True,
     ) -> list[AnswerOutcome]:
         """Answer several questions at once with one decision ("Approve all", or a rejection
         with one reason each records): each goes the one answer path and settles its own pause
         (its own record, audit entry and outcome), in the order given; one answered elsewhere
         meanwhile is ``AlreadyClosed`` and skipped, never an error for the rest; an id given
         twice, or a retried call, answers each once. Then each run moves once, with all of its
-        answers; every ``Answered`` carries where its run stands."""
+        answers; every ``Answered`` carries where its run stands.
+
+        ``continue_run=False``: record only (phase 1, as ``answer``'s) and move the runs on
+        later with ``continue_answers`` — a webhook records before it acknowledges, and the
+        runs (tools, models, channel calls) take longer than its caller waits."""
         outcomes: list[AnswerOutcome] = []
         for pause_id in dict.fromkeys(pause_ids):  # each once, in the order given
             request = AnswerRequest(
@@ -467,6 +472,14 @@ class App:
                         may_answer_as=may_answer_as,
                     )
                 )
+        if not continue_run:
+            return outcomes
+        return await self.continue_answers(outcomes)
+
+    async def continue_answers(self, outcomes: Sequence[AnswerOutcome]) -> list[AnswerOutcome]:
+        """Phase 2 of ``answer_all(..., continue_run=False)``: move each answered run on once,
+        with all of its answers; one that fails leaves the others to go on. The outcomes, each
+        ``Answered`` carrying where its run stands."""
         moved: dict[str, ExecutionResult | None] = {}
         for outcome in outcomes:
             if isinstance(outcome, Answered) and outcome.root_execution_id not in moved:

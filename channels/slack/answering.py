@@ -216,8 +216,10 @@ class Answering:
     async def record_batch(
         self, pause_ids: list[str], who: Answerer, decision: ToolCallApprovalDecision
     ) -> list[AnswerOutcome]:
-        """Before the ack: ``decision`` for each of ``pause_ids`` (``App.answer_all``), each
-        with Slack's rule of who may answer, as a click on its own buttons."""
+        """Before the ack: ``decision`` recorded for each of ``pause_ids`` (``App.answer_all``,
+        phase 1), each with Slack's rule of who may answer, as a click on its own buttons. The
+        runs move after the ack (``App.continue_answers``): their tools, models and message
+        updates take longer than Slack's 3 s, the more so while Slack fails."""
         return await self._app.answer_all(
             pause_ids,
             tenant_id=who.tenant_id,
@@ -225,6 +227,7 @@ class Answering:
             decision=decision,
             may_answer=self._authorizer.rule_for(user=who.user, team=who.team),
             may_answer_as=self.person_rule(who),
+            continue_run=False,
         )
 
     def after(self, outcome: AnswerOutcome, who: Answerer) -> AfterAck:

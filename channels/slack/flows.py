@@ -17,6 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.app import App
+from bot.core.answers import AnswerOutcome
 from bot.core.dtos import ToolCallApprovalDecision
 from bot.core.enums import PauseStatus
 from bot.core.errors import OVERRIDES_FIELD
@@ -125,11 +126,13 @@ class Flows:
             pause_ids, who, ToolCallApprovalDecision(approved=True)
         )
         return functools.partial(
-            self._told_batch, batch_reply(self._gateway, outcomes, who.user), who
+            self._told_batch, batch_reply(self._gateway, outcomes, who.user), who, outcomes
         )
 
-    async def _told_batch(self, text: str, who: Answerer) -> None:
+    async def _told_batch(self, text: str, who: Answerer, outcomes: list[AnswerOutcome]) -> None:
+        """After the ack: tell the person, move the answered runs on, show the list as it is."""
         await self._feedback.tell(who.audience, text)
+        await self._app.continue_answers(outcomes)
         await self._refresh_list(who)
 
     async def open_modal(
