@@ -47,7 +47,7 @@ from channels.slack.render_pending import pending_list
 from channels.slack.signing import MetadataSigner, ModalKind, ModalMetadata
 from channels.slack.store import SlackMessageStore
 from channels.slack.threads import SlackThread
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, api_error, failure_of
 
 TAMPERED: Final = (
     "This form could not be verified. Close it and click the button on the message again."
@@ -257,15 +257,18 @@ class Flows:
         items = await self._lists.for_user(tenant_id=who.tenant_id, user=who.user)
         rendered = pending_list(items, page=page, seal=self._sealer(who))
         webhook = AsyncWebhookClient(response_url, session=self._session, logger=web_log)
-        try:
-            await webhook.send(
+        try:  # best-effort, as every ephemeral (``channels.slack.feedback``)
+            sent = await webhook.send(
                 text=rendered.text,
                 blocks=rendered.blocks,
                 response_type="ephemeral",
                 replace_original=True,
             )
-        except aiohttp.ClientError as error:
-            log.warning("slack: the pending list was not sent: %s", type(error).__name__)
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: the pending list was not sent: %s", failure_of(error))
+            return
+        if sent.status_code >= 400:
+            log.warning("slack: the pending list was not sent: HTTP %s", sent.status_code)
 
     def _sealer(self, who: Answerer) -> Callable[[Sequence[str]], str]:
         """Seals an "Approve all" of ``who``'s list for them alone."""

@@ -215,3 +215,27 @@ def _json(text: str) -> dict[str, Any]:
     loaded = json.loads(text)
     assert isinstance(loaded, dict)
     return loaded
+
+
+@pytest.mark.parametrize("kind", ["hang", "500", "refused"])
+async def test_an_ephemeral_reply_slack_fails_is_logged_and_never_raised(
+    stub: SlackStub, tmp_path: Path, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
+    async with open_world(stub, url, api_timeout_seconds=0.5) as world:
+        await _served_before(world)
+        pause_id = await ask_refund(world)
+        await world.stub.fail_all(kind, "chat.postEphemeral", "response_url")
+
+        with caplog.at_level(logging.WARNING):
+            response = await world.click(STRANGER, APPROVE_ACTION, pause_id)  # refused: told
+            assert response.status == 200
+            await world.settle()
+            listed = await world.command(MANAGER)  # the list, through its response_url
+            assert listed.status == 200
+            await world.settle()
+            await world.stub.restore()
+        assert "could not tell user U0STRANGER something" in caplog.text
+        assert "the pending list was not sent" in caplog.text
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert world.ledger.runs == []
