@@ -8,6 +8,11 @@ the recovery sweep then found the run started and nothing saved: the model was t
 again with a backoff for up to ``SAVE_BOUND`` on the App's clock, so a database back within
 seconds loses nothing; still away after it, the last error is raised and the existing recovery
 path applies (the pass is given back to the recovery sweep, which never runs the tool twice).
+
+The pass keeps its tree meanwhile: this instance's own sweep waits for it (the tree's lock).
+Another instance may take the tree over only once the lease lapsed (``tree_guard.LEASE_TTL``,
+8 s without a renewal reaching the database): for a longer outage with several instances, the
+one that takes over tells the model the call may have run, as before — never runs it twice.
 """
 
 from __future__ import annotations
