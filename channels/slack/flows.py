@@ -47,7 +47,7 @@ from channels.slack.render_pending import pending_list
 from channels.slack.signing import MetadataSigner, ModalKind, ModalMetadata
 from channels.slack.store import SlackMessageStore
 from channels.slack.threads import SlackThread
-from channels.slack.webapi import TRANSPORT_ERRORS, api_error, failure_of
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of
 
 TAMPERED: Final = (
     "This form could not be verified. Close it and click the button on the message again."
@@ -176,8 +176,8 @@ class Flows:
                 assert_never(kind)
         try:
             await self._client.views_open(trigger_id=trigger_id, view=view)
-        except SlackApiError as error:
-            log.warning("slack: the %s modal did not open: %s", kind, api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: the %s modal did not open: %s", kind, failure_of(error))
 
     # ---------------------------------------------------------------- modal submissions
 

@@ -239,3 +239,18 @@ async def test_an_ephemeral_reply_slack_fails_is_logged_and_never_raised(
         assert "the pending list was not sent" in caplog.text
         assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
         assert world.ledger.runs == []
+
+
+async def test_a_modal_slack_drops_is_logged_and_never_raised(
+    office: SlackWorld, caplog: pytest.LogCaptureFixture
+) -> None:
+    world = office
+    pause_id = await ask_refund(world)
+    await world.stub.fail_all("reset", "views.open")  # the connection dropped, unanswered
+
+    with caplog.at_level(logging.WARNING):
+        assert (await world.click(MANAGER, REJECT_ACTION, pause_id)).status == 200
+        await world.settle()
+    assert "the reject modal did not open" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not any(await _answered(world, Asked([pause_id], world.click)))
