@@ -465,9 +465,10 @@ class App:
         twice, or a retried call, answers each once. Then each run moves once, with all of its
         answers; every ``Answered`` carries where its run stands.
 
-        ``continue_run=False``: record only (phase 1, as ``answer``'s): a webhook records the
-        batch before it acknowledges, then moves each run on with ``continue_answer`` (one
-        ``Answered`` per run is enough: it moves with every answer recorded)."""
+        ``continue_run=False``: record only (phase 1, as ``answer``'s) and move the runs on
+        later with ``continue_answers`` (or ``continue_answer`` for one ``Answered`` per run: it
+        moves with every answer recorded) — a webhook records before it acknowledges, and the
+        runs (tools, models, channel calls) take longer than its caller waits."""
         outcomes: list[AnswerOutcome] = []
         for pause_id in dict.fromkeys(pause_ids):  # each once, in the order given
             request = AnswerRequest(
@@ -484,6 +485,12 @@ class App:
                 )
         if not continue_run:
             return outcomes
+        return await self.continue_answers(outcomes)
+
+    async def continue_answers(self, outcomes: Sequence[AnswerOutcome]) -> list[AnswerOutcome]:
+        """Phase 2 of ``answer_all(..., continue_run=False)``: move each answered run on once,
+        with all of its answers; one that fails leaves the others to go on. The outcomes, each
+        ``Answered`` carrying where its run stands."""
         moved: dict[str, ExecutionResult | None] = {}
         for outcome in outcomes:
             if isinstance(outcome, Answered) and outcome.root_execution_id not in moved:

@@ -37,6 +37,7 @@ from pydantic_core import to_jsonable_python
 
 from bot.core.clock import Clock
 from bot.runtime.run_once import GiveBack, MayHaveRun, RunNow, earlier_run, may_have_run
+from bot.runtime.saved_results import save_result
 from bot.runtime.tool_calls import tool_error
 from bot.store.records import NewToolRun
 from bot.store.repositories import ToolRuns
@@ -132,7 +133,10 @@ async def run_guarded(execute: Execute, request: ToolCallRequest) -> Outcome:
     except (GraphBubbleUp, Exception):  # paused, or failed: a retry may run it (a cancel may not)
         await guard.tool_runs.forget(key)
         raise
-    await guard.tool_runs.finish(key, _kept(outcome), guard.clock.now())
+    kept, at = _kept(outcome), guard.clock.now()
+    await save_result(  # held through a database restart: never "may or may not have run"
+        guard.clock, lambda: guard.tool_runs.finish(key, kept, at), tool=str(call["name"])
+    )
     return outcome
 
 

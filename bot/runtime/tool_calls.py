@@ -28,6 +28,7 @@ from bot.runtime.frame import RunFrame
 from bot.runtime.pii import policies_of
 from bot.runtime.question_context import masked_context
 from bot.runtime.run_once import GiveBack, MayHaveRun, RunNow, earlier_run, may_have_run
+from bot.runtime.saved_results import save_result
 from bot.runtime.seam import Closed, PausePlace, Taken, ask_channel
 from bot.runtime.services import Runtime
 
@@ -174,7 +175,10 @@ async def _take(
     if decision.override_arguments is not None:
         value = binding.spec.input.model_validate(decision.override_arguments)
     message = await _run_reporting_errors(runtime, binding, frame, step, value, call, agent)
-    await runtime.store.save_tool_result(taken.record.pause_id, str(message.content))
+    pause_id, content = taken.record.pause_id, str(message.content)
+    await save_result(  # held through a database restart: never "may or may not have run"
+        runtime.clock, lambda: runtime.store.save_tool_result(pause_id, content), tool=name
+    )
     return message
 
 

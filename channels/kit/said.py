@@ -36,6 +36,7 @@ from channels.kit.offers import not_offered, offered
 from channels.kit.outcomes import outcome_of, words_of
 from channels.kit.texts import (
     ALREADY_APPROVED,
+    APPROVERS_NOT_CHECKED,
     NO_LONGER_AVAILABLE,
     NO_WORDS_TAKEN,
     NOT_AN_APPROVER,
@@ -48,7 +49,7 @@ from channels.kit.texts import (
     not_understood,
 )
 
-_OWN_WORDS = frozenset({NOT_AN_APPROVER, NOT_ESCALATED_YET, NOT_THE_OWNER})
+_OWN_WORDS = frozenset({APPROVERS_NOT_CHECKED, NOT_AN_APPROVER, NOT_ESCALATED_YET, NOT_THE_OWNER})
 
 
 def said_of(

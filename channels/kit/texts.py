@@ -15,6 +15,12 @@ NOT_ESCALATED_YET: Final = (
     "This request has not been escalated to you: its approvers may still answer it. If nobody "
     "does in time, it comes to you and you may answer it then."
 )
+APPROVERS_NOT_CHECKED: Final = (
+    "Whether you may answer this request could not be checked just now: your answer was not "
+    "recorded. Please try again in a minute."
+)
+"""Who may answer hangs on a list the channel could not read for now (Slack's user groups in
+an outage): nothing is recorded, neither refused nor taken."""
 NO_LONGER_AVAILABLE: Final = "This request is no longer available."
 NO_LONGER_NEEDED: Final = "This request is no longer needed."
 SELF_APPROVAL: Final = (

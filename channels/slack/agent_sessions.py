@@ -40,7 +40,7 @@ from channels.slack.redaction import log, redact
 from channels.slack.render import approver_mention
 from channels.slack.tasks import BackgroundTasks
 from channels.slack.threads import SlackThread
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of
 
 STATUS_GAP: Final = timedelta(seconds=2)
 WORKING: Final = "is working on your request…"
@@ -156,9 +156,9 @@ class AgentSessions:
         async def sent() -> None:
             try:
                 await send()
-            except SlackApiError as error:
+            except (SlackApiError, *TRANSPORT_ERRORS) as error:
                 log.warning(
-                    "slack: the assistant thread's %s was not sent: %s", what, api_error(error)
+                    "slack: the assistant thread's %s was not sent: %s", what, failure_of(error)
                 )
 
         return sent

@@ -4,6 +4,8 @@ The kit's rules (``channels.kit.answerers``): a CHANNEL pause, the approvers of 
 channel (users, or members of user groups), and once it is escalated its ``escalate_to``
 approvers too; a THREAD_OWNER pause, the thread's owner (the runtime checks it again).
 Anybody else is refused; the refusal is counted and logged with the Slack user, never the pause.
+When it hangs on a user group Slack could not list for now (an outage), the person is told to try
+again (``APPROVERS_NOT_CHECKED``): nothing is recorded, and the answer path never fails for it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import dataclass
 from bot.core.results import PauseView
 from bot.runtime.answers import AnswerCheck
 from channels.kit.answerers import refusal
-from channels.slack.approvers import ApproverDirectory
+from channels.kit.texts import APPROVERS_NOT_CHECKED
+from channels.slack.approvers import ApproverDirectory, MembersUnknownError
 from channels.slack.workspaces import WorkspaceConfigs
 
 
@@ -53,7 +56,11 @@ class Authorizer:
         channel = await self._workspaces.implementation(pause.tenant_id, pause.channel)
 
         async def among(approvers: Sequence[str]) -> bool:
-            return await self._directory.may_answer(user, approvers)
+            return await self._directory.is_among(user, approvers)
 
-        words = await refusal(pause, user, None if channel is None else channel.config, among=among)
+        config = None if channel is None else channel.config
+        try:
+            words = await refusal(pause, user, config, among=among)
+        except MembersUnknownError:
+            return Refusal(text=APPROVERS_NOT_CHECKED)
         return None if words is None else Refusal(text=words)

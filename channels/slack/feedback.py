@@ -2,6 +2,12 @@
 
 Where the user acted decides how: in a channel message → ``chat.postEphemeral`` there; in an
 ephemeral message (``/pending``) → its ``response_url``; in the App Home → a direct message.
+
+Best-effort, not owed (``channels.slack.outbox``): an ephemeral reply to the person who just
+acted is worth only now (its ``response_url`` expires in 30 minutes, and an ephemeral cannot be
+updated or looked up to be said once). A failure of any kind (Slack's error, a refused or
+timed-out connection, a ``response_url`` answered with an error) is logged and never raised
+into the listener: what the person did is recorded already, or was not and they may retry.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from channels.kit.texts import (
 )
 from channels.kit.texts import already_answered as answered_first
 from channels.slack.redaction import log, redact, web_log
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of
 
 __all__ = [
     "NOT_AN_APPROVER",
@@ -64,7 +71,11 @@ class Feedback:
                 webhook = AsyncWebhookClient(
                     audience.response_url, session=self._session, logger=web_log
                 )
-                await webhook.send(text=text, response_type="ephemeral", replace_original=False)
+                sent = await webhook.send(
+                    text=text, response_type="ephemeral", replace_original=False
+                )
+                if sent.status_code >= 400:  # the webhook client answers errors, raising none
+                    _not_told(audience, f"HTTP {sent.status_code}")
             elif audience.channel is not None:
                 await self._client.chat_postEphemeral(
                     channel=audience.channel,
@@ -74,7 +85,9 @@ class Feedback:
                 )
             else:
                 await self._client.chat_postMessage(channel=audience.user, text=text)
-        except (SlackApiError, aiohttp.ClientError) as error:
-            log.warning(
-                "slack: could not tell user %s something: %s", audience.user, type(error).__name__
-            )
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            _not_told(audience, failure_of(error))
+
+
+def _not_told(audience: Audience, failure: str) -> None:
+    log.warning("slack: could not tell user %s something: %s", audience.user, failure)

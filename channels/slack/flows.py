@@ -45,7 +45,7 @@ from channels.slack.render_pending import pending_list
 from channels.slack.signing import MetadataSigner, ModalKind, ModalMetadata
 from channels.slack.store import SlackMessageStore
 from channels.slack.threads import SlackThread
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of
 
 TAMPERED: Final = (
     "This form could not be verified. Close it and click the button on the message again."
@@ -164,8 +164,8 @@ class Flows:
                 assert_never(kind)
         try:
             await self._client.views_open(trigger_id=trigger_id, view=view)
-        except SlackApiError as error:
-            log.warning("slack: the %s modal did not open: %s", kind, api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: the %s modal did not open: %s", kind, failure_of(error))
 
     # ---------------------------------------------------------------- modal submissions
 
@@ -245,15 +245,18 @@ class Flows:
         items = await self._lists.for_user(tenant_id=who.tenant_id, user=who.user)
         rendered = pending_list(items, page=page, seal=self._sealer(who))
         webhook = AsyncWebhookClient(response_url, session=self._session, logger=web_log)
-        try:
-            await webhook.send(
+        try:  # best-effort, as every ephemeral (``channels.slack.feedback``)
+            sent = await webhook.send(
                 text=rendered.text,
                 blocks=rendered.blocks,
                 response_type="ephemeral",
                 replace_original=True,
             )
-        except aiohttp.ClientError as error:
-            log.warning("slack: the pending list was not sent: %s", type(error).__name__)
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: the pending list was not sent: %s", failure_of(error))
+            return
+        if sent.status_code >= 400:
+            log.warning("slack: the pending list was not sent: HTTP %s", sent.status_code)
 
     def _sealer(self, who: Answerer) -> Callable[[Sequence[str]], str]:
         """Seals an "Approve all" of ``who``'s list for them alone."""

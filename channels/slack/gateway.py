@@ -35,6 +35,7 @@ from channels.kit.approvals import nobody_yet
 from channels.kit.grants import offered_scopes
 from channels.kit.outcomes import Outcome
 from channels.slack.catalog import Catalog, SlackChannelConfig
+from channels.slack.escalation_copies import EscalationCopies
 from channels.slack.notes import RequesterNotes
 from channels.slack.nudge_marks import end_mark, find_marked, nudge_mark, question_mark
 from channels.slack.outbox import CLAIM, NotYet, SlackOutbox, key_of, note_key
@@ -106,6 +107,9 @@ class SlackGateway:
             app=app, client=client, messages=messages, view_of=self.approval_view
         )
         """Which message asks each model turn's questions together (``turn_messages``)."""
+        self.escalation_copies = EscalationCopies(
+            app=app, client=client, messages=messages, outbox=outbox, view=self.approval_view
+        )
         self.workspaces = WorkspaceConfigs(catalog)
         """Where each workspace asks and who answers there (``SlackBot`` sets its settings)."""
         self._listeners: list[ChangeListener] = []
@@ -470,7 +474,8 @@ class SlackGateway:
         self, escalation: ChannelEscalation, *, implementation: str, config: SlackChannelConfig
     ) -> None:
         """Ask the question again where it escalates to (the same buttons, the same pause),
-        once; without an escalation conversation, a reply in its thread mentioning them."""
+        once, owed until Slack takes it; without an escalation conversation, a reply in its
+        thread mentioning them."""
         ref = await self.messages.get(escalation.pause_id)
         if ref is None or ref.closed:
             return
@@ -478,30 +483,10 @@ class SlackGateway:
         where = config.escalation_conversation
         text = escalation_text(view, config.escalate_to, where=where)
         await self._nudge_in_thread(ref, escalation.nudge_key, text, retried=escalation.retried)
-        if where is None or any(r.escalated_copy for r in await self.messages.copies(ref.pause_id)):
-            return
-        mark = nudge_mark(ref, f"{escalation.nudge_key}-copy")
-        posted = None
-        if escalation.retried:  # the copy may be there, posted by the sweep that died
-            posted = await find_marked(self.client, mark, channel=where, since=escalation.asked_at)
-        if posted is None:
-            rendered = approval_message(view)
-            response = await self.client.chat_postMessage(
-                channel=where, text=rendered.text, blocks=rendered.blocks, metadata=mark
+        if where is not None:  # owed until Slack takes it (``channels.slack.escalation_copies``)
+            await self.escalation_copies.owe(
+                escalation, ref, where=where, implementation=implementation
             )
-            posted = {"channel": response.get("channel"), "ts": response["ts"]}
-        copy = MessageRef(
-            pause_id=escalation.pause_id,
-            tenant_id=escalation.tenant_id,
-            channel_id=str(posted.get("channel") or where),
-            ts=str(posted["ts"]),
-            thread_ts=None,
-            role=escalation.role,
-            implementation=implementation,
-            escalated_copy=True,
-        )
-        if not await self.messages.add(copy, self._app.clock.now()):
-            await self._delete_quietly(copy)
 
     def _question_view(self, question: Question) -> ApprovalView:
         """The question as it was asked (its real arguments: every renderer masks them)."""

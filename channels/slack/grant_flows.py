@@ -44,7 +44,7 @@ from channels.slack.render import escape
 from channels.slack.render_edit import StateValues
 from channels.slack.render_grants import grant_fields, grant_modal
 from channels.slack.signing import MetadataSigner, ModalMetadata
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of
 
 
 class GrantFlows:
@@ -96,8 +96,8 @@ class GrantFlows:
         modal = grant_modal(offer, title=view.title, private_metadata=sealed)
         try:
             await self._client.views_open(trigger_id=trigger_id, view=modal)
-        except SlackApiError as error:
-            log.warning("slack: the grant modal did not open: %s", api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: the grant modal did not open: %s", failure_of(error))
 
     def open_metadata(self, sealed: str, *, user: str) -> ModalMetadata | None:
         metadata = self._signer.open(sealed, kind="grant", user=user)

@@ -39,7 +39,7 @@ from channels.slack.render_settings import (
     settings_modal,
     told_modal,
 )
-from channels.slack.webapi import TRANSPORT_ERRORS, api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, api_error, failure_of
 from channels.slack.workspace_admins import WorkspaceAdmins
 from channels.slack.workspaces import WorkspaceConfigs, overridden
 
@@ -99,8 +99,8 @@ class HomeSettings:
             view = told_modal(GONE) if row is None else settings_modal(row)
         try:
             await self._client.views_open(trigger_id=trigger_id, view=view)
-        except SlackApiError as error:
-            log.warning("slack: the settings form was not opened: %s", api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: the settings form was not opened: %s", failure_of(error))
 
     async def save(
         self, *, tenant_id: str, user: str, implementation: str, values: StateValues

@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from channels.slack.redaction import log
 from channels.slack.store import MessageRef
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of
 
 NUDGE_EVENT: Final = "countersign_nudge_sent"
 """The metadata ``event_type`` of a message a reminder or an escalation posted."""
@@ -97,10 +97,10 @@ async def find_marked(
             cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
             if cursor is None:
                 return None
-    except SlackApiError as error:
+    except (SlackApiError, *TRANSPORT_ERRORS) as error:
         if strict:
             raise
-        log.warning("slack: could not look for a resent nudge's message: %s", api_error(error))
+        log.warning("slack: could not look for a resent nudge's message: %s", failure_of(error))
     return None
 
 

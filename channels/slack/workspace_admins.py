@@ -4,7 +4,9 @@ A workspace admin is whoever installed the app in it (a row of the installation 
 their user id: slack_sdk keeps one per installer), or a person Slack says is an admin or an
 owner of the workspace (``users.info``: ``is_admin``, ``is_owner``; on Enterprise Grid an org
 admin or owner is one of each workspace too). Asked on every change, never remembered: a person
-who stops being an admin can no longer change anything. A failed look-up grants nothing.
+who stops being an admin can no longer change anything. A failed look-up grants nothing,
+whatever failed (Slack's error, a refused, dropped or timed-out connection): refused and
+logged, never a listener's crash (issue 24).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from channels.slack.installations import DatabaseInstallationStore
 from channels.slack.redaction import log
 from channels.slack.tenant_tokens import speaking_for, workspace_of
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of
 
 ADMIN_FLAGS = ("is_admin", "is_owner", "is_primary_owner")
 """What ``users.info`` says of an admin (an owner is one too)."""
@@ -47,11 +49,11 @@ class WorkspaceAdmins:
         try:
             with speaking_for(tenant):
                 response = await self._client.users_info(user=user)
-        except SlackApiError as error:
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
             log.warning(
                 "slack: whether user %s is an admin could not be read (%s): refused",
                 user,
-                api_error(error),
+                failure_of(error),
             )
             return False
         person = response.get("user")

@@ -38,6 +38,7 @@ APP_MEMBERS = [
     "close",
     "close_due",
     "continue_answer",
+    "continue_answers",
     "create",
     "database",
     "delegate",

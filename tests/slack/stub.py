@@ -7,7 +7,7 @@ at it). Every call is recorded with its payload (JSON or form) and headers.
 An outage (:meth:`SlackStub.fail_all`) fails every Web API call of the methods it names (all by
 default) until :meth:`SlackStub.restore`: ``500``, ``429`` with ``Retry-After``, ``refused``
 (nothing listens on the port) or ``hang`` (the call is carried out, as Slack may, and its answer
-withheld until the outage ends).
+withheld until the outage ends). A ``response_url`` fails only when ``"response_url"`` is named.
 """
 
 from __future__ import annotations
@@ -382,6 +382,13 @@ class SlackStub:
         return json.loads(view) if isinstance(view, str) else dict(view or {})
 
     async def _hook(self, request: web.Request) -> web.Response:
+        outage = self.outage
+        if outage is not None and "response_url" in outage.methods:  # only when named
+            self.failed.append("response_url")
+            if outage.kind == "hang":
+                await self._restored.wait()
+            else:
+                return web.Response(text="failed", status=500 if outage.kind == "500" else 404)
         await self._record("response_url", request)
         return web.Response(text="ok")
 

@@ -308,3 +308,28 @@ async def status(installed: Installed, pause_id: str, tenant: str) -> PauseStatu
     found = await installed.app.find_pause(pause_id, tenant_id=tenant)
     assert found is not None
     return found.status
+
+
+async def test_a_change_while_slack_cannot_say_who_is_an_admin_is_refused_never_a_500(
+    installed: Installed,
+) -> None:
+    """``users.info`` dropped (a connection reset, issue 24): not known to be an admin, refused
+    (logged), answered 200 like any refusal; nothing changes."""
+    _, two = await two_workspaces(installed)
+    installed.stub.users["U0OWNER2"] = {"is_owner": True}
+    await installed.stub.fail_all("reset", "users.info")
+    try:
+        forged = {"callback_id": SETTINGS_MODAL, "private_metadata": REFUNDS}
+        response = await two.interaction(
+            "U0OWNER2",
+            {
+                "type": "view_submission",
+                "view": forged
+                | {"type": "modal", "state": {"values": form_values("C0MINE", ["U0OWNER2"])}},
+            },
+        )
+    finally:
+        await installed.stub.restore()
+    assert response == 200
+    assert "users.info" in installed.stub.failed
+    assert await SqlWorkspaceSettings(installed.app.database).of_tenant("T0TWO") == {}

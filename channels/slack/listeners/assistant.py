@@ -33,7 +33,7 @@ from channels.slack.payloads import SlackPayload, tenant_of, text_at
 from channels.slack.redaction import log
 from channels.slack.services import SlackServices
 from channels.slack.threads import SlackThread
-from channels.slack.webapi import api_error
+from channels.slack.webapi import TRANSPORT_ERRORS, failure_of
 
 Prompt = tuple[str, str]
 
@@ -60,8 +60,8 @@ def register(
                 thread_ts=thread.ts,
                 prompts=[{"title": title, "message": message} for title, message in prompts],
             )
-        except SlackApiError as error:
-            log.warning("slack: the suggested prompts were not set: %s", api_error(error))
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            log.warning("slack: the suggested prompts were not set: %s", failure_of(error))
 
     async def context_changed() -> None:
         """Nothing kept: the thread's channel context is not read (Bolt's default would write
