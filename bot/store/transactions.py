@@ -19,10 +19,12 @@ Either way a body sees the same synchronous connection API, so each query is wri
 from __future__ import annotations
 
 import asyncio
-import functools
+import contextlib
+import queue
+import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import URL, Connection, Engine, event
 from sqlalchemy import create_engine as create_sync_engine
@@ -102,11 +104,25 @@ class AsyncEngineTransactions:
 
 
 class ThreadedSqliteTransactions:
-    """Bodies run on the sqlite3 driver in worker threads, each call one hand-off."""
+    """Bodies run on the sqlite3 driver in worker threads, each call one hand-off.
+
+    Each worker keeps one connection for its life (no pool check-out, reset and check-in per
+    call) and hands its result straight to the caller's loop (no ``concurrent.futures`` future
+    chained to an asyncio one, no shield): measured under callgrind, a pause cycle's
+    instructions fell from 35.5 to 31.9 million (``tests.benchmarks.cycle_cost``). A read ends
+    its implicit transaction at once, so no worker holds a WAL snapshot between calls (it
+    would keep checkpoints from moving past it). The threads are daemons: ``close`` drains
+    and joins them; a process that never closes loses only calls nobody was told of."""
 
     def __init__(self, engine: Engine, workers: int = SQLITE_WORKERS) -> None:
         self._engine = engine
-        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cs-sqlite")
+        self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=self._serve, name=f"cs-sqlite-{n}", daemon=True)
+            for n in range(workers)
+        ]
+        self._started = False
+        self._closed = False
 
     @classmethod
     def open(
@@ -124,7 +140,7 @@ class ThreadedSqliteTransactions:
             pool_size=workers,
             max_overflow=0,
             connect_args={
-                "check_same_thread": False,  # a pooled connection serves whichever worker asks
+                "check_same_thread": False,  # made by the pool, used by one worker thread
                 "timeout": busy_timeout_s,
             },
         )
@@ -132,23 +148,91 @@ class ThreadedSqliteTransactions:
         return cls(engine, workers)
 
     async def write(self, body: Callable[[Connection], R]) -> R:
-        return await self._hand_off(functools.partial(_in_transaction, self._engine, body))
+        return await self._hand_off(body, _in_transaction)
 
     async def apply(self, body: Callable[[Connection], R]) -> R:
         return await self.write(body)
 
     async def read(self, body: Callable[[Connection], R]) -> R:
-        return await self._hand_off(functools.partial(_on_connection, self._engine, body))
+        return await self._hand_off(body, _on_connection)
 
-    async def _hand_off(self, call: Callable[[], R]) -> R:
-        return await _finished(asyncio.get_running_loop().run_in_executor(self._threads, call))
+    async def _hand_off(
+        self,
+        body: Callable[[Connection], R],
+        run: Callable[[Connection, Callable[[Connection], R]], R],
+    ) -> R:
+        """Queue ``body`` for a worker; it runs to its end even if the caller is cancelled
+        (the caller sees the cancellation at once: ``_finished``'s rule)."""
+        if self._closed:
+            raise RuntimeError("the store's SQLite transactions are closed")
+        if not self._started:
+            self._started = True
+            for thread in self._threads:
+                thread.start()
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[R] = loop.create_future()
+        self._jobs.put(_Job(body, run, loop, done))
+        return await done
+
+    def _serve(self) -> None:
+        """One worker: its connection, opened on first use and again after a failure."""
+        connection: Connection | None = None
+        while (job := self._jobs.get()) is not None:
+            try:
+                if connection is None:
+                    connection = self._engine.connect()
+                result = job.run(connection, job.body)
+            except BaseException as error:  # handed to the caller, whatever it is
+                if connection is not None:
+                    _close_quietly(connection)  # a fresh one next time: never a broken one
+                    connection = None
+                job.settle(None, error)
+            else:
+                job.settle(result, None)
+        if connection is not None:
+            connection.close()
 
     async def close(self) -> None:
+        """Let the queued calls finish, stop the workers, dispose of the engine; repeatable."""
+        if self._closed:
+            return
+        self._closed = True
         await asyncio.get_running_loop().run_in_executor(None, self._shut_down)
 
     def _shut_down(self) -> None:
-        self._threads.shutdown(wait=True)
+        if self._started:
+            for _ in self._threads:
+                self._jobs.put(None)
+            for thread in self._threads:
+                thread.join()
         self._engine.dispose()
+
+
+@dataclass(slots=True)
+class _Job(Generic[R]):
+    body: Callable[[Connection], R]
+    run: Callable[[Connection, Callable[[Connection], R]], R]
+    loop: asyncio.AbstractEventLoop
+    done: asyncio.Future[R]
+
+    def settle(self, result: R | None, error: BaseException | None) -> None:
+        """From the worker: the outcome to the caller's loop (gone if the loop closed)."""
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            self.loop.call_soon_threadsafe(_settle, self.done, result, error)
+
+
+def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if done.done():  # the caller was cancelled: the work finished all the same
+        return
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(result)
+
+
+def _close_quietly(connection: Connection) -> None:
+    with contextlib.suppress(Exception):
+        connection.close()
 
 
 async def _finished(work: Awaitable[R]) -> R:
@@ -161,11 +245,14 @@ async def _finished(work: Awaitable[R]) -> R:
     return await asyncio.shield(work)
 
 
-def _in_transaction(engine: Engine, body: Callable[[Connection], R]) -> R:
-    with engine.begin() as connection:
+def _in_transaction(connection: Connection, body: Callable[[Connection], R]) -> R:
+    with connection.begin():
         return body(connection)
 
 
-def _on_connection(engine: Engine, body: Callable[[Connection], R]) -> R:
-    with engine.connect() as connection:
+def _on_connection(connection: Connection, body: Callable[[Connection], R]) -> R:
+    """A read on the worker's connection; its implicit transaction ends with it."""
+    try:
         return body(connection)
+    finally:
+        connection.rollback()

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Connection, insert, select
 
-from bot.store.database import Database
+from bot.store.database import Database, sqlite_pragmas
 from bot.store.tables import leases
 from bot.store.transactions import (
     AsyncEngineTransactions,
@@ -101,3 +102,46 @@ async def test_concurrent_writes_all_land(transactions: Transactions) -> None:
 
     await asyncio.gather(*(transactions.write(two_statements(f"r{i}")) for i in range(30)))
     assert len(await transactions.read(_roots)) == 60
+
+
+async def test_a_read_holds_no_snapshot_after_it_returns(tmp_path: Path) -> None:
+    """Workers keep their connections: a read must still end its transaction, or its WAL
+    snapshot would keep every checkpoint from reaching the end of the log."""
+    path = tmp_path / "x.db"
+    async with Database.open(f"sqlite+aiosqlite:///{path}") as database:
+        await database.migrate(NOW)
+        tx = database.transactions
+        assert isinstance(tx, ThreadedSqliteTransactions)
+        await asyncio.gather(*(tx.read(_roots) for _ in range(8)))  # every worker has read
+        await tx.write(lambda c: c.execute(insert(leases), _lease("a")))
+        other = sqlite3.connect(path)
+        try:
+            busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            other.close()
+        assert busy == 0  # no reader held the log
+
+
+async def test_a_worker_whose_connection_failed_serves_the_next_call(tmp_path: Path) -> None:
+    async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as database:
+        await database.migrate(NOW)
+        tx = ThreadedSqliteTransactions.open(
+            database.url.url,
+            busy_timeout_s=1,
+            on_connect=sqlite_pragmas(timedelta(seconds=1)),
+            workers=1,
+        )
+        try:
+
+            def break_it(connection: Connection) -> None:
+                connection.connection.dbapi_connection.close()  # type: ignore[union-attr]
+                connection.execute(select(leases))
+
+            with pytest.raises(Exception, match="closed"):
+                await tx.write(break_it)
+            await tx.write(lambda c: c.execute(insert(leases), _lease("after")))
+            assert await tx.read(_roots) == ["after"]
+        finally:
+            await tx.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            await tx.read(_roots)

@@ -1,0 +1,78 @@
+"""Instructions per pause cycle, ours and bare LangGraph's, counted by callgrind.
+
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/tmp/cycle.out \\
+        python -m tests.benchmarks.cycle_instructions [--cycles 10] [ours|bare]
+
+CPU milliseconds (``cycle_cost --part timing``) move by a tenth or more from run to run on a
+machine other work shares; the instructions the process executes (every thread's, the
+kernel's excepted) do not, so a cut worth 5% can be told from noise in one run of each. The
+count is collected only around the measured cycles (``callgrind_control -i on|off`` on this
+process), after a warm-up, and read from valgrind's "Collected" line. Same loop as
+``cycle_cost``: ``App.execute`` to the pause, ``App.resume`` to the end, on a SQLite file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from bot import WorkflowStartText
+from tests.benchmarks.cycle_cost import bench_app, database_url
+from tests.benchmarks.resume_throughput import Inbox, PayWorkflow, bare_cycle, sqlite_saver
+
+WARM_UP = 10
+
+
+def _collect(on: bool) -> None:
+    subprocess.run(
+        ["callgrind_control", "-i", "on" if on else "off", str(os.getpid())],
+        check=True,
+        capture_output=True,
+    )
+
+
+async def _measured(cycle: Callable[[int], Awaitable[None]], cycles: int) -> None:
+    for i in range(WARM_UP):
+        await cycle(-i - 1)
+    _collect(True)
+    for i in range(cycles):
+        await cycle(i)
+    _collect(False)
+
+
+async def main(side: str, cycles: int) -> None:
+    inbox = Inbox()
+    async with database_url("sqlite", "instructions") as url, bench_app(url, inbox) as app:
+
+        async def ours(i: int) -> None:
+            invoice = f"n{i}"
+            await app.execute(
+                PayWorkflow, WorkflowStartText(text=invoice), tenant_id="t", owner_id="o"
+            )
+            done = await app.resume(
+                inbox.pending.pop(invoice),
+                decision={"approved": True},
+                tenant_id="t",
+                answered_by="m",
+            )
+            assert done.output == {"text": "paid"}, done
+
+        if side == "ours":
+            await _measured(ours, cycles)
+            return
+        with tempfile.TemporaryDirectory() as folder:
+            async with sqlite_saver(Path(folder)) as saver:
+                await _measured(bare_cycle(saver), cycles)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("side", choices=["ours", "bare"], nargs="?", default="ours")
+    parser.add_argument("--cycles", type=int, default=10)
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.side, arguments.cycles))
