@@ -1,6 +1,7 @@
 """The RSS of ``python -m bot serve`` on SQLite while signed Slack traffic drives executions.
 
     python -m tests.benchmarks.server_soak [--minutes 10] [--concurrency 10] [--warm-up 2]
+        [--diagnose]
 
 The server is the built-in Slack desk on its offline model, in its own process, on a SQLite
 file, with the Slack Web API faked on loopback in this process. For ``--minutes`` this process
@@ -15,6 +16,10 @@ growth per 1,000 executions after the warm-up: end minus warm-up, and the slope 
 least-squares line through every sample after it (less sensitive to where one sample fell).
 Target: at most 0.5 MiB per 1,000 executions. Traffic goes to loopback only, and stops by
 itself after ``--minutes``.
+
+``--diagnose``: the server runs with tracemalloc (``tests.benchmarks.soak_probe``: slower, so
+its RSS is not the figure); at the end of the warm-up and at the end it dumps what it holds, and
+this prints what grew in between: the allocation sites by size, and the live objects by type.
 """
 
 from __future__ import annotations
@@ -25,9 +30,11 @@ import contextlib
 import itertools
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
+import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -35,7 +42,7 @@ from typing import Any, Final
 import aiohttp
 
 from tests.cli.processes import free_port
-from tests.slack.burst import DESK, FINAL, FORM, JSON, MANAGER, OWNER, click, env, post
+from tests.slack.burst import DESK, FINAL, FORM, JSON, OWNER, click, env, post
 from tests.slack.checks import buttons
 from tests.slack.conftest import interactive_body
 from tests.slack.stub import BOT_USER, TEAM, SlackStub
@@ -47,6 +54,8 @@ KEPT_POSTS: Final = 2_000
 """Messages the stub keeps for ``conversations.*`` (it scans them on each such call)."""
 REQUEST_TIMEOUT: Final = 120.0
 REPLY_AFTER: Final = 1.0
+ROOT: Final = Path(__file__).resolve().parents[2]
+SHOWN: Final = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +72,8 @@ class SoakReport:
     warm_up_minutes: float
     samples: list[Sample] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    grown: list[str] = field(default_factory=list)
+    """With ``--diagnose``: what the server held more at the end than after the warm-up."""
 
     @property
     def executions(self) -> int:
@@ -113,6 +124,7 @@ class SoakReport:
             f"{TARGET_MIB_PER_1000} MiB: {'met' if worst <= TARGET_MIB_PER_1000 else 'NOT met'}",
             f"failures: {len(self.failures)}",
             *(f"  {failure}" for failure in self.failures[:10]),
+            *self.grown,
         ]
 
 
@@ -264,7 +276,12 @@ class Driver:
 
 
 async def soak(
-    *, minutes: float, concurrency: int, warm_up: float, sample_seconds: float
+    *,
+    minutes: float,
+    concurrency: int,
+    warm_up: float,
+    sample_seconds: float,
+    diagnose: bool = False,
 ) -> SoakReport:
     report = SoakReport(minutes=minutes, concurrency=concurrency, warm_up_minutes=warm_up)
     stub = SoakStub()
@@ -275,24 +292,34 @@ async def soak(
         with tempfile.TemporaryDirectory(prefix="countersign-soak-") as folder:
             url = f"sqlite+aiosqlite:///{Path(folder) / 'countersign.db'}"
             log = (Path(folder) / "serve.log").open("ab")
+            environ = env(stub, port, url)
+            command = ["bot", "serve"]
+            if diagnose:
+                command = ["tests.benchmarks.soak_probe"]
+                environ |= {"PYTHONPATH": str(ROOT), "SOAK_PROBE_DIR": folder}
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "bot",
-                "serve",
+                *command,
                 cwd=folder,
-                env=env(stub, port, url),
+                env=environ,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=log,
             )
             log.close()
+            probe = Probe(process.pid, Path(folder)) if diagnose else None
             connector = aiohttp.TCPConnector(limit=concurrency * 4)
             async with aiohttp.ClientSession(connector=connector) as session:
                 try:
                     await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
                     driver = Driver(session, events, report)
                     stub.on_call = driver.on_call
-                    await _drive(driver, process.pid, report, minutes, concurrency, sample_seconds)
+                    await _drive(
+                        driver, process.pid, report, minutes, concurrency, sample_seconds, probe
+                    )
+                    if probe is not None:
+                        await probe.dump()
+                        report.grown = probe.grown()
                 finally:
                     if process.returncode is None:
                         process.terminate()
@@ -316,6 +343,7 @@ async def _drive(
     minutes: float,
     concurrency: int,
     sample_seconds: float,
+    probe: Probe | None,
 ) -> None:
     started = time.monotonic()
     deadline = started + minutes * 60
@@ -336,6 +364,8 @@ async def _drive(
         await asyncio.wait(requesters, timeout=sample_seconds)
         sample()
         point = report.samples[-1]
+        if probe is not None and not probe.dumped and point.seconds >= report.warm_up_minutes * 60:
+            await probe.dump()
         if point.seconds - printed >= 60:
             printed = point.seconds
             print(
@@ -347,6 +377,44 @@ async def _drive(
         r.result()
 
 
+class Probe:
+    """Asks the probed server (``tests.benchmarks.soak_probe``) for what it holds, and diffs."""
+
+    def __init__(self, pid: int, folder: Path) -> None:
+        self._pid = pid
+        self._folder = folder
+        self.dumped = 0
+
+    async def dump(self) -> None:
+        done = self._folder / f"snap{self.dumped}.done"
+        os.kill(self._pid, signal.SIGUSR1)
+        while not done.exists():  # noqa: ASYNC110 - a file another process writes
+            await asyncio.sleep(0.2)
+        self.dumped += 1
+
+    def grown(self) -> list[str]:
+        before = tracemalloc.Snapshot.load(str(self._folder / "snap0.tracemalloc"))
+        after = tracemalloc.Snapshot.load(str(self._folder / "snap1.tracemalloc"))
+        lines = ["grown, by allocation site (tracemalloc, end - warm-up):"]
+        for stat in after.compare_to(before, "lineno")[:SHOWN]:
+            site = stat.traceback
+            lines.append(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d}  {site}")
+        lines.append("grown, by where it was allocated from (the 3 innermost frames of ours):")
+        for stat in after.compare_to(before, "traceback")[:10]:
+            ours = [f for f in stat.traceback if "/site-packages/" not in f.filename][-3:]
+            frames = " <- ".join(f"{Path(f.filename).name}:{f.lineno}" for f in reversed(ours))
+            lines.append(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d}  {frames}")
+        kinds_before = json.loads((self._folder / "types0.json").read_text())
+        kinds_after = json.loads((self._folder / "types1.json").read_text())
+        grown = sorted(
+            ((n - kinds_before.get(kind, 0), kind) for kind, n in kinds_after.items()),
+            reverse=True,
+        )
+        lines.append("grown, live objects by type (gc.get_objects):")
+        lines.extend(f"  {n:+8d}  {kind}" for n, kind in grown[:SHOWN] if n > 0)
+        return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.server_soak")
     parser.add_argument("--minutes", type=float, default=10.0)
@@ -355,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         "--warm-up", type=float, default=None, help="minutes (default: 2, or a fifth of a run)"
     )
     parser.add_argument("--sample", type=float, default=5.0, help="seconds between samples")
+    parser.add_argument("--diagnose", action="store_true", help="tracemalloc in the server")
     args = parser.parse_args(argv)
     warm_up = args.warm_up if args.warm_up is not None else min(2.0, args.minutes / 5)
     report = asyncio.run(
@@ -363,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
             concurrency=args.concurrency,
             warm_up=warm_up,
             sample_seconds=args.sample,
+            diagnose=args.diagnose,
         )
     )
     print(f"python -m bot serve on SQLite, {args.minutes:g} min soak")
