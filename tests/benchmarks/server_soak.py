@@ -46,7 +46,6 @@ from tests.slack.burst import DESK, FINAL, FORM, JSON, OWNER, click, env, post
 from tests.slack.checks import buttons
 from tests.slack.conftest import interactive_body
 from tests.slack.stub import BOT_USER, TEAM, SlackStub
-from tests.slack.test_serve import wait_healthy
 
 TARGET_MIB_PER_1000: Final = 0.5
 REQUESTER_CHANNEL: Final = "C0GENERAL"
@@ -311,7 +310,7 @@ async def soak(
             connector = aiohttp.TCPConnector(limit=concurrency * 4)
             async with aiohttp.ClientSession(connector=connector) as session:
                 try:
-                    await wait_healthy(session, f"http://127.0.0.1:{port}/healthz", process)
+                    await _healthy(session, f"http://127.0.0.1:{port}/healthz", process)
                     driver = Driver(session, events, report)
                     stub.on_call = driver.on_call
                     await _drive(
@@ -334,6 +333,21 @@ async def soak(
     finally:
         await stub.close()
     return report
+
+
+async def _healthy(
+    session: aiohttp.ClientSession, url: str, process: asyncio.subprocess.Process
+) -> None:
+    """Once ``/healthz`` answers 200 (tracemalloc makes a start slow: up to 3 minutes)."""
+    for _ in range(1800):
+        if process.returncode is not None:
+            raise RuntimeError(f"serve exited {process.returncode}")
+        with contextlib.suppress(aiohttp.ClientError):
+            async with session.get(url) as response:
+                if response.status == 200:
+                    return
+        await asyncio.sleep(0.1)
+    raise RuntimeError("serve never became healthy")
 
 
 async def _drive(

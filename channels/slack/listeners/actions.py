@@ -13,6 +13,9 @@ from channels.slack.answering import Answerer
 from channels.slack.payloads import SlackPayload, interaction_audience, tenant_of, text_at
 from channels.slack.render import ACTION_ID_PATTERN, action_kind
 from channels.slack.services import SlackServices
+from channels.slack.tasks import Lane
+
+ANSWER = Lane.ANSWER
 
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
@@ -43,9 +46,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 after = await late.within_budget(recording)
                 await ack()
                 if after is None:
-                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
+                    late_work = late.finish_late(recording, who.audience)
+                    tasks.spawn(late_work, name="slack late", lane=ANSWER)
                 else:
-                    tasks.spawn(after(), name="slack approve")
+                    tasks.spawn(after(), name="slack approve", lane=ANSWER)
             case "reject" | "edit" | "respond":
                 await ack()
                 modal = flows.open_modal(kind, value, who, trigger_id)
@@ -55,9 +59,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 after = await late.within_budget(recording)
                 await ack()
                 if after is None:
-                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
+                    late_work = late.finish_late(recording, who.audience)
+                    tasks.spawn(late_work, name="slack late", lane=ANSWER)
                 else:
-                    tasks.spawn(after(), name="slack approve all")
+                    tasks.spawn(after(), name="slack approve all", lane=ANSWER)
             case "page":
                 await ack()
                 if value.isdigit():
