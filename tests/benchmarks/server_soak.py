@@ -281,6 +281,7 @@ async def soak(
     warm_up: float,
     sample_seconds: float,
     diagnose: bool = False,
+    frames: int = 3,
 ) -> SoakReport:
     report = SoakReport(minutes=minutes, concurrency=concurrency, warm_up_minutes=warm_up)
     stub = SoakStub()
@@ -295,7 +296,11 @@ async def soak(
             command = ["bot", "serve"]
             if diagnose:
                 command = ["tests.benchmarks.soak_probe"]
-                environ |= {"PYTHONPATH": str(ROOT), "SOAK_PROBE_DIR": folder}
+                environ |= {
+                    "PYTHONPATH": str(ROOT),
+                    "SOAK_PROBE_DIR": folder,
+                    "SOAK_PROBE_FRAMES": str(frames),
+                }
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
@@ -413,7 +418,7 @@ class Probe:
         for stat in after.compare_to(before, "lineno")[:SHOWN]:
             site = stat.traceback
             lines.append(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d}  {site}")
-        lines.append("grown, by where it was allocated from (the 3 innermost frames of ours):")
+        lines.append("grown, by where it was allocated from (our innermost frames):")
         for stat in after.compare_to(before, "traceback")[:10]:
             ours = [f for f in stat.traceback if "/site-packages/" not in f.filename][-3:]
             frames = " <- ".join(f"{Path(f.filename).name}:{f.lineno}" for f in reversed(ours))
@@ -438,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sample", type=float, default=5.0, help="seconds between samples")
     parser.add_argument("--diagnose", action="store_true", help="tracemalloc in the server")
+    parser.add_argument("--frames", type=int, default=3, help="tracemalloc's frames (--diagnose)")
     args = parser.parse_args(argv)
     warm_up = args.warm_up if args.warm_up is not None else min(2.0, args.minutes / 5)
     report = asyncio.run(
@@ -447,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             warm_up=warm_up,
             sample_seconds=args.sample,
             diagnose=args.diagnose,
+            frames=args.frames,
         )
     )
     print(f"python -m bot serve on SQLite, {args.minutes:g} min soak")
