@@ -412,9 +412,17 @@ class Probe:
         self.dumped += 1
 
     def grown(self) -> list[str]:
+        lines = ["native, warm-up -> end (MiB; threads):"]
+        native = [json.loads((self._folder / f"native{n}.json").read_text()) for n in (0, 1)]
+        for key, value in native[1].items():
+            was = native[0].get(key, 0)
+            scale = 1 if key == "threads" else 2**20
+            lines.append(f"  {key:<14} {was / scale:9.2f} -> {value / scale:9.2f}")
+        if not (self._folder / "snap0.tracemalloc").exists():
+            return lines + self._types()
         before = tracemalloc.Snapshot.load(str(self._folder / "snap0.tracemalloc"))
         after = tracemalloc.Snapshot.load(str(self._folder / "snap1.tracemalloc"))
-        lines = ["grown, by allocation site (tracemalloc, end - warm-up):"]
+        lines.append("grown, by allocation site (tracemalloc, end - warm-up):")
         for stat in after.compare_to(before, "lineno")[:SHOWN]:
             site = stat.traceback
             lines.append(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d}  {site}")
@@ -423,6 +431,10 @@ class Probe:
             ours = [f for f in stat.traceback if "/site-packages/" not in f.filename][-3:]
             frames = " <- ".join(f"{Path(f.filename).name}:{f.lineno}" for f in reversed(ours))
             lines.append(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d}  {frames}")
+        return lines + self._types()
+
+    def _types(self) -> list[str]:
+        lines = []
         kinds_before = json.loads((self._folder / "types0.json").read_text())
         kinds_after = json.loads((self._folder / "types1.json").read_text())
         grown = sorted(
@@ -443,7 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sample", type=float, default=5.0, help="seconds between samples")
     parser.add_argument("--diagnose", action="store_true", help="tracemalloc in the server")
-    parser.add_argument("--frames", type=int, default=3, help="tracemalloc's frames (--diagnose)")
+    parser.add_argument(
+        "--frames", type=int, default=3, help="tracemalloc's frames (--diagnose; 0: off)"
+    )
     args = parser.parse_args(argv)
     warm_up = args.warm_up if args.warm_up is not None else min(2.0, args.minutes / 5)
     report = asyncio.run(
