@@ -11,11 +11,6 @@ when acks keep coming for longer than ``patience``, work goes on one piece at a 
 they stop. At most ``max_running`` pieces of work run at once (a burst of clicks does not
 start a burst of database writers). Urgent work — opening a modal, whose
 ``trigger_id`` expires 3 s after the click — skips both.
-
-Among the rest, a run moved on by an answer (:attr:`Lane.ANSWER`: someone clicked and waits to
-see it go on) takes the next free place before any work that can wait (:attr:`Lane.LATER`:
-a Home republished, a list paged, a note said): a burst of Home refreshes never queues a
-click's continuation behind it.
 """
 
 from __future__ import annotations
@@ -23,8 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-from collections import deque
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import Coroutine, Iterator
 from datetime import timedelta
 from typing import Any, Final
 
@@ -69,58 +63,6 @@ class AckFirst:
         return True
 
 
-class Lane(enum.Enum):
-    """Which work goes first when places are scarce."""
-
-    ANSWER = "answer"
-    """Moves on a run someone just answered (a click, a modal, a reply)."""
-    LATER = "later"
-    """Can wait: Home publishes, list pages, notes, starts of new runs."""
-
-
-class _Places:
-    """At most ``size`` holders at once; a free place goes to the longest-waiting
-    :attr:`Lane.ANSWER` work before any :attr:`Lane.LATER` work (each lane in turn)."""
-
-    def __init__(self, size: int) -> None:
-        self._free = size
-        self._waiting: dict[Lane, deque[asyncio.Future[None]]] = {lane: deque() for lane in Lane}
-
-    @contextlib.asynccontextmanager
-    async def held(self, lane: Lane) -> AsyncIterator[None]:
-        await self._take(lane)
-        try:
-            yield
-        finally:
-            self._give_back()
-
-    async def _take(self, lane: Lane) -> None:
-        if self._free > 0 and not any(self._waiting.values()):
-            self._free -= 1
-            return
-        place = asyncio.get_running_loop().create_future()
-        self._waiting[lane].append(place)
-        try:
-            await place
-        except asyncio.CancelledError:
-            if place.done() and not place.cancelled():
-                self._give_back()  # handed a place as it was cancelled: pass it on
-            else:
-                with contextlib.suppress(ValueError):  # not handed one: no longer waiting
-                    self._waiting[lane].remove(place)
-            raise
-
-    def _give_back(self) -> None:
-        for lane in Lane:  # ANSWER first
-            waiting = self._waiting[lane]
-            while waiting:
-                place = waiting.popleft()
-                if not place.done():  # one cancelled since it was queued is passed over
-                    place.set_result(None)
-                    return
-        self._free += 1
-
-
 class _State(enum.Enum):
     OPEN = "open"
     CLOSED = "closed"
@@ -133,8 +75,8 @@ class BackgroundTasks:
         self, *, gate: AckFirst | None = None, max_running: int = DEFAULT_MAX_RUNNING
     ) -> None:
         self.gate = gate or AckFirst()
-        self._running = _Places(max_running)
-        self._busy_lane = _Places(1)
+        self._running = asyncio.Semaphore(max_running)
+        self._busy_lane = asyncio.Semaphore(1)
         self._tasks: set[asyncio.Task[None]] = set()
         self._state = _State.OPEN
 
@@ -146,20 +88,14 @@ class BackgroundTasks:
         return self._state is _State.CLOSED
 
     def spawn(
-        self,
-        work: Coroutine[Any, Any, object],
-        *,
-        name: str,
-        urgent: bool = False,
-        lane: Lane = Lane.LATER,
+        self, work: Coroutine[Any, Any, object], *, name: str, urgent: bool = False
     ) -> asyncio.Task[None] | None:
-        """Run ``work`` in a kept task; ``None`` (and the work dropped) after ``close``.
-        ``urgent``: at once, past the bound and the acks; else in its ``lane``'s turn."""
+        """Run ``work`` in a kept task; ``None`` (and the work dropped) after ``close``."""
         if self._state is _State.CLOSED:
             work.close()
             log.warning("slack: %s dropped: the bot is shutting down", name)
             return None
-        runner = self._guarded(work, name) if urgent else self._in_turn(work, name, lane)
+        runner = self._guarded(work, name) if urgent else self._in_turn(work, name)
         task = asyncio.get_running_loop().create_task(runner, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -187,13 +123,13 @@ class BackgroundTasks:
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)
 
-    async def _in_turn(self, work: Coroutine[Any, Any, object], name: str, lane: Lane) -> None:
+    async def _in_turn(self, work: Coroutine[Any, Any, object], name: str) -> None:
         try:
-            async with self._running.held(lane):
+            async with self._running:
                 if await self.gate.quiet():  # each start waits for a quiet moment
                     await self._guarded(work, name)
                     return
-                async with self._busy_lane.held(lane):  # acks never stop: one at a time
+                async with self._busy_lane:  # acks never stop: one piece of work at a time
                     await self._guarded(work, name)
         finally:
             work.close()  # a no-op once awaited; frees it if cancelled before it started

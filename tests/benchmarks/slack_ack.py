@@ -1,6 +1,6 @@
 """How fast the bot acks button clicks, next to a bare Bolt app that only acks.
 
-    python -m tests.benchmarks.slack_ack --clicks 500 --concurrency 50 [--home] [--compare N]
+    python -m tests.benchmarks.slack_ack --clicks 500 --concurrency 50 [--home]
 
 Two servers run in their own processes, each on real loopback HTTP: the bot (the office App on
 a SQLite file, ``--clicks`` pauses asked beforehand, one signed Approve click per pause by an
@@ -12,9 +12,6 @@ finish the resumes.
 
 ``--home``: the approver has opened their App Home, so each question their click closes
 republishes it after the ack (work that can wait, beside each click's continuation).
-``--compare N``: N rounds, each a run with the after-ack lanes as shipped (a continuation before
-work that can wait) and one with every piece of work in one first-come lane, the order turned
-each round; it prints both sides' click -> continued and ack figures.
 
 Importable too: ``await run(clicks=..., concurrency=...)`` returns a :class:`Report`.
 """
@@ -27,7 +24,6 @@ import contextlib
 import gc
 import json
 import multiprocessing
-import os
 import re
 import sys
 import tempfile
@@ -123,28 +119,12 @@ class Report:
 # The servers (each in its own process).
 
 
-def _serve(
-    kind: str, api_url: str, clicks: int, out: Queue[Any], stop: Any, one_lane: bool = False
-) -> None:
+def _serve(kind: str, api_url: str, clicks: int, out: Queue[Any], stop: Any) -> None:
     try:
-        if one_lane:
-            _one_lane()
         asyncio.run(_serve_async(kind, api_url, clicks, out, stop))
     except BaseException as error:  # tell the parent instead of leaving it waiting
         out.put(("error", f"{type(error).__name__}: {error}"))
         raise
-
-
-def _one_lane() -> None:
-    """Every piece of after-ack work in one first-come lane (the comparison's other side)."""
-    from channels.slack.tasks import BackgroundTasks, Lane
-
-    spawn = BackgroundTasks.spawn
-
-    def first_come(self: BackgroundTasks, work: Any, *, name: str, **options: Any) -> Any:
-        return spawn(self, work, name=name, urgent=options.get("urgent", False), lane=Lane.LATER)
-
-    BackgroundTasks.spawn = first_come  # type: ignore[method-assign]
 
 
 async def _serve_async(kind: str, api_url: str, clicks: int, out: Queue[Any], stop: Any) -> None:
@@ -334,9 +314,7 @@ async def load(
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def run(
-    *, clicks: int, concurrency: int, home: bool = False, one_lane: bool = False
-) -> Report:
+async def run(*, clicks: int, concurrency: int, home: bool = False) -> Report:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from tests.slack.stub import SlackStub
@@ -351,7 +329,7 @@ async def run(
             stop = context.Event()
             process = context.Process(
                 target=_serve,
-                args=(kind, stub.api_url, clicks, out, stop, one_lane),
+                args=(kind, stub.api_url, clicks, out, stop),
                 daemon=True,
             )
             process.start()
@@ -415,49 +393,13 @@ async def _open_home(port: int, stub: Any) -> None:
     await stub.wait_for("views.publish", published + 1, timeout=60)
 
 
-async def compare(*, clicks: int, concurrency: int, rounds: int, home: bool) -> list[str]:
-    """Rounds of lanes as shipped against one lane, interleaved."""
-    lines = []
-    sides: dict[str, list[Report]] = {"lanes": [], "one lane": []}
-    for turn in range(rounds):
-        order = ["lanes", "one lane"] if turn % 2 == 0 else ["one lane", "lanes"]
-        for side in order:
-            report = await run(
-                clicks=clicks, concurrency=concurrency, home=home, one_lane=side == "one lane"
-            )
-            sides[side].append(report)
-            lines.append(
-                f"round {turn + 1} {side:<8}: click -> continued p50 {report.continued(50):6.0f}"
-                f" ms p90 {report.continued(90):6.0f} ms; ack p50 "
-                f"{report.bot.percentile(50):5.1f} ms p99 {report.bot.percentile(99):6.1f} ms; "
-                f"all updated {report.resumes_done_seconds:.2f} s"
-            )
-    for side, reports in sides.items():
-        merged = sorted(ms for r in reports for ms in r.continued_ms)
-        acks = sorted(ms for r in reports for ms in r.bot.latencies_ms)
-        lines.append(
-            f"{side:<8} over {rounds} rounds: click -> continued p50 "
-            f"{merged[len(merged) // 2]:.0f} ms; ack p99 {acks[int(0.99 * (len(acks) - 1))]:.1f} ms"
-        )
-    return lines
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.slack_ack")
     parser.add_argument("--clicks", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--home", action="store_true", help="the approver opened their Home")
-    parser.add_argument("--compare", type=int, default=0, metavar="ROUNDS")
     args = parser.parse_args(argv)
     print(f"{args.clicks} signed clicks, {args.concurrency} at a time, loopback HTTP")
-    if args.compare:
-        compared = compare(
-            clicks=args.clicks, concurrency=args.concurrency, rounds=args.compare, home=args.home
-        )
-        for line in asyncio.run(compared):
-            print(line)
-        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        return 0
     report = asyncio.run(run(clicks=args.clicks, concurrency=args.concurrency, home=args.home))
     for line in report.lines():
         print(line)

@@ -13,9 +13,6 @@ from channels.slack.answering import Answerer
 from channels.slack.payloads import SlackPayload, interaction_audience, tenant_of, text_at
 from channels.slack.render import ACTION_ID_PATTERN, action_kind
 from channels.slack.services import SlackServices
-from channels.slack.tasks import Lane
-
-ANSWER = Lane.ANSWER
 
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
@@ -46,10 +43,9 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 after = await late.within_budget(recording)
                 await ack()
                 if after is None:
-                    late_work = late.finish_late(recording, who.audience)
-                    tasks.spawn(late_work, name="slack late", lane=ANSWER)
+                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
                 else:
-                    tasks.spawn(after(), name="slack approve", lane=ANSWER)
+                    tasks.spawn(after(), name="slack approve")
             case "reject" | "edit" | "respond":
                 await ack()
                 modal = flows.open_modal(kind, value, who, trigger_id)
@@ -59,10 +55,9 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 after = await late.within_budget(recording)
                 await ack()
                 if after is None:
-                    late_work = late.finish_late(recording, who.audience)
-                    tasks.spawn(late_work, name="slack late", lane=ANSWER)
+                    tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
                 else:
-                    tasks.spawn(after(), name="slack approve all", lane=ANSWER)
+                    tasks.spawn(after(), name="slack approve all")
             case "page":
                 await ack()
                 if value.isdigit():

@@ -22,7 +22,6 @@ from channels.slack.answering import AfterAck, Answerer, ReplyPlace
 from channels.slack.feedback import Audience
 from channels.slack.payloads import SlackPayload, tenant_of, text_at, without_mention
 from channels.slack.services import SlackServices
-from channels.slack.tasks import Lane
 from channels.slack.threads import SlackThread
 
 AFTER_ACK: Final = "countersign_after_ack"
@@ -104,7 +103,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         if message.in_a_thread:
             after: AfterAck | None = context.get(AFTER_ACK)
             if after is not None:
-                tasks.spawn(after(), name="slack thread reply", lane=Lane.ANSWER)
+                tasks.spawn(after(), name="slack thread reply")
         elif text_at(event, "channel_type") == "im":
             thread = SlackThread(team=message.team, channel=message.channel, ts=message.ts)
             tasks.spawn(

@@ -20,9 +20,6 @@ from channels.slack.render import EDIT_MODAL, REJECT_MODAL, RESPOND_MODAL
 from channels.slack.render_modal import REASON_BLOCK, RESPONSE_BLOCK
 from channels.slack.services import SlackServices
 from channels.slack.signing import ModalMetadata
-from channels.slack.tasks import Lane
-
-ANSWER = Lane.ANSWER
 
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
@@ -37,9 +34,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         answer = await late.within_budget(future)
         if answer is None:
             await ack()
-            tasks.spawn(
-                late.finish_late(after_of(future), who.audience), name=f"slack {kind}", lane=ANSWER
-            )
+            tasks.spawn(late.finish_late(after_of(future), who.audience), name=f"slack {kind}")
         return answer
 
     async def on_reject(
@@ -77,7 +72,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             await ack(response_action="errors", errors=answer.errors)
             return
         await ack()
-        tasks.spawn(answer.after(), name=f"slack {kind}", lane=ANSWER)
+        tasks.spawn(answer.after(), name=f"slack {kind}")
 
     async def on_edit(
         ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
@@ -107,7 +102,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             await ack(response_action="errors", errors=answer.errors)
             return
         await ack()
-        tasks.spawn(answer.after(), name="slack edit", lane=ANSWER)
+        tasks.spawn(answer.after(), name="slack edit")
 
     bolt.view(REJECT_MODAL)(on_reject)
     bolt.view(RESPOND_MODAL)(on_respond)
