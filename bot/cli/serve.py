@@ -27,6 +27,7 @@ from aiohttp import web
 
 from bot.app import App
 from bot.cli.binding import EVERY_INTERFACE, Binding
+from bot.cli.heap import trimming_heap
 from bot.cli.logs import logging_as
 from bot.cli.traces import run_traced
 from bot.components.specs import ApplicationSpec, spec_of
@@ -196,7 +197,8 @@ async def _run(
         # what was built to start (the App, its graphs, Bolt) lives as long as the process:
         # out of the collector's generations, full collections stay short and acks fast
         gc.freeze()
-        await stop.wait()
+        with trimming_heap(app.clock):  # RSS follows what is in use (bot.cli.heap)
+            await stop.wait()
         print("Stopping: finishing the work in progress.", file=out, flush=True)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):

@@ -21,6 +21,7 @@ from aiohttp import web
 
 from bot.app import App
 from bot.cli.binding import Binding
+from bot.cli.heap import trimming_heap
 from bot.cli.logs import logging_as
 from bot.cli.preflight import check_web_desk, web_desk_settings
 from bot.cli.traces import run_traced
@@ -119,7 +120,8 @@ async def _run(
             file=out,
             flush=True,
         )
-        await stop.wait()
+        with trimming_heap(app.clock):  # RSS follows what is in use (bot.cli.heap)
+            await stop.wait()
         print("Stopping.", file=out, flush=True)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):

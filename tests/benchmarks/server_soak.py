@@ -282,6 +282,7 @@ async def soak(
     sample_seconds: float,
     diagnose: bool = False,
     frames: int = 3,
+    server_env: dict[str, str] | None = None,
 ) -> SoakReport:
     report = SoakReport(minutes=minutes, concurrency=concurrency, warm_up_minutes=warm_up)
     stub = SoakStub()
@@ -292,7 +293,7 @@ async def soak(
         with tempfile.TemporaryDirectory(prefix="countersign-soak-") as folder:
             url = f"sqlite+aiosqlite:///{Path(folder) / 'countersign.db'}"
             log = (Path(folder) / "serve.log").open("ab")
-            environ = env(stub, port, url)
+            environ = env(stub, port, url) | (server_env or {})
             command = ["bot", "serve"]
             if diagnose:
                 command = ["tests.benchmarks.soak_probe"]
@@ -456,6 +457,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=float, default=5.0, help="seconds between samples")
     parser.add_argument("--diagnose", action="store_true", help="tracemalloc in the server")
     parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the server's environment (e.g. MALLOC_ARENA_MAX=2)",
+    )
+    parser.add_argument(
         "--frames", type=int, default=3, help="tracemalloc's frames (--diagnose; 0: off)"
     )
     args = parser.parse_args(argv)
@@ -468,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
             sample_seconds=args.sample,
             diagnose=args.diagnose,
             frames=args.frames,
+            server_env=dict(pair.split("=", 1) for pair in args.server_env),
         )
     )
     print(f"python -m bot serve on SQLite, {args.minutes:g} min soak")

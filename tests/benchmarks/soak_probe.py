@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import tracemalloc
 from collections import Counter
 from pathlib import Path
@@ -29,6 +30,8 @@ from bot.cli.main import main as bot_main
 
 DIR_SETTING = "SOAK_PROBE_DIR"
 FRAMES_SETTING = "SOAK_PROBE_FRAMES"
+TRIM_SETTING = "SOAK_PROBE_TRIM_SECONDS"
+"""An experiment: ``malloc_trim(0)`` every so many seconds, from a thread of the probe's."""
 
 
 def _type_of(thing: object) -> str:
@@ -90,6 +93,16 @@ def main() -> int:
         (folder / f"snap{n}.done").touch()
 
     signal.signal(signal.SIGUSR1, dump)
+    trim_every = float(os.environ.get(TRIM_SETTING, "0"))
+    if trim_every:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        stop = threading.Event()
+
+        def trim() -> None:
+            while not stop.wait(trim_every):
+                libc.malloc_trim(0)
+
+        threading.Thread(target=trim, daemon=True).start()
     return bot_main(["serve"])
 
 
