@@ -27,7 +27,7 @@ from aiohttp import web
 
 from bot.app import App
 from bot.cli.binding import EVERY_INTERFACE, Binding
-from bot.cli.heap import trimming_heap
+from bot.cli.heap import limit_malloc_arenas
 from bot.cli.logs import logging_as
 from bot.cli.traces import run_traced
 from bot.components.specs import ApplicationSpec, spec_of
@@ -64,6 +64,7 @@ HOST: Final = EVERY_INTERFACE  # without COUNTERSIGN_BIND_ADDRESS: Slack must re
 def serve_slack(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> int:
     """Serve until a signal; the exit code. Spans are exported as the ``OTEL_*`` settings say
     (``bot.cli.traces``), what is left of them on the way out."""
+    limit_malloc_arenas()  # before any worker thread: RSS stays flat (bot.cli.heap)
     return run_traced(environ, lambda: _serve(environ, str(env_file), sys.stdout, sys.stderr))
 
 
@@ -197,8 +198,7 @@ async def _run(
         # what was built to start (the App, its graphs, Bolt) lives as long as the process:
         # out of the collector's generations, full collections stay short and acks fast
         gc.freeze()
-        with trimming_heap(app.clock):  # RSS follows what is in use (bot.cli.heap)
-            await stop.wait()
+        await stop.wait()
         print("Stopping: finishing the work in progress.", file=out, flush=True)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):

@@ -1,53 +1,60 @@
-"""The served process trims the C heap once a minute (``bot.cli.heap``): RSS follows what is in
-use instead of the free pages glibc keeps (``python -m tests.benchmarks.server_soak``)."""
+"""The served process keeps glibc to two malloc arenas (``bot.cli.heap``), unless the
+environment says how many: its RSS grew half as fast over a soak
+(``python -m tests.benchmarks.server_soak``)."""
 
 from __future__ import annotations
 
-import ctypes
 import platform
-from datetime import timedelta
+import subprocess
+import sys
 
 import pytest
 
-from bot.cli.heap import HEAP_TRIM_INTERVAL, heap_trim, trimming_heap
-from bot.testing import FakeClock
+from bot.cli.heap import ARENA_SETTING, limit_malloc_arenas
+
+GLIBC = platform.libc_ver()[0] == "glibc"
 
 
-async def test_the_heap_is_trimmed_each_interval_while_serving_and_never_after() -> None:
-    clock = FakeClock()
-    trims: list[str] = []
-    with trimming_heap(clock, lambda: trims.append("trimmed")):
-        await clock.advance(HEAP_TRIM_INTERVAL - timedelta(seconds=1))
-        assert trims == []
-        await clock.advance(timedelta(seconds=1))
-        assert trims == ["trimmed"]
-        await clock.advance(HEAP_TRIM_INTERVAL)
-        assert len(trims) == 2
-    await clock.advance(HEAP_TRIM_INTERVAL)
-    await clock.advance(HEAP_TRIM_INTERVAL)
-    assert len(trims) == 2  # the timer went with the block
+def test_the_environment_wins() -> None:
+    assert limit_malloc_arenas({ARENA_SETTING: "4"}) is False
 
 
-@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
-def test_glibc_trim_hands_free_pages_back() -> None:
-    trim = heap_trim()
-    assert trim is not None
-    # 80 MiB of small blocks freed below one still in use: glibc keeps their pages, resident,
-    # until trimmed
-    libc = ctypes.CDLL(None)
-    libc.malloc.restype = ctypes.c_void_p
-    libc.malloc.argtypes = [ctypes.c_size_t]
-    libc.free.argtypes = [ctypes.c_void_p]
-    blocks = [libc.malloc(4096) for _ in range(20_000)]
-    for block in blocks[:-1]:
-        libc.free(block)
-    before = _resident()
-    trim()
-    after = _resident()
-    libc.free(blocks[-1])
-    assert before - after > 40 * 2**20, (before, after)
+@pytest.mark.skipif(not GLIBC, reason="mallopt(M_ARENA_MAX) is glibc's")
+def test_threads_share_two_arenas_once_limited() -> None:
+    assert _arenas_after_threads(limited=False) > 2
+    assert _arenas_after_threads(limited=True) <= 2
 
 
-def _resident() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * 4096
+def _arenas_after_threads(*, limited: bool) -> int:
+    """In a fresh process (arenas are made once per thread): how many arenas eight threads
+    mallocing at once made (``malloc_info`` lists one ``<heap>`` per arena)."""
+    script = f"""
+import ctypes, threading
+from bot.cli.heap import limit_malloc_arenas
+if {limited}:
+    assert limit_malloc_arenas({{}})
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+start = threading.Barrier(8)
+def work():
+    start.wait()
+    for _ in range(2000):
+        libc.malloc(64)
+threads = [threading.Thread(target=work) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+libc.fdopen.restype = ctypes.c_void_p
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+out = libc.fdopen(1, b"w")
+libc.malloc_info(0, out)
+libc.fflush(None)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    return done.stdout.count("<heap nr=")
