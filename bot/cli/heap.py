@@ -6,8 +6,10 @@ heap (its page caches) stay flat; glibc's heap in use stays flat (40.6 -> 40.8 M
 executions) while the free memory it keeps grows (3.8 -> 8.1 MiB), and RSS with it (2.7 MiB per
 1,000 executions). That free memory is scattered between live blocks across one arena per
 thread that mallocs (the event loop, each SQLite connection's worker, the thread pools: up to 8
-per core); ``malloc_trim(0)`` every 30 s gave none of it back (2.9 MiB per 1,000). With two
-arenas the same soak grew 1.3 MiB per 1,000.
+per core); ``malloc_trim(0)`` every 30 s gave none of it back (2.9 MiB per 1,000). Two
+10-minute soaks side by side, 3,200 executions each: 16 arenas (glibc's default here) +1.25
+MiB per 1,000 (slope +1.75; kept free +2.6 MiB), two arenas +0.82 (slope +0.75; kept free
++1.25 MiB); one arena was no flatter than two, and serialises every thread's malloc.
 
 Set before the first worker thread starts; a ``MALLOC_ARENA_MAX`` in the environment wins (glibc
 read it at start). glibc only: elsewhere (musl, macOS) nothing is done.
