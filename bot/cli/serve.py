@@ -27,6 +27,7 @@ from aiohttp import web
 
 from bot.app import App
 from bot.cli.binding import EVERY_INTERFACE, Binding
+from bot.cli.heap import limit_malloc_arenas
 from bot.cli.logs import logging_as
 from bot.cli.traces import run_traced
 from bot.components.specs import ApplicationSpec, spec_of
@@ -63,6 +64,7 @@ HOST: Final = EVERY_INTERFACE  # without COUNTERSIGN_BIND_ADDRESS: Slack must re
 def serve_slack(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> int:
     """Serve until a signal; the exit code. Spans are exported as the ``OTEL_*`` settings say
     (``bot.cli.traces``), what is left of them on the way out."""
+    limit_malloc_arenas()  # before any worker thread: RSS stays flat (bot.cli.heap)
     return run_traced(environ, lambda: _serve(environ, str(env_file), sys.stdout, sys.stderr))
 
 

@@ -21,6 +21,7 @@ from aiohttp import web
 
 from bot.app import App
 from bot.cli.binding import Binding
+from bot.cli.heap import limit_malloc_arenas
 from bot.cli.logs import logging_as
 from bot.cli.preflight import check_web_desk, web_desk_settings
 from bot.cli.traces import run_traced
@@ -43,6 +44,7 @@ HOST: Final = "127.0.0.1"  # a desk to try on this machine: nobody else reaches 
 
 def serve_web_desk(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> int:
     """Serve until a signal; the exit code."""
+    limit_malloc_arenas()  # before any worker thread: RSS stays flat (bot.cli.heap)
     return run_traced(environ, lambda: _serve(environ, env_file, sys.stdout, sys.stderr))
 
 
