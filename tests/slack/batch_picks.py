@@ -8,6 +8,7 @@ from typing import Any
 
 from bot import ExecutionStatus
 from bot.testing import call_tool
+from channels.slack.button_values import read_answer_value
 from channels.slack.render import APPROVE_ACTION, action_kind
 from tests.slack.checks import buttons, nodes
 from tests.slack.conftest import SlackWorld
@@ -51,19 +52,30 @@ def options(tree: object) -> list[Mapping[str, Any]]:
     return [n for n in nodes(tree) if n.get("type") == "checkboxes"]
 
 
+async def ask_each(
+    world: SlackWorld, calls: list[Any], *, owner: str | None = None, final: str | None = None
+) -> list[str]:
+    """Each of ``calls`` asked by a request of its own (so each its own message: one model
+    turn's questions share one, ``tests/slack/test_turn_messages.py``); their pause ids in
+    order. Each run's model then says ``final`` (None: nothing scripted after)."""
+    before = len(world.stub.of("chat.postMessage"))
+    for call in calls:
+        world.llm.then_return(call)
+        if owner is None:
+            result = await world.execute("please")
+        else:
+            result = await world.execute("please", owner=owner)
+        assert result.status is ExecutionStatus.PAUSED
+    if final is not None:
+        world.llm.then_return(*[final] * len(calls))
+    posted = world.stub.of("chat.postMessage")[before:]
+    return [read_answer_value(str(buttons(c.blocks())[0]["value"])).pause_id for c in posted]
+
+
 async def ask_refunds(world: SlackWorld, count: int, *, final: str = "done") -> list[str]:
-    """One agent turn asking ``count`` refunds; their pause ids by order (``order_id`` i
-    at index i)."""
-    world.llm.then_return(
-        [call_tool(RefundCardTool, {"order_id": str(i), "amount": 1.0 + i}) for i in range(count)],
-        final,
-    )
-    result = await world.execute("refund them all")
-    assert result.status is ExecutionStatus.PAUSED
-    posted = [str(buttons(c.blocks())[0]["value"]) for c in world.stub.of("chat.postMessage")]
-    orders: dict[str, str] = {}
-    for pause_id in posted:
-        pause = await world.app.find_pause(pause_id, tenant_id=world.tenant)
-        assert pause is not None
-        orders[str(pause.ask.arguments["order_id"])] = pause_id
-    return [orders[str(i)] for i in range(count)]
+    """``count`` refunds, each asked by a request of its own; their pause ids by order
+    (``order_id`` i at index i)."""
+    calls = [
+        call_tool(RefundCardTool, {"order_id": str(i), "amount": 1.0 + i}) for i in range(count)
+    ]
+    return await ask_each(world, calls, final=final)

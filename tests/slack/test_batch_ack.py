@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
-from bot import ExecutionStatus, PauseStatus, tool
+from bot import PauseStatus, tool
 from bot.testing import call_tool
 from channels.slack.render import APPROVE_ALL_ACTION
 from tests.apps import sample_agent, sample_application
 from tests.office import Done, Gate, Ledger
-from tests.slack.batch_picks import batch_button, ticked
-from tests.slack.checks import buttons
+from tests.slack.batch_picks import ask_each, batch_button, ticked
 from tests.slack.conftest import SlackWorld, open_world
 from tests.slack.office import MANAGER, RefundApprovalChannel, RefundCardInput, SlackRefundChannel
 from tests.slack.stub import TEAM, SlackStub
@@ -63,21 +62,13 @@ async def held(stub: SlackStub, tmp_path: Path) -> AsyncIterator[SlackWorld]:
 
 
 async def _ask(world: SlackWorld, count: int) -> list[str]:
-    world.llm.then_return(
+    return await ask_each(
+        world,
         [
             call_tool(HeldRefundCardTool, {"order_id": str(i), "amount": 1.0 + i})
             for i in range(count)
-        ]
+        ],
     )
-    result = await world.execute("refund them all")
-    assert result.status is ExecutionStatus.PAUSED
-    posted = [str(buttons(c.blocks())[0]["value"]) for c in world.stub.of("chat.postMessage")]
-    by_order: dict[str, str] = {}
-    for pause_id in posted:
-        pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
-        assert pause is not None
-        by_order[str(pause.ask.arguments["order_id"])] = pause_id
-    return [by_order[str(i)] for i in range(count)]
 
 
 async def _statuses(world: SlackWorld, ids: list[str]) -> list[PauseStatus]:

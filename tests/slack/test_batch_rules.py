@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot import ExecutionStatus, PauseStatus
+from bot import PauseStatus
 from bot.testing import call_tool
 from channels.kit.texts import SELF_APPROVAL, approval_counted, batch_refused
 from channels.slack.batch_seal import BatchSealer
 from channels.slack.render import APPROVE_ALL_ACTION
 from tests.four_eyes import WireTool
-from tests.slack.batch_picks import ask_refunds, batch_button
-from tests.slack.checks import all_text, assert_sent_valid, buttons
+from tests.slack.batch_picks import ask_each, ask_refunds, batch_button
+from tests.slack.checks import all_text, assert_sent_valid
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import ACCOUNTANT, FINANCE, MANAGER, STRANGER, RefundCardTool, WireMoneyTool
 from tests.slack.stub import TEAM
@@ -31,17 +31,16 @@ async def _statuses(world: SlackWorld, ids: list[str]) -> list[PauseStatus]:
 
 async def test_the_requesters_own_wire_is_refused_inside_their_batch(world: SlackWorld) -> None:
     world.stub.groups[FINANCE] = [ACCOUNTANT]
-    world.llm.then_return(
+    ids = await ask_each(
+        world,
         [
             call_tool(RefundCardTool, {"order_id": "1", "amount": 5.0}),
             call_tool(WireMoneyTool, {"iban": "DE00", "amount": 5.0}),
             call_tool(RefundCardTool, {"order_id": "2", "amount": 6.0}),
         ],
-        "done",
+        owner=MANAGER,  # the manager asks
+        final="done",
     )
-    result = await world.execute("refund and wire", owner=MANAGER)  # the manager asks
-    assert result.status is ExecutionStatus.PAUSED
-    ids = [str(buttons(c.blocks())[0]["value"]) for c in world.stub.of("chat.postMessage")]
     wire = [
         i
         for i in ids
@@ -65,16 +64,15 @@ async def test_a_two_approval_question_counts_a_batch_as_one_approval(
     four_eyes: SlackWorld,  # noqa: F811 - the fixture
 ) -> None:
     world = four_eyes
-    world.llm.then_return(
+    ids = await ask_each(
+        world,
         [
             call_tool(WireTool, {"account": "DE-1", "amount": 25000.0}),
             call_tool(WireTool, {"account": "DE-2", "amount": 26000.0}),
         ],
-        "wired",
+        owner=ACCOUNTANT,
+        final="wired",
     )
-    result = await world.execute("wire both", owner=ACCOUNTANT)
-    assert result.status is ExecutionStatus.PAUSED
-    ids = [str(buttons(c.blocks())[0]["value"]) for c in world.stub.of("chat.postMessage")]
 
     blocks = (await pending_of(world, MANAGER))["blocks"]
     await world.click(

@@ -25,6 +25,7 @@ from aiohttp import ClientResponse
 from bot import PauseStatus
 from channels.kit.texts import APPROVERS_NOT_CHECKED
 from channels.slack.approvers import DEFAULT_TTL, UNKNOWN_FOR
+from channels.slack.button_values import read_answer_value
 from channels.slack.render import APPROVE_ACTION, APPROVE_ALL_ACTION, REJECT_ACTION
 from channels.slack.render_approvals import REASSIGN_BLOCK
 from tests.slack.conftest import SlackWorld, open_world
@@ -192,12 +193,13 @@ async def test_the_second_of_three_approvals_while_slack_fails_is_never_a_500(
     three_eyes: SlackWorld, kind: str
 ) -> None:
     world = three_eyes
-    pause_id = await ask_three_eyes(world)
+    value = await ask_three_eyes(world)  # the pause id and the proposal shown
+    pause_id = read_answer_value(value).pause_id
     await world.clock.advance(GROUP_LOOKUP_EXPIRED)
     await world.stub.fail_all(kind)
 
-    assert (await world.click(MANAGER, APPROVE_ACTION, pause_id)).status == 200  # counted
-    assert (await world.click(STRANGER, APPROVE_ACTION, pause_id)).status == 200  # unchecked
+    assert (await world.click(MANAGER, APPROVE_ACTION, value)).status == 200  # counted
+    assert (await world.click(STRANGER, APPROVE_ACTION, value)).status == 200  # unchecked
     await world.settle()
     pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
     assert pause is not None and pause.status is PauseStatus.PENDING
@@ -205,7 +207,7 @@ async def test_the_second_of_three_approvals_while_slack_fails_is_never_a_500(
 
     await world.stub.restore()
     await world.clock.advance(UNKNOWN_FOR)  # the failed look-up is asked again
-    assert (await world.click(STRANGER, APPROVE_ACTION, pause_id)).status == 200
+    assert (await world.click(STRANGER, APPROVE_ACTION, value)).status == 200
     await world.settle()
     pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
     assert pause is not None and [a.by for a in pause.approvals] == [MANAGER, STRANGER]
