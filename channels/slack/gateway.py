@@ -110,6 +110,8 @@ class SlackGateway:
         self.escalation_copies = EscalationCopies(
             app=app, client=client, messages=messages, outbox=outbox, view=self.approval_view
         )
+        self._showing: set[str] = set()
+        """The questions whose outcome this process is showing now (``_show``)."""
         self.workspaces = WorkspaceConfigs(catalog)
         """Where each workspace asks and who answers there (``SlackBot`` sets its settings)."""
         self._listeners: list[ChangeListener] = []
@@ -338,6 +340,21 @@ class SlackGateway:
         return await self._show(withdrawal.pause_id, view, outcome, closed)
 
     async def _show(
+        self, pause_id: str, view: ApprovalView, outcome: Outcome, closed: ClosedQuestion
+    ) -> bool:
+        """Show ``pause_id``'s outcome on its open messages, then close their references. One
+        at a time a question in this process: a second caller while the first is under way (a
+        duplicate click told "already answered", the resume event) leaves it to the first,
+        which owes the update if Slack fails it."""
+        if pause_id in self._showing:
+            return True
+        self._showing.add(pause_id)
+        try:
+            return await self._show_now(pause_id, view, outcome, closed)
+        finally:
+            self._showing.discard(pause_id)
+
+    async def _show_now(
         self, pause_id: str, view: ApprovalView, outcome: Outcome, closed: ClosedQuestion
     ) -> bool:
         refs = [ref for ref in await self.messages.copies(pause_id) if not ref.closed]
