@@ -457,6 +457,7 @@ class App:
         may_answer: AnswerCheck | None = None,
         may_answer_as: PersonCheck | None = None,
         continue_run: bool = True,
+        shown_rounds: Mapping[str, int] | None = None,
     ) -> list[AnswerOutcome]:
         """Answer several questions at once with one decision ("Approve all", or a rejection
         with one reason each records): each goes the one answer path and settles its own pause
@@ -468,11 +469,21 @@ class App:
         ``continue_run=False``: record only (phase 1, as ``answer``'s) and move the runs on
         later with ``continue_answers`` (or ``continue_answer`` for one ``Answered`` per run: it
         moves with every answer recorded) — a webhook records before it acknowledges, and the
-        runs (tools, models, channel calls) take longer than its caller waits."""
+        runs (tools, models, channel calls) take longer than its caller waits.
+
+        ``shown_rounds``: which proposal each question was shown with, by pause id
+        (``PauseView.shown_round``), as ``answer``'s ``shown_round``: an approval of a question
+        whose proposal an edit replaced since the batch was shown is ``ProposalChangedError``
+        for that item, never counted for the new proposal."""
         outcomes: list[AnswerOutcome] = []
         for pause_id in dict.fromkeys(pause_ids):  # each once, in the order given
             request = AnswerRequest(
-                pause_id=pause_id, tenant_id=tenant_id, by=by, decision=_given(decision), reply=None
+                pause_id=pause_id,
+                tenant_id=tenant_id,
+                by=by,
+                decision=_given(decision),
+                reply=None,
+                shown_round=None if shown_rounds is None else shown_rounds.get(pause_id),
             )
             with span("answer"):
                 outcomes.append(

@@ -51,7 +51,7 @@ from channels.kit.texts import (
 )
 from channels.slack.approvals import show_approvals
 from channels.slack.authorization import Authorizer
-from channels.slack.button_values import Shown
+from channels.slack.button_values import Shown, read_answer_value
 from channels.slack.feedback import Audience, Feedback, already_answered
 from channels.slack.gateway import SlackGateway, quote
 from channels.slack.read_lines import HeldLine, ReadLines
@@ -220,13 +220,17 @@ class Answering:
         return self._after(outcome, who, (text, place), line)
 
     async def record_batch(
-        self, pause_ids: list[str], who: Answerer, decision: ToolCallApprovalDecision
+        self, values: list[str], who: Answerer, decision: ToolCallApprovalDecision
     ) -> list[AnswerOutcome]:
-        """Before the ack: ``decision`` for each of ``pause_ids`` (``App.answer_all``), each
-        with Slack's rule of who may answer, as a click on its own buttons; recorded only
-        (phase 1): the runs move after the ack (``after_batch``), as a single click's."""
+        """Before the ack: ``decision`` for each question ``values`` name (what a batch sealed:
+        each pause id with the proposal shown, ``channels.slack.button_values``), through
+        ``App.answer_all``, each with Slack's rule of who may answer and checked against the
+        proposal shown, as a click on its own buttons; recorded only (phase 1): the runs move
+        after the ack (``after_batch``), as a single click's."""
+        shown = [read_answer_value(value) for value in values]
         return await self._app.answer_all(
-            pause_ids,
+            [s.pause_id for s in shown],
+            shown_rounds={s.pause_id: s.checked_round for s in shown},
             tenant_id=who.tenant_id,
             by=who.user,
             decision=decision,
@@ -249,14 +253,16 @@ class Answering:
                 await show_approvals(self._app, self._gateway, outcome.pause)
 
     async def record_each(
-        self, pause_ids: list[str], who: Answerer, decision: ToolCallApprovalDecision
+        self, values: list[str], who: Answerer, decision: ToolCallApprovalDecision
     ) -> list[AnswerOutcome]:
-        """Before the ack: ``decision`` for each of ``pause_ids`` (each once, in the order
-        given), recorded only (phase 1), each with Slack's rule of who may answer as a click
-        on its own buttons; the runs move after the ack (``App.continue_answer``)."""
+        """Before the ack: ``decision`` for each question ``values`` name (each pause id with
+        the proposal shown; each once, in the order given), recorded only (phase 1), each with
+        Slack's rule of who may answer and checked against the proposal shown, as a click on
+        its own buttons; the runs move after the ack (``App.continue_answer``)."""
+        shown = {s.pause_id: s for s in map(read_answer_value, values)}
         return [
-            await self._outcome(pause_id, who, decision=decision)
-            for pause_id in dict.fromkeys(pause_ids)
+            await self._outcome(pause_id, who, decision=decision, shown=one)
+            for pause_id, one in shown.items()
         ]
 
     def after(self, outcome: AnswerOutcome, who: Answerer) -> AfterAck:

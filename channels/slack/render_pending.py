@@ -25,6 +25,7 @@ from channels.kit.batches import batchable
 from channels.kit.offers import Offered, offered
 from channels.kit.question import question_title
 from channels.kit.texts import NOT_YET_DELIVERED, NOTHING_WAITS
+from channels.slack.button_values import answer_value
 from channels.slack.render import (
     MAX_FIELDS,
     MAX_SECTION_TEXT,
@@ -130,17 +131,23 @@ def _list_blocks(
         HeaderBlock(text="Waiting for your answer"),
         _summary(len(items), page, pages),
     ]
-    batch = [i.pause_id for i in shown if batchable(_offers(i))]
+    batch = [i for i in shown if batchable(_offers(i))]
     picking = seal if seal is not None and len(batch) > 1 else None
     for index, item in enumerate(shown):
-        pick = picking if item.pause_id in batch else None
+        pick = picking if item in batch else None
         blocks.extend(_item_blocks(item, index=index, seal=pick))
     if picking is not None:
-        buttons = batch_buttons(approve_all=picking(batch), count=len(batch))
+        buttons = batch_buttons(approve_all=picking([_value(i) for i in batch]), count=len(batch))
         blocks.extend([buttons] if buttons is not None else [])
     if pages > 1:
         blocks.append(_pager(page, pages))
     return blocks
+
+
+def _value(item: PendingItemView) -> str:
+    """What a batch seals of ``item``: its pause id with the proposal listed (as its buttons
+    carry it), so a batch approves what the list showed, never a proposal edited since."""
+    return answer_value(item.pause_id, item.shown_round)
 
 
 def _offers(item: PendingItemView) -> Offered:
@@ -166,7 +173,7 @@ def _item_blocks(item: PendingItemView, *, index: int, seal: Seal | None = None)
     them), and its buttons (action ids suffixed)."""
     fields = argument_fields(item.input_model, item.arguments, max_value=_MAX_VALUE)
     shown = [mrkdwn(field) for field in capped(fields, max_fields=MAX_FIELDS)]
-    pick = None if seal is None else pick_checkbox(seal([item.pause_id]), index=index)
+    pick = None if seal is None else pick_checkbox(seal([_value(item)]), index=index)
     title = SectionBlock(text=mrkdwn(_item_text(item)), fields=shown or None, accessory=pick)
     offers = offered(item.allowed_decisions, tool_input=item.input_model)
     buttons = approval_buttons(

@@ -34,6 +34,7 @@ from bot.core.enums import PauseStatus
 from bot.core.results import PauseView
 from channels.kit.outcomes import Outcome
 from channels.slack.batch_seal import BatchSealer
+from channels.slack.button_values import answer_value
 from channels.slack.outcomes import outcome_of
 from channels.slack.render import ApprovalView, RenderedMessage
 from channels.slack.render_turn import MAX_TURN_ITEMS, TurnItem, approvable, turn_message
@@ -162,8 +163,10 @@ class TurnMessages:
         ids = approvable(items)
         if len(ids) < 2:
             return None
+        rounds = {i.view.pause_id: i.view.shown_round for i in items}
+        values = [answer_value(pause_id, rounds.get(pause_id)) for pause_id in ids]
         audience = message_audience(message.channel_id, message.ts)
-        return self.sealer.seal(ids, user=audience, tenant_id=message.tenant_id)
+        return self.sealer.seal(values, user=audience, tenant_id=message.tenant_id)
 
     async def _state(self, message: MessageRef) -> State:
         return _state_of(await self.pauses_of(message))

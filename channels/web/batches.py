@@ -24,7 +24,7 @@ from channels.web.links import Link, LinkError, LinkKind, LinkSigner
 from channels.web.notify import log
 from channels.web.offers import not_offered
 from channels.web.render import ACTION_FIELD
-from channels.web.render_batches import PICK_PREFIX, REASON_FIELD
+from channels.web.render_batches import PICK_PREFIX, REASON_FIELD, read_pick
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,7 +56,9 @@ class WebBatches:
         if not picks:
             return BatchSaid(status=422, notice=BATCH_NONE_SELECTED)
         pause_ids: list[str] = []
-        for token in picks:
+        rounds: dict[str, int] = {}
+        for pick in picks:
+            token, shown = read_pick(pick)
             try:
                 link = self._signer.open(LinkKind.QUESTION, token)
             except LinkError as error:
@@ -66,6 +68,7 @@ class WebBatches:
                 log.warning("web: refused a batch with another person's question")
                 return BatchSaid(status=403, notice=BATCH_NOT_YOURS)
             pause_ids.append(link.pause_id)
+            rounds[link.pause_id] = 0 if shown is None else shown  # as the page's forms check
 
         async def may_answer(pause: PauseView) -> str | None:
             refusal = self._catalog.refusal(pause, session.approver)
@@ -85,6 +88,7 @@ class WebBatches:
             decision=decision,
             may_answer=may_answer,
             may_answer_as=self._answering.person_rule,
+            shown_rounds=rounds,
         )
         now = self._app.clock.now()
 

@@ -20,6 +20,7 @@ from channels.kit.waiting import waiting_for
 from channels.web.catalog import WebCatalog
 from channels.web.channel import QUESTION_PATH, WebOutbox
 from channels.web.links import Link
+from channels.web.render_batches import pick_value
 from channels.web.render_inbox import InboxEntry
 
 MAX_DECIDED: Final = 20
@@ -103,5 +104,7 @@ class WebInbox:
             escalated=escalated,
             handed=handed,
             delivered=pending.delivered,
-            pick=url.rsplit(QUESTION_PATH, 1)[1] if may_batch(question) else "",
+            pick=pick_value(url.rsplit(QUESTION_PATH, 1)[1], pending)
+            if may_batch(question)
+            else "",
         )

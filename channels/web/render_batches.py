@@ -12,10 +12,32 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
+from bot.core.results import PendingPause
 from channels.kit.batches import BatchLine
 
 BATCH_PATH: Final = "/inbox/batch"
 PICK_PREFIX: Final = "pick-"
+ROUND_SEPARATOR: Final = "~"
+"""Between a pick's link token and the proposal it showed (never in a token: base64url)."""
+
+
+def pick_value(token: str, pause: PendingPause) -> str:
+    """A checkbox's value: the question's link token, with the proposal the list shows for a
+    question that needs several approvals (as its page's forms carry it: a batch approves
+    what was listed, never a proposal an edit replaced since)."""
+    if pause.required_approvals <= 1:
+        return token
+    return f"{token}{ROUND_SEPARATOR}{pause.shown_round}"
+
+
+def read_pick(value: str) -> tuple[str, int | None]:
+    """A posted pick's link token and the proposal it showed (None: it did not say)."""
+    token, separator, suffix = value.rpartition(ROUND_SEPARATOR)
+    if separator and token and suffix.isascii() and suffix.isdigit() and len(suffix) <= 6:
+        return token, int(suffix)
+    return value, None
+
+
 REASON_FIELD: Final = "reason"
 
 

@@ -8,20 +8,31 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot import PauseStatus
+from bot import ExecutionStatus, PauseStatus
 from bot.testing import call_tool
-from channels.kit.texts import SELF_APPROVAL, approval_counted, batch_refused
+from channels.kit.texts import PROPOSAL_CHANGED, SELF_APPROVAL, approval_counted, batch_refused
 from channels.slack.batch_seal import BatchSealer
+from channels.slack.button_values import read_answer_value
 from channels.slack.render import APPROVE_ALL_ACTION
+from channels.slack.render_turn import TURN_APPROVE_ALL
 from tests.four_eyes import WireTool
 from tests.slack.batch_picks import ask_each, ask_refunds, batch_button
 from tests.slack.checks import all_text, assert_sent_valid
 from tests.slack.conftest import SlackWorld
-from tests.slack.office import ACCOUNTANT, FINANCE, MANAGER, STRANGER, RefundCardTool, WireMoneyTool
+from tests.slack.office import (
+    ACCOUNTANT,
+    APPROVALS,
+    FINANCE,
+    MANAGER,
+    STRANGER,
+    RefundCardTool,
+    WireMoneyTool,
+)
 from tests.slack.stub import TEAM
 from tests.slack.test_batches import told
 from tests.slack.test_four_eyes import AUDITOR, four_eyes  # noqa: F401 - the fixture
 from tests.slack.test_lists import pending_of
+from tests.slack.test_turn_messages import approve_all, approve_ids, latest
 
 
 async def _statuses(world: SlackWorld, ids: list[str]) -> list[PauseStatus]:
@@ -113,3 +124,76 @@ async def test_a_standing_delegates_batch_answers_the_delegators_questions(
         pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
         assert pause is not None and pause.responder == STRANGER
     assert_sent_valid(world.stub.calls, set(ids))
+
+
+async def test_a_batch_approves_the_proposal_its_list_showed_never_one_edited_since(
+    four_eyes: SlackWorld,  # noqa: F811 - the fixture
+) -> None:
+    """What the approver was shown is what is checked, in a batch too: the list is shown, another
+    approver edits one wire, then "Approve all" from the list as it was shown refuses that wire
+    (nothing counted) and counts the other."""
+    world = four_eyes
+    edited, other = await ask_each(
+        world,
+        [
+            call_tool(WireTool, {"account": "DE-1", "amount": 25000.0}),
+            call_tool(WireTool, {"account": "DE-2", "amount": 26000.0}),
+        ],
+        owner=ACCOUNTANT,
+        final="wired",
+    )
+    blocks = (await pending_of(world, MANAGER))["blocks"]  # the list as MANAGER sees it
+    changed = await world.app.answer(
+        edited,
+        tenant_id=TEAM,
+        by=AUDITOR,
+        decision={"approved": True, "override_arguments": {"account": "DE-1", "amount": 9.0}},
+    )
+    assert changed.pause is not None and changed.pause.shown_round == 1
+
+    value = str(batch_button(blocks, "batch")["value"])  # Approve all, from the old list
+    await world.click(MANAGER, APPROVE_ALL_ACTION, value, ephemeral=True)
+    await world.settle()
+
+    first = await world.app.find_pause(edited, tenant_id=TEAM)
+    second = await world.app.find_pause(other, tenant_id=TEAM)
+    assert first is not None and [a.by for a in first.approvals] == [AUDITOR]
+    assert second is not None and [a.by for a in second.approvals] == [MANAGER]
+    said = [t for t in told(world) if "counted" in t][-1]
+    assert said.count(batch_refused(PROPOSAL_CHANGED)) == 1
+    assert world.ledger.runs == []
+
+
+async def test_a_turn_message_s_approve_all_approves_what_it_showed_never_an_edit_since(
+    four_eyes: SlackWorld,  # noqa: F811 - the fixture
+) -> None:
+    """The same on one agent turn's message: its "Approve all" as shown before another
+    approver's edit refuses the edited wire and counts the other."""
+    world = four_eyes
+    world.llm.then_return(
+        [
+            call_tool(WireTool, {"account": "DE-1", "amount": 25000.0}),
+            call_tool(WireTool, {"account": "DE-2", "amount": 26000.0}),
+        ],
+        "wired",
+    )
+    result = await world.execute("wire both", owner=ACCOUNTANT)
+    assert result.status is ExecutionStatus.PAUSED
+    [post] = [m for m in world.stub.posted if m["channel"] == APPROVALS]
+    ts = str(post["ts"])
+    blocks = latest(world, ts)
+    edited, other = [read_answer_value(v).pause_id for v in approve_ids(blocks)]
+    button = approve_all(blocks)
+    assert button is not None
+    edit = {"approved": True, "override_arguments": {"account": "DE-1", "amount": 9.0}}
+    await world.app.answer(edited, tenant_id=TEAM, by=AUDITOR, decision=edit)
+    await world.settle()
+
+    await world.click(MANAGER, TURN_APPROVE_ALL, str(button["value"]), message_ts=ts)
+    await world.settle()
+
+    first = await world.app.find_pause(edited, tenant_id=TEAM)
+    second = await world.app.find_pause(other, tenant_id=TEAM)
+    assert first is not None and [a.by for a in first.approvals] == [AUDITOR]
+    assert second is not None and [a.by for a in second.approvals] == [MANAGER]
+    assert world.ledger.runs == []

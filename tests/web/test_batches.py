@@ -8,18 +8,27 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 from aiohttp import ClientSession
 
 from bot import ExecutionStatus
 from bot.testing import call_tool
-from channels.kit.texts import BATCH_NOT_YOURS, NOT_AN_APPROVER, batch_refused, batch_skipped
+from channels.kit.texts import (
+    BATCH_NOT_YOURS,
+    NOT_AN_APPROVER,
+    PROPOSAL_CHANGED,
+    batch_refused,
+    batch_skipped,
+)
 from channels.web.render_batches import BATCH_PATH
-from tests.web.conftest import WebWorld
-from tests.web.office import ALICE, BOB, TENANT, PayOutTool, RefundCardTool
+from tests.four_eyes import WireTool
+from tests.web.conftest import WebWorld, open_web_world
+from tests.web.office import ALICE, BOB, OWNER, TENANT, PayOutTool, RefundCardTool
 from tests.web.pages import csrf_of, open_page
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.web.test_browser import _need_chromium as need_chromium
+from tests.web.test_four_eyes import FOUR_EYES, FourEyesAgent
 
 ORDERS = [f"A-{n}" for n in range(1, 6)]
 _PICK = re.compile(r'name="(pick-\d+)" id="pick-\d+" value="([^"]+)" aria-label="Select: ([^"]*)"')
@@ -197,3 +206,37 @@ async def test_an_approver_approves_a_selection_in_the_browser(web_world: WebWor
 
     assert [e for e in errors if "Failed to load resource" not in e] == []
     assert sorted(args["order_id"] for _, args in world.ledger.runs) == ["A-2", "A-4"]
+
+
+async def test_a_selection_approves_the_proposal_the_inbox_showed_never_one_edited_since(
+    tmp_path: Path,
+) -> None:
+    """What the approver was shown is what is checked, in the inbox's batch too: Alice's inbox
+    lists two wires that need two approvals each, Bob edits one, then Alice's "Approve selected"
+    from the page as it was refuses that wire (nothing counted) and counts the other."""
+    application = (FOUR_EYES.application, FourEyesAgent, FOUR_EYES.workflow)
+    async with open_web_world(tmp_path, application) as world:
+        wires = [
+            call_tool(WireTool, {"account": "DE-1", "amount": 25000.0}),
+            call_tool(WireTool, {"account": "DE-2", "amount": 26000.0}),
+        ]
+        await world.ask(wires, "wired", owner=OWNER)
+        page = await _inbox(world.http, world, ALICE)
+        picks = _picks(page)
+        assert len(picks) == 2 and all(v.endswith("~0") for v in picks.values())
+        pending = await world.app.list_pending(tenant_id=TENANT, include_channel_pause_ids=True)
+        by_account = {p.ask.arguments["account"]: str(p.pause_id) for p in pending}
+        edited = by_account["DE-1"]
+        edit = {"approved": True, "override_arguments": {"account": "DE-1", "amount": 9.0}}
+        await world.app.answer(edited, tenant_id=TENANT, by=BOB, decision=edit)
+
+        form = {"csrf": _batch_csrf(page), "action": "approve", "reason": "", **picks}
+        response = await world.http.post(BATCH_PATH, data=form, allow_redirects=False)
+        assert response.status == 200
+        lines = _lines(await response.text())
+        assert sum(line.endswith(batch_refused(PROPOSAL_CHANGED)) for line in lines) == 1, lines
+        first = await world.app.find_pause(edited, tenant_id=TENANT)
+        second = await world.app.find_pause(by_account["DE-2"], tenant_id=TENANT)
+        assert first is not None and [a.by for a in first.approvals] == [BOB]
+        assert second is not None and [a.by for a in second.approvals] == [ALICE]
+        assert world.ledger.runs == []
