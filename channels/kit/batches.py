@@ -92,14 +92,3 @@ def batch_lines(
 ) -> list[BatchLine]:
     """One line per item, in the order answered."""
     return [batch_line(o, action, title=title(o), name=name) for o in outcomes]
-
-
-def runs_to_move(outcomes: Sequence[AnswerOutcome]) -> list[Answered]:
-    """One ``Answered`` per run among ``outcomes`` (the first), to move each run once after a
-    batch recorded with ``App.answer_all(..., continue_run=False)``: ``continue_answer`` moves
-    a run with every answer recorded for it."""
-    first: dict[str, Answered] = {}
-    for outcome in outcomes:
-        if isinstance(outcome, Answered):
-            first.setdefault(outcome.root_execution_id, outcome)
-    return list(first.values())

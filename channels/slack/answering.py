@@ -40,7 +40,6 @@ from bot.core.errors import (
 from bot.core.results import PauseView
 from bot.runtime.handovers import PersonCheck
 from bot.runtime.observed_answers import observe_answer
-from channels.kit.batches import runs_to_move
 from channels.kit.outcomes import outcome_of, verdict
 from channels.kit.said import closed_sentence, refusal_text, said_of
 from channels.kit.texts import (
@@ -243,27 +242,10 @@ class Answering:
         """After a batch's ack: move each run with an answer once (its messages are updated
         from the resume event, as for a click), and show the approvals counted on the
         questions that need more."""
-        for answered in runs_to_move(outcomes):
-            try:
-                await self._app.continue_answer(answered)
-            except CountersignError:  # that run failed after its answers: the others go on
-                continue
+        await self._app.continue_answers(outcomes)  # each run once; one failing leaves the rest
         for outcome in outcomes:
             if isinstance(outcome, ApprovalCounted):
                 await show_approvals(self._app, self._gateway, outcome.pause)
-
-    async def record_each(
-        self, values: list[str], who: Answerer, decision: ToolCallApprovalDecision
-    ) -> list[AnswerOutcome]:
-        """Before the ack: ``decision`` for each question ``values`` name (each pause id with
-        the proposal shown; each once, in the order given), recorded only (phase 1), each with
-        Slack's rule of who may answer and checked against the proposal shown, as a click on
-        its own buttons; the runs move after the ack (``App.continue_answer``)."""
-        shown = {s.pause_id: s for s in map(read_answer_value, values)}
-        return [
-            await self._outcome(pause_id, who, decision=decision, shown=one)
-            for pause_id, one in shown.items()
-        ]
 
     def after(self, outcome: AnswerOutcome, who: Answerer) -> AfterAck:
         """What follows the ack of an answer recorded elsewhere (a grant's approval,

@@ -15,11 +15,9 @@ from collections.abc import Sequence
 from typing import Final
 
 from bot.app import App
-from bot.core.answers import AlreadyClosed, Answered, AnswerOutcome, ApprovalCounted
+from bot.core.answers import AlreadyClosed, AnswerOutcome
 from bot.core.dtos import ToolCallApprovalDecision
-from bot.core.errors import CountersignError
 from channels.slack.answering import AfterAck, Answerer, Answering
-from channels.slack.approvals import show_approvals
 from channels.slack.batches import batch_reply
 from channels.slack.feedback import Feedback
 from channels.slack.gateway import SlackGateway
@@ -51,7 +49,7 @@ class TurnAnswers:
         if pause_ids is None:
             log.warning("slack: refused an Approve all whose value does not open for its message")
             return functools.partial(self._feedback.tell, who.audience, NOT_THIS_MESSAGE)
-        outcomes = await self._answering.record_each(
+        outcomes = await self._answering.record_batch(
             pause_ids, who, ToolCallApprovalDecision(approved=True)
         )
         return functools.partial(self._after, outcomes, who)
@@ -60,15 +58,7 @@ class TurnAnswers:
         """After the ack: tell the person what became of each item, then move each run once
         (with all of its answers) and show what is left to show."""
         await self._feedback.tell(who.audience, batch_reply(self._gateway, outcomes, who.user))
-        moved: set[str] = set()
+        await self._answering.after_batch(outcomes)
         for outcome in outcomes:
-            if isinstance(outcome, Answered) and outcome.root_execution_id not in moved:
-                moved.add(outcome.root_execution_id)
-                try:
-                    await self._app.continue_answer(outcome)
-                except CountersignError:  # that run failed after its answers: its event told it
-                    continue
-            elif isinstance(outcome, ApprovalCounted):
-                await show_approvals(self._app, self._gateway, outcome.pause)
-            elif isinstance(outcome, AlreadyClosed) and outcome.pause is not None:
+            if isinstance(outcome, AlreadyClosed) and outcome.pause is not None:
                 await self._gateway.show_outcome(outcome.pause)
