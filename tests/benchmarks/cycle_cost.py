@@ -380,6 +380,16 @@ class Round:
         return self.cpu_seconds / self.cycles * 1000
 
 
+async def pay_cycle(app: App, inbox: Inbox, invoice: str) -> None:
+    """One full pause cycle of the benchmarks: execute to the pause, approve, continue to the
+    end."""
+    await app.execute(PayWorkflow, WorkflowStartText(text=invoice), tenant_id="t", owner_id="o")
+    done = await app.resume(
+        inbox.pending.pop(invoice), decision={"approved": True}, tenant_id="t", answered_by="m"
+    )
+    assert done.output == {"text": "paid"}, done
+
+
 async def timed(cycle: Callable[[int], Awaitable[None]], cycles: int, level: int) -> Round:
     gate = asyncio.Semaphore(level)
 
@@ -407,16 +417,7 @@ async def timing(database: str, cycles: int, level: int, rounds: int) -> list[tu
 
         async def ours(i: int) -> None:
             invoice = f"{run_id}-{i}"
-            await app.execute(
-                PayWorkflow, WorkflowStartText(text=invoice), tenant_id="t", owner_id="o"
-            )
-            done = await app.resume(
-                inbox.pending.pop(invoice),
-                decision={"approved": True},
-                tenant_id="t",
-                answered_by="m",
-            )
-            assert done.output == {"text": "paid"}, done
+            await pay_cycle(app, inbox, invoice)
 
         cycle_of_bare = bare_cycle(saver)
         numbers = itertools.count()

@@ -21,9 +21,8 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bot import WorkflowStartText
-from tests.benchmarks.cycle_cost import bench_app, database_url
-from tests.benchmarks.resume_throughput import Inbox, PayWorkflow, bare_cycle, sqlite_saver
+from tests.benchmarks.cycle_cost import bench_app, database_url, pay_cycle
+from tests.benchmarks.resume_throughput import Inbox, bare_cycle, sqlite_saver
 
 WARM_UP = 10
 
@@ -51,16 +50,7 @@ async def main(side: str, cycles: int) -> None:
 
         async def ours(i: int) -> None:
             invoice = f"n{i}"
-            await app.execute(
-                PayWorkflow, WorkflowStartText(text=invoice), tenant_id="t", owner_id="o"
-            )
-            done = await app.resume(
-                inbox.pending.pop(invoice),
-                decision={"approved": True},
-                tenant_id="t",
-                answered_by="m",
-            )
-            assert done.output == {"text": "paid"}, done
+            await pay_cycle(app, inbox, invoice)
 
         if side == "ours":
             await _measured(ours, cycles)

@@ -40,7 +40,7 @@ from bot.core import metrics, tracing
 from bot.runtime import answers, engine, interpreting, seam, tool_calls, withdrawals
 from bot.testing import FakeClock
 from channels.slack import observing, webapi
-from tests.benchmarks.cycle_cost import Round, bench_app, timed
+from tests.benchmarks.cycle_cost import Round, bench_app, pay_cycle, timed
 from tests.benchmarks.resume_throughput import Inbox, PayWorkflow
 
 COUNTING: Final = (
@@ -192,16 +192,7 @@ async def measure(cycles: int, rounds: int, level: int) -> dict[str, list[Round]
 
             async def cycle(_: int) -> None:
                 invoice = f"{run_id}-{next(numbers)}"
-                await app.execute(
-                    PayWorkflow, WorkflowStartText(text=invoice), tenant_id="t", owner_id="o"
-                )
-                done = await app.resume(
-                    inbox.pending.pop(invoice),
-                    decision={"approved": True},
-                    tenant_id="t",
-                    answered_by="m",
-                )
-                assert done.output == {"text": "paid"}, done
+                await pay_cycle(app, inbox, invoice)
 
             for name in MODES:  # warm up each
                 with mode(name):
