@@ -40,6 +40,7 @@ from bot.app import App
 from bot.core.channel import ChannelAsk
 from bot.core.enums import PauseStatus
 from bot.core.results import PauseView
+from channels.kit.grants import grant_offer
 from channels.kit.outcomes import Outcome
 from channels.slack.batch_seal import BatchSealer
 from channels.slack.button_values import answer_value
@@ -167,7 +168,7 @@ class TurnMessages:
         pauses = await self.pauses_of(message)
         if len(pauses) < 2:
             return None
-        items = [TurnItem(view=self._view_of(p), outcome=_settled(p)) for p in pauses]
+        items = [_item(self._view_of(p), p) for p in pauses]
         return _state_of(pauses), turn_message(items, approve_all=self._seal(message, items))
 
     def _seal(self, message: MessageRef, items: Sequence[TurnItem]) -> str | None:
@@ -209,6 +210,12 @@ def _where(own: MessageRef | None, refs: Sequence[MessageRef]) -> Asking:
     last = refs[-1]
     sharing = tuple(r.pause_id for r in refs if (r.channel_id, r.ts) == (last.channel_id, last.ts))
     return Asking(message=last, sharing=sharing) if len(sharing) < MAX_TURN_ITEMS else Asking()
+
+
+def _item(view: ApprovalView, pause: PauseView) -> TurnItem:
+    """One item as its pause stands, offering a grant where the kit's offer says so."""
+    offer = grant_offer(pause, view.grant_scopes, tool_input=pause.tool_input)
+    return TurnItem(view=view, outcome=_settled(pause), grant=offer is not None)
 
 
 def _settled(pause: PauseView) -> Outcome | None:
