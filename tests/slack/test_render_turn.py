@@ -51,7 +51,12 @@ def worst(index: int) -> TurnItem:
 
 def actions_of(message: RenderedMessage) -> list[list[dict[str, Any]]]:
     """Each actions block's elements, in order."""
-    return [list(b["elements"]) for b in message.blocks if b["type"] == "actions"]
+    found: list[list[dict[str, Any]]] = []
+    for block in message.blocks:
+        elements = block.get("elements")
+        if block["type"] == "actions" and isinstance(elements, list):
+            found.append(elements)
+    return found
 
 
 def assert_turn_valid(message: RenderedMessage, pause_ids: set[str]) -> None:
