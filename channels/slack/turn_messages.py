@@ -202,14 +202,17 @@ class _Turn:
 
 def _where(own: MessageRef | None, refs: Sequence[MessageRef]) -> Asking:
     """Where to ask a question of a turn whose questions were asked in ``refs`` (oldest first):
-    the message of the latest while it has room."""
+    the latest of the turn's messages that has room (a full one is never joined, whatever the
+    order of references asked at the same instant)."""
     if own is not None:
         return Asking(own=own)
-    if not refs:
-        return Asking()
-    last = refs[-1]
-    sharing = tuple(r.pause_id for r in refs if (r.channel_id, r.ts) == (last.channel_id, last.ts))
-    return Asking(message=last, sharing=sharing) if len(sharing) < MAX_TURN_ITEMS else Asking()
+    messages: dict[tuple[str, str], list[MessageRef]] = {}
+    for ref in refs:
+        messages.setdefault((ref.channel_id, ref.ts), []).append(ref)
+    for asked in reversed(messages.values()):
+        if len(asked) < MAX_TURN_ITEMS:
+            return Asking(message=asked[-1], sharing=tuple(r.pause_id for r in asked))
+    return Asking()
 
 
 def _item(view: ApprovalView, pause: PauseView) -> TurnItem:

@@ -21,7 +21,9 @@ from bot.testing import call_tool
 from channels.slack.render import APPROVE_ACTION
 from channels.slack.render_approvals import REASSIGN_ACTION, REASSIGN_MODAL
 from channels.slack.render_grants import GRANT_ACTION, GRANT_MODAL
-from channels.slack.render_turn import TURN_APPROVE_ALL
+from channels.slack.render_turn import MAX_TURN_ITEMS, TURN_APPROVE_ALL
+from channels.slack.store import MessageRef
+from channels.slack.turn_messages import Asking, _where
 from tests.databases import BACKENDS, TEST_ENCRYPTION_KEYS, database
 from tests.slack.checks import all_text, assert_sent_valid, nodes
 from tests.slack.conftest import SlackWorld, interactive_body, open_world
@@ -230,3 +232,32 @@ async def test_a_sibling_asked_by_the_next_instance_joins_its_turn_s_message(
             await second.clock.advance(RECOVERED)  # a pass a busy SQLite file cut short
             await second.settle()
             assert ran(second) == ["0", "1", "2"]  # each once
+
+
+def test_a_sibling_joins_the_turn_s_message_with_room_whatever_the_order_of_its_references() -> (
+    None
+):
+    """References asked at one instant come back in no particular order: a full message read
+    last is not joined, the one with room is."""
+
+    def asked(seed: int, ts: str) -> MessageRef:
+        return MessageRef(
+            pause_id=f"{seed:032x}",
+            tenant_id=TEAM,
+            channel_id=APPROVALS,
+            ts=ts,
+            thread_ts=None,
+            role="refund-approvers",
+            implementation="slack-refunds",
+            turn="f" * 64,
+        )
+
+    full = [asked(n, "1.1") for n in range(MAX_TURN_ITEMS)]
+    with_room = asked(99, "2.1")
+
+    where = _where(None, [full[0], with_room, *full[1:]])
+
+    assert where.message is not None and where.message.ts == "2.1"
+    assert where.sharing == (with_room.pause_id,)
+    assert _where(None, full) == Asking()  # every message full: post a next one
+    assert _where(with_room, full) == Asking(own=with_room)  # asked already: that one
