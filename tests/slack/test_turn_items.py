@@ -234,6 +234,46 @@ async def test_a_sibling_asked_by_the_next_instance_joins_its_turn_s_message(
             assert ran(second) == ["0", "1", "2"]  # each once
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_siblings_asked_by_a_second_instance_alongside_join_and_either_shows_the_turn(
+    backend: str, stub: SlackStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two instances serve one database at once: the first posts the turn's first question and
+    fails to ask its siblings; the second asks them into that message; an item answered on the
+    first then shows the whole turn (its reference read back says the message is shared)."""
+    settings = Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS)
+    async with (
+        database(backend, tmp_path) as url,
+        open_world(stub, url, settings=settings) as first,
+    ):
+
+        async def failed(*args: object, **kwargs: object) -> None:
+            raise ChannelUnavailableError("this instance could not ask it")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(first.bot.gateway, "_join", failed)
+            first.llm.then_return(refunds(3))
+            with pytest.raises(ChannelUnavailableError):
+                await first.execute("refund these")
+        [post] = [m for m in stub.posted if m["channel"] == APPROVALS]
+        ts = str(post["ts"])
+
+        async with open_world(stub, url, settings=settings) as second:
+            await second.clock.advance(RECOVERED)
+            await second.settle()
+            assert [m["ts"] for m in stub.posted if m["channel"] == APPROVALS] == [ts]
+            ids = approve_ids(latest(second, ts))
+            assert len(ids) == 3
+
+            await first.click(MANAGER, f"{APPROVE_ACTION}:2", ids[1], message_ts=ts)
+            await first.settle()
+
+            blocks = latest(first, ts)  # the turn, not the one question alone
+            assert approve_ids(blocks) == [ids[0], ids[2]]
+            assert "2 of 3 requests still wait" in all_text(blocks)
+            assert [m["ts"] for m in stub.posted if m["channel"] == APPROVALS] == [ts]
+
+
 def test_a_sibling_joins_the_turn_s_message_with_room_whatever_the_order_of_its_references() -> (
     None
 ):
