@@ -786,6 +786,19 @@ class MemoryMessageRefs(MessageRefs):
         )
         return sorted(found, key=lambda ref: (ref.created_at, ref.pause_id))
 
+    async def asked_with(self, pause_id: str, turn: str) -> list[MessageRefRecord]:
+        found = (r for r in self._refs.values() if r.pause_id == pause_id or r.turn == turn)
+        return sorted(found, key=lambda ref: (ref.created_at, ref.pause_id))
+
+    async def join(self, ref: MessageRefRecord, sharing: Sequence[str]) -> bool:
+        if not await self.add(dataclasses.replace(ref, shared=True)):
+            return False
+        for pause_id in sharing:
+            other = self._refs.get(pause_id)
+            if other is not None and not other.shared:
+                self._refs[pause_id] = dataclasses.replace(other, shared=True)
+        return True
+
     async def open_refs(
         self, *, after: str | None = None, limit: int = 100
     ) -> list[MessageRefRecord]:

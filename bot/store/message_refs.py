@@ -7,10 +7,11 @@ on a SQLite file in a worker thread, so no wait on the file blocks the event loo
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, RowMapping, and_, insert, select, update
+from sqlalchemy import Connection, RowMapping, and_, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from bot.store.database import Database
@@ -48,6 +49,16 @@ class SqlMessageRefs:
         self, *, after: str | None = None, limit: int = 100
     ) -> list[MessageRefRecord]:
         return await self._tx.read(functools.partial(_open_refs, after, limit))
+
+    async def asked_with(self, pause_id: str, turn: str) -> list[MessageRefRecord]:
+        return await self._tx.read(functools.partial(_asked_with, pause_id, turn))
+
+    async def join(self, ref: MessageRefRecord, sharing: Sequence[str]) -> bool:
+        try:
+            await self._tx.apply(functools.partial(_join, ref, tuple(sharing)))
+        except IntegrityError:
+            return False
+        return True
 
 
 # ----------------------------------------------------------------- bodies (in the transaction)
@@ -106,6 +117,30 @@ def _open_refs(after: str | None, limit: int, connection: Connection) -> list[Me
     return [_record(row._mapping) for row in connection.execute(statement).all()]
 
 
+def _asked_with(pause_id: str, turn: str, connection: Connection) -> list[MessageRefRecord]:
+    statement = (
+        select(message_refs)
+        .where(or_(message_refs.c.pause_id == pause_id, message_refs.c.turn == turn))
+        .order_by(message_refs.c.created_at, message_refs.c.pause_id)
+    )
+    return [_record(row._mapping) for row in connection.execute(statement).all()]
+
+
+def _join(ref: MessageRefRecord, sharing: tuple[str, ...], connection: Connection) -> None:
+    connection.execute(insert(message_refs).values({**_row(ref), "shared": True}))
+    if sharing:
+        connection.execute(
+            update(message_refs)
+            .where(
+                and_(
+                    message_refs.c.pause_id.in_(sharing),
+                    or_(message_refs.c.shared.is_(None), message_refs.c.shared.is_(False)),
+                )
+            )
+            .values(shared=True)
+        )
+
+
 def _row(ref: MessageRefRecord) -> dict[str, Any]:
     return {
         "pause_id": ref.pause_id,
@@ -117,6 +152,8 @@ def _row(ref: MessageRefRecord) -> dict[str, Any]:
         "reference": dict(ref.reference),
         "created_at": ref.created_at,
         "closed_at": ref.closed_at,
+        "turn": ref.turn,
+        "shared": ref.shared,
     }
 
 
@@ -131,4 +168,6 @@ def _record(m: RowMapping) -> MessageRefRecord:
         reference=m["reference"],
         created_at=m["created_at"],
         closed_at=m["closed_at"],
+        turn=m["turn"],
+        shared=bool(m["shared"]),
     )

@@ -7,6 +7,7 @@ do. Version N is ``MIGRATIONS[N - 1]``; one that has shipped is never edited.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,7 @@ from sqlalchemy import (
     inspect,
     select,
     text,
+    tuple_,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -291,6 +293,39 @@ def _v18_told_delegations(connection: Connection) -> None:
     )
 
 
+def _v19_turn_messages(connection: Connection) -> None:
+    """Which model turn's questions a message may ask (``cs_message_refs.turn``) and whether it
+    asks several (``shared``): a sibling asked by another instance, or after a restart, joins
+    its turn's message, and a question alone in its message is updated without reading the
+    others. References from before have no turn (a sibling asked after it gets a message of its
+    own); those whose message asks another question too count as shared (a turn's message
+    asked before: its updates read its questions, as they did)."""
+    index = next(i for i in message_refs.indexes if i.name == "ix_cs_message_refs_turn")
+    _add_missing_columns(connection, message_refs, ["turn", "shared"], [index])
+    refs = message_refs.c
+    threads = (
+        select(refs.conversation, refs.thread)
+        .group_by(refs.conversation, refs.thread)
+        .having(func.count() > 1)
+    )
+    rows = connection.execute(
+        select(refs.pause_id, refs.conversation, refs.thread, refs.reference).where(
+            tuple_(refs.conversation, refs.thread).in_(threads)
+        )
+    ).all()
+    messages: dict[tuple[str, str, object], list[str]] = {}
+    for row in rows:  # one message: the same conversation, thread and channel's own reference
+        where = (row.conversation, row.thread, json.dumps(row.reference, sort_keys=True))
+        messages.setdefault(where, []).append(row.pause_id)
+    shared = [pause_id for ids in messages.values() if len(ids) > 1 for pause_id in ids]
+    for start in range(0, len(shared), 500):
+        connection.execute(
+            update(message_refs)
+            .where(refs.pause_id.in_(shared[start : start + 500]))
+            .values(shared=True)
+        )
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -310,6 +345,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v16_pause_routes,
     _v17_approvals_and_delegations,
     _v18_told_delegations,
+    _v19_turn_messages,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -264,6 +264,11 @@ class MessageRefRecord:
     the channel finds the message by when a reply comes in (Slack: the conversation id, and the
     thread the message starts or was posted in); ``reference`` is the channel's own (Slack: the
     message's ``ts`` and ``thread_ts``). ``closed_at``: since when it shows an outcome.
+
+    ``turn``: which questions may share the message (the channel's key of one model turn asked
+    in one place, at most 64 characters), None for a question that shares none; ``shared``:
+    the message asks other questions too, so updating it means reading them (a question whose
+    message is its own reads nothing more).
     """
 
     pause_id: str
@@ -275,6 +280,8 @@ class MessageRefRecord:
     reference: Mapping[str, ReferenceValue]
     created_at: datetime
     closed_at: datetime | None = None
+    turn: str | None = None
+    shared: bool = False
 
     def __repr__(self) -> str:  # never print the pause id
         return (

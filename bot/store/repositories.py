@@ -432,6 +432,18 @@ class MessageRefs(Protocol):
         questions one message asks together: each shown as it stands)."""
         ...
 
+    async def asked_with(self, pause_id: str, turn: str) -> list[MessageRefRecord]:
+        """The reference of ``pause_id`` if any, and every reference of ``turn``, oldest first
+        (one read: where a question of a turn was asked, else the messages its siblings were
+        asked in, to join one)."""
+        ...
+
+    async def join(self, ref: MessageRefRecord, sharing: Sequence[str]) -> bool:
+        """Store ``ref`` (a question asked in a message with others) as shared and mark the
+        references ``sharing`` (the others of that message) shared, in one transaction; False
+        when the pause already has one (that one is kept as it was, nothing marked)."""
+        ...
+
     async def open_refs(
         self, *, after: str | None = None, limit: int = 100
     ) -> list[MessageRefRecord]:

@@ -215,7 +215,8 @@ message_refs = Table(
     metadata,
     # where a channel's approval message is (one per pause): the channel finds it by pause, or
     # by the conversation and thread a reply comes in; ``reference`` is the channel's own
-    # (Slack: ts, thread_ts); ``closed_at`` once the message shows an outcome
+    # (Slack: ts, thread_ts); ``closed_at`` once the message shows an outcome; ``turn``: the
+    # model turn whose questions may share the message, ``shared`` once it asks several (v19)
     Column("pause_id", String(64), primary_key=True),
     Column("tenant_id", String(255), nullable=False),
     Column("channel", String(255), nullable=False),
@@ -225,7 +226,10 @@ message_refs = Table(
     Column("reference", JSON, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
     Column("closed_at", UtcDateTime),
+    Column("turn", String(64)),
+    Column("shared", Boolean),
     Index("ix_cs_message_refs_thread", "conversation", "thread", "closed_at"),
+    Index("ix_cs_message_refs_turn", "turn"),
 )
 
 model_calls = Table(

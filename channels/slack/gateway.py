@@ -9,7 +9,7 @@ events, which carry the answered pauses: nothing is read back).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -134,30 +134,34 @@ class SlackGateway:
         and is asked again. The post is recorded under way first (the outbox's ``QUESTION``
         entry, in the database): a post whose answer never came may have been made, so the
         next one, by any instance, first looks for its mark (``question_mark``)."""
-        existing = await self.messages.get(ask.pause_id)
-        if existing is not None:
-            return existing
         channel, thread_ts = _destination(ask, config)
         if ask.turn is None:
+            existing = await self.messages.get(ask.pause_id)
+            if existing is not None:
+                return existing
             return await self._post_question(ask, implementation, channel, thread_ts)
         key = turn_key(ask, implementation=implementation, channel=channel, thread_ts=thread_ts)
-        async with self.turns.asking(key) as message:  # one question of the turn at a time
-            if message is not None:
-                return await self._join(ask, message, implementation)
-            ref = await self._post_question(ask, implementation, channel, thread_ts)
-            self.turns.asked(key, ref)
-            return ref
+        async with self.turns.asking(key, ask.pause_id) as where:  # one of the turn at a time
+            if where.own is not None:
+                return where.own
+            if where.message is not None:
+                return await self._join(ask, where.message, where.sharing, implementation)
+            return await self._post_question(ask, implementation, channel, thread_ts, turn=key)
 
-    async def _join(self, ask: ChannelAsk, message: MessageRef, implementation: str) -> MessageRef:
-        """Ask ``ask`` in ``message``, the message of its turn: its reference points there and
-        the message is updated to list it (owed first: a process that dies before the update,
-        or Slack failing it, leaves it to the outbox's worker)."""
+    async def _join(
+        self, ask: ChannelAsk, message: MessageRef, sharing: Sequence[str], implementation: str
+    ) -> MessageRef:
+        """Ask ``ask`` in ``message``, the message of its turn (asking ``sharing``): its
+        reference points there, all of theirs say it is shared, and the message is updated to
+        list it (owed first: a process that dies before the update, or Slack failing it,
+        leaves it to the outbox's worker)."""
         ref = replace(
             message,
             pause_id=ask.pause_id,
             role=ask.role,
             implementation=implementation,
             closed=False,
+            shared=True,
         )
         owed = key_of(UPDATE, ask.pause_id)
         await self.outbox.owe(
@@ -169,7 +173,7 @@ class SlackGateway:
             try_now=False,
             due_in=CLAIM,
         )
-        if not await self.messages.add(ref, self._app.clock.now()):
+        if not await self.messages.join(ref, sharing, self._app.clock.now()):
             stored = await self.messages.get(ask.pause_id)  # another send asked it first
             if stored is not None:
                 return stored
@@ -184,9 +188,16 @@ class SlackGateway:
         return ref
 
     async def _post_question(
-        self, ask: ChannelAsk, implementation: str, channel: str, thread_ts: str | None
+        self,
+        ask: ChannelAsk,
+        implementation: str,
+        channel: str,
+        thread_ts: str | None,
+        *,
+        turn: str | None = None,
     ) -> MessageRef:
-        """Post ``ask`` as a message of its own (see ``post_approval``)."""
+        """Post ``ask`` as a message of its own (see ``post_approval``); ``turn``: the key of
+        the model turn whose siblings may join it."""
         view = self._question_view(ask)
         mark = question_mark(ask.pause_id)
         attempt = key_of(QUESTION, ask.pause_id)
@@ -234,6 +245,7 @@ class SlackGateway:
             thread_ts=thread_ts,
             role=ask.role,
             implementation=implementation,
+            turn=turn,
         )
         if not await self.messages.add(ref, self._app.clock.now()):
             # another send stored its message first: keep that one, take ours back

@@ -3,6 +3,7 @@ who changed the proposal, how many more are needed (the kit's lines, with Slack 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -21,6 +22,8 @@ from channels.slack.render import MAX_SECTION_TEXT, finish_view, mrkdwn, truncat
 
 REASSIGN_ACTION: Final = "countersign_reassign"
 """The Reassign button's action id (its value: the pause id, as every button's)."""
+REASSIGN_PATTERN: Final = re.compile(rf"^{REASSIGN_ACTION}(?::[0-9]+)?$")
+"""Its action id, suffixed in a message of several questions (``countersign_reassign:3``)."""
 REASSIGN_MODAL: Final = "countersign_reassign_modal"
 REASSIGN_BLOCK: Final = "reassign_to"
 REASSIGN_USER: Final = "to"
@@ -38,10 +41,14 @@ def reassign_blocks(pause_id: str) -> list[Block]:
     """ "Reassign…" in a menu under the answers (a CHANNEL question: someone else may answer),
     apart from the answer buttons: handing on is no answer. Its option's value is the pause
     id, as a button's is."""
-    menu = OverflowMenuElement(
-        action_id=REASSIGN_ACTION, options=[Option(text="Reassign…", value=pause_id)]
-    )
-    return [ActionsBlock(block_id="countersign_handing", elements=[menu])]
+    return [ActionsBlock(block_id="countersign_handing", elements=[reassign_menu(pause_id)])]
+
+
+def reassign_menu(value: str, *, suffix: str | None = None) -> OverflowMenuElement:
+    """The "Reassign…" menu; ``value``: the question's, as its buttons carry it; ``suffix``
+    keeps its action id unique in a message of several questions."""
+    action_id = REASSIGN_ACTION if suffix is None else f"{REASSIGN_ACTION}:{suffix}"
+    return OverflowMenuElement(action_id=action_id, options=[Option(text="Reassign…", value=value)])
 
 
 def reassign_modal(private_metadata: str) -> dict[str, object]:

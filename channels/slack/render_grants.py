@@ -63,6 +63,8 @@ from channels.slack.render import (
 from channels.slack.render_edit import StateValues
 
 GRANT_ACTION: Final = "countersign_grant"
+GRANT_PATTERN: Final = re.compile(rf"^{GRANT_ACTION}(?::[0-9]+)?$")
+"""The grant button's action id, suffixed in a message of several questions."""
 GRANT_MODAL: Final = "countersign_grant_modal"
 REVOKE_GRANT_ACTION: Final = "countersign_revoke_grant"
 REVOKE_GRANT_PATTERN: Final = re.compile(rf"^{REVOKE_GRANT_ACTION}(?::[0-9]+)?$")

@@ -1,7 +1,13 @@
 """One message for the questions one model turn asked together (``channels.slack.turn_messages``):
-each item with its own arguments, context and buttons (the single question's buttons, from
-``render.approval_buttons``), or its outcome once settled; "Approve all" over the items still
-waiting that a batch may take. Pure: views in, Block Kit out, checked like every message."""
+each item with its own arguments, context and buttons, or its outcome once settled; "Approve all"
+over the items still waiting that a batch may take. Pure: views in, Block Kit out, checked like
+every message.
+
+An item offers what the question posted alone offers, in one actions block (six elements at
+most, of Slack's 25: no block more than an item without them): its answers
+(``render.approval_buttons``), "Approve and allow similar…" where the kit's grant offer says so
+(``TurnItem.grant``), and "Reassign…" for a CHANNEL question; each carries the item's value (the
+pause id and the proposal shown) and an action id suffixed with its place, unique in the message."""
 
 from __future__ import annotations
 
@@ -16,12 +22,15 @@ from slack_sdk.models.blocks import (
     ContextBlock,
     DividerBlock,
     HeaderBlock,
+    InteractiveElement,
     SectionBlock,
 )
 
 from channels.kit.batches import batchable
 from channels.kit.outcomes import Outcome
 from channels.kit.question import asker_said
+from channels.kit.texts import GRANT_BUTTON
+from channels.slack.button_values import answer_value
 from channels.slack.render import (
     MAX_FIELDS,
     MAX_HEADER_TEXT,
@@ -37,6 +46,8 @@ from channels.slack.render import (
     mrkdwn,
     truncate,
 )
+from channels.slack.render_approvals import reassign_menu
+from channels.slack.render_grants import GRANT_ACTION
 from channels.slack.render_message import context_line, expiry_line, outcome_line
 
 MAX_TURN_ITEMS: Final = 8
@@ -57,6 +68,9 @@ class TurnItem:
 
     view: ApprovalView
     outcome: Outcome | None = None
+    grant: bool = False
+    """It offers "Approve and allow similar…": the kit's grant offer for its pause says so
+    (``channels.kit.grants.grant_offer``: never where it needs several approvals)."""
 
 
 def approvable(items: Sequence[TurnItem]) -> list[str]:
@@ -130,9 +144,24 @@ def _item(index: int, item: TurnItem) -> list[Block]:
     if notes and item.outcome is None:
         blocks.append(ContextBlock(elements=[mrkdwn(n) for n in notes[:10]]))
     if item.outcome is None:
-        blocks += approval_buttons(
-            view.pause_id, offers=view.offered, shown_round=view.shown_round, suffix=str(index)
-        )
+        blocks += _item_actions(index, item)
     else:
         blocks.append(SectionBlock(text=mrkdwn(outcome_line(view, item.outcome))))
     return blocks
+
+
+def _item_actions(index: int, item: TurnItem) -> list[Block]:
+    """A waiting item's one actions block: its answers, then "Approve and allow similar…" and
+    "Reassign…" where it offers them, as the question alone would."""
+    view, suffix = item.view, str(index)
+    answers = approval_buttons(
+        view.pause_id, offers=view.offered, shown_round=view.shown_round, suffix=suffix
+    )
+    elements = [e for b in answers for e in b.elements if isinstance(e, InteractiveElement)]
+    value = answer_value(view.pause_id, view.shown_round)
+    if item.grant and view.offered.approve:
+        grant = ButtonElement(text=GRANT_BUTTON, action_id=f"{GRANT_ACTION}:{suffix}", value=value)
+        elements.append(grant)
+    if view.reassignable:
+        elements.append(reassign_menu(value, suffix=suffix))
+    return [ActionsBlock(elements=elements)] if elements else []

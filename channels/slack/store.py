@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final
 
@@ -43,6 +44,11 @@ class MessageRef:
     closed: bool = False
     escalated_copy: bool = False
     """The copy of the question asked where it escalated to (``escalate_to``'s conversation)."""
+    turn: str | None = None
+    """The key of the model turn whose questions may share the message
+    (``channels.slack.turn_messages.turn_key``), None for a question asked on its own."""
+    shared: bool = False
+    """The message asks other questions too (a turn's): updating it reads them."""
 
     def __repr__(self) -> str:  # never print the pause id
         return f"MessageRef(channel_id={self.channel_id!r}, ts={self.ts!r}, closed={self.closed})"
@@ -105,6 +111,20 @@ class SlackMessageStore:
         (a THREAD_OWNER question posted in the owner's thread).
         """
         return [_slack_ref(r) for r in await self._refs.open_in_thread(channel_id, thread_ts)]
+
+    async def asked_with(
+        self, pause_id: str, turn: str
+    ) -> tuple[MessageRef | None, list[MessageRef]]:
+        """In one read: the message that asks ``pause_id`` if any, and the references of turn
+        ``turn``'s questions, oldest first (escalated copies left out)."""
+        found = [_slack_ref(r) for r in await self._refs.asked_with(pause_id, turn)]
+        own = next((r for r in found if r.pause_id == pause_id and not r.escalated_copy), None)
+        return own, [r for r in found if r.turn == turn and not r.escalated_copy]
+
+    async def join(self, ref: MessageRef, sharing: Sequence[str], at: datetime) -> bool:
+        """Store ``ref``, a question asked in the message of questions ``sharing``, and mark
+        them all shared (one transaction); ``False`` when the pause already has one."""
+        return await self._refs.join(_record(replace(ref, shared=True), at), sharing)
 
     async def in_message(self, message: MessageRef) -> list[MessageRef]:
         """Every question ``message`` asks (open or closed), oldest first: one, or the
@@ -211,6 +231,8 @@ def _record(ref: MessageRef, at: datetime) -> MessageRefRecord:
         reference={"ts": ref.ts, "thread_ts": ref.thread_ts},
         created_at=at,
         closed_at=at if ref.closed else None,
+        turn=None if ref.escalated_copy else ref.turn,
+        shared=ref.shared and not ref.escalated_copy,
     )
 
 
@@ -232,4 +254,6 @@ def _slack_ref(record: MessageRefRecord) -> MessageRef:
         implementation=record.channel,
         closed=record.closed,
         escalated_copy=copy,
+        turn=record.turn,
+        shared=record.shared,
     )

@@ -7,7 +7,14 @@ come); each sibling asked after it, to the same conversation under the same appr
 (``turn_key``), *joins* that message: its message reference points at the shared message and
 the message is updated to list every question of the turn (``render_turn``), each with its own
 buttons, plus "Approve all" over those still waiting. The siblings of one turn are asked one at
-a time (a lock per turn), so two never post two messages.
+a time in a process (a lock per turn), so two never post two messages.
+
+Which message asks a turn is the store's, not this process's: every reference of a turn's
+question carries the turn's key (``MessageRef.turn``), so a sibling asked by another instance,
+or after a restart, finds the turn's message in the same read that looks for its own
+(``SlackMessageStore.asked_with``) and joins it. A reference says whether its message asks
+several questions (``MessageRef.shared``, set for all of them when a second joins): the update
+of a question alone in its message reads nothing more.
 
 Every update of a question's message (an answer, a withdrawal, an expiry, an approval counted)
 renders the whole turn from its questions as they stand (``render``), and again while they
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -32,6 +40,7 @@ from bot.app import App
 from bot.core.channel import ChannelAsk
 from bot.core.enums import PauseStatus
 from bot.core.results import PauseView
+from channels.kit.grants import grant_offer
 from channels.kit.outcomes import Outcome
 from channels.slack.batch_seal import BatchSealer
 from channels.slack.button_values import answer_value
@@ -43,17 +52,29 @@ from channels.slack.store import MessageRef, SlackMessageStore
 ROUNDS: Final = 3
 """How often a turn's message is rendered again when its questions changed while updated."""
 REMEMBERED: Final = 1024
-"""Turns whose message this process remembers (their siblings are asked within moments)."""
+"""Turn messages whose last rendering this process remembers (not sent again)."""
 
 State = tuple[tuple[str, str, int, int], ...]
 
 
 def turn_key(ask: ChannelAsk, *, implementation: str, channel: str, thread_ts: str | None) -> str:
     """What questions share one message: one model turn's, asked in the same place under the
-    same approvers rule (the same role and implementation, the same route)."""
+    same approvers rule (the same role and implementation, the same route). A digest (64 hex
+    characters, ``cs_message_refs.turn``): none of it is read back."""
     approvers = list(ask.route.approvers) if ask.route is not None else []
     parts = [ask.tenant_id, ask.turn, ask.role, implementation, channel, thread_ts, approvers]
-    return json.dumps(parts, separators=(",", ":"))
+    return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """Where a question of a turn is asked: ``own``, the message that asks it already (a
+    retried send); else ``message``, the turn's message it joins (beside ``sharing``, the
+    questions it asks), or neither: post it."""
+
+    own: MessageRef | None = None
+    message: MessageRef | None = None
+    sharing: tuple[str, ...] = ()
 
 
 def message_audience(channel_id: str, ts: str) -> str:
@@ -79,42 +100,33 @@ class TurnMessages:
         self._view_of = view_of
         self.sealer = BatchSealer(app.derived_keys)
         self._turns: dict[str, _Turn] = {}
-        self._asked: OrderedDict[str, MessageRef] = OrderedDict()
         self._shown: OrderedDict[tuple[str, str], State] = OrderedDict()
         """What this process showed last of each turn's message."""
 
     @contextlib.asynccontextmanager
-    async def asking(self, key: str) -> AsyncIterator[MessageRef | None]:
-        """Ask one question of turn ``key`` at a time; yields the message it joins (one that
-        asks the turn and lists fewer than ``MAX_TURN_ITEMS``), or None: post it."""
+    async def asking(self, key: str, pause_id: str) -> AsyncIterator[Asking]:
+        """Ask question ``pause_id`` of turn ``key``, one of the turn at a time in this process;
+        yields where (``Asking``): the turn's latest message while it lists fewer than
+        ``MAX_TURN_ITEMS``, as the store has it (one read)."""
         turn = self._turns.setdefault(key, _Turn())
         turn.asking += 1  # the lock is forgotten only once nobody waits for it
         try:
             async with turn.lock:
-                message = self._asked.get(key)
-                if message is not None and len(await self._messages.in_message(message)) < (
-                    MAX_TURN_ITEMS
-                ):
-                    yield message
-                else:
-                    yield None
+                own, refs = await self._messages.asked_with(pause_id, key)
+                yield _where(own, refs)
         finally:
             turn.asking -= 1
             if turn.asking == 0:
                 del self._turns[key]
 
-    def asked(self, key: str, message: MessageRef) -> None:
-        """``message`` asks turn ``key`` now: its siblings join it."""
-        self._asked[key] = message
-        self._asked.move_to_end(key)
-        while len(self._asked) > REMEMBERED:
-            self._asked.popitem(last=False)
-
     async def update(self, message: MessageRef) -> bool:
         """Show the turn ``message`` asks as its questions stand (``chat.update``), again while
         they changed meanwhile; False when it asks one question only (not a turn's). A state
         this process showed last already is not sent again (the answers of one move each ask
-        for it). Raises what Slack failed with."""
+        for it). Raises what Slack failed with. A message that asks no other question (its
+        reference not ``shared``) reads nothing."""
+        if not message.shared:
+            return False
         where = (message.channel_id, message.ts)
         for _ in range(ROUNDS):
             shown = await self._rendered(message)
@@ -156,7 +168,7 @@ class TurnMessages:
         pauses = await self.pauses_of(message)
         if len(pauses) < 2:
             return None
-        items = [TurnItem(view=self._view_of(p), outcome=_settled(p)) for p in pauses]
+        items = [_item(self._view_of(p), p) for p in pauses]
         return _state_of(pauses), turn_message(items, approve_all=self._seal(message, items))
 
     def _seal(self, message: MessageRef, items: Sequence[TurnItem]) -> str | None:
@@ -186,6 +198,27 @@ class _Turn:
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     asking: int = 0
+
+
+def _where(own: MessageRef | None, refs: Sequence[MessageRef]) -> Asking:
+    """Where to ask a question of a turn whose questions were asked in ``refs`` (oldest first):
+    the latest of the turn's messages that has room (a full one is never joined, whatever the
+    order of references asked at the same instant)."""
+    if own is not None:
+        return Asking(own=own)
+    messages: dict[tuple[str, str], list[MessageRef]] = {}
+    for ref in refs:
+        messages.setdefault((ref.channel_id, ref.ts), []).append(ref)
+    for asked in reversed(messages.values()):
+        if len(asked) < MAX_TURN_ITEMS:
+            return Asking(message=asked[-1], sharing=tuple(r.pause_id for r in asked))
+    return Asking()
+
+
+def _item(view: ApprovalView, pause: PauseView) -> TurnItem:
+    """One item as its pause stands, offering a grant where the kit's offer says so."""
+    offer = grant_offer(pause, view.grant_scopes, tool_input=pause.tool_input)
+    return TurnItem(view=view, outcome=_settled(pause), grant=offer is not None)
 
 
 def _settled(pause: PauseView) -> Outcome | None:

@@ -1,6 +1,8 @@
 """Data flows down once: a click reads its pause once (inside ``App.answer``) and the message
 is updated from the resume event, so nothing climbs back into ``App`` to read the pause again,
-and an answer given through the API updates its own message without listing the tenant's."""
+and an answer given through the API updates its own message without listing the tenant's; a
+question alone in its message is updated without reading which others its message asks (its
+reference says it shares none)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 import pytest
 
 from bot import App, PauseStatus
+from bot.store.message_refs import SqlMessageRefs
 from bot.store.sql import SqlStore
 from channels.slack.render import APPROVE_ACTION
 from tests.slack.checks import all_text, buttons
@@ -66,3 +69,21 @@ async def test_an_answer_through_the_api_updates_its_message_without_listing_the
     assert buttons(update.blocks()) == []
     pause = await world.app.find_pause(pause_id, tenant_id=TEAM)
     assert pause is not None and pause.status is PauseStatus.TAKEN
+
+
+async def test_a_lone_question_s_update_reads_no_other_question_of_its_message(
+    world: SlackWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pause_id = await ask_refund(world)
+    ref = await world.bot.messages.get(pause_id)
+    assert ref is not None and not ref.shared
+    in_thread = count_calls(monkeypatch, SqlMessageRefs, "in_thread")
+    gets = count_calls(monkeypatch, SqlMessageRefs, "get")
+
+    await world.click(MANAGER, APPROVE_ACTION, pause_id)
+    await world.settle()
+
+    assert in_thread == []  # no turn lookup: the reference said it asks this question only
+    assert gets == ["get", "get"]  # its reference and its escalated copy's, as before
+    [update] = world.stub.of("chat.update")
+    assert f"*Approved* by <@{MANAGER}>" in all_text(update.blocks())

@@ -36,6 +36,7 @@ def ref(
     thread: str = "1.1",
     at: datetime = NOW,
     closed_at: datetime | None = None,
+    turn: str | None = None,
 ) -> MessageRefRecord:
     return MessageRefRecord(
         pause_id=pause * 32,
@@ -47,6 +48,7 @@ def ref(
         reference={"ts": "1.1", "thread_ts": None, "n": 3, "edited": True},
         created_at=at,
         closed_at=closed_at,
+        turn=turn,
     )
 
 
@@ -130,3 +132,43 @@ async def test_the_open_references_are_read_in_pages_by_pause(refs: MessageRefs)
     rest = await refs.open_refs(after=first[-1].pause_id, limit=2)
     assert [r.pause_id for r in rest] == ["d" * 32]  # the closed one is left out
     assert await refs.open_refs(after="d" * 32) == []
+
+
+TURN = "f" * 64
+
+
+async def test_a_turn_s_references_are_read_with_the_pause_s_own_in_one_call(
+    refs: MessageRefs,
+) -> None:
+    await refs.add(ref("b", at=NOW + timedelta(seconds=2), turn=TURN))
+    await refs.add(ref("a", at=NOW + timedelta(seconds=1), turn=TURN))
+    await refs.add(ref("c", turn="e" * 64))  # another turn
+    await refs.add(ref("d"))  # in no turn
+
+    found = await refs.asked_with("d" * 32, TURN)
+    assert [r.pause_id for r in found] == ["d" * 32, "a" * 32, "b" * 32]
+    assert [r.turn for r in found] == [None, TURN, TURN]
+    assert [r.pause_id for r in await refs.asked_with("9" * 32, TURN)] == ["a" * 32, "b" * 32]
+    assert await refs.asked_with("9" * 32, "0" * 64) == []
+
+
+async def test_a_joining_reference_marks_its_message_shared_and_a_lone_one_stays_unshared(
+    refs: MessageRefs,
+) -> None:
+    await refs.add(ref("a", turn=TURN))
+    await refs.add(ref("c", thread="2.2"))
+    first = await refs.get("a" * 32)
+    assert first is not None and not first.shared  # alone in its message so far
+
+    assert await refs.join(ref("b", turn=TURN), ["a" * 32])
+
+    for pause in "ab":
+        found = await refs.get(pause * 32)
+        assert found is not None and found.shared and found.turn == TURN
+    alone = await refs.get("c" * 32)
+    assert alone is not None and not alone.shared
+    assert not await refs.join(ref("b", conversation="C0OTHER"), ["c" * 32])  # it has one
+    kept = await refs.get("b" * 32)
+    assert kept is not None and kept.conversation == "C0APPROVALS"
+    untouched = await refs.get("c" * 32)
+    assert untouched is not None and not untouched.shared  # nothing marked

@@ -28,7 +28,7 @@ from bot.store.database import Database
 from bot.store.message_refs import SqlMessageRefs
 from bot.store.migrations import MIGRATIONS, apply_migrations
 from bot.store.records import MessageRefRecord
-from bot.store.tables import UtcDateTime, executions, pauses, schema_version
+from bot.store.tables import UtcDateTime, executions, message_refs, pauses, schema_version
 from tests.databases import BACKENDS, database
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -100,7 +100,7 @@ async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_v4_moves_slack_s_message_references_into_message_refs(
     v3_database: Database,
 ) -> None:
-    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 18
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 19
     refs = SqlMessageRefs(v3_database)
 
     assert await refs.get("a" * 32) == MessageRefRecord(
@@ -285,3 +285,53 @@ async def test_v10_adds_the_tool_runs_and_the_live_thread_index_once(
             )
     assert "cs_tool_runs" in tables
     assert indexes["ux_cs_executions_live_attached_thread"]["unique"]
+
+
+def _v18_refs(connection: Connection) -> None:
+    """``cs_message_refs`` as v18 left it (no turn, no shared) holding a turn's message of two
+    questions, a question alone, and one posted in that question's thread."""
+    apply_migrations(connection, schema_version, MIGRATIONS[:18], NOW)
+    connection.exec_driver_sql("DROP INDEX ix_cs_message_refs_turn")
+    connection.exec_driver_sql("ALTER TABLE cs_message_refs DROP COLUMN turn")
+    connection.exec_driver_sql("ALTER TABLE cs_message_refs DROP COLUMN shared")
+    old = Table(
+        "cs_message_refs",
+        MetaData(),
+        *(Column(c.name, c.type) for c in message_refs.c if c.name not in ("turn", "shared")),
+    )
+
+    def row(seed: str, thread: str, ts: str, thread_ts: str | None = None) -> dict[str, Any]:
+        return {
+            "pause_id": pause_id(seed),
+            "tenant_id": "T0TEAM",
+            "channel": "slack-refunds",
+            "conversation": "C0APPROVALS",
+            "thread": thread,
+            "role": "approvers",
+            "reference": {"ts": ts, "thread_ts": thread_ts},
+            "created_at": NOW,
+            "closed_at": None,
+        }
+
+    rows = [row("a", "1.1", "1.1"), row("b", "1.1", "1.1"), row("c", "1.1", "1.2", "1.1")]
+    connection.execute(insert(old), [*rows, row("d", "3.1", "3.1")])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_v19_marks_the_references_of_a_message_asking_several_as_shared(
+    backend: str, tmp_path: Path
+) -> None:
+    async with database(backend, tmp_path) as url, Database.open(url) as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(_v18_refs)
+        assert await opened.migrate(LATER) == len(MIGRATIONS)
+        assert await opened.migrate(LATER) == len(MIGRATIONS)  # idempotent
+        refs = SqlMessageRefs(opened)
+        found = {seed: await refs.get(pause_id(seed)) for seed in "abcd"}
+    assert {seed: ref is not None and ref.shared for seed, ref in found.items()} == {
+        "a": True,  # one turn's message, asked before v19: its updates read its questions
+        "b": True,
+        "c": False,  # in the same thread, a message of its own
+        "d": False,
+    }
+    assert all(ref is not None and ref.turn is None for ref in found.values())

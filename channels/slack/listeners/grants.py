@@ -16,7 +16,7 @@ from channels.slack.payloads import (
     tenant_of,
     text_at,
 )
-from channels.slack.render_grants import GRANT_ACTION, GRANT_MODAL, REVOKE_GRANT_PATTERN
+from channels.slack.render_grants import GRANT_MODAL, GRANT_PATTERN, REVOKE_GRANT_PATTERN
 from channels.slack.services import SlackServices
 
 
@@ -73,7 +73,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
 
         tasks.spawn(revoke_then_publish(), name="slack revoke grant")
 
-    bolt.action(GRANT_ACTION)(on_grant_click)
+    bolt.action(GRANT_PATTERN)(on_grant_click)  # a turn item's too (``:3``)
     bolt.action(REVOKE_GRANT_PATTERN)(on_revoke)
     bolt.view(GRANT_MODAL)(on_grant_submit)
 

@@ -19,9 +19,9 @@ from channels.slack.payloads import (
     text_at,
 )
 from channels.slack.render_approvals import (
-    REASSIGN_ACTION,
     REASSIGN_BLOCK,
     REASSIGN_MODAL,
+    REASSIGN_PATTERN,
     REASSIGN_USER,
 )
 from channels.slack.services import SlackServices
@@ -73,5 +73,5 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         await ack()
         tasks.spawn(done(), name="slack reassigned")
 
-    bolt.action(REASSIGN_ACTION)(on_click)
+    bolt.action(REASSIGN_PATTERN)(on_click)  # a turn item's too (``:3``)
     bolt.view(REASSIGN_MODAL)(on_submit)
