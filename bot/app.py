@@ -277,7 +277,10 @@ class App:
     def on_delegation(self, handler: DelegationHandler) -> DelegationHandler:
         """Called when a standing delegation starts or is ended early through this App
         (``DelegationChange``): a channel tells the delegate. A handler that raises is logged;
-        the delegation stands (or ended) all the same."""
+        the delegation stands (or ended) all the same, and the change is told again a minute
+        later (every handler: each must take a change twice as once). Told at least once: a
+        process that dies while telling leaves it to the sweep, which tells it with
+        ``again`` set."""
         self._delegation_handlers.append(handler)
         return handler
 
@@ -919,19 +922,23 @@ class App:
             return 0
         return await handovers.tell_untold(self._runtime, self._emit_delegation)
 
-    async def _emit_delegation(self, change: DelegationChange) -> None:
+    async def _emit_delegation(self, change: DelegationChange) -> bool:
+        """Tell the handlers; whether every one returned (else it is told again later)."""
+        told = True
         for handler in self._delegation_handlers:
             try:
                 outcome = handler(change)
                 if inspect.isawaitable(outcome):
                     await outcome
             except Exception as error:  # telling must not undo the delegation
+                told = False
                 log.warning(
                     "a delegation handler failed: %s (delegation_id=%s tenant_id=%s)",
                     type(error).__name__,
                     change.delegation.delegation_id,
                     change.delegation.tenant_id,
                 )
+        return told
 
     async def _mark_told(self, root_execution_id: str) -> None:
         """A run's end was told. (With nobody listening, its end was recorded told already.)"""

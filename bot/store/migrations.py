@@ -291,6 +291,14 @@ def _v18_told_delegations(connection: Connection) -> None:
     )
 
 
+def _v20_delegation_tellings(connection: Connection) -> None:
+    """The telling of a delegation's start or end held by whoever took it
+    (``cs_delegations.telling_until``): recorded told only after its channels owed it, so a
+    process that dies in between leaves it to be told again, never lost. Those from before
+    are held by nobody (NULL)."""
+    _add_missing_columns(connection, delegations, ["telling_until"])
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -310,6 +318,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v16_pause_routes,
     _v17_approvals_and_delegations,
     _v18_told_delegations,
+    _v20_delegation_tellings,  # the lead renumbers it at merge (19 on this branch)
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -378,5 +378,8 @@ delegations = Table(
     # its delegate was told it started / ended early (v18): NULL while a channel still owes it
     Column("started_told_at", UtcDateTime),
     Column("ended_told_at", UtcDateTime),
+    # the telling of its start or end is held by a taker until then (v20): one that died
+    # before recording it told leaves it to be told again once this passed
+    Column("telling_until", UtcDateTime),
     Index("ix_cs_delegations_tenant_delegate", "tenant_id", "delegate", "ends_at"),
 )
