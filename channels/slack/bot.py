@@ -274,6 +274,7 @@ class SlackBot:
             grants=grants,
             sealer=sealer,
         )
+        delegations.refresh_homes(home)
         signer = MetadataSigner(self._settings.signing_secret.get_secret_value())
         flows = Flows(
             app=app,

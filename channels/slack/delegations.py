@@ -43,6 +43,7 @@ from channels.kit.texts import (
     delegation_started,
 )
 from channels.slack.approvers import ApproverDirectory
+from channels.slack.home import HomeTabs
 from channels.slack.nudge_marks import find_marked
 from channels.slack.outbox import SlackOutbox, key_of, said_mark
 from channels.slack.redaction import log
@@ -82,8 +83,15 @@ class SlackDelegations:
         self._outbox = outbox
         self._directory = directory
         self._workspaces = workspaces
+        self._homes: HomeTabs | None = None
         app.on_delegation(self.tell_delegate)
         outbox.deliver_kind(DELEGATION_NOTICE, self._deliver)
+
+    def refresh_homes(self, homes: HomeTabs) -> None:
+        """Republish the Homes a delegation's start or end changes (those of its delegator and
+        delegate who opened theirs), whatever started or ended it: a click, the web inbox, the
+        command line told by the sweep."""
+        self._homes = homes
 
     async def blocks(self, *, tenant_id: str, user: str) -> list[dict[str, object]]:
         """The section of ``user``'s Home: their delegations, and the button to start one."""
@@ -132,8 +140,12 @@ class SlackDelegations:
             return {DELEGATION_BLOCKS[DELEGATE_FIELD]: escape(error.message, 150)}
 
     async def tell_delegate(self, change: DelegationChange) -> None:
-        """Owe the delegate a direct message: a delegation to them started, or ended early."""
+        """Owe the delegate a direct message: a delegation to them started, or ended early;
+        and refresh both people's Homes, which list it."""
         delegation = change.delegation
+        if self._homes is not None:
+            for person in (delegation.delegator, delegation.delegate):
+                self._homes.refresh_user(delegation.tenant_id, person)
         delegator = mention(delegation.delegator)
         if change.kind == "started":
             roles = await self._roles_of(delegation)
