@@ -66,6 +66,7 @@ from bot.runtime.sweeps import Sweeps
 from bot.security.derived import DerivedKeys
 from bot.security.key_check import READY_NAME as KEYS_READY_NAME
 from bot.settings import Settings
+from bot.store.batch_lines import BatchLines
 from bot.store.database import Database, database_failure
 from bot.store.installations import SqlInstallations, SqlOAuthStates
 from bot.store.outbox import SqlOutbox
@@ -102,6 +103,7 @@ class App:
         self._installations = wiring.installations
         self._oauth_states = wiring.oauth_states
         self._outbox = wiring.outbox
+        self._batch_lines = wiring.batch_lines
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -217,6 +219,12 @@ class App:
         """What the channels owe people (notes, lines, updates, ends), until delivered: in the
         App's database, payloads sealed by its key ring."""
         return self._outbox
+
+    @property
+    def batch_lines(self) -> BatchLines:
+        """What each person's last batch did, one line per question (Slack's App Home shows
+        it): in the App's database, so it survives a restart; sealed by its key ring."""
+        return self._batch_lines
 
     @property
     def derived_keys(self) -> DerivedKeys:

@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.tables import (
     UtcDateTime,
+    batch_lines,
     delegations,
     executions,
     grants,
@@ -295,8 +296,10 @@ def _v20_delegation_tellings(connection: Connection) -> None:
     """The telling of a delegation's start or end held by whoever took it
     (``cs_delegations.telling_until``): recorded told only after its channels owed it, so a
     process that dies in between leaves it to be told again, never lost. Those from before
-    are held by nobody (NULL)."""
+    are held by nobody (NULL). And each person's last batch (``cs_batch_lines``), kept across
+    restarts. Idempotent."""
     _add_missing_columns(connection, delegations, ["telling_until"])
+    batch_lines.create(connection, checkfirst=True)
 
 
 MIGRATIONS: Sequence[Migration] = (

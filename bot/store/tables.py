@@ -344,6 +344,17 @@ outbox = Table(
     Index("ix_cs_outbox_due", "channel", "due_at"),
 )
 
+batch_lines = Table(
+    "cs_batch_lines",
+    metadata,
+    # what a person's last batch did, one line per question (v20): shown on their Home until
+    # their next batch; ``said`` is sealed like every payload (it quotes questions' titles)
+    Column("tenant_id", String(255), primary_key=True),
+    Column("user_id", String(255), primary_key=True),
+    Column("said", Text, nullable=False),
+    Column("kept_at", UtcDateTime, nullable=False),
+)
+
 workspace_settings = Table(
     "cs_workspace_settings",
     metadata,
