@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -53,7 +53,7 @@ from channels.slack.render_delegations import (
     delegation_blocks,
     delegation_modal,
 )
-from channels.slack.webapi import api_error
+from channels.slack.webapi import api_error, is_transient
 from channels.slack.workspaces import WorkspaceConfigs
 
 StateValues = Mapping[str, Mapping[str, Mapping[str, object]]]
@@ -173,13 +173,25 @@ class SlackDelegations:
         tried before finds it posted already."""
         p = entry.payload
         delegate, mark = str(p["delegate"]), dict(p["mark"])
-        if entry.attempts > 1:  # tried before: it may be there
+        if entry.attempts > 1 and await self._posted(delegate, mark, p):
+            return
+        await self._client.chat_postMessage(channel=delegate, text=str(p["text"]), metadata=mark)
+
+    async def _posted(self, delegate: str, mark: dict[str, Any], p: Mapping[str, Any]) -> bool:
+        """Whether the notice marked ``mark`` is in the delegate's direct messages. Slack away
+        raises (looked for again later); a lookup Slack refuses for good (a scope missing) is
+        logged and the notice posted: twice rather than never."""
+        try:
             opened = await self._client.conversations_open(users=delegate)
             channel = str((opened.get("channel") or {}).get("id") or delegate)
             since = datetime.fromisoformat(str(p["since"]))
-            if await find_marked(self._client, mark, channel=channel, since=since, strict=True):
-                return
-        await self._client.chat_postMessage(channel=delegate, text=str(p["text"]), metadata=mark)
+            found = await find_marked(self._client, mark, channel=channel, since=since, strict=True)
+        except SlackApiError as error:
+            if is_transient(error):
+                raise
+            log.warning("slack: a delegation notice was not looked for: %s", api_error(error))
+            return False
+        return found is not None
 
     async def _roles_of(self, delegation: Delegation) -> str:
         implementations = await self._workspaces.answered_by_channel(delegation.tenant_id)
