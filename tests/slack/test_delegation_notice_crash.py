@@ -2,7 +2,8 @@
 between taking the telling of a delegation's start (or end) and owing the delegate's direct
 message leaves it to the serving bot's sweep; one that dies after owing it and before recording
 it told has it told again, and the delegate's messages are looked at first (its mark found: no
-second message). On a SQLite file and on PostgreSQL, as signed requests against the stub."""
+second message; a lookup Slack refuses for good posts it all the same). On a SQLite file and
+on PostgreSQL, as signed requests against the stub."""
 
 from __future__ import annotations
 
@@ -109,3 +110,21 @@ async def test_a_notice_owed_by_a_teller_that_died_before_recording_it_is_said_o
     assert _dms_to(world, STRANGER) == [told]  # told again, found: never said twice
     assert world.stub.of("conversations.history")  # it looked before saying it
     assert await delegations.untold(world.clock.now(), limit=10) == []
+
+
+async def test_a_notice_told_again_is_posted_when_slack_refuses_the_lookup_for_good(
+    crashing: SlackWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look before a second telling fails for good (a scope missing): the notice is
+    posted all the same, never dropped."""
+    world = crashing
+    world.stub.errors["conversations.open"] = "missing_scope"
+    _dies_once(monkeypatch, world.bot.gateway.outbox, "owe")
+    with pytest.raises(Died):
+        await world.app.delegate(tenant_id=TEAM, delegator=MANAGER, delegate=STRANGER, ends_in=WEEK)
+
+    await _sweep_after_the_hold(world)
+
+    assert world.stub.of("conversations.open")  # it looked, and was refused
+    [told] = _dms_to(world, STRANGER)
+    assert told.startswith(f"<@{MANAGER}> hands you their questions for ")
