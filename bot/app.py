@@ -66,6 +66,7 @@ from bot.runtime.sweeps import Sweeps
 from bot.security.derived import DerivedKeys
 from bot.security.key_check import READY_NAME as KEYS_READY_NAME
 from bot.settings import Settings
+from bot.store.batch_lines import BatchLines
 from bot.store.database import Database, database_failure
 from bot.store.installations import SqlInstallations, SqlOAuthStates
 from bot.store.outbox import SqlOutbox
@@ -102,6 +103,7 @@ class App:
         self._installations = wiring.installations
         self._oauth_states = wiring.oauth_states
         self._outbox = wiring.outbox
+        self._batch_lines = wiring.batch_lines
         self._resources = resources
         self._pause_handlers: list[PauseHandler] = []
         self._resume_handlers: list[ResumeHandler] = []
@@ -219,6 +221,12 @@ class App:
         return self._outbox
 
     @property
+    def batch_lines(self) -> BatchLines:
+        """What each person's last batch did, one line per question (Slack's App Home shows
+        it): in the App's database, so it survives a restart; sealed by its key ring."""
+        return self._batch_lines
+
+    @property
     def derived_keys(self) -> DerivedKeys:
         """Keys derived from the App's encryption key ring, one per purpose, for what a channel
         signs (the web channel's links); they rotate with the ring."""
@@ -277,7 +285,10 @@ class App:
     def on_delegation(self, handler: DelegationHandler) -> DelegationHandler:
         """Called when a standing delegation starts or is ended early through this App
         (``DelegationChange``): a channel tells the delegate. A handler that raises is logged;
-        the delegation stands (or ended) all the same."""
+        the delegation stands (or ended) all the same, and the change is told again a minute
+        later (every handler: each must take a change twice as once). Told at least once: a
+        process that dies while telling leaves it to the sweep, which tells it with
+        ``again`` set."""
         self._delegation_handlers.append(handler)
         return handler
 
@@ -919,19 +930,23 @@ class App:
             return 0
         return await handovers.tell_untold(self._runtime, self._emit_delegation)
 
-    async def _emit_delegation(self, change: DelegationChange) -> None:
+    async def _emit_delegation(self, change: DelegationChange) -> bool:
+        """Tell the handlers; whether every one returned (else it is told again later)."""
+        told = True
         for handler in self._delegation_handlers:
             try:
                 outcome = handler(change)
                 if inspect.isawaitable(outcome):
                     await outcome
             except Exception as error:  # telling must not undo the delegation
+                told = False
                 log.warning(
                     "a delegation handler failed: %s (delegation_id=%s tenant_id=%s)",
                     type(error).__name__,
                     change.delegation.delegation_id,
                     change.delegation.tenant_id,
                 )
+        return told
 
     async def _mark_told(self, root_execution_id: str) -> None:
         """A run's end was told. (With nobody listening, its end was recorded told already.)"""

@@ -44,6 +44,7 @@ from bot.security.derived import DerivedKeys
 from bot.security.key_check import KeyCheck, database_samplers
 from bot.security.key_source import key_source
 from bot.settings import Settings, load_settings
+from bot.store.batch_lines import SqlBatchLines
 from bot.store.database import Database, DatabaseUrl, DatabaseUrlError
 from bot.store.delegations import SqlDelegations
 from bot.store.grants import SqlGrants
@@ -73,6 +74,7 @@ class Wiring:
     installations: SqlInstallations
     oauth_states: SqlOAuthStates
     outbox: SqlOutbox
+    batch_lines: SqlBatchLines
     sweep_interval: timedelta = SWEEP_INTERVAL
 
 
@@ -154,6 +156,7 @@ async def wire(
         installations=SqlInstallations(database, codec),
         oauth_states=SqlOAuthStates(database),
         outbox=SqlOutbox(database, codec),
+        batch_lines=SqlBatchLines(database, codec),
         sweep_interval=settings.sweep_interval,
     )
 

@@ -26,6 +26,15 @@ from bot import (
     UninterpretableReplyError,
     WorkflowStartText,
 )
+from bot.cli.terminal_batches import (
+    LIST_WORDS,
+    BatchCommand,
+    answer_batch,
+    batch_command,
+    chosen,
+    listed,
+    question_line,
+)
 from bot.desk.demo import REQUEST, OfficeDeskApplication, OfficeDeskWorkflow
 from bot.store.database import (
     DatabaseUrl,
@@ -231,8 +240,20 @@ class DemoSession:
             if reply.strip().lower() in HELP_WORDS:
                 self._say(answer_help())
                 continue
+            if reply.strip().lower() in LIST_WORDS:
+                self._say("Waiting (approve 1,2 / approve all / reject all: reason):")
+                for line in listed(pending):
+                    self._say(line)
+                continue
+            command = batch_command(reply)
             if reply.strip().lower() in APPROVE_ALL_WORDS:
-                return await self._approve_all(app, pending)
+                command = BatchCommand(action="approve", numbers=None, reason=None)
+            if command is not None:
+                picked = chosen(command, pending)
+                if isinstance(picked, str):
+                    self._say(picked)
+                    continue
+                return await self._batch(app, command, picked, pending)
             try:
                 resumed = await app.resume(
                     pause_id, reply=reply, tenant_id=TENANT_ID, owner_id=OWNER_ID, record=True
@@ -243,23 +264,30 @@ class DemoSession:
                 reason = error.reason.removesuffix(hint).strip() or "no verdict found."
                 self._say(f"Not understood: {reason} The question still waits; try again.")
 
-    async def _approve_all(
-        self, app: App, pending: Sequence[PendingPause]
+    async def _batch(
+        self,
+        app: App,
+        command: BatchCommand,
+        picked: Sequence[PendingPause],
+        pending: Sequence[PendingPause],
     ) -> tuple[ExecutionResult, int]:
-        """Approve every waiting question at once (``App.answer_all``), each listed first and
-        each settled on its own; where the run stands then."""
-        self._say(f"Approving the {len(pending)} questions waiting:")
-        for pause in pending:
-            arguments = json.dumps(pause.ask.arguments, ensure_ascii=False)
-            self._say(f"  - {pause.ask.tool} {arguments}")
-        ids = [p.pause_id for p in pending if p.pause_id is not None]
-        outcomes = await app.answer_all(
-            ids, tenant_id=TENANT_ID, by=OWNER_ID, decision={"approved": True}
+        """Answer ``picked`` at once (``App.answer_all``, each as the list showed it), each
+        listed first and each settled on its own, with a line for what became of each; where
+        the run stands then and how many were answered."""
+        verb = "Approving" if command.action == "approve" else "Rejecting"
+        every = command.numbers is None and len(picked) == len(pending)
+        many = "question" if len(picked) == 1 else "questions"
+        self._say(
+            f"{verb} the {len(picked)} {many} waiting:"
+            if every
+            else f"{verb} {len(picked)} {many}:"
         )
+        for pause in picked:
+            self._say(f"  - {question_line(pause)}")
+        outcomes, lines = await answer_batch(app, command, picked, tenant_id=TENANT_ID, by=OWNER_ID)
+        for line in lines:
+            self._say(line)
         answered = [o for o in outcomes if isinstance(o, Answered)]
-        skipped = len(outcomes) - len(answered)
-        if skipped:
-            self._say(f"{skipped} of them no longer waited: skipped.")
         root = answered[0].root_execution_id if answered else pending[0].execution_id
         return await app.get_result(root, tenant_id=TENANT_ID, record=True), len(answered)
 
@@ -307,6 +335,8 @@ def answer_help() -> str:
             "  reject:  " + ", ".join(verdict_words(approve=False)),
             'A reason follows ":" or "because" (reject: too expensive). A question, a condition '
             '("if", "unless") or doubt ("maybe") is not understood: the question waits.',
+            "Several at once: list shows them numbered; approve all, approve 1,2, "
+            "reject all: <reason>, reject 2: <reason>.",
         )
     )
 

@@ -55,6 +55,9 @@ class Handover:
 
 
 DelegationChangeKind = Literal["started", "ended"]
+TellingTaken = Literal["first", "again"]
+"""Who takes the telling of a change: the ``first`` to, or ``again`` after a taker that
+never recorded it told (it died: it may or may not have told it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,6 +69,9 @@ class DelegationChange:
     kind: DelegationChangeKind
     delegation: Delegation
     """The delegation as it now stands (``ended_at`` / ``ended_by`` set once ended)."""
+    again: bool = False
+    """It may have been told already: a process took its telling and died before recording
+    it told (told at least once). A channel that can looks before it says it twice."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,6 +7,7 @@ request. Each handover is kept on the pause (``PauseRecord.handovers``) and in i
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
@@ -195,25 +196,42 @@ async def delegate(
 
 UNTOLD_BATCH: Final = 50
 """How many owed delegation notices one sweep takes."""
+TELLING_HOLD: Final = timedelta(seconds=60)
+"""How long a taker holds the telling of a delegation's change (its channels owe it in a few
+database writes); a taker that died before recording it told leaves it to the sweep then."""
 
-EmitDelegation = Callable[[DelegationChange], Awaitable[None]]
+EmitDelegation = Callable[[DelegationChange], Awaitable[bool]]
+"""Tell a change to every channel; whether every one of them owes it now."""
 
 
 async def tell(runtime: Runtime, change: DelegationChange, emit: EmitDelegation) -> bool:
-    """Take the telling of ``change`` (once, whichever instance or process comes first) and
-    tell it through ``emit``; False when it was taken already."""
+    """Tell ``change`` at least once and, across instances and processes, once: its telling is
+    taken (held for ``TELLING_HOLD``), told through ``emit``, and only then recorded told. A
+    process dying in between leaves it untold: the sweep tells it again once the hold lapsed,
+    marked ``again`` so that a channel looks before it says it twice. False when another
+    taker holds it or it was told already."""
     delegation = change.delegation
-    taken = await runtime.delegations.mark_told(
+    now = runtime.clock.now()
+    taken = await runtime.delegations.take_telling(
+        delegation.tenant_id,
+        delegation.delegation_id,
+        change.kind,
+        now=now,
+        until=now + TELLING_HOLD,
+    )
+    if taken is None:
+        return False
+    if not await emit(dataclasses.replace(change, again=taken == "again")):
+        return False  # a channel could not owe it: told again once the hold lapsed
+    await runtime.delegations.mark_told(
         delegation.tenant_id, delegation.delegation_id, change.kind, at=runtime.clock.now()
     )
-    if taken:
-        await emit(change)
-    return taken
+    return True
 
 
 async def tell_untold(runtime: Runtime, emit: EmitDelegation) -> int:
     """Tell what delegates are still owed (a delegation added or ended by the command line,
-    another process): how many were told."""
+    another process, or one whose teller died): how many were told."""
     told = 0
     for change in await runtime.delegations.untold(runtime.clock.now(), limit=UNTOLD_BATCH):
         told += await tell(runtime, change, emit)

@@ -43,6 +43,7 @@ from bot.security.errors import ReencryptError
 from bot.security.keys import KeyRing
 from bot.store.database import Database, DatabaseUrl, checkpoint_path
 from bot.store.tables import (
+    batch_lines,
     executions,
     grants,
     installations,
@@ -84,10 +85,11 @@ PAYLOAD_COLUMNS: tuple[PayloadColumns, ...] = (
         columns=("document",),
     ),
     PayloadColumns(table=outbox, keys=("entry_id",), columns=("payload",)),
+    PayloadColumns(table=batch_lines, keys=("tenant_id", "user_id"), columns=("said",)),
 )
 """Every payload column of ``bot.store.sql``, ``bot.store.tool_runs``, ``bot.store.grants``,
-``bot.store.installations`` and ``bot.store.outbox`` (a test checks no text column is
-forgotten)."""
+``bot.store.installations``, ``bot.store.outbox`` and ``bot.store.batch_lines`` (a test checks
+no text column is forgotten)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

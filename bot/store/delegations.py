@@ -1,6 +1,7 @@
-"""``Delegations`` on a database: the ``cs_delegations`` table (v17; told marks v18), one short
-statement per call. Ending a delegation is one conditional ``UPDATE`` (only while it has not
-ended), and so is taking the telling of its start or end (only while nobody took it)."""
+"""``Delegations`` on a database: the ``cs_delegations`` table (v17; told marks v18; the hold
+on a telling v20), one short statement per call. Ending a delegation is one conditional
+``UPDATE`` (only while it has not ended), and so are taking the telling of its start or end
+(only while it is untold and nobody holds it) and recording it told."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from bot.core.delegations import (
     DelegationChange,
     DelegationChangeKind,
     NewDelegation,
+    TellingTaken,
 )
 from bot.store.database import Database
 from bot.store.tables import delegations
@@ -112,7 +114,10 @@ class SqlDelegations:
         ended = and_(
             c.ended_at.is_not(None), c.ended_told_at.is_(None), c.started_told_at.is_not(None)
         )
-        statement = select(delegations).where(started | ended).order_by(*_ORDER).limit(limit)
+        free = c.telling_until.is_(None) | (c.telling_until <= now)
+        statement = (
+            select(delegations).where((started | ended) & free).order_by(*_ORDER).limit(limit)
+        )
         rows = await self._tx.read(lambda c: c.execute(statement).mappings().all())
         return [
             DelegationChange(
@@ -122,26 +127,53 @@ class SqlDelegations:
             for row in rows
         ]
 
+    async def take_telling(
+        self,
+        tenant_id: str,
+        delegation_id: str,
+        kind: DelegationChangeKind,
+        *,
+        now: datetime,
+        until: datetime,
+    ) -> TellingTaken | None:
+        untold = _untold(tenant_id, delegation_id, kind)
+        held = delegations.c.telling_until
+        first = update(delegations).where(and_(untold, held.is_(None))).values(telling_until=until)
+        lapsed = update(delegations).where(and_(untold, held <= now)).values(telling_until=until)
+
+        def body(connection: Connection) -> TellingTaken | None:
+            if connection.execute(first).rowcount == 1:
+                return "first"
+            return "again" if connection.execute(lapsed).rowcount == 1 else None
+
+        return await self._tx.apply(body)
+
     async def mark_told(
         self, tenant_id: str, delegation_id: str, kind: DelegationChangeKind, *, at: datetime
     ) -> bool:
-        column = delegations.c.started_told_at if kind == "started" else delegations.c.ended_told_at
+        column = _told_column(kind)
         statement = (
             update(delegations)
-            .where(
-                and_(
-                    delegations.c.tenant_id == tenant_id,
-                    delegations.c.delegation_id == delegation_id,
-                    column.is_(None),
-                )
-            )
-            .values({column.name: at})
+            .where(_untold(tenant_id, delegation_id, kind))
+            .values({column.name: at, "telling_until": None})
         )
 
         def body(connection: Connection) -> bool:
             return bool(connection.execute(statement).rowcount == 1)
 
         return await self._tx.write(body)
+
+
+def _told_column(kind: DelegationChangeKind) -> Any:
+    return delegations.c.started_told_at if kind == "started" else delegations.c.ended_told_at
+
+
+def _untold(tenant_id: str, delegation_id: str, kind: DelegationChangeKind) -> Any:
+    return and_(
+        delegations.c.tenant_id == tenant_id,
+        delegations.c.delegation_id == delegation_id,
+        _told_column(kind).is_(None),
+    )
 
 
 def _delegation(row: RowMapping) -> Delegation:

@@ -11,6 +11,7 @@ from bot.core.delegations import (
     DelegationChange,
     DelegationChangeKind,
     NewDelegation,
+    TellingTaken,
 )
 from bot.store.repositories import Delegations
 
@@ -21,6 +22,7 @@ class MemoryDelegations(Delegations):
     def __init__(self) -> None:
         self._delegations: dict[str, Delegation] = {}
         self._told: set[tuple[str, DelegationChangeKind]] = set()
+        self._held: dict[str, datetime] = {}  # a telling taken, until then
 
     async def add(self, new: NewDelegation) -> Delegation:
         delegation = Delegation(
@@ -66,6 +68,8 @@ class MemoryDelegations(Delegations):
     async def untold(self, now: datetime, *, limit: int) -> list[DelegationChange]:
         owed: list[DelegationChange] = []
         for d in await self.list_delegations(None, now=now, include_ended=True):
+            if self._held.get(d.delegation_id, now) > now:
+                continue  # its telling is held by a taker now
             start_told = (d.delegation_id, "started") in self._told
             if not start_told and d.is_active(now):
                 owed.append(DelegationChange(kind="started", delegation=d))
@@ -77,10 +81,28 @@ class MemoryDelegations(Delegations):
                 owed.append(DelegationChange(kind="ended", delegation=d))
         return owed[:limit]
 
+    async def take_telling(
+        self,
+        tenant_id: str,
+        delegation_id: str,
+        kind: DelegationChangeKind,
+        *,
+        now: datetime,
+        until: datetime,
+    ) -> TellingTaken | None:
+        if await self.get(tenant_id, delegation_id) is None or (delegation_id, kind) in self._told:
+            return None
+        held = self._held.get(delegation_id)
+        if held is not None and held > now:
+            return None
+        self._held[delegation_id] = until
+        return "first" if held is None else "again"
+
     async def mark_told(
         self, tenant_id: str, delegation_id: str, kind: DelegationChangeKind, *, at: datetime
     ) -> bool:
         if await self.get(tenant_id, delegation_id) is None or (delegation_id, kind) in self._told:
             return False
         self._told.add((delegation_id, kind))
+        self._held.pop(delegation_id, None)
         return True

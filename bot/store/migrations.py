@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.tables import (
     UtcDateTime,
+    batch_lines,
     delegations,
     executions,
     grants,
@@ -326,6 +327,16 @@ def _v19_turn_messages(connection: Connection) -> None:
         )
 
 
+def _v20_delegation_tellings(connection: Connection) -> None:
+    """The telling of a delegation's start or end held by whoever took it
+    (``cs_delegations.telling_until``): recorded told only after its channels owed it, so a
+    process that dies in between leaves it to be told again, never lost. Those from before
+    are held by nobody (NULL). And each person's last batch (``cs_batch_lines``), kept across
+    restarts. Idempotent."""
+    _add_missing_columns(connection, delegations, ["telling_until"])
+    batch_lines.create(connection, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -346,6 +357,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v17_approvals_and_delegations,
     _v18_told_delegations,
     _v19_turn_messages,
+    _v20_delegation_tellings,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

@@ -18,6 +18,7 @@ from bot.core.delegations import (
     DelegationChangeKind,
     Handover,
     NewDelegation,
+    TellingTaken,
 )
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.core.failures import ExecutionFailure
@@ -371,14 +372,29 @@ class Delegations(Protocol):
 
     async def untold(self, now: datetime, *, limit: int) -> list[DelegationChange]:
         """What delegates are still owed, oldest first, at most ``limit``: a start not told
-        while the delegation is active, an early end not told once its start was told."""
+        while the delegation is active, an early end not told once its start was told;
+        none held by a taker now (``take_telling``)."""
+        ...
+
+    async def take_telling(
+        self,
+        tenant_id: str,
+        delegation_id: str,
+        kind: DelegationChangeKind,
+        *,
+        now: datetime,
+        until: datetime,
+    ) -> TellingTaken | None:
+        """Take the telling of ``kind`` until ``until`` (one conditional write): ``first``,
+        ``again`` once an earlier taker's hold lapsed without it being recorded told, or None
+        when it was told, or is held by another taker now."""
         ...
 
     async def mark_told(
         self, tenant_id: str, delegation_id: str, kind: DelegationChangeKind, *, at: datetime
     ) -> bool:
-        """Take the telling of ``kind`` (one conditional write): True for the one caller that
-        tells it, False when it was told (or taken) already."""
+        """Record ``kind`` told (after its channels owed it; one conditional write): True the
+        first time, False when it was recorded told already."""
         ...
 
 

@@ -348,6 +348,17 @@ outbox = Table(
     Index("ix_cs_outbox_due", "channel", "due_at"),
 )
 
+batch_lines = Table(
+    "cs_batch_lines",
+    metadata,
+    # what a person's last batch did, one line per question (v20): shown on their Home until
+    # their next batch; ``said`` is sealed like every payload (it quotes questions' titles)
+    Column("tenant_id", String(255), primary_key=True),
+    Column("user_id", String(255), primary_key=True),
+    Column("said", Text, nullable=False),
+    Column("kept_at", UtcDateTime, nullable=False),
+)
+
 workspace_settings = Table(
     "cs_workspace_settings",
     metadata,
@@ -382,5 +393,8 @@ delegations = Table(
     # its delegate was told it started / ended early (v18): NULL while a channel still owes it
     Column("started_told_at", UtcDateTime),
     Column("ended_told_at", UtcDateTime),
+    # the telling of its start or end is held by a taker until then (v20): one that died
+    # before recording it told leaves it to be told again once this passed
+    Column("telling_until", UtcDateTime),
     Index("ix_cs_delegations_tenant_delegate", "tenant_id", "delegate", "ends_at"),
 )

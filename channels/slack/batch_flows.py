@@ -139,7 +139,7 @@ class BatchFlows:
         action: BatchAction = "approve" if decision.approved else "reject"
         said = batch_reply(self._gateway, outcomes, who.user, action)
         if _on_home(who):  # kept before the runs move: the Home refreshes they cause show it
-            self._home.keep_said(tenant_id=who.tenant_id, user=who.user, said=said)
+            await self._home.keep_said(tenant_id=who.tenant_id, user=who.user, said=said)
         return functools.partial(self._after, outcomes, who, said)
 
     async def _after(self, outcomes: Sequence[AnswerOutcome], who: Answerer, said: str) -> None:

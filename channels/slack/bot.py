@@ -273,7 +273,10 @@ class SlackBot:
             sections=(delegations,) if settings is None else (delegations, settings),
             grants=grants,
             sealer=sealer,
+            lines=app.batch_lines,
+            clock=app.clock,
         )
+        delegations.refresh_homes(home)
         signer = MetadataSigner(self._settings.signing_secret.get_secret_value())
         flows = Flows(
             app=app,

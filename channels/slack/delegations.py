@@ -3,16 +3,21 @@ modal to start one, and the delegate told in a direct message when one starts or
 
 The delegator is always the person who clicks or submits (never a value from the form), and
 only a delegation's delegator may end it: an "End now" sent by anyone else with its id is
-refused, nothing changed. The delegate's message is owed through the outbox, so a Slack outage
-delays it and never loses it; it is said for every delegation started through the App
+refused, nothing changed. The delegate's message is owed through the outbox
+(``DELEGATION_NOTICE``, keyed by the delegation and the change), so a Slack outage delays it
+and never loses it; it is said for every delegation started through the App
 (``App.on_delegation``): from the Home, the web inbox, or any caller of ``App.delegate``.
+
+Said once: the runtime records a change told only after it is owed here, so a process that
+dies in between has it told again (``DelegationChange.again``); such a notice, like any entry
+tried before, first looks for its mark in the delegate's direct messages since the change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -20,6 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app import App
 from bot.core.delegations import Delegation, DelegationChange
 from bot.core.errors import CountersignError
+from bot.store.outbox import OutboxEntry
 from channels.kit.delegations import (
     DELEGATE_FIELD,
     UNTIL_FIELD,
@@ -37,7 +43,9 @@ from channels.kit.texts import (
     delegation_started,
 )
 from channels.slack.approvers import ApproverDirectory
-from channels.slack.outbox import SlackOutbox, key_of
+from channels.slack.home import HomeTabs
+from channels.slack.nudge_marks import find_marked
+from channels.slack.outbox import SlackOutbox, key_of, said_mark
 from channels.slack.redaction import log
 from channels.slack.render import escape, mention, slack_date
 from channels.slack.render_delegations import (
@@ -45,13 +53,17 @@ from channels.slack.render_delegations import (
     delegation_blocks,
     delegation_modal,
 )
-from channels.slack.webapi import api_error
+from channels.slack.webapi import api_error, is_transient
 from channels.slack.workspaces import WorkspaceConfigs
 
 StateValues = Mapping[str, Mapping[str, Mapping[str, object]]]
 
 DEFAULT_LENGTH: Final = timedelta(days=7)
 """The end the modal offers first: a week from now."""
+DELEGATION_NOTICE: Final = "delegation_notice"
+"""The outbox kind of the delegate's direct message."""
+LOOK_BACK: Final = timedelta(minutes=5)
+"""A notice told again looks for its mark this long before its change (clocks differ)."""
 
 
 class SlackDelegations:
@@ -71,7 +83,15 @@ class SlackDelegations:
         self._outbox = outbox
         self._directory = directory
         self._workspaces = workspaces
+        self._homes: HomeTabs | None = None
         app.on_delegation(self.tell_delegate)
+        outbox.deliver_kind(DELEGATION_NOTICE, self._deliver)
+
+    def refresh_homes(self, homes: HomeTabs) -> None:
+        """Republish the Homes a delegation's start or end changes (those of its delegator and
+        delegate who opened theirs), whatever started or ended it: a click, the web inbox, the
+        command line told by the sweep."""
+        self._homes = homes
 
     async def blocks(self, *, tenant_id: str, user: str) -> list[dict[str, object]]:
         """The section of ``user``'s Home: their delegations, and the button to start one."""
@@ -120,21 +140,58 @@ class SlackDelegations:
             return {DELEGATION_BLOCKS[DELEGATE_FIELD]: escape(error.message, 150)}
 
     async def tell_delegate(self, change: DelegationChange) -> None:
-        """Owe the delegate a direct message: a delegation to them started, or ended early."""
+        """Owe the delegate a direct message: a delegation to them started, or ended early;
+        and refresh both people's Homes, which list it."""
         delegation = change.delegation
+        if self._homes is not None:
+            for person in (delegation.delegator, delegation.delegate):
+                self._homes.refresh_user(delegation.tenant_id, person)
         delegator = mention(delegation.delegator)
         if change.kind == "started":
             roles = await self._roles_of(delegation)
             text = delegation_started(delegator, roles, slack_date(delegation.ends_at))
         else:
             text = delegation_ended(delegator)
-        await self._outbox.post(
-            key=key_of("delegation", delegation.delegation_id, change.kind),
-            channel=delegation.delegate,
-            thread_ts=None,
-            text=text,
+        key = key_of("delegation", delegation.delegation_id, change.kind)
+        since = delegation.created_at if change.kind == "started" else delegation.ended_at
+        payload = {
+            "delegate": delegation.delegate,
+            "text": text,
+            "mark": said_mark(key),
+            "since": ((since or self._app.clock.now()) - LOOK_BACK).isoformat(),
+        }
+        await self._outbox.owe(
+            key,
+            DELEGATION_NOTICE,
+            payload,
             tenant_id=delegation.tenant_id,
+            look_first=change.again,  # told by a process that died: it may be there
         )
+
+    async def _deliver(self, entry: OutboxEntry) -> None:
+        """Post the notice to the delegate (raises what Slack failed with), unless an entry
+        tried before finds it posted already."""
+        p = entry.payload
+        delegate, mark = str(p["delegate"]), dict(p["mark"])
+        if entry.attempts > 1 and await self._posted(delegate, mark, p):
+            return
+        await self._client.chat_postMessage(channel=delegate, text=str(p["text"]), metadata=mark)
+
+    async def _posted(self, delegate: str, mark: dict[str, Any], p: Mapping[str, Any]) -> bool:
+        """Whether the notice marked ``mark`` is in the delegate's direct messages. Slack away
+        raises (looked for again later); a lookup Slack refuses for good (a scope missing) is
+        logged and the notice posted: twice rather than never."""
+        try:
+            opened = await self._client.conversations_open(users=delegate)
+            channel = str((opened.get("channel") or {}).get("id") or delegate)
+            since = datetime.fromisoformat(str(p["since"]))
+            found = await find_marked(self._client, mark, channel=channel, since=since, strict=True)
+        except SlackApiError as error:
+            if is_transient(error):
+                raise
+            log.warning("slack: a delegation notice was not looked for: %s", api_error(error))
+            return False
+        return found is not None
 
     async def _roles_of(self, delegation: Delegation) -> str:
         implementations = await self._workspaces.answered_by_channel(delegation.tenant_id)

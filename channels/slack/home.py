@@ -2,7 +2,8 @@
 
 Publishing is per user and costs a Web API call, so only users who opened their Home since the
 bot started are refreshed (at most ``max_users``, the least recent forgotten first); opening
-the Home always publishes a fresh list.
+the Home always publishes a fresh list. What a person's last batch did is kept in the App's
+database (``App.batch_lines``), so a restarted bot, or another instance, shows it too.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import Block
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.clock import Clock, SystemClock
 from bot.core.enums import PauseAnswerer
+from bot.store.batch_lines import BatchLines
+from bot.store.memory_batch_lines import MemoryBatchLines
 from channels.slack.approvers import ApproverDirectory
 from channels.slack.batch_seal import BatchSealer
 from channels.slack.catalog import Catalog
@@ -66,6 +70,8 @@ class HomeTabs:
         sections: Sequence[HomeSection] = (),
         grants: SlackGrants | None = None,
         sealer: BatchSealer | None = None,
+        lines: BatchLines | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._client = client
         self._lists = lists
@@ -78,7 +84,8 @@ class HomeTabs:
         self._grants = grants
         self._sealer = sealer
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
-        self._said: dict[tuple[str, str], str] = {}  # a user's last batch, shown until the next
+        self._lines: BatchLines = lines or MemoryBatchLines()  # a user's last batch, until the next
+        self._clock: Clock = clock or SystemClock()
 
     async def publish(
         self,
@@ -93,7 +100,7 @@ class HomeTabs:
         did); above it what their last batch did (``keep_said``). With a sealer, the list's
         questions can be picked for a batch (``render_batch_items``)."""
         self._remember(tenant_id, user)
-        said = self._said.get((tenant_id, user))
+        said = await self._last_said(tenant_id, user)
         items = await self._lists.for_user(tenant_id=tenant_id, user=user)
         extra: list[Block] = []
         if self._grants is not None:
@@ -125,12 +132,23 @@ class HomeTabs:
                 api_error(error),
             )
 
-    def keep_said(self, *, tenant_id: str, user: str, said: str) -> None:
+    async def keep_said(self, *, tenant_id: str, user: str, said: str) -> None:
         """What ``user``'s last batch did (one line per question), shown above their list by
-        every publish from now on (their own and the refreshes its answers cause) until their
-        next batch."""
+        every publish from now on (their own and the refreshes its answers cause, after a
+        restart too) until their next batch. A database away loses these lines only (logged):
+        the batch's answers are recorded on their own."""
         self._remember(tenant_id, user)
-        self._said[(tenant_id, user)] = said
+        try:
+            await self._lines.keep(tenant_id, user, said, at=self._clock.now())
+        except Exception as error:  # the lines are a courtesy: never fail the batch for them
+            log.warning("slack: a batch's lines were not kept: %s", type(error).__name__)
+
+    async def _last_said(self, tenant_id: str, user: str) -> str | None:
+        try:
+            return await self._lines.last(tenant_id, user)
+        except Exception as error:  # the Home is published without them
+            log.warning("slack: a batch's lines could not be read: %s", type(error).__name__)
+            return None
 
     def refresh(self, tenant_id: str, pauses: Iterable[Answerable]) -> None:
         """Republish, in the background, the Homes of those who may answer ``pauses``."""
@@ -164,8 +182,7 @@ class HomeTabs:
         self._seen[key] = None
         self._seen.move_to_end(key)
         while len(self._seen) > self._max_users:
-            forgotten, _ = self._seen.popitem(last=False)
-            self._said.pop(forgotten, None)
+            self._seen.popitem(last=False)
 
 
 def _listed(blocks: object) -> list[object]:

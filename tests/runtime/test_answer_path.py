@@ -32,6 +32,7 @@ APP_MEMBERS = [
     "answer",
     "answer_all",
     "assembly",
+    "batch_lines",
     "cancel",
     "checkpointer",
     "clock",

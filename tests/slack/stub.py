@@ -330,6 +330,8 @@ class SlackStub:
                 posted_at = None if self.clock is None else self.clock.now().timestamp()
                 self.posted.append(_posted(str(channel), ts, payload, posted_at))
                 return {"ok": True, "channel": channel, "ts": ts, "message": {"ts": ts}}
+            case "conversations.open":  # a direct message: where chat.postMessage puts it
+                return {"ok": True, "channel": {"id": "D0DM"}}
             case "conversations.replies":
                 thread = str(payload.get("ts"))
                 return self._messages(

@@ -120,3 +120,47 @@ async def test_what_delegates_are_owed_is_taken_once_start_then_early_end(
     assert owed[0].delegation.ended_by == "ann"
     assert await delegations.mark_told("acme", "d-1", "ended", at=NOW)
     assert await delegations.untold(NOW, limit=10) == []
+
+
+async def test_a_telling_is_held_by_its_taker_and_taken_again_once_the_hold_lapsed(
+    delegations: Delegations,
+) -> None:
+    """Told at least once: a taker that never recorded it told (it died) leaves it owed, to be
+    taken ``again`` after its hold; while held, nobody else takes it nor is it listed owed."""
+    await delegations.add(new("d-1"))
+    hold = timedelta(seconds=60)
+    assert await delegations.take_telling("acme", "d-1", "started", now=NOW, until=NOW + hold) == (
+        "first"
+    )
+    later = NOW + timedelta(seconds=30)
+    assert (
+        await delegations.take_telling("acme", "d-1", "started", now=later, until=later + hold)
+        is None
+    )
+    assert await delegations.untold(later, limit=10) == []  # held: not owed to a sweep now
+    assert await delegations.take_telling("other", "d-1", "started", now=NOW, until=NOW) is None
+
+    lapsed = NOW + hold
+    [owed] = await delegations.untold(lapsed, limit=10)  # its taker died: owed again
+    assert owed.kind == "started"
+    assert (
+        await delegations.take_telling("acme", "d-1", "started", now=lapsed, until=lapsed + hold)
+        == "again"
+    )
+    assert await delegations.mark_told("acme", "d-1", "started", at=lapsed)
+    assert (
+        await delegations.take_telling(
+            "acme", "d-1", "started", now=lapsed + DAY, until=lapsed + DAY
+        )
+        is None
+    )  # told: never again
+
+    assert await delegations.end("acme", "d-1", by="ann", at=lapsed)
+    assert await delegations.take_telling(
+        "acme", "d-1", "ended", now=lapsed, until=lapsed + hold
+    ) == (
+        "first"  # the end is a telling of its own, free once the start was told
+    )
+    assert await delegations.untold(lapsed, limit=10) == []
+    assert await delegations.mark_told("acme", "d-1", "ended", at=lapsed)
+    assert await delegations.untold(lapsed + DAY, limit=10) == []
