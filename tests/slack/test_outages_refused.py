@@ -14,7 +14,7 @@ modal) is opened before the outage.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,8 +172,8 @@ class RefusingDatabase:
 
 
 @pytest.fixture
-def refusing(world: SlackWorld, monkeypatch: pytest.MonkeyPatch) -> Iterator[RefusingDatabase]:
-    yield RefusingDatabase(world, monkeypatch)
+def refusing(world: SlackWorld, monkeypatch: pytest.MonkeyPatch) -> RefusingDatabase:
+    return RefusingDatabase(world, monkeypatch)
 
 
 def told(world: SlackWorld) -> list[str]:
