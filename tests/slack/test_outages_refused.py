@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 from aiohttp import ClientResponse
-from sqlalchemy.exc import OperationalError
 
 from bot import PauseStatus
 from channels.kit.grants import SCOPE_FIELD
@@ -29,6 +28,7 @@ from channels.slack.render import APPROVE_ACTION, APPROVE_ALL_ACTION, EDIT_ACTIO
 from channels.slack.render_approvals import REASSIGN_BLOCK
 from channels.slack.render_modal import REASON_BLOCK
 from channels.slack.render_turn import TURN_APPROVE_ALL
+from tests.database_refusals import RefusingDatabase as RefusingStatements
 from tests.slack.batch_picks import ask_refunds, batch_button, ticked
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import MANAGER, STRANGER
@@ -141,26 +141,13 @@ PATHS: dict[str, Callable[[SlackWorld], Awaitable[Asked]]] = {
 }
 
 
-class RefusingDatabase:
-    """The App's database refusing every statement at once while ``down`` (what asyncpg and
-    SQLAlchemy raise when the server is restarting), as a PostgreSQL fast restart does. The
-    event-dedup claim of a thread reply is left to succeed: the reply meets the database
-    failing between its claim and its recording (a claim refused is answered 503 already)."""
+class RefusingDatabase(RefusingStatements):
+    """The App's database refusing every statement at once while ``down``. The event-dedup
+    claim of a thread reply is left to succeed: the reply meets the database failing between
+    its claim and its recording (a claim refused is answered 503 already, Slack retries)."""
 
     def __init__(self, world: SlackWorld, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.down = False
-        transactions = world.app.database.transactions
-        for name in ("write", "apply", "read"):
-            real = getattr(transactions, name)
-
-            async def refused(body: Any, _real: Any = real) -> Any:
-                if self.down:
-                    raise OperationalError(
-                        "SELECT 1", {}, ConnectionRefusedError(111, "Connection refused")
-                    )
-                return await _real(body)
-
-            monkeypatch.setattr(transactions, name, refused)
+        super().__init__(world.app, monkeypatch)
         seen = world.bot.seen_events
         for name, claimed in (("first_time", True), ("handled", None)):
             real = getattr(seen, name)
