@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from aiohttp import ClientResponse
+from asyncpg.exceptions import CannotConnectNowError
 
 from bot import PauseStatus
 from channels.kit.grants import SCOPE_FIELD
@@ -208,3 +209,31 @@ async def test_an_answer_the_database_refuses_is_answered_200_and_told_to_try_ag
     assert all(
         p is not None and (p.status is not PauseStatus.PENDING or p.handovers) for p in pauses
     )
+
+
+@pytest.mark.parametrize(("refused_from", "status"), [(1, 503), (2, 200)])
+async def test_an_event_the_database_refuses_raw_is_never_a_500(
+    world: SlackWorld, monkeypatch: pytest.MonkeyPatch, refused_from: int, status: int
+) -> None:
+    """A connection refused while PostgreSQL starts or stops is raised by the driver as is
+    (not wrapped by SQLAlchemy): refused at the event's claim, Slack is answered 503 and
+    delivers it again; refused when the reply, recorded, is marked handled, still 200."""
+    pause_id = await ask_refund(world)
+    dedup = world.bot.seen_events._db
+    real = dedup.apply
+    calls = 0
+
+    async def apply(body: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls >= refused_from:
+            raise CannotConnectNowError("the database system is shutting down")
+        return await real(body)
+
+    monkeypatch.setattr(dedup, "apply", apply)
+    response = await world.message(MANAGER, "approve", thread_ts=FIRST_POST)
+    assert response.status == status
+    await world.settle()
+    found = await world.app.find_pause(pause_id, tenant_id=TEAM)
+    assert found is not None
+    assert (found.status is PauseStatus.PENDING) is (status == 503)
