@@ -21,9 +21,14 @@ from pathlib import Path
 import aiohttp
 
 from bot.core.enums import ExecutionStatus, PauseStatus
+from bot.security.codec import EncryptingCodec
+from bot.security.keys import parse_key_ring
+from bot.store.database import Database
+from bot.store.sql import SqlStore
 from channels.slack.late_answers import NOT_RECORDED
 from channels.slack.middlewares import EVENT_CLAIM_TTL
 from tests.cli.processes import free_port
+from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.own_postgres import OwnPostgres
 from tests.slack.burst import (
     DESK,
@@ -32,6 +37,7 @@ from tests.slack.burst import (
     answers_for,
     env,
     mention,
+    pause_of,
     post,
     reply,
     thread_of,
@@ -39,7 +45,7 @@ from tests.slack.burst import (
 from tests.slack.chaos import ChaosReport, _until_every_question_is_sent, _until_every_run_ended
 from tests.slack.conftest import signed_headers
 from tests.slack.outages import FAST, _finals, _updated, questions_of, start_logged, stop, until
-from tests.slack.stub import Call, SlackStub
+from tests.slack.stub import TEAM, Call, SlackStub
 from tests.slack.test_serve import wait_healthy
 
 
@@ -51,6 +57,7 @@ class DatabaseOutageReport:
     acknowledged: int = 0  # answers Slack got 200 for
     told_to_retry: int = 0  # answered 200 and told "try again" (nothing recorded)
     answered_again: int = 0  # sent again: told to retry, or not acknowledged
+    told_unmatched: int = 0  # "try again" said to nobody the run could answer for (must be 0)
     executions: Counter[ExecutionStatus] = field(default_factory=Counter)
     pauses: Counter[PauseStatus] = field(default_factory=Counter)
     finals: Counter[str] = field(default_factory=Counter)  # ends said, by thread
@@ -112,7 +119,7 @@ async def restart_and_freeze(
                 if q.payload.get("channel") == DESK and q.blocks()
             ]
             answers = answers_for(refunds, requests, hooks=f"{stub.root}/hooks")
-            retry = Retry(stub, answers, len(refunds))
+            retry = Retry(stub, answers, [pause_of(q) for q in refunds], url)
             gate = asyncio.Semaphore(concurrency)
             not_acknowledged: list[tuple[str, str]] = []
 
@@ -151,7 +158,7 @@ async def restart_and_freeze(
             # has been told so for a while
             quiet = 0
             while quiet < 8:
-                again = retry.owed()
+                again = await retry.owed()
                 quiet = 0 if again else quiet + 1
                 report.answered_again += len(again)
                 await asyncio.gather(*(answer(n, body, kind) for n, body, kind in again))
@@ -175,6 +182,9 @@ async def restart_and_freeze(
             finally:
                 report.seconds_to_catch_up = time.monotonic() - thawed.result()
             report.told_to_retry = sum(retry.told.values()) + len(retry.told_after_the_ack())
+            report.told_unmatched = sum(
+                1 for c in stub.calls if str(c.payload.get("text")) == NOT_RECORDED
+            ) - len(retry.told_after_the_ack())
             for port in ports:  # both instances recovered without a restart
                 async with session.get(f"http://127.0.0.1:{port}/readyz") as ready:
                     report.ready_after.append(ready.status)
@@ -203,28 +213,43 @@ async def post_said(
 
 
 class Retry:
-    """Who was told "try again" (``NOT_RECORDED``) and has not answered again yet: a click or a
-    modal by its ``response_url`` (``<hooks>/answer-<n>``), a thread reply by its thread."""
+    """Who was told "try again" (``NOT_RECORDED``) and has not answered again yet: a modal by
+    its errors or its ``response_url`` (``<hooks>/answer-<n>``), a thread reply by its thread,
+    and a click (told ephemerally in the desk channel, which names no click) by its question
+    still waiting: as many clicks again as the desk was told "try again"."""
 
-    def __init__(self, stub: SlackStub, answers: list[tuple[str, str]], replies_from: int):
+    def __init__(
+        self, stub: SlackStub, answers: list[tuple[str, str]], refunds: list[str], url: str
+    ):
         self._stub = stub
         self._answers = answers
+        self._refunds = refunds  # the pause each click or modal (the first answers) answers
+        self._url = url
+        replies_from = len(refunds)
         self._replies_from = replies_from
         self._threads = {thread_of(i): replies_from + i for i in range(len(answers) - replies_from)}
         self.told: Counter[int] = Counter()  # told in the answer itself (a modal's errors)
         self._sent: Counter[int] = Counter()
+        self._desk_sent = 0
 
-    def owed(self) -> list[tuple[int, str, str]]:
-        told = self.told + Counter(self.told_after_the_ack())
+    async def owed(self) -> list[tuple[int, str, str]]:
+        told = self.told + Counter(n for n in self.told_after_the_ack() if n >= 0)
         owed = []
         for n, times in told.items():
             while self._sent[n] < times:
                 self._sent[n] += 1
                 owed.append((n, *self._again(n, self._sent[n])))
+        desk = sum(1 for n in self.told_after_the_ack() if n < 0)
+        if desk > self._desk_sent:
+            for n in await self._waiting():
+                if self._desk_sent >= desk:
+                    break
+                self._desk_sent += 1
+                owed.append((n, *self._answers[n]))
         return owed
 
     def told_after_the_ack(self) -> list[int]:
-        """The answer of each "try again" said after an ack (ephemerally)."""
+        """The answer of each "try again" said after an ack (ephemerally); -1: a click's."""
         told: list[int] = []
         for call in self._stub.calls:
             if str(call.payload.get("text")) == NOT_RECORDED:
@@ -237,8 +262,25 @@ class Retry:
         if call.method == "response_url" and "/answer-" in call.path:
             return int(call.path.rsplit("-", 1)[1])
         if call.method == "chat.postEphemeral":
-            return self._threads.get(str(call.payload.get("thread_ts")))
+            thread = call.payload.get("thread_ts")
+            if thread is None and call.payload.get("channel") == DESK:
+                return -1
+            return self._threads.get(str(thread))
         return None
+
+    async def _waiting(self) -> list[int]:
+        """The clicks (even answers) whose question still waits."""
+        database = Database.open(self._url)
+        store = SqlStore(database, EncryptingCodec(parse_key_ring(TEST_ENCRYPTION_KEYS)))
+        try:
+            waiting = []
+            for n in range(0, self._replies_from, 2):
+                record = await store.find(TEAM, self._refunds[n])
+                if record is not None and record.status is PauseStatus.PENDING:
+                    waiting.append(n)
+            return waiting
+        finally:
+            await database.close()
 
     def _again(self, n: int, times: int) -> tuple[str, str]:
         if n >= self._replies_from:  # written again: a new message
