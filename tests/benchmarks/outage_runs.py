@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import tempfile
 from pathlib import Path
 
 from tests.own_postgres import own_postgres
+from tests.slack.checks import buttons
 from tests.slack.database_outages import restart_and_freeze
 from tests.slack.outages import serve_through_outage
 from tests.slack.stub import SlackStub
@@ -54,7 +56,10 @@ async def slack_run(requests: int, window: float) -> None:
         f"{report.ran['expense']} expenses (of {requests}); run twice: "
         f"{report.run_twice}"
     )
-    print(f"  messages updated: {report.updated} of {2 * requests}")
+    print(
+        f"  questions' messages updated (buttons gone): {questions_updated(stub)} of "
+        f"{2 * requests}; messages updated in all: {report.updated}"
+    )
     print(
         f"  requesters told: {len(report.notes)} of {requests} waiting notes, "
         f"{len(report.finals)} of {requests} ends ({twice} said more than once)"
@@ -62,6 +67,24 @@ async def slack_run(requests: int, window: float) -> None:
     print(f"  statuses Slack saw: {dict(report.statuses)}")
     print(f"  caught up {report.seconds_to_catch_up:.1f} s after Slack came back")
     print(f"  tracebacks in the log: {report.log.count('Traceback')}", flush=True)
+
+
+def questions_updated(stub: SlackStub) -> int:
+    """Questions whose own message was updated without its buttons."""
+    posted = {(m["channel"], m["ts"]) for m in stub.posted if _asks(m)}
+    closed = {
+        (u.payload.get("channel"), u.payload.get("ts"))
+        for u in stub.of("chat.update")
+        if u.payload.get("blocks") and not buttons(u.blocks())
+    }
+    return len(posted & closed)
+
+
+def _asks(message: dict[str, object]) -> bool:
+    blocks = message.get("blocks")
+    if isinstance(blocks, str):
+        blocks = json.loads(blocks)
+    return isinstance(blocks, list) and bool(buttons(blocks))
 
 
 async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:
@@ -99,7 +122,10 @@ async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:
         f"{report.interrupted} requests told a tool may or may not have run), "
         f"{report.expenses_run} expenses (of {requests}); run twice: {report.run_twice}"
     )
-    print(f"  messages updated: {report.updated} of {answers}")
+    print(
+        f"  questions' messages updated (buttons gone): {questions_updated(stub)} of {answers}; "
+        f"messages updated in all: {report.updated}"
+    )
     twice = sum(1 for n in report.finals.values() if n > 1)
     print(f"  requesters told their end: {len(report.finals)} of {requests} ({twice} twice)")
     print(f"  /readyz at the end: {report.ready_after}")
