@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import tempfile
 from pathlib import Path
 
@@ -70,21 +69,20 @@ async def slack_run(requests: int, window: float) -> None:
 
 
 def questions_updated(stub: SlackStub) -> int:
-    """Questions whose own message was updated without its buttons."""
-    posted = {(m["channel"], m["ts"]) for m in stub.posted if _asks(m)}
+    """Questions whose own message was updated without its buttons (the stub lists each post
+    in the order it answered them)."""
+    pairs = zip(stub.of("chat.postMessage"), stub.posted, strict=False)
+    asked = {
+        (message["channel"], message["ts"])
+        for call, message in pairs
+        if buttons(call.blocks()) and call.payload.get("channel") == message["channel"]
+    }
     closed = {
         (u.payload.get("channel"), u.payload.get("ts"))
         for u in stub.of("chat.update")
         if u.payload.get("blocks") and not buttons(u.blocks())
     }
-    return len(posted & closed)
-
-
-def _asks(message: dict[str, object]) -> bool:
-    blocks = message.get("blocks")
-    if isinstance(blocks, str):
-        blocks = json.loads(blocks)
-    return isinstance(blocks, list) and bool(buttons(blocks))
+    return len(asked & closed)
 
 
 async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:

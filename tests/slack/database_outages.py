@@ -137,6 +137,16 @@ async def restart_and_freeze(
                         retry.told[n] += 1
 
             thawed = asyncio.get_running_loop().create_future()
+            caught_up = asyncio.get_running_loop().create_future()
+
+            async def watch() -> None:
+                """When everything owed was delivered: every end said, every message updated."""
+                await until(
+                    lambda: len(_finals(stub)) >= requests and _updated(stub) >= 2 * requests,
+                    600,
+                    "caught up",
+                )
+                caught_up.set_result(time.monotonic())
 
             async def outages() -> None:
                 await asyncio.sleep(0.3)
@@ -146,7 +156,9 @@ async def restart_and_freeze(
                 await asyncio.sleep(frozen_seconds)
                 cluster.thaw(frozen)
                 thawed.set_result(time.monotonic())
+                watcher.append(asyncio.ensure_future(watch()))
 
+            watcher: list[asyncio.Future[None]] = []
             third = len(answers) // 3
             chaos = asyncio.ensure_future(outages())
             await asyncio.gather(*(answer(n, b, k) for n, (b, k) in enumerate(answers[:third])))
@@ -179,8 +191,11 @@ async def restart_and_freeze(
             try:
                 await until(lambda: len(_finals(stub)) >= requests, 120, "every end said")
                 await until(lambda: _updated(stub) >= 2 * requests, 60, "every message updated")
+                await asyncio.wait_for(caught_up, 10)
+                report.seconds_to_catch_up = caught_up.result() - thawed.result()
             finally:
-                report.seconds_to_catch_up = time.monotonic() - thawed.result()
+                for task in watcher:
+                    task.cancel()
             report.told_to_retry = sum(retry.told.values()) + len(retry.told_after_the_ack())
             report.told_unmatched = sum(
                 1 for c in stub.calls if str(c.payload.get("text")) == NOT_RECORDED
