@@ -129,7 +129,8 @@ async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:
     print(f"  /readyz at the end: {report.ready_after}")
     print(
         f"  caught up {report.seconds_to_catch_up:.1f} s after the database thawed "
-        f"(answers told to retry answered again meanwhile)",
+        f"(the last answer told to try again was sent again "
+        f"{report.last_answered_again:.1f} s after it)",
         flush=True,
     )
 

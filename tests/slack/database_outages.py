@@ -64,6 +64,7 @@ class DatabaseOutageReport:
     texts: list[str] = field(default_factory=list)  # the ends said
     updated: int = 0  # question messages that lost their buttons
     seconds_to_catch_up: float = 0.0  # from the thaw until every end said, every message updated
+    last_answered_again: float = 0.0  # from the thaw until the last "try again" was answered
     ready_after: list[int] = field(default_factory=list)  # /readyz of each instance at the end
     log: str = ""
 
@@ -173,6 +174,8 @@ async def restart_and_freeze(
                 again = await retry.owed()
                 quiet = 0 if again else quiet + 1
                 report.answered_again += len(again)
+                if again:
+                    report.last_answered_again = time.monotonic() - thawed.result()
                 await asyncio.gather(*(answer(n, body, kind) for n, body, kind in again))
                 await asyncio.sleep(1)
             if any(kind == JSON for _, kind in not_acknowledged):
