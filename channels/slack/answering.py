@@ -40,6 +40,7 @@ from bot.core.errors import (
 from bot.core.results import PauseView
 from bot.runtime.handovers import PersonCheck
 from bot.runtime.observed_answers import observe_answer
+from bot.store.interruptions import is_interruption
 from channels.kit.outcomes import outcome_of, verdict
 from channels.kit.said import closed_sentence, refusal_text, said_of
 from channels.kit.texts import (
@@ -54,6 +55,7 @@ from channels.slack.button_values import Shown, read_answer_value
 from channels.slack.feedback import Audience, Feedback, already_answered
 from channels.slack.gateway import SlackGateway, quote
 from channels.slack.read_lines import HeldLine, ReadLines
+from channels.slack.redaction import log
 from channels.slack.render import escape
 from interpreters.keyword import (
     APPROVALS_UNDERSTOOD,
@@ -352,6 +354,10 @@ class Answering:
             await self._app.continue_answer(answered)
         except CountersignError:
             return  # the run failed after the answer was recorded: its resume event told it
+        except Exception as error:  # the database went away: recorded, recovery moves it on
+            if not is_interruption(error):
+                raise
+            log.warning("slack: an answer's run waits for recovery: %s", type(error).__name__)
 
     async def _read_then_continue(
         self,

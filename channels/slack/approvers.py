@@ -8,6 +8,10 @@ A look-up that failed for now (Slack unreachable, 5xx, rate limited: ``webapi.is
 decides nothing for an answer: :meth:`ApproverDirectory.is_among` raises
 :class:`MembersUnknownError`, so the person is told to try again instead of being refused (or
 the click failing). Lists (``/pending``, the App Home) read it as "no members" for now.
+
+A look-up may run before an ack (an answer's check), so it never waits on Slack's rate limit:
+it goes through ``webapi.without_waits`` (no retries, no sleep on ``Retry-After``), and a group
+rate limited is not asked again before its ``Retry-After`` (at least ``UNKNOWN_FOR``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,13 @@ from channels.slack.approver_ids import GROUP_ID as GROUP_ID  # where they were:
 from channels.slack.approver_ids import USER_ID as USER_ID
 from channels.slack.approver_ids import is_approver_id as is_approver_id
 from channels.slack.redaction import log
-from channels.slack.webapi import TRANSPORT_ERRORS, failure_of, is_transient
+from channels.slack.webapi import (
+    TRANSPORT_ERRORS,
+    failure_of,
+    is_transient,
+    retry_after,
+    without_waits,
+)
 
 DEFAULT_TTL: Final = timedelta(minutes=5)
 UNKNOWN_FOR: Final = timedelta(seconds=10)
@@ -54,7 +64,7 @@ class ApproverDirectory:
     """Answers "may this user answer for these approvers?", with user groups expanded."""
 
     def __init__(self, client: AsyncWebClient, clock: Clock, *, ttl: timedelta = DEFAULT_TTL):
-        self._client = client
+        self._client = without_waits(client)  # asked before acks: never sleeps on a 429
         self._clock = clock
         self._ttl = ttl
         self._groups: dict[str, _Members] = {}
@@ -116,8 +126,9 @@ class ApproverDirectory:
                 raise MembersUnknownError(group)  # failed a moment ago: not asked again yet
             try:
                 users = await self._fetch(group)
-            except MembersUnknownError:
-                self._unknown[group] = self._clock.now() + UNKNOWN_FOR
+            except MembersUnknownError as error:
+                wait = max(UNKNOWN_FOR, timedelta(seconds=retry_after(error.__cause__) or 0))
+                self._unknown[group] = self._clock.now() + wait
                 raise
             self._unknown.pop(group, None)
             if users is not None:

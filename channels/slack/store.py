@@ -13,7 +13,6 @@ blocks the event loop.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ from sqlalchemy import Connection, and_, delete, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from bot.core.errors import StorageError
+from bot.store.interruptions import is_interruption
 from bot.store.records import MessageRefRecord
 from bot.store.repositories import MessageRefs
 from channels.slack.database import SlackDatabase
@@ -152,9 +152,11 @@ class SeenEvents:
             await self._db.apply(functools.partial(_see, event_id, at))
         except IntegrityError:
             return False
-        except DBAPIError as error:
+        except Exception as error:
+            if not _unavailable(error):
+                raise
             raise SeenEventsBusyError(
-                f"event {event_id} could not be recorded ({type(error.orig).__name__}); "
+                f"event {event_id} could not be recorded ({_cause(error)}); "
                 "answer Slack with a retryable status"
             ) from error
         return True
@@ -164,20 +166,37 @@ class SeenEvents:
         handled (its process died before its ack): this retry claims it and handles it."""
         try:
             return await self._db.apply(functools.partial(_take_over, event_id, at, stale_before))
-        except DBAPIError as error:
+        except Exception as error:
+            if not _unavailable(error):
+                raise
             raise SeenEventsBusyError(
-                f"event {event_id} could not be taken over ({type(error.orig).__name__}); "
+                f"event {event_id} could not be taken over ({_cause(error)}); "
                 "answer Slack with a retryable status"
             ) from error
 
     async def handled(self, event_id: str, at: datetime) -> None:
         """Mark ``event_id`` handled (acknowledged): a later retry of it is only dropped."""
-        # already marked, or the database is busy: a retry then waits out the claim (rare)
-        with contextlib.suppress(DBAPIError):
+        # already marked, or the database busy or away (a connection refused while it
+        # restarts: never a 500 for an event handled): a retry then waits out the claim (rare)
+        try:
             await self._db.apply(functools.partial(_see, _handled(event_id), at))
+        except Exception as error:
+            if not _unavailable(error):
+                raise
 
     async def prune(self, before: datetime) -> int:
         return await self._housekeeping.apply(functools.partial(_prune, before))
+
+
+def _unavailable(error: BaseException) -> bool:
+    """The statement did not happen for the database's sake: busy, or away for now (a
+    refused connection is raised by the driver as is, not as a ``DBAPIError``)."""
+    return isinstance(error, DBAPIError) or is_interruption(error)
+
+
+def _cause(error: BaseException) -> str:
+    orig = getattr(error, "orig", None)
+    return type(orig if orig is not None else error).__name__
 
 
 # ----------------------------------------------------------------- bodies (in the transaction)

@@ -2,7 +2,8 @@
 
 Calls go to ``SLACK_API_URL`` (tests point it at a stub) through one shared aiohttp session, and
 retry on connection errors, on 429 (after ``Retry-After``, twice) and on 500/503. Retries happen
-in the background work after an ack, never before one.
+in the background work after an ack, never before one: calls made before an ack go through
+``without_waits`` (no retries: a 429 is "try again" at once, never a sleep on ``Retry-After``).
 
 Each call is a span (``countersign.slack.api``: method, outcome) and is counted by method and
 outcome (``countersign_slack_api_calls``: ``ok``, Slack's error
@@ -13,6 +14,7 @@ family's pool (``channels.slack.call_pools``): a family Slack hangs holds only i
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Final
 
 import aiohttp
@@ -86,6 +88,29 @@ def web_client(
         timeout=max(1, round(settings.api_timeout_seconds)),
         retry_handlers=[CountedRetries(h, reason, metrics) for h, reason in handlers],
     )
+
+
+def without_waits(client: AsyncWebClient) -> AsyncWebClient:
+    """``client`` for calls made before an ack (Slack waits 3 s for it): the same token, session,
+    timeout and counting, but no retries, so it never sleeps on a 429's ``Retry-After`` or a
+    backoff; the caller answers "try again" at once instead (``retry_after`` says when)."""
+    hasty = copy.copy(client)
+    hasty.retry_handlers = []
+    return hasty
+
+
+def retry_after(error: BaseException | None) -> float | None:
+    """The seconds a 429's ``Retry-After`` asks for, if ``error`` is one."""
+    if not isinstance(error, SlackApiError) or error.response.status_code != 429:
+        return None
+    headers = error.response.headers or {}
+    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _token_of(settings: SlackSettings) -> str | None:

@@ -32,6 +32,7 @@ from bot.core.errors import (
     UnknownPauseError,
 )
 from bot.core.results import PauseView
+from bot.store.interruptions import is_interruption
 from channels.kit.outcomes import outcome_of, words_of
 from channels.kit.said import refusal_text
 from channels.kit.texts import (
@@ -123,6 +124,10 @@ class WebAnswering:
                     await self._app.continue_answer(outcome)
                 except CountersignError as error:  # recorded; the run's failure is its own
                     log.warning("web: the run failed after an answer: %s", error.code)
+                except Exception as error:  # recorded: the recovery sweep moves the run on
+                    if not is_interruption(error):
+                        raise
+                    log.warning("web: the run waits for recovery after an answer: %s", error)
                 return Said(status=303)
             case ApprovalCounted():  # the page shows who approved and how many more
                 return Said(status=303)

@@ -20,6 +20,10 @@ through. Routes (``add_routes`` puts them on an aiohttp app of yours, beside Sla
   in the inbox of the channel's ``escalate_to`` people.
 - ``GET /static/countersign.css``.
 
+When the database fails (refused, restarting, a connection the server closed: ``bot.store.
+interruptions``), a page is 503 with ``Retry-After``, "try again", never a 500: a form posted then
+recorded nothing, and its question still waits.
+
 A forged, tampered or malformed token is 404, an expired one 410: nothing is read or answered.
 A link opens only as it was sent: another spelling of its token (padding, the other base64
 alphabet, a percent-escape in the address) is malformed.
@@ -33,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import Final
 from urllib.parse import urlsplit
@@ -46,6 +50,7 @@ from bot.core.enums import PauseStatus
 from bot.core.errors import CountersignError
 from bot.core.results import PauseView
 from bot.runtime.probes import add_probe_routes
+from bot.store.interruptions import is_interruption
 from channels.kit.question import Ending, ending_of, question_view, title_of
 from channels.kit.texts import NO_LONGER_AVAILABLE, NOT_TAKEN, SOME_VALUES, WRITE_FIRST
 from channels.web.answering import Said, WebAnswering, closed_text
@@ -98,6 +103,15 @@ SECURITY_HEADERS: Final = {
     "Cache-Control": "no-store",
 }
 _MAX_FORM: Final = 64 * 1024
+NOT_RECORDED: Final = (
+    "Your answer could not be recorded: the database did not answer. Nothing was recorded and "
+    "the question still waits. Please try again in a minute."
+)
+NOT_READ: Final = (
+    "This page could not be read: the database did not answer. Please try again in a minute."
+)
+RETRY_AFTER_SECONDS: Final = 30
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class WebServer:
@@ -150,14 +164,15 @@ class WebServer:
         return application
 
     def add_routes(self, application: web.Application) -> None:
-        application.router.add_get(QUESTION_PATH + "{token}", self._question)
-        application.router.add_post(QUESTION_PATH + "{token}", self._answer)
-        application.router.add_get(INBOX_PATH + "{token}", self._sign_in)
-        application.router.add_get(INBOX, self._inbox)
-        application.router.add_post(GRANTS_PATH, self._revoke_grant)
-        application.router.add_post(BATCH_PATH, self._answer_batch)
-        application.router.add_post(DELEGATIONS_PATH, self._delegation_form)
-        application.router.add_get(STYLESHEET_PATH, _stylesheet)
+        router = application.router
+        router.add_get(QUESTION_PATH + "{token}", _unless_interrupted(self._question))
+        router.add_post(QUESTION_PATH + "{token}", _unless_interrupted(self._answer))
+        router.add_get(INBOX_PATH + "{token}", _unless_interrupted(self._sign_in))
+        router.add_get(INBOX, _unless_interrupted(self._inbox))
+        router.add_post(GRANTS_PATH, _unless_interrupted(self._revoke_grant))
+        router.add_post(BATCH_PATH, _unless_interrupted(self._answer_batch))
+        router.add_post(DELEGATIONS_PATH, _unless_interrupted(self._delegation_form))
+        router.add_get(STYLESHEET_PATH, _stylesheet)
 
     def session(self, request: web.Request) -> Link | None:
         """Who is signed in on ``request`` (their session cookie), if anybody."""
@@ -565,6 +580,37 @@ def html(body: str, *, status: int = 200) -> web.Response:
 def _secure(response: web.StreamResponse) -> None:
     for name, value in SECURITY_HEADERS.items():
         response.headers[name] = value
+
+
+def _unless_interrupted(handler: Handler) -> Handler:
+    """``handler``, answering 503 "try again" (with ``Retry-After``) when the database fails
+    under it, instead of a 500: a post recorded nothing (``App.answer`` records in one
+    transaction), so its question still waits and the same form may be sent again."""
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except web.HTTPException:
+            raise
+        except Exception as error:
+            if not is_interruption(error):
+                raise
+            log.warning(
+                "web: %s %s answered 503, the database failed: %s",
+                request.method,
+                request.path.split("/")[1] if request.path.count("/") > 1 else request.path,
+                type(error).__name__,
+            )
+            posted = request.method == "POST"
+            page = _page_error(
+                web.HTTPServiceUnavailable,
+                "Not recorded" if posted else "Try again",
+                NOT_RECORDED if posted else NOT_READ,
+            )
+            page.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            raise page from None
+
+    return guarded
 
 
 def _page_error(kind: type[web.HTTPException], title: str, text: str) -> web.HTTPException:

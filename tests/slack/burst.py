@@ -64,23 +64,31 @@ def thread_of(i: int) -> str:
     return f"1700001000.{i:06d}"
 
 
-def click(pause_id: str) -> str:
-    return interactive_body(
-        {
-            "type": "block_actions",
-            "team": {"id": TEAM},
-            "user": {"id": MANAGER, "team_id": TEAM},
-            "container": {"type": "message", "channel_id": DESK, "is_ephemeral": False},
-            "channel": {"id": DESK},
-            "trigger_id": "t",
-            "actions": [{"type": "button", "action_id": APPROVE_ACTION, "value": pause_id}],
-        }
-    )
+def click(pause_id: str, response_url: str | None = None) -> str:
+    """``response_url``: where the clicker is told things (none: ``chat.postEphemeral``)."""
+    payload: dict[str, Any] = {
+        "type": "block_actions",
+        "team": {"id": TEAM},
+        "user": {"id": MANAGER, "team_id": TEAM},
+        "container": {"type": "message", "channel_id": DESK, "is_ephemeral": False},
+        "channel": {"id": DESK},
+        "trigger_id": "t",
+        "actions": [{"type": "button", "action_id": APPROVE_ACTION, "value": pause_id}],
+    }
+    if response_url is not None:
+        payload["response_url"] = response_url
+    return interactive_body(payload)
 
 
-def reject_submission(pause_id: str) -> str:
+def reject_submission(pause_id: str, response_url: str | None = None) -> str:
     sealed = MetadataSigner(SECRET).seal(
-        ModalMetadata(kind="reject", pause_id=pause_id, user=MANAGER, channel=DESK)
+        ModalMetadata(
+            kind="reject",
+            pause_id=pause_id,
+            user=MANAGER,
+            channel=DESK,
+            response_url=response_url,
+        )
     )
     values = {REASON_BLOCK: {REASON_ACTION: {"type": "plain_text_input", "value": "too much"}}}
     return interactive_body(
@@ -99,19 +107,21 @@ def reject_submission(pause_id: str) -> str:
     )
 
 
-def reply(i: int) -> str:
+def reply(i: int, again: int = 0) -> str:
+    """The requester's "approve" in thread ``i``; ``again``: the same words written again (a
+    new message: its own event and ts)."""
     return json.dumps(
         {
             "type": "event_callback",
             "team_id": TEAM,
-            "event_id": f"Ev0REPLY{i:04d}",
+            "event_id": f"Ev0REPLY{i:04d}" + (f"A{again}" if again else ""),
             "event": {
                 "type": "message",
                 "user": OWNER,
                 "text": "approve",
                 "channel": "C0GENERAL",
                 "channel_type": "channel",
-                "ts": f"1700002000.{i:06d}",
+                "ts": f"170000{2000 + again}.{i:06d}",
                 "thread_ts": thread_of(i),
             },
         }
@@ -161,11 +171,20 @@ async def wait_for_finals(
     raise AssertionError(f"only {len(finals)} of {count} requests finished")
 
 
-def answers_for(refunds: list[Any], requests: int) -> list[tuple[str, str]]:
+def answers_for(
+    refunds: list[Any], requests: int, hooks: str | None = None
+) -> list[tuple[str, str]]:
     """Every question's answer: the refunds approved by click (even) or rejected in the modal
-    (odd), every expense approved by a reply in the requester's thread."""
+    (odd), every expense approved by a reply in the requester's thread. ``hooks``: the root of
+    the ``response_url`` each click and modal is told at (``<hooks>/answer-<n>``)."""
+
+    def told_at(n: int) -> str | None:
+        return None if hooks is None else f"{hooks}/answer-{n}"
+
     by_modal = [
-        (click(pause_of(q)), FORM) if n % 2 == 0 else (reject_submission(pause_of(q)), FORM)
+        (click(pause_of(q), told_at(n)), FORM)
+        if n % 2 == 0
+        else (reject_submission(pause_of(q), told_at(n)), FORM)
         for n, q in enumerate(refunds)
     ]
     return by_modal + [(reply(i), JSON) for i in range(requests)]

@@ -46,6 +46,7 @@ class OutageReport:
     statuses: Counter[int] = field(default_factory=Counter)
     finals: Counter[str] = field(default_factory=Counter)  # ends said, by thread
     ran: Counter[str] = field(default_factory=Counter)  # tools run, as the ends say
+    texts: list[str] = field(default_factory=list)  # the ends said
     updated: int = 0  # question messages that lost their buttons
     notes: Counter[str] = field(default_factory=Counter)  # requesters' notes, by thread
     failed_calls: int = 0  # Web API calls the outage failed
@@ -55,6 +56,11 @@ class OutageReport:
     @property
     def questions(self) -> int:
         return len(self.asked)
+
+    @property
+    def run_twice(self) -> int:
+        """Requests whose end says a tool ran twice."""
+        return sum(t.count("refunded") > 1 or t.count("booked") > 1 for t in self.texts)
 
 
 async def start_logged(
@@ -167,6 +173,7 @@ async def serve_through_outage(
     report.asked = Counter(questions_of(stub))
     finals = _finals(stub)
     report.finals = Counter(thread for thread, _ in finals)
+    report.texts = [text for _, text in finals]
     for _, text in finals:
         report.ran["refund"] += text.count("refunded")
         report.ran["expense"] += text.count("booked")

@@ -38,6 +38,8 @@ class Call:
     method: str
     payload: dict[str, Any]
     headers: Mapping[str, str]
+    path: str = ""
+    """Where it was sent (a ``response_url`` is told apart by its path)."""
 
     def blocks(self) -> list[dict[str, Any]]:
         blocks = self.payload.get("blocks")
@@ -219,7 +221,7 @@ class SlackStub:
         else:
             payload = dict(parse_qsl(raw, keep_blank_values=True))
         async with self._changed:
-            self.calls.append(Call(method, payload, dict(request.headers)))
+            self.calls.append(Call(method, payload, dict(request.headers), request.path))
             self._changed.notify_all()
         return payload
 

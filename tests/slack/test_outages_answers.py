@@ -256,3 +256,33 @@ async def test_a_modal_slack_drops_is_logged_and_never_raised(
     assert "the reject modal did not open" in caplog.text
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not any(await _answered(world, [pause_id]))
+
+
+async def test_a_rate_limited_group_lookup_before_the_ack_never_waits_on_retry_after(
+    office: SlackWorld,
+) -> None:
+    """Under a 429 outage the look-up an answer needs is asked once, not retried after
+    ``Retry-After`` before the ack (Slack's 3 s would pass): the person is told to try again at
+    once, and the group is not asked again before its ``Retry-After``."""
+    world = office
+    pause_id = await ask_refund(world)
+    await world.clock.advance(GROUP_LOOKUP_EXPIRED)
+    await world.stub.fail_all("429", "usergroups.users.list", retry_after=30)
+
+    assert (await world.click(ACCOUNTANT, APPROVE_ACTION, pause_id)).status == 200
+    await world.settle()
+    lookups = world.stub.failed
+    assert lookups == ["usergroups.users.list"]  # once: no retry before the ack
+    await world.clock.advance(UNKNOWN_FOR + timedelta(seconds=5))  # within its Retry-After
+    assert (await world.click(ACCOUNTANT, APPROVE_ACTION, pause_id)).status == 200
+    await world.settle()
+    assert lookups == ["usergroups.users.list"]  # not asked again yet
+    told = [c.payload["text"] for c in world.stub.of("chat.postEphemeral")]
+    assert told == [APPROVERS_NOT_CHECKED, APPROVERS_NOT_CHECKED]
+    assert not any(await _answered(world, [pause_id]))
+
+    await world.stub.restore()
+    await world.clock.advance(timedelta(seconds=30))  # its Retry-After passed: asked again
+    assert (await world.click(ACCOUNTANT, APPROVE_ACTION, pause_id)).status == 200
+    await world.settle()
+    assert all(await _answered(world, [pause_id]))

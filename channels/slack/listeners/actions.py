@@ -3,7 +3,6 @@ a list's batches (Approve all, Approve selected, Reject selected…, its checkbo
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
 from typing import Any, assert_never
 
@@ -33,16 +32,9 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     async def recorded_then_acked(
         ack: AsyncAck, recording: Coroutine[Any, Any, AfterAck], who: Answerer, kind: str
     ) -> None:
-        """An answer recorded before the 200: Slack never sends an acknowledged click again;
-        one not recorded within Slack's 3 s is answered anyway, and finished after it. The
-        rest (the run moving on, what the person is told) follows the ack."""
-        future = asyncio.ensure_future(recording)
-        after = await late.within_budget(future)
-        await ack()
-        if after is None:
-            tasks.spawn(late.finish_late(future, who.audience), name="slack late")
-        else:
-            tasks.spawn(after(), name=f"slack {kind}")
+        """Recorded before the 200 (``LateAnswers.click_recorded``: in time, late, or failed
+        and told to try again); the rest follows the ack."""
+        await late.click_recorded(ack, recording, who.audience, tasks, kind)
 
     async def on_click(
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext

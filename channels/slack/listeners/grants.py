@@ -7,6 +7,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
+from channels.kit.grants import SCOPE_FIELD
 from channels.slack.answering import Answerer
 from channels.slack.feedback import Audience
 from channels.slack.payloads import (
@@ -19,9 +20,12 @@ from channels.slack.payloads import (
 from channels.slack.render_grants import GRANT_MODAL, GRANT_PATTERN, REVOKE_GRANT_PATTERN
 from channels.slack.services import SlackServices
 
+GRANT_FAILED_AT = SCOPE_FIELD
+"""Where the modal says its recording failed ("try again"): its first field."""
+
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
-    grants, home, tasks = services.grants, services.home, services.tasks
+    grants, home, tasks, late = services.grants, services.home, services.tasks, services.late
 
     async def on_grant_click(
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
@@ -51,12 +55,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             response_url=None if metadata is None else metadata.response_url,
         )
         who = Answerer(user=user, team=context.team_id, tenant_id=tenant, audience=audience)
-        answer = await grants.record(metadata, who, state_values(view))  # before the 200
-        if answer.errors:
-            await ack(response_action="errors", errors=answer.errors)
-            return
-        await ack()
-        tasks.spawn(answer.after(), name="slack grant")
+        recording = grants.record(metadata, who, state_values(view))  # before the 200
+        await late.modal_recorded(
+            ack, recording, audience, tasks, block=GRANT_FAILED_AT, name="grant"
+        )
 
     async def on_revoke(
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext

@@ -7,7 +7,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from channels.slack.answering import Answerer
+from channels.slack.answering import Answerer, ModalAnswer
 from channels.slack.button_values import read_answer_value
 from channels.slack.feedback import Audience
 from channels.slack.flows import TAMPERED
@@ -28,7 +28,7 @@ from channels.slack.services import SlackServices
 
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
-    flows, tasks, handing = services.flows, services.tasks, services.handing
+    flows, tasks, handing, late = services.flows, services.tasks, services.handing, services.late
 
     async def on_click(
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
@@ -66,12 +66,15 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         who = Answerer(user=user, team=context.team_id, tenant_id=tenant, audience=audience)
         chosen = state_values(view).get(REASSIGN_BLOCK, {}).get(REASSIGN_USER, {})
         to = chosen.get("selected_user")
-        done = await handing.reassign(metadata, who, to if isinstance(to, str) else None)
-        if isinstance(done, dict):
-            await ack(response_action="errors", errors=done)
-            return
-        await ack()
-        tasks.spawn(done(), name="slack reassigned")
+
+        async def handed_on() -> ModalAnswer:
+            done = await handing.reassign(metadata, who, to if isinstance(to, str) else None)
+            return ModalAnswer(errors=done) if isinstance(done, dict) else ModalAnswer(after=done)
+
+        # before the 200: a refusal (or a failure) keeps the modal open with why
+        await late.modal_recorded(
+            ack, handed_on(), audience, tasks, block=REASSIGN_BLOCK, name="reassigned"
+        )
 
     bolt.action(REASSIGN_PATTERN)(on_click)  # a turn item's too (``:3``)
     bolt.view(REASSIGN_MODAL)(on_submit)

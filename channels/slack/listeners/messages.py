@@ -6,7 +6,9 @@ threads where no question waits.
 
 Bolt acknowledges an event by itself, after its listener middleware: a thread reply is read and
 recorded there (``record_reply_first``), so a reply Slack saw acknowledged is never lost; the
-listener then continues the run after the ack.
+listener then continues the run after the ack. A reply whose recording fails (the database
+refused) is acknowledged too, and its writer told in the thread to try again: an event Bolt
+answered 500 would be claimed, and Slack's retries of it dropped.
 """
 
 from __future__ import annotations
@@ -87,7 +89,10 @@ def record_reply_first(services: SlackServices) -> Middleware:
                 ),
             )
             place = ReplyPlace(channel=message.channel, thread_ts=message.thread_ts, ts=message.ts)
-            context[AFTER_ACK] = await flows.record_thread_reply(who, place, message.text)
+            try:
+                context[AFTER_ACK] = await flows.record_thread_reply(who, place, message.text)
+            except Exception as error:  # the database refused: answered, told to try again
+                context[AFTER_ACK] = services.late.failed(error, who.audience)
         await next()
 
     return record

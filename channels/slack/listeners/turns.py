@@ -1,9 +1,8 @@
 """A turn message's "Approve all" click (``channels.slack.turn_answers``): recorded before the
-200, as an Approve click; finished after it, or told late when recording outlasts Slack's 3 s."""
+200, as an Approve click (``LateAnswers.click_recorded``): finished after it, told late when
+recording outlasts Slack's 3 s, or told to try again when it failed."""
 
 from __future__ import annotations
-
-import asyncio
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
@@ -35,14 +34,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             tenant_id=tenant,
             audience=interaction_audience(body, user),
         )
-        recording = asyncio.ensure_future(
-            turns.record_approve_all(value, who, channel_id=channel_id, ts=ts)
-        )
-        after = await late.within_budget(recording)
-        await ack()
-        if after is None:
-            tasks.spawn(late.finish_late(recording, who.audience), name="slack late")
-        else:
-            tasks.spawn(after(), name="slack turn approve all")
+        recording = turns.record_approve_all(value, who, channel_id=channel_id, ts=ts)
+        await late.click_recorded(ack, recording, who.audience, tasks, "turn approve all")
 
     bolt.action(TURN_APPROVE_ALL)(on_approve_all)

@@ -1,11 +1,11 @@
 """Modal submissions: the reject reason, an answer instead of the tool, and the edited
-arguments (validated before the ack)."""
+arguments (validated before the ack). Each is recorded before its 200 through
+``LateAnswers.modal_recorded``: in time, late (the modal closed, the person told), or failed
+(the modal stays open saying "try again")."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine
-from typing import Any, Literal
+from typing import Literal
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
@@ -14,7 +14,6 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from channels.slack.answering import Answerer, ModalAnswer
 from channels.slack.feedback import Audience
 from channels.slack.flows import TAMPERED
-from channels.slack.late_answers import after_of
 from channels.slack.payloads import SlackPayload, state_values, tenant_of, text_at
 from channels.slack.render import BATCH_REJECT_MODAL, EDIT_MODAL, REJECT_MODAL, RESPOND_MODAL
 from channels.slack.render_modal import REASON_BLOCK, RESPONSE_BLOCK
@@ -24,18 +23,6 @@ from channels.slack.signing import ModalMetadata
 
 def register(bolt: AsyncApp, services: SlackServices) -> None:
     flows, tasks, late = services.flows, services.tasks, services.late
-
-    async def in_time(
-        ack: AsyncAck, recording: Coroutine[Any, Any, ModalAnswer], who: Answerer, kind: str
-    ) -> ModalAnswer | None:
-        """The answer recorded within Slack's 3 s; else ``None``: the modal is closed now,
-        the person told, and the recording finished after the ack (``LateAnswers``)."""
-        future = asyncio.ensure_future(recording)
-        answer = await late.within_budget(future)
-        if answer is None:
-            await ack()
-            tasks.spawn(late.finish_late(after_of(future), who.audience), name=f"slack {kind}")
-        return answer
 
     async def on_reject(
         ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
@@ -65,14 +52,11 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         who = _answerer(metadata, user, tenant, context)
         values = state_values(view)
         record = flows.record_reject if kind == "reject" else flows.record_respond
-        answer = await in_time(ack, record(metadata, who, values), who, kind)  # before the 200
-        if answer is None:
-            return
-        if answer.errors:  # e.g. a reason its role requires: nothing recorded, the modal stays
-            await ack(response_action="errors", errors=answer.errors)
-            return
-        await ack()
-        tasks.spawn(answer.after(), name=f"slack {kind}")
+        block = REASON_BLOCK if kind == "reject" else RESPONSE_BLOCK
+        # before the 200; its errors (a reason its role requires…) keep the modal open
+        await late.modal_recorded(
+            ack, record(metadata, who, values), who.audience, tasks, block=block, name=kind
+        )
 
     async def on_edit(
         ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
@@ -95,14 +79,11 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
                 return ModalAnswer(errors=checked.errors)
             return await flows.record_edit(checked, who, values)  # closed: nothing recorded
 
-        answer = await in_time(ack, checked_and_recorded(), who, "edit")  # before the 200
-        if answer is None:
-            return
-        if answer.errors:  # invalid, or refused by the runtime's checks: nothing recorded
-            await ack(response_action="errors", errors=answer.errors)
-            return
-        await ack()
-        tasks.spawn(answer.after(), name="slack edit")
+        # before the 200: invalid, or refused by the runtime's checks, the modal stays open
+        block = next(iter(values), "value")
+        await late.modal_recorded(
+            ack, checked_and_recorded(), who.audience, tasks, block=block, name="edit"
+        )
 
     async def on_batch_reject(
         ack: AsyncAck, body: SlackPayload, view: SlackPayload, context: AsyncBoltContext
@@ -116,14 +97,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             return
         who = _answerer(metadata, user, tenant, context)
         recording = services.batches.record_reject(metadata, who, state_values(view))
-        answer = await in_time(ack, recording, who, "batch reject")  # before the 200
-        if answer is None:
-            return
-        if answer.errors:  # a blank reason, or a batch that does not open: nothing recorded
-            await ack(response_action="errors", errors=answer.errors)
-            return
-        await ack()
-        tasks.spawn(answer.after(), name="slack batch reject")
+        # before the 200: a blank reason, or a batch that does not open, keeps the modal open
+        await late.modal_recorded(
+            ack, recording, who.audience, tasks, block=REASON_BLOCK, name="batch reject"
+        )
 
     bolt.view(REJECT_MODAL)(on_reject)
     bolt.view(BATCH_REJECT_MODAL)(on_batch_reject)
