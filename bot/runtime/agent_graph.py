@@ -179,16 +179,28 @@ def build_agent_graph(loop: AgentLoop) -> CompiledStateGraph[Any, Any, Any, Any]
     def route(state: AgentState) -> list[Send] | str:
         return loop.tool_sends("tool", state["messages"], state.get("iterations", 0)) or END
 
-    async def tool_node(task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
-        return {"messages": [await loop.call_tool(task, config)]}
-
     graph = StateGraph(AgentState)
     graph.add_node("model", model_node)
-    graph.add_node("tool", tool_node)  # type: ignore[arg-type]  # takes a Send input, not the state
+    graph.add_node("tool", _tool_node(loop))
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", route, ["tool", END])
     graph.add_edge("tool", "model")
     return graph.compile()
+
+
+def _tool_node(loop: AgentLoop) -> Any:
+    """The node that runs one tool call, its ``ToolTask`` given by a ``Send``.
+
+    Its input is not annotated as ``ToolTask``: LangGraph would add each of the task's keys to
+    the graph as a channel of its own (never written: a ``Send`` hands the task over directly),
+    and every step, checkpoint load and copy would carry them.
+    """
+
+    async def tool_node(task: Any, config: RunnableConfig) -> dict[str, Any]:
+        sent: ToolTask = task
+        return {"messages": [await loop.call_tool(sent, config)]}
+
+    return tool_node
 
 
 class StepState(TypedDict, total=False):
@@ -248,11 +260,8 @@ def add_agent_step(
         messages = state.get("messages", [])
         return loop.tool_sends(tool_name, messages, state.get("iterations", 0)) or after
 
-    async def tool_node(task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
-        return {"messages": [await loop.call_tool(task, config)]}
-
     graph.add_node(model_name, model_node)
-    graph.add_node(tool_name, tool_node)  # type: ignore[arg-type]  # takes a Send input
+    graph.add_node(tool_name, _tool_node(loop))
     graph.add_conditional_edges(model_name, route, [tool_name, after])
     graph.add_edge(tool_name, model_name)
     return model_name

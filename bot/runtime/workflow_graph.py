@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -34,6 +34,14 @@ from bot.runtime.services import Runtime
 class WorkflowState(StepState, total=False):
     """A workflow's state: its input, the text passed from step to step, its output, and the
     conversation of the agent step running now."""
+
+
+class WorkflowOutput(TypedDict, total=False):
+    """What a pass of a workflow's graph returns: only its output, once the finish step wrote
+    it. LangGraph then reads the state back only on the pass that ends, not after every step
+    (the state and its checkpoints keep every key of ``WorkflowState``)."""
+
+    output: dict[str, Any]
 
 
 def _text_of(value: Mapping[str, Any]) -> str:
@@ -82,7 +90,7 @@ def build_workflow_graph(
     ``on_error``) is one node. Nothing else: the start input and the finish output are read in
     the first and the last step, since every node is a checkpoint per pass.
     """
-    graph = StateGraph(WorkflowState)
+    graph = StateGraph(WorkflowState, output_schema=WorkflowOutput)
     last = len(flow.steps) - 1
 
     def entry(index: int) -> str:

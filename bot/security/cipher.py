@@ -15,6 +15,7 @@ Countersign deployment writes before its key is rotated. The sealed form is
 
 from __future__ import annotations
 
+import functools
 import os
 
 from cryptography.exceptions import InvalidTag
@@ -32,11 +33,13 @@ TAG_BYTES = 16
 class Sealer:
     """Seals with the ring's current key, opens with whichever key a value names."""
 
-    __slots__ = ("_aeads", "_ring")
+    __slots__ = ("_aeads", "_current", "_ring")
 
     def __init__(self, ring: KeyRing) -> None:
         self._ring = ring
         self._aeads = {key.key_id: AESGCM(key.secret) for key in ring.keys}
+        current = ring.current.key_id  # a ring never changes: looked up once, not per value
+        self._current = (current, self._aeads[current])
 
     @property
     def ring(self) -> KeyRing:
@@ -48,9 +51,9 @@ class Sealer:
 
     def seal(self, plaintext: bytes, *, purpose: str) -> tuple[str, bytes]:
         """``(key id, nonce || ciphertext || tag)`` of ``plaintext`` bound to ``purpose``."""
-        key_id = self._ring.current.key_id
+        key_id, aead = self._current
         nonce = os.urandom(NONCE_BYTES)
-        return key_id, nonce + self._aeads[key_id].encrypt(nonce, plaintext, _aad(purpose))
+        return key_id, nonce + aead.encrypt(nonce, plaintext, _aad(purpose))
 
     def open(self, key_id: str, sealed: bytes, *, purpose: str) -> bytes:
         """The plaintext; ``UnknownKeyError`` or ``DecryptionError`` (naming the key id only)."""
@@ -67,5 +70,7 @@ class Sealer:
             ) from None
 
 
+@functools.cache
 def _aad(purpose: str) -> bytes:
+    """The associated data binding a value to its purpose (a handful of purposes: kept)."""
     return f"countersign/{SCHEME}/{purpose}".encode()

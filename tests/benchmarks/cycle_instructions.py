@@ -9,6 +9,11 @@ kernel's excepted) do not, so a cut worth 5% can be told from noise in one run o
 count is collected only around the measured cycles (``callgrind_control -i on|off`` on this
 process), after a warm-up, and read from valgrind's "Collected" line. Same loop as
 ``cycle_cost``: ``App.execute`` to the pause, ``App.resume`` to the end, on a SQLite file.
+
+Where the count goes, by thread: add ``--separate-threads=yes`` (one output file per thread,
+``callgrind_annotate <file>-NN | grep TOTALS``): thread 01 is the event loop (LangGraph's
+passes, our steps, the hand-offs), the one mostly in ``libsqlite3`` is the checkpointer's
+aiosqlite thread, the others are the store's worker threads (SQLAlchemy and pysqlite).
 """
 
 from __future__ import annotations
