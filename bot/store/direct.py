@@ -1,24 +1,28 @@
-"""The hot writes that return no rows, run on SQLite's cursor directly.
+"""The hot writes that return no rows, run on the driver's cursor directly.
 
 A statement built once (``bot.store.statements``) still costs SQLAlchemy an execution context
 per run: the compiled cache's look-up, the parameters processed, events dispatched, a result
 object made and closed — several times what SQLite spends on it. ``execute`` compiles each
-statement once per set of parameter names, keeps its SQL text, parameter order, the values
-bound in the statement itself and the bind processors (the conversions SQLAlchemy applies: a
-datetime to SQLite's text, a boolean to 0/1), and hands the converted values to the
-connection's sqlite3 cursor. It runs on the same connection, so in the caller's transaction
-(sqlite3 begins it before the first write, as under SQLAlchemy); only the row count comes back,
-and a driver error is raised wrapped as SQLAlchemy wraps it (``IntegrityError``...).
+statement once per dialect and set of parameter names, keeps its SQL text, parameter order, the
+values bound in the statement itself and the bind processors (the conversions SQLAlchemy
+applies: a datetime to SQLite's text, a boolean to 0/1), and hands the converted values to the
+connection's DBAPI cursor: sqlite3's on a SQLite file (the store's worker threads), SQLAlchemy's
+asyncpg adapter on PostgreSQL (inside ``run_sync``, no thread). It runs on the same connection,
+so in the caller's transaction (sqlite3 and the adapter begin it before the first statement, as
+under SQLAlchemy; none in autocommit); only the row count comes back. A driver error is raised
+wrapped as SQLAlchemy wraps it (``IntegrityError``...), and a lost connection is invalidated as
+SQLAlchemy invalidates it, so the pool never hands it out again.
 
 It goes the ordinary way (``Connection.execute``) whenever SQLAlchemy would do more than that:
-another driver than pysqlite (asyncpg, aiosqlite: SQLAlchemy handles their disconnects), a
-statement whose compiled form fills in Python-side defaults or expands parameters, and any
-engine with event listeners or echo on (the statement counts of ``tests.benchmarks.cycle_cost``
-and the tests that count statements see every statement).
+another driver (aiosqlite, for an in-memory database), a statement whose compiled form fills in
+Python-side defaults, fetches values after or expands parameters, and any engine with event
+listeners or echo on (the statement counts of ``tests.benchmarks.cycle_cost`` and the tests that
+count statements see every statement).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -52,6 +56,9 @@ class _Prepared:
 
 _NOT_DIRECT: Any = object()
 """A statement SQLAlchemy must run itself (Python-side defaults, expanding parameters)."""
+_DRIVERS = ("pysqlite", "asyncpg")
+"""Where statements go to the cursor directly (aiosqlite's adapter serves only an in-memory
+database, off the hot path)."""
 _DONE_BY_SQLALCHEMY = (
     "insert_prefetch",
     "update_prefetch",
@@ -62,8 +69,8 @@ _DONE_BY_SQLALCHEMY = (
 )
 """What a compiled statement may need SQLAlchemy's execution context for: Python-side defaults,
 values fetched after, parameters expanded into the text, rows returned."""
-_prepared: dict[tuple[int, frozenset[str]], Any] = {}
-"""Compiled forms by (statement, parameter names): the hot statements are module constants
+_prepared: dict[tuple[int, str, frozenset[str]], Any] = {}
+"""Compiled forms by (statement, dialect, parameter names): the hot statements are module constants
 (their ids are never reused), each run with one or two sets of names — a few dozen entries."""
 
 
@@ -88,18 +95,28 @@ def execute(connection: Connection, statement: Executable, parameters: Parameter
             cursor.executemany(prepared.sql, [prepared.values(p) for p in many])
         return int(cursor.rowcount)
     except dialect.loaded_dbapi.Error as error:
+        lost = dialect.is_disconnect(error, connection.connection.dbapi_connection, cursor)
+        if lost:  # as SQLAlchemy does: this connection and the pool's older ones are dropped
+            connection.engine.pool._invalidate(connection.connection, error)
+            connection.invalidate(error)
         raise DBAPIError.instance(
-            prepared.sql, None, error, dialect.loaded_dbapi.Error, dialect=dialect
+            prepared.sql,
+            None,
+            error,
+            dialect.loaded_dbapi.Error,
+            connection_invalidated=lost,
+            dialect=dialect,
         ) from error
     finally:
-        cursor.close()
+        with contextlib.suppress(Exception):  # a cursor of a lost connection
+            cursor.close()
 
 
 def _ordinary(connection: Connection) -> bool:
     """Whether SQLAlchemy runs statements here: not pysqlite, or its execution is watched
     (event listeners on the engine or on ``Engine``, which every engine inherits; echo)."""
     return bool(
-        connection.dialect.driver != "pysqlite"
+        connection.dialect.driver not in _DRIVERS
         or connection._has_events
         or connection.engine._has_events
         or connection._echo
@@ -107,7 +124,7 @@ def _ordinary(connection: Connection) -> bool:
 
 
 def _prepare(statement: Executable, connection: Connection, parameters: Mapping[str, Any]) -> Any:
-    key = (id(statement), frozenset(parameters))
+    key = (id(statement), connection.dialect.name, frozenset(parameters))
     prepared = _prepared.get(key)
     if prepared is None:
         prepared = _prepared[key] = _compile(statement, connection.dialect, list(parameters))

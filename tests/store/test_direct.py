@@ -4,7 +4,7 @@ is watched."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from sqlalchemy import (
     JSON,
     Boolean,
     Column,
+    Connection,
     Engine,
     Integer,
     MetaData,
@@ -28,8 +29,10 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from bot.store import direct
-from bot.store.statements import INSERT_EXECUTION_UNLESS_PRESENT, UPDATE_EXECUTION
-from bot.store.tables import UtcDateTime, metadata
+from bot.store.database import Database
+from bot.store.statements import EXECUTION, INSERT_EXECUTION_UNLESS_PRESENT, UPDATE_EXECUTION
+from bot.store.tables import UtcDateTime, leases, metadata
+from tests.databases import postgres_database
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 shapes = Table(
@@ -43,6 +46,7 @@ shapes = Table(
     Column("doc", JSON),
 )
 INSERT_SHAPE = insert(shapes)
+INSERT_LEASE = insert(leases)
 SET_SHAPE = update(shapes).where(shapes.c.name == bindparam("b_name"), shapes.c.state == "new")
 
 
@@ -53,6 +57,19 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     shapes.create(engine)
     yield engine
     engine.dispose()
+
+
+def counting_sqlalchemy_executions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements run through ``Connection.execute`` from now on."""
+    seen: list[str] = []
+    original = Connection.execute
+
+    def execute(self: Connection, statement: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(statement).split()[0])
+        return original(self, statement, *args, **kwargs)
+
+    monkeypatch.setattr(Connection, "execute", execute)
+    return seen
 
 
 def stored(engine: Engine, table: str, key: str, value: str) -> dict[str, Any]:
@@ -80,7 +97,7 @@ def execution(execution_id: str) -> dict[str, Any]:
     }
 
 
-def test_it_stores_what_sqlalchemy_stores(engine: Engine) -> None:
+def test_it_stores_what_sqlalchemy_stores(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     later = {"status": "paused", "updated_at": NOW + timedelta(seconds=1), "told_at": NOW}
     with engine.begin() as connection:
         connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
@@ -91,6 +108,7 @@ def test_it_stores_what_sqlalchemy_stores(engine: Engine) -> None:
         connection.execute(
             SET_SHAPE, {"b_name": "a", "doc": [1, "x"], "flag": True, "state": "done"}
         )
+    through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
     with engine.begin() as connection:
         assert direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("b")) == 1
         assert direct.execute(connection, UPDATE_EXECUTION, {"b_execution_id": "b", **later}) == 1
@@ -104,6 +122,7 @@ def test_it_stores_what_sqlalchemy_stores(engine: Engine) -> None:
             direct.execute(connection, SET_SHAPE, {"b_name": "b", "doc": None, "flag": True}) == 0
         )
 
+    assert through_sqlalchemy == []  # each went to sqlite3's cursor
     assert stored(engine, "cs_executions", "execution_id", "b") == stored(
         engine, "cs_executions", "execution_id", "a"
     )
@@ -148,3 +167,54 @@ def test_a_watched_engine_sees_every_statement(engine: Engine) -> None:
         direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
         direct.execute(connection, UPDATE_EXECUTION, {"b_execution_id": "a", "status": "paused"})
     assert [s.split()[0] for s in seen] == ["INSERT", "UPDATE"]
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_it_stores_what_sqlalchemy_stores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    later = {"status": "paused", "updated_at": NOW + timedelta(seconds=1), "told_at": NOW}
+    lease = {"root_execution_id": "a", "owner": "o", "acquired_at": NOW, "expires_at": NOW}
+
+    def ordinary(connection: Connection) -> None:
+        connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
+        connection.execute(UPDATE_EXECUTION, {"b_execution_id": "a", **later})
+
+    def directly(connection: Connection) -> list[int]:
+        return [
+            direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("b")),
+            direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("b")),
+            direct.execute(connection, UPDATE_EXECUTION, {"b_execution_id": "b", **later}),
+            direct.execute(connection, INSERT_LEASE, lease),
+        ]
+
+    def row(execution_id: str) -> Callable[[Connection], dict[str, Any]]:
+        def body(connection: Connection) -> dict[str, Any]:
+            found = connection.execute(EXECUTION, {"b_execution_id": execution_id}).one()
+            ids = ("execution_id", "root_execution_id")
+            return {name: v for name, v in found._mapping.items() if name not in ids}
+
+        return body
+
+    async with postgres_database() as url, Database.open(url) as database:
+        await database.migrate(NOW)
+        await database.transactions.write(ordinary)
+        through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
+        assert await database.transactions.write(directly) == [1, 0, 1, 1]
+        assert through_sqlalchemy == []  # each went to the asyncpg adapter's cursor
+        assert await database.transactions.read(row("b")) == await database.transactions.read(
+            row("a")
+        )
+        with pytest.raises(IntegrityError):  # the lease's root is its key
+            await database.transactions.write(
+                lambda connection: direct.execute(connection, INSERT_LEASE, lease)
+            )
+        # the failed transaction was rolled back, the connection serves the next one
+        assert (
+            await database.transactions.apply(
+                lambda connection: direct.execute(
+                    connection, UPDATE_EXECUTION, {"b_execution_id": "b", "status": "done"}
+                )
+            )
+            == 1
+        )
