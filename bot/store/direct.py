@@ -69,9 +69,13 @@ _DONE_BY_SQLALCHEMY = (
 )
 """What a compiled statement may need SQLAlchemy's execution context for: Python-side defaults,
 values fetched after, parameters expanded into the text, rows returned."""
-_prepared: dict[tuple[int, str, frozenset[str]], Any] = {}
-"""Compiled forms by (statement, dialect, parameter names): the hot statements are module constants
-(their ids are never reused), each run with one or two sets of names — a few dozen entries."""
+_prepared: dict[tuple[Executable, str, frozenset[str]], Any] = {}
+"""Compiled forms by (statement, dialect, parameter names). The statement itself is the key (an
+id could be reused once a statement is gone); the hot statements are module constants, each run
+with one or two sets of names: a few dozen entries."""
+MAX_PREPARED = 256
+"""Past this many, a statement not prepared yet goes SQLAlchemy's way: a caller building its
+statement per call cannot grow the cache without bound."""
 
 
 def execute(connection: Connection, statement: Executable, parameters: Parameters) -> int:
@@ -124,9 +128,11 @@ def _ordinary(connection: Connection) -> bool:
 
 
 def _prepare(statement: Executable, connection: Connection, parameters: Mapping[str, Any]) -> Any:
-    key = (id(statement), connection.dialect.name, frozenset(parameters))
+    key = (statement, connection.dialect.name, frozenset(parameters))
     prepared = _prepared.get(key)
     if prepared is None:
+        if len(_prepared) >= MAX_PREPARED:
+            return _NOT_DIRECT
         prepared = _prepared[key] = _compile(statement, connection.dialect, list(parameters))
     return prepared
 

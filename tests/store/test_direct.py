@@ -139,6 +139,19 @@ def test_several_parameter_sets_are_one_executemany(engine: Engine) -> None:
         assert stored(engine, "shapes", "name", name) == stored(engine, "shapes", "name", "a")
 
 
+def test_statements_built_per_call_cannot_grow_its_cache_without_bound(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(direct, "MAX_PREPARED", len(direct._prepared) + 1)
+    rows = [{"name": n, "at": NOW, "flag": False, "doc": None, "state": "new"} for n in "abc"]
+    before = len(direct._prepared)
+    with engine.begin() as connection:
+        for row in rows:  # a new statement each time: the first is prepared, the rest are not
+            assert direct.execute(connection, insert(shapes), row) == 1
+    assert len(direct._prepared) == before + 1
+    assert [stored(engine, "shapes", "name", n)["state"] for n in "abc"] == ["new"] * 3
+
+
 def test_it_writes_in_the_callers_transaction(engine: Engine) -> None:
     with engine.connect() as connection:
         with connection.begin() as transaction:
