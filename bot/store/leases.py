@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, select
 
+from bot.store import direct
 from bot.store.database import Database
 from bot.store.statements import (
     INSERT_LEASE_UNLESS_PRESENT,
@@ -48,7 +49,7 @@ class LeaseClaim:
             "acquired_at": self.now,
             "expires_at": self.now + self.ttl,
         }
-        if connection.execute(INSERT_LEASE_UNLESS_PRESENT, values).rowcount == 1:
+        if direct.execute(connection, INSERT_LEASE_UNLESS_PRESENT, values) == 1:
             return True
         holder = connection.execute(LEASE_OWNER, {"b_root": self.root}).scalar()
         taken = connection.execute(TAKE_LEASE, values).rowcount == 1
@@ -71,7 +72,7 @@ class LeaseClaim:
 
     def release(self, connection: Connection) -> None:
         """Give the lease up if it is still ``owner``'s."""
-        connection.execute(RELEASE_LEASE, {"b_root": self.root, "b_owner": self.owner})
+        direct.execute(connection, RELEASE_LEASE, {"b_root": self.root, "b_owner": self.owner})
 
 
 class SqlLeases:

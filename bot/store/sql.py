@@ -24,6 +24,7 @@ from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.core.results import StepRecord
 from bot.core.routes import PauseRoute
+from bot.store import direct
 from bot.store.closings import Cancelled, Closing, GrantUnavailable, Replied, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
 from bot.store.database import Database
@@ -236,7 +237,7 @@ class SqlStore:
                 raise GrantUnavailable(terms.grant_id)  # rolls the closing back: all or nothing
             record = self._pause(row)
             entry = self._audit_entry(record, terms.answer, sealed_decision)
-            connection.execute(INSERT_AUDIT_ENTRY, {**entry, "ran_with": sealed_ran_with})
+            direct.execute(connection, INSERT_AUDIT_ENTRY, {**entry, "ran_with": sealed_ran_with})
             return record
 
         return body
@@ -357,14 +358,14 @@ class SqlStore:
         taken = {"b_pause_id": record.pause_id, "status": PauseStatus.TAKEN.value}
         if ran_with is None:
             return await self._tx.apply(
-                lambda connection: connection.execute(TAKE_PAUSE, taken).rowcount == 1
+                lambda connection: direct.execute(connection, TAKE_PAUSE, taken) == 1
             )
         sealed = {"b_key": record.idempotency_key, "ran_with": self._codec.encode(ran_with)}
 
         def body(connection: Connection) -> bool:
-            if connection.execute(TAKE_PAUSE, taken).rowcount != 1:
+            if direct.execute(connection, TAKE_PAUSE, taken) != 1:
                 return False
-            connection.execute(SET_RAN_WITH, sealed)
+            direct.execute(connection, SET_RAN_WITH, sealed)
             return True
 
         return await self._tx.write(body)
@@ -373,7 +374,9 @@ class SqlStore:
         sealed = self._codec.encode(result)
 
         def body(connection: Connection) -> None:
-            connection.execute(UPDATE_PAUSE, {"b_pause_id": pause_id, "tool_result": sealed})
+            direct.execute(
+                connection, UPDATE_PAUSE, {"b_pause_id": pause_id, "tool_result": sealed}
+            )
 
         await self._tx.apply(body)
 
@@ -618,7 +621,7 @@ class SqlStore:
         def body(connection: Connection) -> bool:
             if not lease.take(connection):
                 return False
-            connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, values)  # a repeated call
+            direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, values)  # a repeated call
             return True
 
         try:
@@ -657,7 +660,7 @@ class SqlStore:
                 lease.release(connection)
                 return OpenTree(execution=execution, pauses=(), released=True)
             if runs:  # RUNNING already (a pass cut off midway): its time moves on
-                connection.execute(UPDATE_EXECUTION, _running(root, lease.now))
+                direct.execute(connection, UPDATE_EXECUTION, _running(root, lease.now))
             return OpenTree(execution=execution, pauses=waiting, released=False)
 
         return await self._tx.write(body)
@@ -678,7 +681,8 @@ class SqlStore:
 
         def body(connection: Connection) -> TreePauses:
             if by_key:
-                connection.execute(
+                direct.execute(
+                    connection,
                     SET_INTERRUPT_ID,
                     [{"b_key": key, "interrupt_id": i} for key, i in by_key.items()],
                 )
@@ -686,7 +690,8 @@ class SqlStore:
             settled = not _to_continue(waiting)
             # RUNNING when the drain goes on with another pass (recovery's mark if it dies)
             status = ExecutionStatus.PAUSED if settled else ExecutionStatus.RUNNING
-            connection.execute(
+            direct.execute(
+                connection,
                 UPDATE_EXECUTION,
                 {"b_execution_id": root_execution_id, "status": status.value, "updated_at": at},
             )
@@ -726,7 +731,9 @@ class SqlStore:
                 connection.execute(
                     INSERT_AUDIT_ENTRY, [self._audit_entry(r, None, None) for r in closed]
                 )
-            connection.execute(UPDATE_EXECUTION, {"b_execution_id": root_execution_id, **values})
+            direct.execute(
+                connection, UPDATE_EXECUTION, {"b_execution_id": root_execution_id, **values}
+            )
             if release is not None:
                 release.release(connection)
             return closed

@@ -14,6 +14,9 @@ stubbed; counted from the click to the message updated), before and after the ac
 same offline model), rounds interleaved (ours, bare, ours, bare...), sequential and at
 ``--concurrency``; the factor is bare cycles/s over ours, per round and over all rounds.
 ``--show``: every distinct statement with its count per cycle (or click).
+Every statement is counted, including the hot writes ``bot.store.direct`` runs on the driver's
+cursor: the listeners make them go through SQLAlchemy while counting (``direct`` says how many
+would not, unwatched).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 from sqlalchemy import Engine, event
 
 from bot import App, Settings, WorkflowStartText
+from bot.store import direct
 from bot.testing import FakeClock
 from tests.benchmarks.resume_throughput import (
     BenchApplication,
@@ -78,6 +82,8 @@ class Tally:
     saver: Counter[str] = field(default_factory=Counter)
     transactions_seen: Counter[tuple[str, ...]] = field(default_factory=Counter)
     """Each transaction as the statements it ran (a read call, or a write call)."""
+    direct: int = 0
+    """Statements given to ``bot.store.direct`` (on the driver's cursor when unwatched)."""
 
     @property
     def read_calls(self) -> int:
@@ -95,6 +101,7 @@ class Tally:
             statements=self.statements + other.statements,
             saver=self.saver + other.saver,
             transactions_seen=self.transactions_seen + other.transactions_seen,
+            direct=self.direct + other.direct,
         )
 
     @property
@@ -106,7 +113,8 @@ class Tally:
         return (
             f"{self.transactions / per:5.1f} transactions ({self.read_calls / per:g} read calls, "
             f"{self.write_calls / per:g} write calls), {self.total / per:5.1f} statements "
-            f"({self.reads / per:g} reads, {self.writes / per:g} writes); "
+            f"({self.reads / per:g} reads, {self.writes / per:g} writes; "
+            f"{self.direct / per:g} direct); "
             f"checkpointer: {saver or 'none'}"
         )
 
@@ -166,12 +174,21 @@ class Counting:
         ]
         for name, listener in listeners:
             event.listen(Engine, name, listener)
+        direct_execute = direct.execute
+
+        def counted_direct(*args: Any, **kwargs: Any) -> int:
+            if self.into is not None:
+                self.into.direct += 1
+            return direct_execute(*args, **kwargs)
+
+        direct.execute = counted_direct
         originals = {name: getattr(saver, name) for name in SAVER_CALLS if hasattr(saver, name)}
         for name, original in originals.items():
             setattr(saver, name, self._counted(name, original))
         try:
             yield
         finally:
+            direct.execute = direct_execute
             for name, listener in listeners:
                 event.remove(Engine, name, listener)
             for name in originals:

@@ -1,0 +1,233 @@
+"""The hot writes run on SQLite's cursor (``bot.store.direct``) store exactly what SQLAlchemy
+would, in the caller's transaction, with SQLAlchemy's errors, and go SQLAlchemy's way when it
+is watched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    bindparam,
+    create_engine,
+    event,
+    insert,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+
+from bot.store import direct
+from bot.store.database import Database
+from bot.store.statements import EXECUTION, INSERT_EXECUTION_UNLESS_PRESENT, UPDATE_EXECUTION
+from bot.store.tables import UtcDateTime, leases, metadata
+from tests.databases import postgres_database
+
+NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+shapes = Table(
+    "shapes",
+    MetaData(),
+    Column("id", Integer, primary_key=True),
+    Column("name", String, nullable=False, unique=True),
+    Column("at", UtcDateTime),
+    Column("flag", Boolean, nullable=False),
+    Column("state", String, nullable=False),
+    Column("doc", JSON),
+)
+INSERT_SHAPE = insert(shapes)
+INSERT_LEASE = insert(leases)
+SET_SHAPE = update(shapes).where(shapes.c.name == bindparam("b_name"), shapes.c.state == "new")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    engine = create_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    metadata.create_all(engine)
+    shapes.create(engine)
+    yield engine
+    engine.dispose()
+
+
+def counting_sqlalchemy_executions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements run through ``Connection.execute`` from now on."""
+    seen: list[str] = []
+    original = Connection.execute
+
+    def execute(self: Connection, statement: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(statement).split()[0])
+        return original(self, statement, *args, **kwargs)
+
+    monkeypatch.setattr(Connection, "execute", execute)
+    return seen
+
+
+def stored(engine: Engine, table: str, key: str, value: str) -> dict[str, Any]:
+    """The row as SQLite holds it (text, integers), not as SQLAlchemy would read it back,
+    without its ids."""
+    with engine.connect() as connection:
+        row = connection.exec_driver_sql(f"SELECT * FROM {table} WHERE {key} = ?", (value,)).one()
+    ids = ("id", "name", "execution_id", "root_execution_id")
+    return {name: v for name, v in row._mapping.items() if name not in ids}
+
+
+def execution(execution_id: str) -> dict[str, Any]:
+    return {
+        "execution_id": execution_id,
+        "root_execution_id": execution_id,
+        "parent_execution_id": None,
+        "thread_id": "th",
+        "tenant_id": "t",
+        "owner_id": "o",
+        "workflow": "w",
+        "status": "running",
+        "input": '{"a": 1}',
+        "created_at": NOW,
+        "updated_at": NOW,
+    }
+
+
+def test_it_stores_what_sqlalchemy_stores(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    later = {"status": "paused", "updated_at": NOW + timedelta(seconds=1), "told_at": NOW}
+    with engine.begin() as connection:
+        connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
+        connection.execute(UPDATE_EXECUTION, {"b_execution_id": "a", **later})
+        connection.execute(
+            INSERT_SHAPE, {"name": "a", "at": NOW, "flag": False, "doc": {"k": 1}, "state": "new"}
+        )
+        connection.execute(
+            SET_SHAPE, {"b_name": "a", "doc": [1, "x"], "flag": True, "state": "done"}
+        )
+    through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
+    with engine.begin() as connection:
+        assert direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("b")) == 1
+        assert direct.execute(connection, UPDATE_EXECUTION, {"b_execution_id": "b", **later}) == 1
+        shape = {"name": "b", "at": NOW, "flag": False, "doc": {"k": 1}, "state": "new"}
+        assert direct.execute(connection, INSERT_SHAPE, shape) == 1
+        assert direct.execute(
+            connection, SET_SHAPE, {"b_name": "b", "doc": [1, "x"], "flag": True, "state": "done"}
+        )
+        # the value bound in the statement itself (state = 'new') is applied: no longer matches
+        assert (
+            direct.execute(connection, SET_SHAPE, {"b_name": "b", "doc": None, "flag": True}) == 0
+        )
+
+    assert through_sqlalchemy == []  # each went to sqlite3's cursor
+    assert stored(engine, "cs_executions", "execution_id", "b") == stored(
+        engine, "cs_executions", "execution_id", "a"
+    )
+    assert stored(engine, "shapes", "name", "b") == stored(engine, "shapes", "name", "a")
+
+
+def test_several_parameter_sets_are_one_executemany(engine: Engine) -> None:
+    rows = [{"name": n, "at": NOW, "flag": False, "doc": None, "state": "new"} for n in ("b", "c")]
+    with engine.begin() as connection:
+        connection.execute(INSERT_SHAPE, {**rows[0], "name": "a"})
+        assert direct.execute(connection, INSERT_SHAPE, rows) == 2
+        assert direct.execute(connection, INSERT_SHAPE, []) == 0
+    for name in ("b", "c"):
+        assert stored(engine, "shapes", "name", name) == stored(engine, "shapes", "name", "a")
+
+
+def test_statements_built_per_call_cannot_grow_its_cache_without_bound(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(direct, "MAX_PREPARED", len(direct._prepared) + 1)
+    rows = [{"name": n, "at": NOW, "flag": False, "doc": None, "state": "new"} for n in "abc"]
+    before = len(direct._prepared)
+    with engine.begin() as connection:
+        for row in rows:  # a new statement each time: the first is prepared, the rest are not
+            assert direct.execute(connection, insert(shapes), row) == 1
+    assert len(direct._prepared) == before + 1
+    assert [stored(engine, "shapes", "name", n)["state"] for n in "abc"] == ["new"] * 3
+
+
+def test_it_writes_in_the_callers_transaction(engine: Engine) -> None:
+    with engine.connect() as connection:
+        with connection.begin() as transaction:
+            direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
+            transaction.rollback()
+        with connection.begin():
+            assert connection.exec_driver_sql("SELECT count(*) FROM cs_executions").scalar() == 0
+
+
+def test_a_driver_error_is_sqlalchemys(engine: Engine) -> None:
+    row = {"name": "a", "at": None, "flag": False, "doc": None, "state": "new"}
+    with engine.begin() as connection:
+        direct.execute(connection, INSERT_SHAPE, row)
+    with engine.begin() as connection, pytest.raises(IntegrityError):
+        direct.execute(connection, INSERT_SHAPE, row)  # the name is unique
+
+
+def test_a_watched_engine_sees_every_statement(engine: Engine) -> None:
+    seen: list[str] = []
+
+    def before(*args: Any) -> None:
+        seen.append(args[2])
+
+    event.listen(engine, "before_cursor_execute", before)
+    with engine.begin() as connection:
+        direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
+        direct.execute(connection, UPDATE_EXECUTION, {"b_execution_id": "a", "status": "paused"})
+    assert [s.split()[0] for s in seen] == ["INSERT", "UPDATE"]
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_it_stores_what_sqlalchemy_stores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    later = {"status": "paused", "updated_at": NOW + timedelta(seconds=1), "told_at": NOW}
+    lease = {"root_execution_id": "a", "owner": "o", "acquired_at": NOW, "expires_at": NOW}
+
+    def ordinary(connection: Connection) -> None:
+        connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
+        connection.execute(UPDATE_EXECUTION, {"b_execution_id": "a", **later})
+
+    def directly(connection: Connection) -> list[int]:
+        return [
+            direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("b")),
+            direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("b")),
+            direct.execute(connection, UPDATE_EXECUTION, {"b_execution_id": "b", **later}),
+            direct.execute(connection, INSERT_LEASE, lease),
+        ]
+
+    def row(execution_id: str) -> Callable[[Connection], dict[str, Any]]:
+        def body(connection: Connection) -> dict[str, Any]:
+            found = connection.execute(EXECUTION, {"b_execution_id": execution_id}).one()
+            ids = ("execution_id", "root_execution_id")
+            return {name: v for name, v in found._mapping.items() if name not in ids}
+
+        return body
+
+    async with postgres_database() as url, Database.open(url) as database:
+        await database.migrate(NOW)
+        await database.transactions.write(ordinary)
+        through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
+        assert await database.transactions.write(directly) == [1, 0, 1, 1]
+        assert through_sqlalchemy == []  # each went to the asyncpg adapter's cursor
+        assert await database.transactions.read(row("b")) == await database.transactions.read(
+            row("a")
+        )
+        with pytest.raises(IntegrityError):  # the lease's root is its key
+            await database.transactions.write(
+                lambda connection: direct.execute(connection, INSERT_LEASE, lease)
+            )
+        # the failed transaction was rolled back, the connection serves the next one
+        assert (
+            await database.transactions.apply(
+                lambda connection: direct.execute(
+                    connection, UPDATE_EXECUTION, {"b_execution_id": "b", "status": "done"}
+                )
+            )
+            == 1
+        )
