@@ -3,7 +3,7 @@ Home), kept per tenant and person so that it survives a restart and is the same 
 instance: ``cs_batch_lines`` (v20), one row each, replaced by their next batch.
 
 The lines quote the questions' titles (which may show arguments), so they are sealed like every
-payload (the App's codec; ``python -m bot keys reencrypt`` reseals them), and kept bounded
+payload (the App's codec; ``python -m bot reencrypt`` reseals them), and kept bounded
 (``MAX_SAID``): a batch of many questions keeps its first lines.
 """
 
