@@ -4,7 +4,7 @@ approver with what each approved, the edit's voided approval included, as a nati
 
 from __future__ import annotations
 
-from bot import ApprovalCounted, Answered, App, ExecutionStatus
+from bot import Answered, App, ApprovalCounted, ExecutionStatus
 from tests.langgraph.conftest import ASK
 from tests.langgraph.kit import Outbox, Refunds, one_refund, refund_agent
 from tests.langgraph.test_required_approvals import FourEyesRefundApproval, four_eyes

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 from bot import PauseStatus
 from bot.testing import call_tool
+from channels.slack.button_values import read_answer_value
 from channels.slack.render import APPROVE_ACTION, APPROVE_ALL_ACTION
 from tests.slack.batch_picks import ask_each, batch_button
-from channels.slack.button_values import read_answer_value
 from tests.slack.checks import assert_sent_valid, buttons
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import MANAGER, STRANGER, RefundCardTool
