@@ -46,6 +46,12 @@ async def test_a_delegates_batch_never_answers_their_own_request(world: SlackWor
         theirs = await world.app.find_pause(other, tenant_id=TEAM)
         assert theirs is not None and theirs.responder == STRANGER
 
+    own_value = str(buttons(world.stub.of("chat.postMessage")[0].blocks())[0]["value"])
+    await world.click(STRANGER, APPROVE_ACTION, own_value)  # nor by its own button
+    await world.settle()
+    assert sorted(args["order_id"] for _, args in world.ledger.runs) == ["1", "2"]
+    assert world.stub.of("chat.postEphemeral")[-1].payload["user"] == STRANGER
+
     assert await world.app.answer(  # the manager still answers it
         own, tenant_id=TEAM, by=MANAGER, decision={"approved": True}
     )
