@@ -70,7 +70,7 @@ def _said(outcome: Outcome) -> tuple[str, str]:
     match outcome:
         case Approved(overrides=overrides):
             edited = " with edited arguments" if overrides else ""
-            return ":white_check_mark:", f"was approved{edited}{words_of(outcome).credit(mention)}."
+            return ":white_check_mark:", f"was approved{words_of(outcome).credit(mention)}{edited}."
         case Rejected(by=by, reason=reason):
             return ":x:", f"was rejected by {mention(by)}{_reason(reason)}"
         case Responded(by=by):
