@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias, assert_never
 
 from bot.core.enums import PauseResolution, PauseStatus
 from bot.core.results import PauseView
+from channels.kit.texts import approvals_given, people
 
 Tone = Literal["approved", "rejected", "responded", "expired", "withdrawn", "cancelled"]
 
@@ -24,11 +25,15 @@ class Approved:
     """Approved by ``by``; ``overrides`` are the edited arguments, if any.
 
     ``read_as`` is the free-text reply the approval was read from, when it came from one.
+    ``approvers`` (a question that needed several approvals) is everyone whose approval
+    counted, oldest first, ``by`` last; ``required`` how many it needed.
     """
 
     by: str
     overrides: Mapping[str, Any] | None = None
     read_as: str | None = None
+    approvers: tuple[str, ...] = ()
+    required: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,10 +109,25 @@ def _answered(pause: PauseView, read_as: str | None) -> Outcome:
         return DecidedAtOnce(approved=approved, reason=reason)
     if approved:
         assert decision is not None
-        return Approved(by=pause.responder, overrides=decision.override_arguments, read_as=read_as)
+        return Approved(
+            by=pause.responder,
+            overrides=decision.override_arguments,
+            read_as=read_as,
+            approvers=_approvers(pause, pause.responder),
+            required=pause.required_approvals,
+        )
     if decision is not None and decision.response is not None:
         return Responded(by=pause.responder, response=decision.response)
     return Rejected(by=pause.responder, reason=reason, read_as=read_as)
+
+
+def _approvers(pause: PauseView, last: str) -> tuple[str, ...]:
+    """Whose approvals closed ``pause`` (one that needed several), oldest first, ``last``
+    (who gave the closing one) last; empty for a question one answer closes."""
+    if pause.required_approvals <= 1:
+        return ()
+    earlier = tuple(dict.fromkeys(a.by for a in pause.approvals if a.counted and a.by != last))
+    return (*earlier, last)
 
 
 def closed_resolution(resolution: PauseResolution, *, by: str | None = None) -> Outcome:
@@ -147,33 +167,53 @@ def verdict(outcome: Outcome) -> str:
 class OutcomeWords:
     """What is said of an outcome, in parts: ``lead`` ("Approved with changes"), ``by`` (who
     answered, as the channel names them), ``quote`` (their own words: a reason, an answer in
-    place of the tool) or ``note`` (our explanation: "nobody answered in time")."""
+    place of the tool) or ``note`` (our explanation: "nobody answered in time").
+
+    A question that needed several approvals names every approver: ``with_`` are the ones
+    before ``by`` (oldest first) and ``tally`` how many of how many ("2 of 2")."""
 
     tone: Tone
     lead: str
     by: str | None = None
     quote: str | None = None
     note: str = ""
+    with_: tuple[str, ...] = ()
+    tally: str = ""
+
+    def credit(self, name: Callable[[str], str] = str) -> str:
+        """Who answered, after the lead: " by ann and bob · 2 of 2" ("" when nobody did);
+        ``name`` writes a person (Slack: a mention)."""
+        if not self.by:
+            return ""
+        said = f" by {people([name(who) for who in (*self.with_, self.by)])}"
+        return f"{said} · {self.tally}" if self.tally else said
 
     def sentence(self, name: Callable[[str], str] = str) -> str:
         """The outcome as one plain sentence; ``name`` writes who answered (``you``)."""
-        said = self.lead + (f" by {name(self.by)}" if self.by else "")
+        said = self.lead + self.credit(name)
         if self.quote:
             return f"{said}: {self.quote}"
         return f"{said}: {self.note}." if self.note else f"{said}."
 
     def summary(self, name: Callable[[str], str] = str) -> str:
         """The sentence's start, lower case, without the person's words (a fallback text)."""
-        said = self.lead[:1].lower() + self.lead[1:] + (f" by {name(self.by)}" if self.by else "")
+        said = self.lead[:1].lower() + self.lead[1:] + self.credit(name)
         return f"{said}: {self.note}" if self.note else said
 
 
 def words_of(outcome: Outcome) -> OutcomeWords:
     """What is said of ``outcome`` (see :class:`OutcomeWords`)."""
     match outcome:
-        case Approved(by=by, overrides=overrides):
+        case Approved(by=by, overrides=overrides, approvers=approvers, required=required):
             lead = "Approved with changes" if overrides else "Approved"
-            return OutcomeWords(tone="approved", lead=lead, by=by)
+            several = len(approvers) > 1
+            return OutcomeWords(
+                tone="approved",
+                lead=lead,
+                by=by,
+                with_=approvers[:-1] if several else (),
+                tally=approvals_given(len(approvers), required) if several else "",
+            )
         case Rejected(by=by, reason=reason):
             return OutcomeWords(tone="rejected", lead="Rejected", by=by, quote=_words(reason))
         case Responded(by=by, response=response):

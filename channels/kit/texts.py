@@ -7,6 +7,7 @@ terminal. Sentences that depend on the question are functions of the kit's views
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 NOT_AN_APPROVER: Final = "You are not one of the approvers of this request."
@@ -167,6 +168,19 @@ def approvals_needed(required: int) -> str:
 def approvals_so_far(approvers: str, counted: int, required: int) -> str:
     """Who approved the standing proposal, and how many of the approvals needed that is."""
     return f"Approved by {approvers} · {counted} of {required} needed"
+
+
+def people(names: Sequence[str]) -> str:
+    """Several people in one sentence: "ann", "ann and bob", "ann, bob and cid"."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def approvals_given(counted: int, required: int) -> str:
+    """How many approvals a closed question that needed several was given ("2 of 2"), after
+    who gave them ("Approved by ann and bob · 2 of 2")."""
+    return f"{counted} of {required}"
 
 
 def edited_by(who: str) -> str:

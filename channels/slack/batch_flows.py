@@ -1,5 +1,6 @@
 """Several questions answered at once from a Slack list (``/pending``, the App Home): "Approve
-all", "Approve selected" and "Reject selected…" (its modal's one reason).
+all", "Approve selected" and "Reject selected…" (its modal's one reason, also the one a turn
+message's "Reject all…" asks).
 
 Each is what one listener does before its ack (record every item: ``Answering.record_batch``)
 and after it (move the runs, then say one line per question where the person clicked). What
@@ -81,6 +82,12 @@ class BatchFlows:
         if isinstance(pause_ids, str):
             await self._feedback.tell(who.audience, pause_ids)
             return
+        await self.open_reject_of(pause_ids, who, trigger_id)
+
+    async def open_reject_of(self, pause_ids: list[str], who: Answerer, trigger_id: str) -> None:
+        """The modal asking one reason for the questions ``pause_ids`` name (each with the
+        proposal shown, as a batch seals them), already opened for ``who``: "Reject
+        selected…"'s, and a turn message's "Reject all…" (``channels.slack.turn_answers``)."""
         metadata = self._signer.seal(
             ModalMetadata(
                 kind="batch-reject",

@@ -324,7 +324,11 @@ class SlackBot:
             tasks=self.tasks,
             late=LateAnswers(app.clock, feedback),
             turns=TurnAnswers(
-                app=app, gateway=self.gateway, answering=answering, feedback=feedback
+                app=app,
+                gateway=self.gateway,
+                answering=answering,
+                feedback=feedback,
+                batches=batches,
             ),
             settings=settings,
             handing=SlackHanding(

@@ -219,7 +219,7 @@ def _describe(view: ApprovalView, outcome: Outcome) -> _Description:
     emoji = (
         ":octagonal_sign:" if isinstance(outcome, Cancelled) and outcome.by else _EMOJI[words.tone]
     )
-    by = f" by {mention(words.by)}" if words.by else ""
+    by = words.credit(mention)
     note = f": {words.note}" if words.note else ""
     headline = f"{emoji} *{words.lead}*{by}{note}{_quoted(words.quote)}"
     details: list[Block] = []

@@ -19,6 +19,7 @@ from channels.kit.outcomes import (
     Rejected,
     Responded,
     Withdrawn,
+    words_of,
 )
 from channels.slack.render import (
     ApprovalView,
@@ -67,9 +68,9 @@ def _note(view: ApprovalView, headline: str, *, footer: str | None) -> list[Bloc
 def _said(outcome: Outcome) -> tuple[str, str]:
     """An emoji and what happened, as the end of a sentence about the request."""
     match outcome:
-        case Approved(by=by, overrides=overrides):
+        case Approved(overrides=overrides):
             edited = " with edited arguments" if overrides else ""
-            return ":white_check_mark:", f"was approved by {mention(by)}{edited}."
+            return ":white_check_mark:", f"was approved{words_of(outcome).credit(mention)}{edited}."
         case Rejected(by=by, reason=reason):
             return ":x:", f"was rejected by {mention(by)}{_reason(reason)}"
         case Responded(by=by):

@@ -1,6 +1,7 @@
 """One message for the questions one model turn asked together (``channels.slack.turn_messages``):
 each item with its own arguments, context and buttons, or its outcome once settled; "Approve all"
-over the items still waiting that a batch may take. Pure: views in, Block Kit out, checked like
+and "Reject all…" (one reason, asked by a modal) over the items still waiting that a batch may
+take. Pure: views in, Block Kit out, checked like
 every message.
 
 An item offers what the question posted alone offers, in one actions block (six elements at
@@ -56,6 +57,8 @@ buttons or outcome) and six around them stay within Slack's 50 blocks; a turn th
 asks the rest in messages of their own."""
 TURN_APPROVE_ALL: Final = "countersign_turn_approve"
 """The action id of a turn message's "Approve all" (its value seals the items it approves)."""
+TURN_REJECT_ALL: Final = "countersign_turn_reject"
+"""The action id of its "Reject all…": the same sealed value, the items its modal rejects."""
 ONE_BY_ONE: Final = (
     "Answer each request with its own buttons: a reply in this thread cannot tell which "
     "request it answers."
@@ -74,13 +77,14 @@ class TurnItem:
 
 
 def approvable(items: Sequence[TurnItem]) -> list[str]:
-    """The pause ids "Approve all" approves: the items still waiting that a batch may take."""
+    """The pause ids "Approve all" approves (and "Reject all…" rejects): the items still
+    waiting that a batch may take."""
     return [i.view.pause_id for i in items if i.outcome is None and batchable(i.view.offered)]
 
 
 def turn_message(items: Sequence[TurnItem], *, approve_all: str | None) -> RenderedMessage:
-    """The turn's message; ``approve_all``: the sealed value of its "Approve all" button,
-    shown while two or more items may take it."""
+    """The turn's message; ``approve_all``: the sealed value of its "Approve all" and "Reject
+    all…" buttons, shown while two or more items may take them."""
     first = items[0].view
     waiting = [item for item in items if item.outcome is None]
     blocks: list[Block] = [
@@ -91,10 +95,15 @@ def turn_message(items: Sequence[TurnItem], *, approve_all: str | None) -> Rende
         blocks += _item(index, item)
     if approve_all is not None and len(approvable(items)) > 1:
         count = len(approvable(items))
-        button = ButtonElement(
-            text=f"Approve all {count}", action_id=TURN_APPROVE_ALL, value=approve_all
-        )
-        blocks += [DividerBlock(), ActionsBlock(elements=[button])]
+        buttons = [
+            ButtonElement(
+                text=f"Approve all {count}", action_id=TURN_APPROVE_ALL, value=approve_all
+            ),
+            ButtonElement(
+                text=f"Reject all {count}…", action_id=TURN_REJECT_ALL, value=approve_all
+            ),
+        ]
+        blocks += [DividerBlock(), ActionsBlock(elements=buttons)]
     if waiting:
         notes = [ONE_BY_ONE]
         ends = [i.view.expires_at for i in waiting if i.view.expires_at is not None]

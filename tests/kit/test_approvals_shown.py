@@ -1,14 +1,15 @@
 """Who approved a question that needs several approvals, computed once in the kit's question
-view and said the same way by every channel (the terminal's lines here; Slack and the web page
-in ``tests/slack/test_four_eyes.py`` and ``tests/web/test_four_eyes.py``)."""
+view and said the same way by every channel, waiting and closed (the terminal's lines here;
+Slack and the web page in ``tests/slack/test_four_eyes.py`` and ``tests/web/test_four_eyes.py``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from channels.kit.catalog import KitCatalog
+from channels.kit.outcomes import Approved, words_of
 from channels.kit.question import question_view
-from channels.terminal import question_lines
+from channels.terminal import outcome_lines, question_lines
 from tests.conftest import MakeOffice
 from tests.four_eyes import ANN, BOB, InboxWireChannel
 from tests.runtime.test_required_approvals import approve, asked
@@ -54,7 +55,17 @@ async def test_the_view_says_who_approved_and_how_many_are_needed(
     await approve(office, pause_id, ANN)
     pause = await office.app.find_pause(pause_id, tenant_id="acme")
     assert pause is not None
-    assert question_view(pause, catalog, now=None).approvals is None  # answered: the outcome
+    closed = question_view(pause, catalog, now=None)
+    assert closed.approvals is None  # answered: the outcome names every approver that counted
+    [said] = [line for line in outcome_lines(closed) if line.startswith("= ")]
+    assert said.startswith(f"= Approved with changes by {BOB} and {ANN} · 2 of 2. ")
+
+
+def test_several_approvers_are_named_in_one_sentence() -> None:
+    words = words_of(Approved(by="cid", approvers=("ann", "bob", "cid"), required=3))
+    assert words.sentence() == "Approved by ann, bob and cid · 3 of 3."
+    assert words.credit(lambda who: f"<@{who}>") == " by <@ann>, <@bob> and <@cid> · 3 of 3"
+    assert words_of(Approved(by="ann")).sentence() == "Approved by ann."  # one answer closes it
 
 
 async def test_the_view_says_who_a_waiting_question_was_handed_to(

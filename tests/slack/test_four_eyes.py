@@ -90,7 +90,7 @@ async def test_two_approvers_one_wire_each_approval_shown_on_the_message(
     assert world.ledger.runs == [("wire", WIRE)]
     final = world.stub.of("chat.update")[-1]
     assert buttons(final.blocks()) == []
-    assert f"by <@{AUDITOR}>" in all_text(final.blocks())
+    assert f"*Approved* by <@{MANAGER}> and <@{AUDITOR}> · 2 of 2" in all_text(final.blocks())
 
     await world.click(MANAGER, APPROVE_ACTION, value)  # after the second
     await world.settle()

@@ -21,7 +21,13 @@ from channels.slack.render import (
 )
 from channels.slack.render_approvals import REASSIGN_ACTION
 from channels.slack.render_grants import GRANT_ACTION
-from channels.slack.render_turn import MAX_TURN_ITEMS, TURN_APPROVE_ALL, TurnItem, turn_message
+from channels.slack.render_turn import (
+    MAX_TURN_ITEMS,
+    TURN_APPROVE_ALL,
+    TURN_REJECT_ALL,
+    TurnItem,
+    turn_message,
+)
 from tests.slack.checks import assert_blocks_valid, assert_no_pause_id, nodes
 from tests.slack.test_render import (
     approval,
@@ -78,11 +84,16 @@ def test_the_most_a_turn_message_lists_stays_within_block_kit() -> None:
     message = turn_message(items, approve_all="k1." + "A" * 500)
 
     assert_turn_valid(message, ids)
-    values = [b["value"] for b in buttons(message.blocks) if b["action_id"] != TURN_APPROVE_ALL]
+    whole_turn = {TURN_APPROVE_ALL, TURN_REJECT_ALL}
+    values = [b["value"] for b in buttons(message.blocks) if b["action_id"] not in whole_turn]
     assert set(values) == ids
     assert len(message.blocks) <= MAX_MESSAGE_BLOCKS
     *per_item, approve_all = actions_of(message)
-    assert len(per_item) == MAX_TURN_ITEMS and len(approve_all) == 1
+    assert len(per_item) == MAX_TURN_ITEMS
+    assert [(e["action_id"], e["text"]["text"]) for e in approve_all] == [
+        (TURN_APPROVE_ALL, f"Approve all {MAX_TURN_ITEMS}"),
+        (TURN_REJECT_ALL, f"Reject all {MAX_TURN_ITEMS}…"),
+    ]
     # approve, reject, answer instead (no model: no edit), a grant, a menu: 6 at most with edit
     assert {len(elements) for elements in per_item} == {5}
 

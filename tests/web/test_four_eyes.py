@@ -67,12 +67,14 @@ async def test_each_approval_is_shown_and_the_second_distinct_one_runs_the_wire(
 
     async with world.client() as bob:
         status, page = await answer(bob, world.link(BOB, "wire-tool"), "approve")
-        assert status == 303 and "Approved by you." in page and not has_forms(page)
+        assert status == 303 and not has_forms(page)
+        assert f"Approved by {ALICE} and you · 2 of 2." in unescape(page)  # every approver
     assert world.ledger.runs == [("wire", WIRE)]
 
     async with world.client() as carol:  # after the second: answered, no forms
         status, page = await open_page(carol, world.link(CAROL, "wire-tool"))
-        assert status == 200 and not has_forms(page) and f"by {BOB}" in page
+        assert status == 200 and not has_forms(page)
+        assert f"Approved by {ALICE} and {BOB} · 2 of 2." in unescape(page)
     assert world.ledger.runs == [("wire", WIRE)]
 
 
@@ -101,6 +103,7 @@ async def test_an_edit_after_one_approval_is_what_the_next_approver_sees_and_app
     assert "20,000.00" in page and f"Approved by {BOB}" in unescape(page)
     status, page = await answer(world.http, world.link(ALICE, "wire-tool"), "approve")
     assert status == 303 and not has_forms(page)
+    assert f"Approved with changes by {BOB} and you · 2 of 2." in unescape(page)  # counted ones
     assert world.ledger.runs == [("wire", {**WIRE, "amount": 20000.0})]
 
 
@@ -125,7 +128,9 @@ async def test_two_approvers_in_the_browser(four_eyes: WebWorld) -> None:
                 await expect(page.locator("p.approvals")).to_have_text(shown)
                 await expect(page.get_by_role("button", name="Approve", exact=True)).to_be_visible()
             else:
-                await expect(page.get_by_role("status")).to_have_text("Approved by you.")
+                await expect(page.get_by_role("status")).to_have_text(
+                    f"Approved by {ALICE} and you · 2 of 2."
+                )
                 await expect(page.locator("form")).to_have_count(0)
             await context.close()
         await browser.close()
