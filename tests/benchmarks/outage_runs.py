@@ -85,7 +85,9 @@ def questions_updated(stub: SlackStub) -> int:
     return len(asked & closed)
 
 
-async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:
+async def postgres_run(
+    requests: int, concurrency: int, frozen: float, log: Path | None = None
+) -> None:
     stub = SlackStub()
     await stub.start()
     try:
@@ -101,6 +103,8 @@ async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:
                 )
     finally:
         await stub.close()
+    if log is not None:
+        log.write_text(report.log)
     answers = 2 * requests
     once = sum(1 for n in report.asked.values() if n == 1)
     print(
@@ -133,6 +137,18 @@ async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:
         f"{report.last_answered_again:.1f} s after it)",
         flush=True,
     )
+    print(f"  not acknowledged, by kind and status: {dict(report.not_acknowledged)}")
+    phases = ", ".join(f"{name} {at:.1f} s" for name, at in report.phases.items())
+    print(f"  after the thaw: {phases}")
+    print(f"  ends said after the thaw: {progress(report.ends_said)}", flush=True)
+
+
+def progress(said: list[tuple[float, int]]) -> str:
+    """How many ends were said by each whole second after the thaw."""
+    by_second: dict[int, int] = {}
+    for at, count in said:
+        by_second[int(at) + 1] = count
+    return ", ".join(f"{second} s: {count}" for second, count in sorted(by_second.items()))
 
 
 if __name__ == "__main__":
@@ -145,8 +161,13 @@ if __name__ == "__main__":
     postgres.add_argument("--requests", type=int, default=40)
     postgres.add_argument("--concurrency", type=int, default=20)
     postgres.add_argument("--frozen", type=float, default=10.0)
+    postgres.add_argument("--log", type=Path, help="write both instances' logs to this file")
     arguments = parser.parse_args()
     if arguments.run == "slack":
         asyncio.run(slack_run(arguments.requests, arguments.window))
     else:
-        asyncio.run(postgres_run(arguments.requests, arguments.concurrency, arguments.frozen))
+        asyncio.run(
+            postgres_run(
+                arguments.requests, arguments.concurrency, arguments.frozen, arguments.log
+            )
+        )
