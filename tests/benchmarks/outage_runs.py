@@ -104,7 +104,7 @@ async def postgres_run(
     finally:
         await stub.close()
     if log is not None:
-        log.write_text(report.log)
+        await asyncio.to_thread(log.write_text, report.log)
     answers = 2 * requests
     once = sum(1 for n in report.asked.values() if n == 1)
     print(
@@ -167,7 +167,5 @@ if __name__ == "__main__":
         asyncio.run(slack_run(arguments.requests, arguments.window))
     else:
         asyncio.run(
-            postgres_run(
-                arguments.requests, arguments.concurrency, arguments.frozen, arguments.log
-            )
+            postgres_run(arguments.requests, arguments.concurrency, arguments.frozen, arguments.log)
         )

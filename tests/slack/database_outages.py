@@ -47,7 +47,6 @@ from tests.slack.outages import FAST, _finals, _updated, questions_of, start_log
 from tests.slack.stub import TEAM, Call, SlackStub
 from tests.slack.test_serve import wait_healthy
 
-
 SLACK_RETRIES = (60.0, 240.0)
 """After its immediate retry, Slack delivers an event again a minute, then five minutes after
 the first delivery."""
