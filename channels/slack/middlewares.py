@@ -22,6 +22,7 @@ Who may answer a pause is checked after the ack, with the pause in hand
 
 from __future__ import annotations
 
+import asyncio
 import enum
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -112,9 +113,16 @@ CLAIMED_EVENT: Final = "countersign_claimed_event"
 EVENT_CLAIM_TTL: Final = timedelta(seconds=10)
 """How long a delivery's claim on an event stands before a retry may take it over. Slack's
 first retry comes about 3 s after a delivery it got no answer to, the next after a minute:
-the first is answered 503 while the delivery may still be working (never 200: Slack would not
-retry again, and a delivery that died would be lost), the next is handled if it died, dropped
-if it was handled meanwhile."""
+the first waits a moment for the delivery to be handled (then it is dropped with 200), else is
+answered 503 — never 200 while the delivery may have died: Slack would not retry again, and
+the event would be lost —; the next is handled if the delivery died, dropped if it was
+handled meanwhile."""
+
+
+HELD_POLLS: Final = 15
+HELD_POLL_SECONDS: Final = 0.1
+"""A retry that meets a fresh claim looks whether its delivery was handled every 0.1 s for
+1.5 s (within Slack's 3 s) before it is answered 503."""
 
 
 def handled_event(request: AsyncBoltRequest) -> str | None:
@@ -150,10 +158,12 @@ class DropEventRetries(AsyncMiddleware):
             return BoltResponse(status=503, body={"error": "busy, retry later"})
         if not first:
             taken = await self._taken_over(event_id)
+            if taken is _Claim.HELD:
+                taken = await self._until_handled(event_id)
             if taken is _Claim.HANDLED:
-                log.info("slack: event %s handled before (retry %s): dropped", event_id, retry)
+                log.info("slack: event %s seen before (retry %s): dropped", event_id, retry)
                 return BoltResponse(status=200, body="")
-            if taken is not _Claim.TAKEN_OVER:
+            if taken is _Claim.HELD:
                 log.info(
                     "slack: event %s being handled (retry %s): left for a later retry",
                     event_id,
@@ -176,6 +186,18 @@ class DropEventRetries(AsyncMiddleware):
                 return _Claim.HANDLED
         except SeenEventsBusyError:
             pass
+        return _Claim.HELD
+
+    async def _until_handled(self, event_id: str) -> _Claim:
+        """A retry that met its first delivery at work waits a little for it to be handled
+        (a delivery takes about a second): then it is dropped with 200, else left to Slack."""
+        for _ in range(HELD_POLLS):
+            await asyncio.sleep(HELD_POLL_SECONDS)
+            try:
+                if await self._seen.was_handled(event_id):
+                    return _Claim.HANDLED
+            except SeenEventsBusyError:
+                break
         return _Claim.HELD
 
 

@@ -182,6 +182,24 @@ async def restart_and_freeze(
             )
             await chaos
             report.phases["answers sent"] = since(thawed)
+            # once the database is back, an answer Slack saw fail is sent again at once: Slack
+            # retries an event at once (then a minute, then five minutes later: a retry that
+            # meets its delivery's claim is answered 503), a person clicks or submits again
+            resent: list[asyncio.Future[None]] = []
+
+            async def send_again(body: str, kind: str) -> None:
+                waits = SLACK_RETRIES if kind == JSON else (1.0,) * 30
+                for wait in (0.0, *waits):
+                    await asyncio.sleep(wait)
+                    if await post(session, urls[len(resent) % 2], body, kind) == 200:
+                        return
+
+            def resend_refused() -> None:
+                while not_acknowledged:
+                    report.answered_again += 1
+                    resent.append(asyncio.ensure_future(send_again(*not_acknowledged.pop())))
+
+            resend_refused()
             # told to try again (ephemerally, or in the modal): they answer again, until nobody
             # has been told so for a while
             quiet = 0
@@ -192,18 +210,10 @@ async def restart_and_freeze(
                 if again:
                     report.last_answered_again = time.monotonic() - thawed.result()
                 await asyncio.gather(*(answer(n, body, kind) for n, body, kind in again))
+                resend_refused()
                 await asyncio.sleep(1)
             report.phases["no more told to retry"] = since(thawed)
-            # once the database is back: Slack retries an event at once (then a minute, then
-            # five minutes later: a retry that meets its delivery's claim is answered 503);
-            # a person clicks or submits again
-            for body, kind in not_acknowledged:
-                report.answered_again += 1
-                waits = SLACK_RETRIES if kind == JSON else (1.0,) * 30
-                for wait in (0.0, *waits):
-                    await asyncio.sleep(wait)
-                    if await post(session, urls[report.answered_again % 2], body, kind) == 200:
-                        break
+            await asyncio.gather(*resent)
             report.phases["not acknowledged sent again"] = since(thawed)
             runs = ChaosReport(finals=[])
             await _until_every_run_ended(url, pause_ids, runs)
