@@ -8,7 +8,7 @@ the tree rests, takes the pauses resolved meanwhile (the drain).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -216,12 +216,15 @@ class Engine:
                 outcome = await self._drain(frame, outcome, held)
             return _report(outcome, frame)
 
-    async def recover(self) -> list[tuple[ExecutionRow, PassReport]]:
+    async def recover(
+        self, each: Callable[[ExecutionRow, PassReport], Awaitable[None]] | None = None
+    ) -> list[tuple[ExecutionRow, PassReport]]:
         """Continue the trees whose holder died; returns the roots continued, with their passes.
 
         A tree needs it when it has resolved pauses nobody took, or when a pass started and
         never finished (RUNNING, untouched for longer than a lease). Trees with a live lease or
-        a pass running in this process are left alone.
+        a pass running in this process are left alone. ``each`` is called as each tree's pass
+        ends (its channels told then, not once the whole batch is continued).
         """
         runtime = self._runtime
         now = runtime.clock.now()
@@ -246,6 +249,8 @@ class Engine:
                 continue  # the database went away again: the next sweep tries it
             if report.ran:
                 recovered.append((root, report))
+                if each is not None:
+                    await each(root, report)
         return recovered
 
     async def close_due(self) -> list[tuple[ExecutionRow, PassReport]]:

@@ -150,11 +150,14 @@ class Sweeps:
         return read
 
     async def recover(self) -> int:
-        """Continue the trees whose holder died; how many were continued."""
-        recovered = await self._engine.recover()
-        for root, report in recovered:
+        """Continue the trees whose holder died, each told as soon as its pass ends (after an
+        outage a batch holds every tree answered during it: told at the batch's end, the first
+        waited for all the others); how many were continued."""
+
+        async def tell(root: ExecutionRow, report: PassReport) -> None:
             await self._tell_moved(root, PauseResolution.REPLIED, report, every_answer=True)
-        return len(recovered)
+
+        return len(await self._engine.recover(tell))
 
     async def close_due(self) -> int:
         """Close the questions whose quorum deadline passed; how many trees were moved."""

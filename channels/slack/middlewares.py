@@ -22,6 +22,8 @@ Who may answer a pause is checked after the ack, with the pause in hand
 
 from __future__ import annotations
 
+import asyncio
+import enum
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Final
@@ -111,7 +113,16 @@ CLAIMED_EVENT: Final = "countersign_claimed_event"
 EVENT_CLAIM_TTL: Final = timedelta(seconds=10)
 """How long a delivery's claim on an event stands before a retry may take it over. Slack's
 first retry comes about 3 s after a delivery it got no answer to, the next after a minute:
-the first is dropped while the delivery may still be working, the next is handled if it died."""
+the first waits a moment for the delivery to be handled (then it is dropped with 200), else is
+answered 503 — never 200 while the delivery may have died: Slack would not retry again, and
+the event would be lost —; the next is handled if the delivery died, dropped if it was
+handled meanwhile."""
+
+
+HELD_POLLS: Final = 15
+HELD_POLL_SECONDS: Final = 0.1
+"""A retry that meets a fresh claim looks whether its delivery was handled every 0.1 s for
+1.5 s (within Slack's 3 s) before it is answered 503."""
 
 
 def handled_event(request: AsyncBoltRequest) -> str | None:
@@ -122,8 +133,9 @@ def handled_event(request: AsyncBoltRequest) -> str | None:
 
 
 class DropEventRetries(AsyncMiddleware):
-    """Handles each Events API event once: a retry of one handled (or being handled) is dropped
-    with 200; a retry of one whose delivery died before its ack is handled."""
+    """Handles each Events API event once: a retry of one handled is dropped with 200; a retry
+    of one being handled (claimed, not handled yet) is answered 503, for Slack to retry later;
+    a retry of one whose delivery died before its ack (its claim lapsed) is handled."""
 
     def __init__(self, seen: SeenEvents, clock: Clock) -> None:
         self._seen = seen
@@ -144,19 +156,54 @@ class DropEventRetries(AsyncMiddleware):
                 "slack: event %s (retry %s) left for Slack to retry: %s", event_id, retry, error
             )
             return BoltResponse(status=503, body={"error": "busy, retry later"})
-        if not first and not await self._taken_over(event_id):
-            log.info("slack: event %s seen before (retry %s): dropped", event_id, retry)
-            return BoltResponse(status=200, body="")
+        if not first:
+            taken = await self._taken_over(event_id)
+            if taken is _Claim.HELD:
+                taken = await self._until_handled(event_id)
+            if taken is _Claim.HANDLED:
+                log.info("slack: event %s seen before (retry %s): dropped", event_id, retry)
+                return BoltResponse(status=200, body="")
+            if taken is _Claim.HELD:
+                log.info(
+                    "slack: event %s being handled (retry %s): left for a later retry",
+                    event_id,
+                    retry,
+                )
+                return BoltResponse(status=503, body={"error": "being handled, retry later"})
         # marked handled once its listeners ran up to the ack (``handled_event``), not here:
         # a global middleware's next() returns before the listeners run
         req.context[CLAIMED_EVENT] = event_id
         return await next()
 
-    async def _taken_over(self, event_id: str) -> bool:
+    async def _taken_over(self, event_id: str) -> _Claim:
         """A retry of an event whose first delivery was claimed but never handled (the process
         died before its ack, e.g. while it recorded a reply) is handled, once."""
         now = self._clock.now()
         try:
-            return await self._seen.take_over(event_id, now, now - EVENT_CLAIM_TTL)
+            if await self._seen.take_over(event_id, now, now - EVENT_CLAIM_TTL):
+                return _Claim.TAKEN_OVER
+            if await self._seen.was_handled(event_id):
+                return _Claim.HANDLED
         except SeenEventsBusyError:
-            return False
+            pass
+        return _Claim.HELD
+
+    async def _until_handled(self, event_id: str) -> _Claim:
+        """A retry that met its first delivery at work waits a little for it to be handled
+        (a delivery takes about a second): then it is dropped with 200, else left to Slack."""
+        for _ in range(HELD_POLLS):
+            await asyncio.sleep(HELD_POLL_SECONDS)
+            try:
+                if await self._seen.was_handled(event_id):
+                    return _Claim.HANDLED
+            except SeenEventsBusyError:
+                break
+        return _Claim.HELD
+
+
+class _Claim(enum.Enum):
+    """What a retry found of its event's earlier delivery."""
+
+    HANDLED = "handled"  # acknowledged: the retry is dropped
+    TAKEN_OVER = "taken-over"  # claimed long ago, never handled: the retry handles it
+    HELD = "held"  # claimed lately (or unknown: the database busy): Slack retries later

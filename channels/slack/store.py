@@ -174,6 +174,18 @@ class SeenEvents:
                 "answer Slack with a retryable status"
             ) from error
 
+    async def was_handled(self, event_id: str) -> bool:
+        """Whether a delivery of ``event_id`` was handled (acknowledged)."""
+        try:
+            return await self._db.apply(functools.partial(_was_handled, event_id))
+        except Exception as error:
+            if not _unavailable(error):
+                raise
+            raise SeenEventsBusyError(
+                f"event {event_id} could not be looked up ({_cause(error)}); "
+                "answer Slack with a retryable status"
+            ) from error
+
     async def handled(self, event_id: str, at: datetime) -> None:
         """Mark ``event_id`` handled (acknowledged): a later retry of it is only dropped."""
         # already marked, or the database busy or away (a connection refused while it
@@ -208,6 +220,13 @@ def _see(event_id: str, at: datetime, connection: Connection) -> None:
 
 def _handled(event_id: str) -> str:
     return f"{event_id}#handled"
+
+
+def _was_handled(event_id: str, connection: Connection) -> bool:
+    found = connection.execute(
+        select(seen_events.c.event_id).where(seen_events.c.event_id == _handled(event_id))
+    ).first()
+    return found is not None
 
 
 def _take_over(event_id: str, at: datetime, stale_before: datetime, connection: Connection) -> bool:

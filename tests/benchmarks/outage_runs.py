@@ -1,13 +1,15 @@
 """Issue 24's two outage runs, as real processes, and the figures its "Done when" asks for.
 
-    python -m tests.benchmarks.outage_runs slack [--requests 40] [--window 10]
+    python -m tests.benchmarks.outage_runs slack [--requests 40] [--window 10] [--expiring 6]
     python -m tests.benchmarks.outage_runs postgres [--requests 150] [--concurrency 20]
                                                    [--frozen 10]
 
 ``slack``: ``python -m bot serve`` (SQLite) while Slack's Web API fails for ``--window`` seconds
 of each kind in turn (500s, 429s with Retry-After, refused connections, calls that hang): half
 the requests are asked before the outage and answered during it, the other half asked during
-it and answered once Slack is back (``tests.slack.outages``).
+it and answered once Slack is back (``tests.slack.outages``); ``--expiring`` urgent requests
+more are asked just before it and never answered: their refunds expire during it (the run
+fails) and their expenses are withdrawn.
 
 ``postgres``: two ``serve`` instances on a PostgreSQL cluster of the run's own (another port;
 the shared one is never restarted) under ``2 × --requests`` answers, ``--concurrency`` at a
@@ -33,14 +35,14 @@ from tests.slack.outages import serve_through_outage
 from tests.slack.stub import SlackStub
 
 
-async def slack_run(requests: int, window: float) -> None:
+async def slack_run(requests: int, window: float, expiring: int) -> None:
     stub = SlackStub()
     await stub.start()
     try:
         with tempfile.TemporaryDirectory() as folder:
             url = f"sqlite+aiosqlite:///{Path(folder) / 'countersign.db'}"
             report = await serve_through_outage(
-                stub, url, Path(folder), requests=requests, window=window
+                stub, url, Path(folder), requests=requests, window=window, expiring=expiring
             )
     finally:
         await stub.close()
@@ -48,7 +50,8 @@ async def slack_run(requests: int, window: float) -> None:
     twice = sum(1 for t in report.finals.values() if t > 1)
     print(f"slack outage: {requests} requests, {window:.0f} s each of 500 / 429 / refused / hang")
     print(f"  Web API calls the outage failed: {report.failed_calls}")
-    print(f"  questions asked: {report.questions} of {2 * requests} ({once} asked once)")
+    asked = 2 * (requests + expiring)
+    print(f"  questions asked: {report.questions} of {asked} ({once} asked once)")
     print(f"  answers acknowledged: {report.acknowledged}")
     print(
         f"  tools run: {report.ran['refund']} refunds (of {requests - requests // 2} approved), "
@@ -57,11 +60,16 @@ async def slack_run(requests: int, window: float) -> None:
     )
     print(
         f"  questions' messages updated (buttons gone): {questions_updated(stub)} of "
-        f"{2 * requests}; messages updated in all: {report.updated}"
+        f"{asked}; messages updated in all: {report.updated}"
     )
     print(
-        f"  requesters told: {len(report.notes)} of {requests} waiting notes, "
+        f"  requesters told: {len(report.notes)} of {requests + expiring} waiting notes, "
         f"{len(report.finals)} of {requests} ends ({twice} said more than once)"
+    )
+    print(
+        f"  {expiring} urgent requests, never answered: {report.expired_closed} of {expiring} "
+        f"expired questions and {report.withdrawn_closed} of {expiring} withdrawn ones updated "
+        f"(buttons gone), {report.failures_told} of {expiring} requesters told the run failed"
     )
     print(f"  statuses Slack saw: {dict(report.statuses)}")
     print(f"  caught up {report.seconds_to_catch_up:.1f} s after Slack came back")
@@ -85,7 +93,9 @@ def questions_updated(stub: SlackStub) -> int:
     return len(asked & closed)
 
 
-async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:
+async def postgres_run(
+    requests: int, concurrency: int, frozen: float, log: Path | None = None
+) -> None:
     stub = SlackStub()
     await stub.start()
     try:
@@ -101,6 +111,8 @@ async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:
                 )
     finally:
         await stub.close()
+    if log is not None:
+        await asyncio.to_thread(log.write_text, report.log)
     answers = 2 * requests
     once = sum(1 for n in report.asked.values() if n == 1)
     print(
@@ -133,6 +145,18 @@ async def postgres_run(requests: int, concurrency: int, frozen: float) -> None:
         f"{report.last_answered_again:.1f} s after it)",
         flush=True,
     )
+    print(f"  not acknowledged, by kind and status: {dict(report.not_acknowledged)}")
+    phases = ", ".join(f"{name} {at:.1f} s" for name, at in report.phases.items())
+    print(f"  after the thaw: {phases}")
+    print(f"  ends said after the thaw: {progress(report.ends_said)}", flush=True)
+
+
+def progress(said: list[tuple[float, int]]) -> str:
+    """How many ends were said by each whole second after the thaw."""
+    by_second: dict[int, int] = {}
+    for at, count in said:
+        by_second[int(at) + 1] = count
+    return ", ".join(f"{second} s: {count}" for second, count in sorted(by_second.items()))
 
 
 if __name__ == "__main__":
@@ -141,12 +165,18 @@ if __name__ == "__main__":
     slack = runs.add_parser("slack")
     slack.add_argument("--requests", type=int, default=40)
     slack.add_argument("--window", type=float, default=10.0)
+    slack.add_argument(
+        "--expiring", type=int, default=6, help="urgent requests whose questions expire"
+    )
     postgres = runs.add_parser("postgres")
     postgres.add_argument("--requests", type=int, default=40)
     postgres.add_argument("--concurrency", type=int, default=20)
     postgres.add_argument("--frozen", type=float, default=10.0)
+    postgres.add_argument("--log", type=Path, help="write both instances' logs to this file")
     arguments = parser.parse_args()
     if arguments.run == "slack":
-        asyncio.run(slack_run(arguments.requests, arguments.window))
+        asyncio.run(slack_run(arguments.requests, arguments.window, arguments.expiring))
     else:
-        asyncio.run(postgres_run(arguments.requests, arguments.concurrency, arguments.frozen))
+        asyncio.run(
+            postgres_run(arguments.requests, arguments.concurrency, arguments.frozen, arguments.log)
+        )

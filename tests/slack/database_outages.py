@@ -26,7 +26,6 @@ from bot.security.keys import parse_key_ring
 from bot.store.database import Database
 from bot.store.sql import SqlStore
 from channels.slack.late_answers import NOT_RECORDED
-from channels.slack.middlewares import EVENT_CLAIM_TTL
 from tests.cli.processes import free_port
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.own_postgres import OwnPostgres
@@ -48,6 +47,10 @@ from tests.slack.outages import FAST, _finals, _updated, questions_of, start_log
 from tests.slack.stub import TEAM, Call, SlackStub
 from tests.slack.test_serve import wait_healthy
 
+SLACK_RETRIES = (60.0, 240.0)
+"""After its immediate retry, Slack delivers an event again a minute, then five minutes after
+the first delivery."""
+
 
 @dataclass
 class DatabaseOutageReport:
@@ -65,6 +68,9 @@ class DatabaseOutageReport:
     updated: int = 0  # question messages that lost their buttons
     seconds_to_catch_up: float = 0.0  # from the thaw until every end said, every message updated
     last_answered_again: float = 0.0  # from the thaw until the last "try again" was answered
+    phases: dict[str, float] = field(default_factory=dict)  # seconds after the thaw, by phase
+    not_acknowledged: Counter[str] = field(default_factory=Counter)  # by kind and status
+    ends_said: list[tuple[float, int]] = field(default_factory=list)  # (after the thaw, how many)
     ready_after: list[int] = field(default_factory=list)  # /readyz of each instance at the end
     log: str = ""
 
@@ -134,6 +140,7 @@ async def restart_and_freeze(
                     report.acknowledged += status == 200
                     if status != 200:  # the person saw an error: they answer again
                         not_acknowledged.append((body, kind))
+                        report.not_acknowledged[f"{kind.split('/')[-1]} {status}"] += 1
                     elif NOT_RECORDED in said:  # a modal kept open: "try again"
                         retry.told[n] += 1
 
@@ -141,12 +148,19 @@ async def restart_and_freeze(
             caught_up = asyncio.get_running_loop().create_future()
 
             async def watch() -> None:
-                """When everything owed was delivered: every end said, every message updated."""
-                await until(
-                    lambda: len(_finals(stub)) >= requests and _updated(stub) >= 2 * requests,
-                    600,
-                    "caught up",
-                )
+                """When everything owed was delivered: every end said, every message updated
+                (and how many ends were said, second by second, meanwhile)."""
+                said = -1
+
+                def done() -> bool:
+                    nonlocal said
+                    ends = len(_finals(stub))
+                    if ends != said:
+                        said = ends
+                        report.ends_said.append((since(thawed), ends))
+                    return ends >= requests and _updated(stub) >= 2 * requests
+
+                await until(done, 600, "caught up")
                 caught_up.set_result(time.monotonic())
 
             async def outages() -> None:
@@ -167,6 +181,25 @@ async def restart_and_freeze(
                 *(answer(n, b, k) for n, (b, k) in enumerate(answers[third:], third))
             )
             await chaos
+            report.phases["answers sent"] = since(thawed)
+            # once the database is back, an answer Slack saw fail is sent again at once: Slack
+            # retries an event at once (then a minute, then five minutes later: a retry that
+            # meets its delivery's claim is answered 503), a person clicks or submits again
+            resent: list[asyncio.Future[None]] = []
+
+            async def send_again(body: str, kind: str) -> None:
+                waits = SLACK_RETRIES if kind == JSON else (1.0,) * 30
+                for wait in (0.0, *waits):
+                    await asyncio.sleep(wait)
+                    if await post(session, urls[len(resent) % 2], body, kind) == 200:
+                        return
+
+            def resend_refused() -> None:
+                while not_acknowledged:
+                    report.answered_again += 1
+                    resent.append(asyncio.ensure_future(send_again(*not_acknowledged.pop())))
+
+            resend_refused()
             # told to try again (ephemerally, or in the modal): they answer again, until nobody
             # has been told so for a while
             quiet = 0
@@ -177,19 +210,14 @@ async def restart_and_freeze(
                 if again:
                     report.last_answered_again = time.monotonic() - thawed.result()
                 await asyncio.gather(*(answer(n, body, kind) for n, body, kind in again))
+                resend_refused()
                 await asyncio.sleep(1)
-            if any(kind == JSON for _, kind in not_acknowledged):
-                # Slack delivers an event again a minute later: by then the claim of the
-                # delivery that failed has lapsed (a retry within it is dropped as handled)
-                await asyncio.sleep(EVENT_CLAIM_TTL.total_seconds() + 1)
-            for body, kind in not_acknowledged:  # once the database is back
-                report.answered_again += 1
-                for _ in range(30):
-                    if await post(session, urls[report.answered_again % 2], body, kind) == 200:
-                        break
-                    await asyncio.sleep(1)
+            report.phases["no more told to retry"] = since(thawed)
+            await asyncio.gather(*resent)
+            report.phases["not acknowledged sent again"] = since(thawed)
             runs = ChaosReport(finals=[])
             await _until_every_run_ended(url, pause_ids, runs)
+            report.phases["every run ended"] = since(thawed)
             report.executions, report.pauses = runs.executions, runs.pauses
             try:
                 await until(lambda: len(_finals(stub)) >= requests, 120, "every end said")
@@ -219,6 +247,11 @@ async def restart_and_freeze(
         (folder / f"instance-{n}.log").read_text(errors="replace") for n in range(len(ports))
     )
     return report
+
+
+def since(moment: asyncio.Future[float]) -> float:
+    """Seconds from ``moment`` (``nan`` before it)."""
+    return time.monotonic() - moment.result() if moment.done() else float("nan")
 
 
 async def post_said(

@@ -7,6 +7,7 @@ once, every message is updated and every request's end is said once. Used by
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections import Counter
@@ -26,11 +27,17 @@ from tests.slack.burst import (
     pause_of,
     post,
     reply,
+    thread_of,
 )
 from tests.slack.chaos import _until_every_question_is_sent as until_every_question_is_sent
 from tests.slack.checks import buttons
+from tests.slack.expiring_desk import EXPIRE_AFTER_SETTING, URGENT
 from tests.slack.stub import OUTAGE_KINDS, SlackStub
-from tests.slack.test_serve import wait_healthy
+from tests.slack.test_serve import ROOT, wait_healthy
+
+EXPIRING_DESK = "tests.slack.expiring_desk:ExpiringDesk"
+RUN_FAILED = "Sorry, this request failed"
+"""How the requester is told their request failed (``channels.slack.conversations``)."""
 
 FAST = {
     "SLACK_API_TIMEOUT_SECONDS": "1",  # a hung call costs a second
@@ -50,6 +57,10 @@ class OutageReport:
     updated: int = 0  # question messages that lost their buttons
     notes: Counter[str] = field(default_factory=Counter)  # requesters' notes, by thread
     failed_calls: int = 0  # Web API calls the outage failed
+    expiring: int = 0  # urgent requests, whose refund expires during the outage
+    expired_closed: int = 0  # of their refunds' messages, updated without buttons
+    withdrawn_closed: int = 0  # of their expenses' messages (withdrawn), updated without buttons
+    failures_told: int = 0  # of their requesters, told the run failed
     seconds_to_catch_up: float = 0.0
     log: str = ""
 
@@ -113,13 +124,29 @@ async def serve_through_outage(
     requests: int,
     window: float = 3.0,
     kinds: tuple[str, ...] = OUTAGE_KINDS[:4],
+    expiring: int = 0,
 ) -> OutageReport:
     """Half the requests asked before the outage, the rest during it (one share per window of
-    each kind), the first half answered during it; the rest answered once Slack is back."""
+    each kind), the first half answered during it; the rest answered once Slack is back.
+
+    ``expiring``: as many urgent requests more (``tests.slack.expiring_desk``), asked just
+    before the outage and never answered: their refunds expire about ``2 × window`` seconds into
+    it (of ``len(kinds) × window``), which
+    fails their runs and withdraws their expenses; once Slack is back, each of those messages
+    is updated without its buttons and each requester told."""
     port = free_port()
     events = f"http://127.0.0.1:{port}/slack/events"
-    process = await start_logged({**env(stub, port, url), **FAST}, folder, "serve")
-    report = OutageReport(requests=requests)
+    environ = {**env(stub, port, url), **FAST}
+    if expiring:
+        environ |= {
+            "COUNTERSIGN_APP": EXPIRING_DESK,
+            "PYTHONPATH": str(ROOT),
+            EXPIRE_AFTER_SETTING: str(2 * window),
+        }
+    process = await start_logged(environ, folder, "serve")
+    report = OutageReport(requests=requests, expiring=expiring)
+    urgent = range(requests, requests + expiring)
+    expiring_pauses: set[str] = set()
     before = requests // 2
     during = list(range(before, requests))
     async with aiohttp.ClientSession() as session:
@@ -130,6 +157,16 @@ async def serve_through_outage(
             await until(lambda: len(set(questions_of(stub))) >= 2 * before, 60, "first asked")
             answered: set[str] = set()
             first = _answers(stub, range(before), answered)
+            asked_before = set(questions_of(stub))
+            for i in urgent:
+                assert await post(session, events, urgent_mention(i), JSON) == 200
+            await until(
+                lambda: len(set(questions_of(stub)) - asked_before) >= 2 * expiring,
+                60,
+                "the urgent questions asked",
+            )
+            expiring_pauses = set(questions_of(stub)) - asked_before
+            answered |= expiring_pauses  # nobody answers them: they expire, or are withdrawn
             shares = [during[k :: len(kinds)] for k in range(len(kinds))]
             answer_shares = [first[k :: len(kinds)] for k in range(len(kinds))]
             for kind, asks, answers in zip(kinds, shares, answer_shares, strict=True):
@@ -144,7 +181,9 @@ async def serve_through_outage(
             await stub.restore()
             restored = time.monotonic()
             await until(
-                lambda: len(set(questions_of(stub))) >= 2 * requests, 60, "every question asked"
+                lambda: len(set(questions_of(stub))) >= 2 * (requests + expiring),
+                60,
+                "every question asked",
             )
             # asked means posted *and* its reference kept: a reply in a hung post's thread
             # finds its question only once the bot found the post
@@ -162,8 +201,27 @@ async def serve_through_outage(
                     if c.payload.get("channel") == "C0GENERAL"
                 ]
                 raise AssertionError(f"{error}: {said}") from None
-            await until(lambda: _updated(stub) >= 2 * requests, 60, "every message updated")
-            await until(lambda: len(_notes(stub)) >= requests, 60, "every requester's note")
+            await until(
+                lambda: _updated(stub) >= 2 * (requests + expiring), 60, "every message updated"
+            )
+            await until(
+                lambda: len(_notes(stub)) >= requests + expiring, 60, "every requester's note"
+            )
+            await until(
+                lambda: len(closed_questions(stub, expiring_pauses)) >= 2 * expiring,
+                60,
+                "every expired or withdrawn question's message updated",
+            )
+            try:
+                await until(
+                    lambda: len(_failures_told(stub, urgent)) >= expiring, 60, "failures told"
+                )
+            except AssertionError as error:
+                threads = {thread_of(i) for i in urgent}
+                told = [
+                    str(m.get("text"))[:160] for m in stub.posted if m.get("thread_ts") in threads
+                ]
+                raise AssertionError(f"{error}: {told}") from None
             report.seconds_to_catch_up = time.monotonic() - restored
             await asyncio.sleep(2)  # a duplicate would come now
         finally:
@@ -180,7 +238,48 @@ async def serve_through_outage(
     report.updated = _updated(stub)
     report.notes = Counter(_notes(stub))
     report.failed_calls = len(stub.failed)
+    closed = closed_questions(stub, expiring_pauses)
+    report.expired_closed = len(closed & _desk_questions(stub))
+    report.withdrawn_closed = len(closed - _desk_questions(stub))
+    report.failures_told = len(_failures_told(stub, urgent))
     return report
+
+
+def urgent_mention(i: int) -> str:
+    """Request ``i``, urgent: the expiring desk asks its refund with a question that expires."""
+    body = json.loads(mention(i))
+    body["event"]["text"] += f" ({URGENT})"
+    return json.dumps(body)
+
+
+def closed_questions(stub: SlackStub, pauses: set[str]) -> set[str]:
+    """Which of ``pauses`` had their question's own message updated without buttons (the stub
+    lists each post it took in the order it answered them)."""
+    where = {
+        pause_of(call): (message["channel"], message["ts"])
+        for call, message in zip(stub.of("chat.postMessage"), stub.posted, strict=False)
+        if buttons(call.blocks())
+    }
+    closed = {
+        (u.payload.get("channel"), u.payload.get("ts"))
+        for u in stub.of("chat.update")
+        if u.payload.get("blocks") and not buttons(u.blocks())
+    }
+    return {pause for pause in pauses if where.get(pause) in closed}
+
+
+def _desk_questions(stub: SlackStub) -> set[str]:
+    return {pause_of(c) for c in stub.of("chat.postMessage") if c.payload.get("channel") == DESK}
+
+
+def _failures_told(stub: SlackStub, requests: range) -> set[str]:
+    """The threads of ``requests`` told their run failed."""
+    threads = {thread_of(i) for i in requests}
+    return {
+        str(m.get("thread_ts"))
+        for m in stub.posted
+        if m.get("thread_ts") in threads and RUN_FAILED in str(m.get("text") or "")
+    }
 
 
 def _answers(

@@ -78,12 +78,16 @@ async def test_two_instances_one_killed_midway_lose_nothing(
 ) -> None:
     """Answers spread over two instances; one is SIGKILLed halfway through the burst (what it
     never acknowledged is sent to the other, as Slack retries it); every answer is continued
-    once, every run's end is told once, and the live instance never answers 5xx.
+    once, every run's end is told once, and the live instance never answers 5xx (but 503 to a
+    retry that meets the dead one's fresh claim: Slack retries it later, and it is handled).
     ``python -m tests.benchmarks.chaos`` runs it with 300 requests."""
     requests = 20
     async with database("postgres", tmp_path) as url:
         report = await two_instances_one_killed(stub, url, tmp_path, requests=requests)
-    assert report.live_statuses == {200: report.live_answers}
+    # never a 5xx but a 503 for Slack's first retry of an event the dead one had claimed
+    # (Slack retries it a minute later, and it is handled then): never dropped with a 200
+    assert set(report.live_statuses) <= {200, 503}, report.live_statuses
+    assert report.live_statuses[503] <= report.retried_on_the_live
     assert report.pauses == {PauseStatus.TAKEN: 2 * requests}  # every answer continued
     assert report.executions == {ExecutionStatus.COMPLETED: requests}
     assert report.audit_entries == {PauseResolution.REPLIED: 2 * requests}

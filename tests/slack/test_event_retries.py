@@ -32,6 +32,7 @@ async def test_an_event_and_its_retries_sent_at_once_are_handled_once(world: Sla
     )
     await world.settle()
 
+    # a retry that meets the first delivery at work waits for it to be handled: dropped, 200
     assert sorted(r.status for r in responses) == [200, 200, 200, 200]
     [answer] = world.stub.of("chat.postMessage")
     assert answer.payload["text"] == "Nothing to do."
@@ -85,8 +86,9 @@ async def test_a_retry_of_an_event_whose_delivery_died_before_its_ack_is_handled
     world: SlackWorld,
 ) -> None:
     """The first delivery claimed the event and died (no 200: Slack retries). Its immediate
-    retry is dropped (the delivery may still be working); the retry a minute later is handled,
-    and a later one is dropped again."""
+    retry is answered 503, never 200 (the delivery may still be working, and a 200 would end
+    Slack's retries: an event lost if it died); the retry a minute later is handled, and a
+    later one is dropped with 200."""
     from datetime import timedelta
 
     from bot.core.enums import PauseStatus
@@ -109,8 +111,8 @@ async def test_a_retry_of_an_event_whose_delivery_died_before_its_ack_is_handled
     first_retry = await world.event(reply, event_id="Ev0DIED", retry=1)
     await world.settle()
     pause = await world.app.find_pause(pause_id, tenant_id=world.tenant)
-    assert first_retry.status == 200 and pause is not None
-    assert pause.status is PauseStatus.PENDING  # dropped: the claim is fresh
+    assert first_retry.status == 503 and pause is not None
+    assert pause.status is PauseStatus.PENDING  # left for later: the claim is fresh
 
     await world.clock.advance(timedelta(minutes=1))
     second_retry = await world.event(reply, event_id="Ev0DIED", retry=2)

@@ -19,22 +19,30 @@ from tests.slack.stub import SlackStub
 from tests.slack.test_serve import wait_healthy
 
 REQUESTS = 8  # each asks two questions: a refund (the desk) and an expense (the requester's)
+EXPIRING = 2  # urgent requests more, never answered: the refund expires, the expense withdrawn
 RECORDED = "answer recorded: approved refund-card-tool"
 
 
 async def test_a_slack_outage_of_every_kind_loses_nothing(stub: SlackStub, tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'countersign.db'}"
-    report = await serve_through_outage(stub, url, tmp_path, requests=REQUESTS, window=1.0)
+    report = await serve_through_outage(
+        stub, url, tmp_path, requests=REQUESTS, window=1.0, expiring=EXPIRING
+    )
 
     assert report.failed_calls > 0  # the outage did meet the bot's calls
     assert set(report.statuses) == {200}, report.statuses  # acked; no 5xx for Slack's failure
-    assert report.questions == 2 * REQUESTS
+    assert report.questions == 2 * (REQUESTS + EXPIRING)
     assert set(report.asked.values()) == {1}, report.asked  # every question asked once
     assert report.finals == dict.fromkeys(report.finals, 1) and len(report.finals) == REQUESTS
     assert report.ran["refund"] == REQUESTS // 2  # the approved half, once each
     assert report.ran["expense"] == REQUESTS
-    assert report.updated >= 2 * REQUESTS  # every question's message lost its buttons
-    assert len(report.notes) == REQUESTS and set(report.notes.values()) == {1}, report.notes
+    assert report.updated >= 2 * (REQUESTS + EXPIRING)  # every question's message lost its buttons
+    # the questions that expired during the outage, and those withdrawn as their runs failed,
+    # lost their buttons once Slack was back; their requesters were told
+    assert (report.expired_closed, report.withdrawn_closed) == (EXPIRING, EXPIRING)
+    assert report.failures_told == EXPIRING
+    assert len(report.notes) == REQUESTS + EXPIRING, report.notes
+    assert set(report.notes.values()) == {1}, report.notes
     assert "Traceback" not in report.log, report.log[-3000:]
 
 
