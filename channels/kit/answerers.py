@@ -47,8 +47,10 @@ def refuses_requester(question: Asked, person: str, separates: SeparatesDuties) 
     """Whether ``person`` asked for ``question`` and its role separates duties: every answer
     of theirs is refused (``pause.self-approval``), so no surface offers it to them as a
     question to answer (they may still see it as their own request)."""
-    return bool(question.owner_id) and person == question.owner_id and separates(
-        question.role, question.route
+    return (
+        bool(question.owner_id)
+        and person == question.owner_id
+        and separates(question.role, question.route)
     )
 
 
