@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from html import unescape
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -18,7 +17,8 @@ from channels.web import web_channel
 from tests.apps import sample_agent, sample_application
 from tests.four_eyes import WIRE, WireApprovalChannel, WireTool
 from tests.web.conftest import WebWorld, open_web_world
-from tests.web.office import ALICE, BOB, CAROL, OWNER, TENANT
+from tests.web.office import ALICE, BOB, CAROL, OWNER
+from tests.web.own_links import link_for
 from tests.web.pages import answer, csrf_of, has_forms, open_page, post
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, _need_chromium
 
@@ -46,15 +46,6 @@ async def _asked(world: WebWorld) -> None:
     assert sorted(n.approver for n in world.notices) == sorted([ALICE, BOB, CAROL])
 
 
-async def _own_link(world: WebWorld) -> str:
-    """A link to the wire signed for its requester (they are not told of it: a link made for
-    them all the same, as one forwarded to them would be)."""
-    [pending] = await world.app.list_pending(tenant_id=TENANT, include_channel_pause_ids=True)
-    assert pending.pause_id is not None
-    url = world.server.outbox.question_url(pending.pause_id, approver=OWNER, tenant_id=TENANT)
-    return urlsplit(url).path
-
-
 async def test_each_approval_is_shown_and_the_second_distinct_one_runs_the_wire(
     four_eyes: WebWorld,
 ) -> None:
@@ -73,7 +64,7 @@ async def test_each_approval_is_shown_and_the_second_distinct_one_runs_the_wire(
     assert status == 403 and ALREADY_APPROVED in unescape(page)
 
     async with world.client() as olga:  # the requester, an approver of the role too
-        status, page = await answer(olga, await _own_link(world), "approve")
+        status, page = await answer(olga, await link_for(world, OWNER), "approve")
         assert status == 403 and SELF_APPROVAL in unescape(page)
 
     async with world.client() as bob:
