@@ -5,21 +5,61 @@ approvers instead), and once it is escalated its ``escalate_to`` people too (the
 from either side wins). A THREAD_OWNER question:
 its owner. A channel says whether the person is among them (Slack expands user groups, the web
 compares names) and the kit says what follows. The role's own rules (separation of duties) are
-the runtime's, checked by ``App.answer`` before this one.
+the runtime's, checked by ``App.answer`` before this one; :func:`refuses_requester` and
+:func:`without_requester` say the same rule ahead of time, so that no surface lists, notifies
+or mentions the requester for a question the runtime would refuse them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import assert_never
+from typing import Protocol, assert_never
 
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PauseView
+from bot.core.routes import PauseRoute
 from channels.kit.catalog import RoleConfig
 from channels.kit.texts import NOT_AN_APPROVER, NOT_ESCALATED_YET, NOT_THE_OWNER
 
 Among = Callable[[Sequence[str]], Awaitable[bool]]
 """Whether the person is among these approvers (user ids, groups, names: the channel's)."""
+
+
+class SeparatesDuties(Protocol):
+    """Whether a question of ``role`` (routed by ``route``) refuses its requester's answer
+    (``KitCatalog.role_separates_duties``: the runtime's ``separates_duties``)."""
+
+    def __call__(self, role: str, route: PauseRoute | None = None, /) -> bool: ...
+
+
+class Asked(Protocol):
+    """What a rule needs of a question: ``PendingPause``, ``PauseView``, a channel's ask."""
+
+    @property
+    def role(self) -> str: ...
+    @property
+    def owner_id(self) -> str | None: ...
+    @property
+    def route(self) -> PauseRoute | None: ...
+
+
+def refuses_requester(question: Asked, person: str, separates: SeparatesDuties) -> bool:
+    """Whether ``person`` asked for ``question`` and its role separates duties: every answer
+    of theirs is refused (``pause.self-approval``), so no surface offers it to them as a
+    question to answer (they may still see it as their own request)."""
+    return (
+        bool(question.owner_id)
+        and person == question.owner_id
+        and separates(question.role, question.route)
+    )
+
+
+def without_requester(
+    people: Sequence[str], question: Asked, separates: SeparatesDuties
+) -> tuple[str, ...]:
+    """``people`` to notify of (or mention for) ``question``, without its requester where the
+    role separates duties (:func:`refuses_requester`)."""
+    return tuple(p for p in people if not refuses_requester(question, p, separates))
 
 
 async def refusal(

@@ -6,7 +6,10 @@ approver (those a policy routed: whose route names them), once escalated those w
 ``escalate_to`` names them, and the THREAD_OWNER pauses of threads they own; as a delegate,
 the CHANNEL questions reassigned to them and those an active standing delegation of theirs
 covers (what its delegator may answer by the channel's rule), never their own request nor the
-delegator's (the rule of ``App.answer``). What expires first is at the top, then the newest.
+delegator's (the rule of ``App.answer``). Nor, where its role separates duties, a question
+the person asked for themselves, though they approve its role: the runtime refuses every
+answer of theirs (``channels.kit.answerers.refuses_requester``). What expires first is at the
+top, then the newest.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from bot.app import App
 from bot.core.enums import PauseAnswerer
 from bot.core.results import PendingPause
 from bot.core.time_left import expiring_first
-from channels.kit.answerers import Among
+from channels.kit.answerers import Among, refuses_requester
 from channels.kit.catalog import Implementation, KitCatalog
 from channels.kit.texts import answering_for, handed_to_you_by
 
@@ -79,8 +82,20 @@ async def waiting_for(
     listed += await _handed_on(
         app, catalog, tenant_id, person, listed, among_for, implementations=implementations
     )
-    shown = [w for w in listed if w.pending.pause_id is not None]
+    shown = [
+        w
+        for w in listed
+        if w.pending.pause_id is not None and not _theirs_refused(catalog, w.pending, person)
+    ]
     return sorted(shown, key=lambda w: expiring_first(w.pending.expires_at, w.pending.asked_at))
+
+
+def _theirs_refused(catalog: KitCatalog[Any], pending: PendingPause, person: str) -> bool:
+    """A CHANNEL question ``person`` asked for, of a role that refuses its requester (a
+    THREAD_OWNER question is always its owner's to answer)."""
+    return pending.answered_by is PauseAnswerer.CHANNEL and refuses_requester(
+        pending, person, catalog.role_separates_duties
+    )
 
 
 async def _own(

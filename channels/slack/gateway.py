@@ -31,6 +31,7 @@ from bot.core.errors import ChannelUnavailableError, SetupError
 from bot.core.results import PauseView
 from bot.core.routes import PauseRoute
 from bot.store.outbox import OutboxEntry
+from channels.kit.answerers import without_requester
 from channels.kit.approvals import nobody_yet
 from channels.kit.grants import offered_scopes
 from channels.kit.outcomes import Outcome
@@ -491,6 +492,7 @@ class SlackGateway:
         approvers = routed or config.approvers or (reminder.owner_id,)
         if reminder.escalated:
             approvers = tuple(dict.fromkeys((*approvers, *config.escalate_to)))
+        approvers = self._not_the_requester(approvers, reminder)
         text = reminder_text(
             self._question_view(reminder),
             approvers,
@@ -510,12 +512,21 @@ class SlackGateway:
             return
         view = self._question_view(escalation)
         where = config.escalation_conversation
-        text = escalation_text(view, config.escalate_to, where=where)
+        text = escalation_text(
+            view, self._not_the_requester(config.escalate_to, escalation), where=where
+        )
         await self._nudge_in_thread(ref, escalation.nudge_key, text, retried=escalation.retried)
         if where is not None:  # owed until Slack takes it (``channels.slack.escalation_copies``)
             await self.escalation_copies.owe(
                 escalation, ref, where=where, implementation=implementation
             )
+
+    def _not_the_requester(
+        self, people: Sequence[str], question: ChannelReminder | ChannelEscalation
+    ) -> tuple[str, ...]:
+        """Who to mention for ``question``: never its requester where its role separates
+        duties (their answer would be refused: ``channels.kit.answerers``)."""
+        return without_requester(people, question, self._catalog.role_separates_duties)
 
     def _question_view(self, question: Question) -> ApprovalView:
         """The question as it was asked (its real arguments: every renderer masks them)."""

@@ -3,7 +3,8 @@
 A user may answer the pauses of CHANNEL roles whose Slack channel (as their workspace set it:
 ``channels.slack.workspaces``) names them as an approver
 (directly or through a user group), once escalated those whose ``escalate_to`` names them, and
-the THREAD_OWNER pauses of threads they own.
+the THREAD_OWNER pauses of threads they own; never, where its role separates duties, a question
+they asked for themselves (``channels.kit.waiting``).
 """
 
 from __future__ import annotations

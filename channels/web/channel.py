@@ -36,6 +36,7 @@ from bot.core.dtos import ToolCallApprovalAsk
 from bot.core.enums import PauseAnswerer
 from bot.core.errors import SetupError
 from bot.core.results import PauseView
+from channels.kit.answerers import SeparatesDuties, without_requester
 from channels.kit.factory import PeopleRules, implement_role, role_people
 from channels.web.catalog import CONFIG_ATTRIBUTE, WebChannelConfig
 from channels.web.links import LinkKind, LinkSigner
@@ -82,8 +83,10 @@ class WebOutbox:
         link_lifetime: timedelta,
         describe_tool: DescribeTool,
         title: TitleQuestion | None = None,
+        separates_duties: SeparatesDuties | None = None,
     ) -> None:
         self._signer = signer
+        self._separates = separates_duties or (lambda role, route=None, /: False)
         self._base_url = base_url.rstrip("/")
         self._notifier = notifier
         self._lifetime = link_lifetime
@@ -182,6 +185,9 @@ class WebOutbox:
         asked: tuple[str, ...],
         reminder: int = 0,
     ) -> None:
+        """One notice per person of ``people``, never to the requester of a question whose
+        role separates duties: every answer of theirs would be refused."""
+        people = without_requester(people, question, self._separates)
         notices = [
             WebNotice(
                 approver=person,

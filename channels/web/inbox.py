@@ -2,7 +2,8 @@
 
 A person may answer the pauses of CHANNEL roles whose web channel names them as an approver,
 once escalated those whose ``escalate_to`` names them, and the THREAD_OWNER pauses of threads
-they own. What expires first is at the top, then the newest.
+they own; never, where its role separates duties, a question they asked for themselves
+(``channels.kit.waiting``). What expires first is at the top, then the newest.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ the escalation (``ESCALATION``, to the channel's ``escalate_to`` people). A ques
 someone is told to them (``HANDOVER``), and so is a standing delegation to them when it starts
 or is ended early (``DELEGATION``: the kit's sentence as ``title``, the link their inbox's).
 A notice is for one person because its link is theirs: whoever holds it answers as them.
+The requester of a question whose role separates duties (``separation_of_duties``, or several
+approvals required) is never told of it, though they approve the role: every answer of theirs
+would be refused (``channels.kit.answerers.without_requester``).
 Neither the link nor the notice shows the pause id.
 
 A notifier is called best effort: one that fails is logged (``web.notify-failed``) and the

@@ -145,6 +145,7 @@ class WebServer:
             title=lambda value, *, agent, role: title_of(
                 value, self._catalog, agent=agent, role=role
             ),
+            separates_duties=self._catalog.role_separates_duties,
         )
         self._inbox_list = WebInbox(app, self._catalog, self.outbox)
         self._grants = WebGrants(app, self._catalog, self._answering)

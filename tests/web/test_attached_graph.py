@@ -20,6 +20,7 @@ from tests.web.office import (
     RefundApprovalChannel,
     WireApprovalChannel,
 )
+from tests.web.own_links import link_for
 from tests.web.pages import answer, has_forms, open_page
 
 REQUESTER = "olga"
@@ -72,9 +73,10 @@ async def test_a_tool_named_like_another_graphs_or_ours_keeps_its_own_role(
         "refund-agent", refund_agent(one_refund(), Refunds()), role=RefundApprovalChannel
     )
     await agent.ainvoke(ASK, thread_id="w1", tenant_id=TENANT, owner_id=ALICE)
-    assert sorted(n.approver for n in web_world.notices) == [ALICE, OWNER]  # the wire's
+    # the wire's approvers, without Alice: the wire role never takes its requester's answer
+    assert sorted(n.approver for n in web_world.notices) == [OWNER]
 
-    status, page = await answer(web_world.http, web_world.link(ALICE, name), "approve")
+    status, page = await answer(web_world.http, await link_for(web_world, ALICE), "approve")
     assert status == 403 and "you cannot approve it" in page
     [waiting] = await web_world.app.list_pending(tenant_id=TENANT)
     assert waiting.channel == "wire-approval-channel" and wires.runs == []

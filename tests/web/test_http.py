@@ -27,6 +27,7 @@ from tests.web.office import (
     RefundCardTool,
     WireMoneyTool,
 )
+from tests.web.own_links import link_for
 from tests.web.pages import answer, csrf_of, field_error, has_forms, open_page, post
 
 REFUND = "refund-card-tool"
@@ -397,8 +398,9 @@ async def test_only_the_channels_approvers_may_answer(web_world: WebWorld) -> No
 
 async def test_separation_of_duties_refuses_the_requester(web_world: WebWorld) -> None:
     await web_world.ask(call_tool(WireMoneyTool, {"iban": "DE02", "amount": 900}), "wired")
+    assert [n.approver for n in web_world.notices] == [ALICE]  # never the requester
 
-    status, page = await answer(web_world.http, web_world.link(OWNER, "wire-money-tool"), "approve")
+    status, page = await answer(web_world.http, await link_for(web_world, OWNER), "approve")
     assert status == 403
     assert "you cannot approve it" in page
     assert 'value="reply"' not in page  # the wire role reads no replies: no free-text form
