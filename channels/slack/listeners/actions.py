@@ -12,11 +12,10 @@ from slack_bolt.context.async_context import AsyncBoltContext
 
 from channels.slack.answering import AfterAck, Answerer
 from channels.slack.button_values import read_answer_value
+from channels.slack.listeners.clickers import clicker
 from channels.slack.payloads import (
     SlackPayload,
-    interaction_audience,
     state_values,
-    tenant_of,
     text_at,
 )
 from channels.slack.render import ACTION_ID_PATTERN, action_kind
@@ -40,18 +39,10 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
     ) -> None:
         kind = action_kind(text_at(action, "action_id") or "")
-        value = text_at(action, "value")
-        user = text_at(body, "user", "id")
-        tenant = tenant_of(context)
-        if kind is None or value is None or user is None or tenant is None:
+        value, who = text_at(action, "value"), clicker(body, context)
+        if kind is None or value is None or who is None:
             await ack()
             return
-        who = Answerer(
-            user=user,
-            team=context.team_id,
-            tenant_id=tenant,
-            audience=interaction_audience(body, user),
-        )
         trigger_id = text_at(body, "trigger_id") or ""
         match kind:
             case "approve":

@@ -10,9 +10,9 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from channels.kit.grants import SCOPE_FIELD
 from channels.slack.answering import Answerer
 from channels.slack.feedback import Audience
+from channels.slack.listeners.clickers import clicker
 from channels.slack.payloads import (
     SlackPayload,
-    interaction_audience,
     state_values,
     tenant_of,
     text_at,
@@ -31,7 +31,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
     ) -> None:
         await ack()
-        who = _clicker(body, context)
+        who = clicker(body, context)
         value = text_at(action, "value")
         if who is None or value is None:
             return
@@ -64,7 +64,7 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
     ) -> None:
         await ack()
-        who = _clicker(body, context)
+        who = clicker(body, context)
         grant_id = text_at(action, "value")
         if who is None or grant_id is None:
             return
@@ -78,11 +78,3 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     bolt.action(GRANT_PATTERN)(on_grant_click)  # a turn item's too (``:3``)
     bolt.action(REVOKE_GRANT_PATTERN)(on_revoke)
     bolt.view(GRANT_MODAL)(on_grant_submit)
-
-
-def _clicker(body: SlackPayload, context: AsyncBoltContext) -> Answerer | None:
-    user, tenant = text_at(body, "user", "id"), tenant_of(context)
-    if user is None or tenant is None:
-        return None
-    audience = interaction_audience(body, user)
-    return Answerer(user=user, team=context.team_id, tenant_id=tenant, audience=audience)

@@ -11,9 +11,9 @@ from channels.slack.answering import Answerer, ModalAnswer
 from channels.slack.button_values import read_answer_value
 from channels.slack.feedback import Audience
 from channels.slack.flows import TAMPERED
+from channels.slack.listeners.clickers import clicker
 from channels.slack.payloads import (
     SlackPayload,
-    interaction_audience,
     state_values,
     tenant_of,
     text_at,
@@ -35,15 +35,9 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     ) -> None:
         await ack()
         value = text_at(action, "selected_option", "value")  # the menu's one option
-        user, tenant = text_at(body, "user", "id"), tenant_of(context)
-        if value is None or user is None or tenant is None:
+        who = clicker(body, context)
+        if value is None or who is None:
             return
-        who = Answerer(
-            user=user,
-            team=context.team_id,
-            tenant_id=tenant,
-            audience=interaction_audience(body, user),
-        )
         trigger_id = text_at(body, "trigger_id") or ""
         modal = flows.open_modal("reassign", read_answer_value(value), who, trigger_id)
         tasks.spawn(modal, name="slack reassign", urgent=True)  # trigger_id lives 3 s

@@ -10,8 +10,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from channels.slack.answering import Answerer
-from channels.slack.payloads import SlackPayload, interaction_audience, tenant_of, text_at
+from channels.slack.listeners.clickers import clicker
+from channels.slack.payloads import SlackPayload, text_at
 from channels.slack.render_turn import TURN_APPROVE_ALL, TURN_REJECT_ALL
 from channels.slack.services import SlackServices
 
@@ -22,20 +22,12 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
     async def on_approve_all(
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
     ) -> None:
-        value = text_at(action, "value")
-        user = text_at(body, "user", "id")
-        tenant = tenant_of(context)
+        value, who = text_at(action, "value"), clicker(body, context)
         channel_id = text_at(body, "container", "channel_id")
         ts = text_at(body, "container", "message_ts")
-        if value is None or user is None or tenant is None or channel_id is None or ts is None:
+        if value is None or who is None or channel_id is None or ts is None:
             await ack()
             return
-        who = Answerer(
-            user=user,
-            team=context.team_id,
-            tenant_id=tenant,
-            audience=interaction_audience(body, user),
-        )
         recording = turns.record_approve_all(value, who, channel_id=channel_id, ts=ts)
         await late.click_recorded(ack, recording, who.audience, tasks, "turn approve all")
 
@@ -43,19 +35,11 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
         ack: AsyncAck, body: SlackPayload, action: SlackPayload, context: AsyncBoltContext
     ) -> None:
         await ack()
-        value = text_at(action, "value")
-        user = text_at(body, "user", "id")
-        tenant = tenant_of(context)
+        value, who = text_at(action, "value"), clicker(body, context)
         channel_id = text_at(body, "container", "channel_id")
         ts = text_at(body, "container", "message_ts")
-        if value is None or user is None or tenant is None or channel_id is None or ts is None:
+        if value is None or who is None or channel_id is None or ts is None:
             return
-        who = Answerer(
-            user=user,
-            team=context.team_id,
-            tenant_id=tenant,
-            audience=interaction_audience(body, user),
-        )
         trigger_id = text_at(body, "trigger_id") or ""
         modal = turns.open_reject_all(
             value, who, channel_id=channel_id, ts=ts, trigger_id=trigger_id
