@@ -56,8 +56,9 @@ def register(bolt: AsyncApp, services: SlackServices) -> None:
             await ack(response_action="errors", errors=started)
             return
         await ack()
+        # the delegator's Home at once (they may not have opened it since this process started);
+        # the delegate's is refreshed with the notice (``SlackDelegations.tell_delegate``)
         tasks.spawn(home.publish(tenant_id=tenant, user=user), name="slack home")
-        home.refresh_user(tenant, started.delegate)  # their Home lists it too, if they opened it
 
     bolt.action(END_DELEGATION_ACTION)(on_end)
     bolt.action(START_DELEGATION_ACTION)(on_start)
