@@ -386,11 +386,11 @@ class SlackGateway:
                 if is_transient(error):  # the message still offers its buttons: owed
                     await self._owe_update(pause_id, closed.tenant_id)
                 raise
+        question = next(ref for ref in refs if not ref.escalated_copy)
+        await self._settle_note(question, view, outcome, tenant_id=closed.tenant_id)
         await self.messages.close(pause_id, self._app.clock.now())
         for listener in self._listeners:
             listener(closed)
-        question = next(ref for ref in refs if not ref.escalated_copy)
-        await self._settle_note(question, view, outcome, tenant_id=closed.tenant_id)
         return True
 
     async def _shown_in_turn(self, ref: MessageRef) -> bool:
@@ -582,23 +582,38 @@ class SlackGateway:
     async def _settle_note(
         self, question: MessageRef, view: ApprovalView, outcome: Outcome, *, tenant_id: str
     ) -> None:
-        """Update the requester's note (if the request has one) with the outcome: owed until
-        Slack took it, after the note itself when that is still owed. Whether it has one is
-        kept on the question's reference (``noted``); only a reference stored before that was
-        kept has it looked up (the note, else its entry still owed)."""
+        """Update the requester's note (if the request has one) with the outcome, before the
+        question's references close: a process that dies first leaves them open, and the
+        outcome is shown again, note and all (an update is the same made twice), as for the
+        question's own message. Owed (the outbox) only when Slack fails it, or after the note
+        itself when that is still owed. Whether it has a note is kept on the question's
+        reference (``noted``): nothing is read for a question without one."""
         pause_id = question.pause_id
         if question.noted is False:
             return
-        if (
-            question.noted is None
-            and await self.notes.get(pause_id) is None
-            and await self.outbox.store.get(note_key(pause_id)) is None
-        ):
-            return
         rendered = settled_note(view, outcome)
-        await self.outbox.update_note(
-            pause_id, text=rendered.text, blocks=rendered.blocks, tenant_id=tenant_id
-        )
+        note = await self.notes.get(pause_id)
+        if note is None:
+            if await self.outbox.store.get(note_key(pause_id)) is not None:  # the note is owed
+                await self.outbox.update_note(
+                    pause_id, text=rendered.text, blocks=rendered.blocks, tenant_id=tenant_id
+                )
+            return  # no note (a reference stored before ``noted`` was kept may say None)
+        try:
+            await self.client.chat_update(
+                channel=note.channel_id, ts=note.ts, text=rendered.text, blocks=rendered.blocks
+            )
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            if not is_transient(error):  # refused for good (the note deleted...): as the outbox
+                log.warning("slack: a note's update was not said: %s", failure_of(error))
+                return
+            await self.outbox.update_note(
+                pause_id,
+                text=rendered.text,
+                blocks=rendered.blocks,
+                tenant_id=tenant_id,
+                try_now=False,
+            )
 
     async def _nudge_in_thread(
         self, question: MessageRef, nudge_key: str, text: str, *, retried: bool
