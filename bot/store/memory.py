@@ -770,6 +770,12 @@ class MemoryMessageRefs(MessageRefs):
         self._refs[pause_id] = dataclasses.replace(ref, closed_at=at)
         return True
 
+    async def get_each(self, pause_ids: Sequence[str]) -> list[MessageRefRecord]:
+        return [self._refs[p] for p in sorted(set(pause_ids)) if p in self._refs]
+
+    async def close_each(self, pause_ids: Sequence[str], at: datetime) -> list[str]:
+        return [p for p in sorted(set(pause_ids)) if await self.close(p, at)]
+
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
         found = (
             ref

@@ -39,6 +39,12 @@ class SqlMessageRefs:
     async def close(self, pause_id: str, at: datetime) -> bool:
         return await self._tx.apply(functools.partial(_close, pause_id, at))
 
+    async def get_each(self, pause_ids: Sequence[str]) -> list[MessageRefRecord]:
+        return await self._tx.read(functools.partial(_get_each, tuple(pause_ids)))
+
+    async def close_each(self, pause_ids: Sequence[str], at: datetime) -> list[str]:
+        return await self._tx.apply(functools.partial(_close_each, tuple(pause_ids), at))
+
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
         return await self._tx.read(functools.partial(_open_in_thread, conversation, thread))
 
@@ -81,6 +87,27 @@ def _close(pause_id: str, at: datetime, connection: Connection) -> bool:
         .values(closed_at=at)
     )
     return connection.execute(closing).rowcount == 1
+
+
+def _get_each(pause_ids: tuple[str, ...], connection: Connection) -> list[MessageRefRecord]:
+    statement = (
+        select(message_refs)
+        .where(message_refs.c.pause_id.in_(pause_ids))
+        .order_by(message_refs.c.pause_id)
+    )
+    return [_record(row._mapping) for row in connection.execute(statement).all()]
+
+
+def _close_each(pause_ids: tuple[str, ...], at: datetime, connection: Connection) -> list[str]:
+    """One conditional UPDATE whose RETURNING says which it closed (SQLite 3.35+ and
+    PostgreSQL): the caller knows whether its own question's message was among them."""
+    closing = (
+        update(message_refs)
+        .where(and_(message_refs.c.pause_id.in_(pause_ids), message_refs.c.closed_at.is_(None)))
+        .values(closed_at=at)
+        .returning(message_refs.c.pause_id)
+    )
+    return sorted(row[0] for row in connection.execute(closing).all())
 
 
 def _open_in_thread(

@@ -439,6 +439,16 @@ class MessageRefs(Protocol):
         (False if it already was, or is unknown)."""
         ...
 
+    async def get_each(self, pause_ids: Sequence[str]) -> list[MessageRefRecord]:
+        """The references of ``pause_ids`` that exist, by pause id, in one read (a question's
+        message and its escalated copy, read together when its outcome is shown)."""
+        ...
+
+    async def close_each(self, pause_ids: Sequence[str], at: datetime) -> list[str]:
+        """Mark the messages of ``pause_ids`` as showing their outcome, in one write; the pause
+        ids this call closed (not those closed already, nor unknown ones)."""
+        ...
+
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
         """The open references in ``thread`` of ``conversation``, oldest first."""
         ...

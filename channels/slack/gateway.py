@@ -164,6 +164,7 @@ class SlackGateway:
             closed=False,
             shared=True,
         )
+        ref = replace(ref, noted=_owes_note(ask, ref))
         owed = key_of(UPDATE, ask.pause_id)
         await self.outbox.owe(
             owed,
@@ -248,6 +249,7 @@ class SlackGateway:
             implementation=implementation,
             turn=turn,
         )
+        ref = replace(ref, noted=_owes_note(ask, ref))
         if not await self.messages.add(ref, self._app.clock.now()):
             # another send stored its message first: keep that one, take ours back
             await self._delete_quietly(ref)
@@ -303,10 +305,7 @@ class SlackGateway:
         waits; nothing when it waits in that very thread or the work was not started in Slack.
         A note Slack cannot take now is owed (the outbox): the question is asked all the same."""
         thread = SlackThread.parse(ask.thread_id)
-        if thread is None or (thread.channel, thread.ts) in (
-            (ref.channel_id, ref.thread_ts),
-            (ref.channel_id, ref.ts),
-        ):
+        if thread is None or not _owes_note(ask, ref):
             return
         rendered = waiting_note(view, conversation=ref.channel_id)
         await self.outbox.post(
@@ -387,10 +386,11 @@ class SlackGateway:
                 if is_transient(error):  # the message still offers its buttons: owed
                     await self._owe_update(pause_id, closed.tenant_id)
                 raise
+        question = next(ref for ref in refs if not ref.escalated_copy)
+        await self._settle_note(question, view, outcome, tenant_id=closed.tenant_id)
         await self.messages.close(pause_id, self._app.clock.now())
         for listener in self._listeners:
             listener(closed)
-        await self._settle_note(pause_id, view, outcome, tenant_id=closed.tenant_id)
         return True
 
     async def _shown_in_turn(self, ref: MessageRef) -> bool:
@@ -580,19 +580,40 @@ class SlackGateway:
         )
 
     async def _settle_note(
-        self, pause_id: str, view: ApprovalView, outcome: Outcome, *, tenant_id: str
+        self, question: MessageRef, view: ApprovalView, outcome: Outcome, *, tenant_id: str
     ) -> None:
-        """Update the requester's note (if the request has one) with the outcome: owed until
-        Slack took it, after the note itself when that is still owed."""
-        if (
-            await self.notes.get(pause_id) is None
-            and await self.outbox.store.get(note_key(pause_id)) is None
-        ):
+        """Update the requester's note (if the request has one) with the outcome, before the
+        question's references close: a process that dies first leaves them open, and the
+        outcome is shown again, note and all (an update is the same made twice), as for the
+        question's own message. Owed (the outbox) only when Slack fails it, or after the note
+        itself when that is still owed. Whether it has a note is kept on the question's
+        reference (``noted``): nothing is read for a question without one."""
+        pause_id = question.pause_id
+        if question.noted is False:
             return
         rendered = settled_note(view, outcome)
-        await self.outbox.update_note(
-            pause_id, text=rendered.text, blocks=rendered.blocks, tenant_id=tenant_id
-        )
+        note = await self.notes.get(pause_id)
+        if note is None:
+            if await self.outbox.store.get(note_key(pause_id)) is not None:  # the note is owed
+                await self.outbox.update_note(
+                    pause_id, text=rendered.text, blocks=rendered.blocks, tenant_id=tenant_id
+                )
+            return  # no note (a reference stored before ``noted`` was kept may say None)
+        try:
+            await self.client.chat_update(
+                channel=note.channel_id, ts=note.ts, text=rendered.text, blocks=rendered.blocks
+            )
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            if not is_transient(error):  # refused for good (the note deleted...): as the outbox
+                log.warning("slack: a note's update was not said: %s", failure_of(error))
+                return
+            await self.outbox.update_note(
+                pause_id,
+                text=rendered.text,
+                blocks=rendered.blocks,
+                tenant_id=tenant_id,
+                try_now=False,
+            )
 
     async def _nudge_in_thread(
         self, question: MessageRef, nudge_key: str, text: str, *, retried: bool
@@ -687,6 +708,17 @@ def _state(pause: PauseView) -> tuple[PauseStatus, int, int, int]:
     """What a waiting question's message shows of it changes with this."""
     counted = sum(1 for approval in pause.approvals if approval.counted)
     return (pause.status, len(pause.approvals), counted, len(pause.handovers))
+
+
+def _owes_note(ask: ChannelAsk, ref: MessageRef) -> bool:
+    """Whether the requester of ``ask``, asked in the message ``ref``, is told in their own
+    thread where it waits (``SlackGateway._post_note``): the work was started in a Slack thread
+    other than the one the question is asked in."""
+    thread = SlackThread.parse(ask.thread_id)
+    return thread is not None and (thread.channel, thread.ts) not in (
+        (ref.channel_id, ref.thread_ts),
+        (ref.channel_id, ref.ts),
+    )
 
 
 def _route(question: Question) -> PauseRoute | None:

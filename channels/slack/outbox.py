@@ -133,12 +133,21 @@ class SlackOutbox:
         )
 
     async def update_note(
-        self, pause_id: str, *, text: str, blocks: list[dict[str, Any]], tenant_id: str
+        self,
+        pause_id: str,
+        *,
+        text: str,
+        blocks: list[dict[str, Any]],
+        tenant_id: str,
+        try_now: bool = True,
     ) -> bool:
-        """Update the requester's note of ``pause_id`` (when it has one, once it is posted)."""
+        """Update the requester's note of ``pause_id`` (when it has one, once it is posted);
+        not ``try_now``: left to the worker (Slack just failed it)."""
         payload = {"text": text, "blocks": blocks}
         key = key_of("note_update", pause_id)
-        return await self.owe(key, NOTE_UPDATE, payload, tenant_id=tenant_id, pause_id=pause_id)
+        return await self.owe(
+            key, NOTE_UPDATE, payload, tenant_id=tenant_id, pause_id=pause_id, try_now=try_now
+        )
 
     async def owe(
         self,

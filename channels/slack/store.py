@@ -49,6 +49,11 @@ class MessageRef:
     (``channels.slack.turn_messages.turn_key``), None for a question asked on its own."""
     shared: bool = False
     """The message asks other questions too (a turn's): updating it reads them."""
+    noted: bool | None = None
+    """Whether the requester was owed a note saying where the question waits (decided as it
+    was asked: ``SlackGateway._post_note``), so showing its outcome reads nothing to know
+    whether a note must be updated; None for a reference stored before it was kept (looked
+    up then: ``cs_slack_notes``, else the note's entry still owed)."""
 
     def __repr__(self) -> str:  # never print the pause id
         return f"MessageRef(channel_id={self.channel_id!r}, ts={self.ts!r}, closed={self.closed})"
@@ -87,14 +92,13 @@ class SlackMessageStore:
 
     async def copies(self, pause_id: str) -> list[MessageRef]:
         """Every message that asks the pause: the question, and its escalated copy if any."""
-        found = [await self._refs.get(pause_id), await self._refs.get(_copy_key(pause_id))]
-        return [_slack_ref(record) for record in found if record is not None]
+        found = await self._refs.get_each((pause_id, _copy_key(pause_id)))  # one read
+        return [_slack_ref(record) for record in found]  # the question first (its key sorts first)
 
     async def close(self, pause_id: str, at: datetime) -> bool:
         """Mark the message (and its escalated copy) as showing its outcome; ``False`` if the
         question's message already was (or is unknown)."""
-        await self._refs.close(_copy_key(pause_id), at)
-        return await self._refs.close(pause_id, at)
+        return pause_id in await self._refs.close_each((pause_id, _copy_key(pause_id)), at)
 
     async def open_questions(
         self, *, after: str | None = None, limit: int = 100
@@ -266,7 +270,8 @@ def _record(ref: MessageRef, at: datetime) -> MessageRefRecord:
         conversation=ref.channel_id,
         thread=ref.thread,
         role=ref.role,
-        reference={"ts": ref.ts, "thread_ts": ref.thread_ts},
+        reference={"ts": ref.ts, "thread_ts": ref.thread_ts}
+        | ({} if ref.noted is None else {"noted": ref.noted}),
         created_at=at,
         closed_at=at if ref.closed else None,
         turn=None if ref.escalated_copy else ref.turn,
@@ -282,6 +287,7 @@ def _slack_ref(record: MessageRefRecord) -> MessageRef:
             "(its ts and thread_ts are not text)"
         )
     copy = record.pause_id.endswith(ESCALATED_COPY)
+    noted = record.reference.get("noted")
     return MessageRef(
         pause_id=record.pause_id.removesuffix(ESCALATED_COPY),
         tenant_id=record.tenant_id,
@@ -294,4 +300,5 @@ def _slack_ref(record: MessageRefRecord) -> MessageRef:
         escalated_copy=copy,
         turn=record.turn,
         shared=record.shared,
+        noted=noted if isinstance(noted, bool) else None,
     )

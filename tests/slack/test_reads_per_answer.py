@@ -79,11 +79,12 @@ async def test_a_lone_question_s_update_reads_no_other_question_of_its_message(
     assert ref is not None and not ref.shared
     in_thread = count_calls(monkeypatch, SqlMessageRefs, "in_thread")
     gets = count_calls(monkeypatch, SqlMessageRefs, "get")
+    together = count_calls(monkeypatch, SqlMessageRefs, "get_each")
 
     await world.click(MANAGER, APPROVE_ACTION, pause_id)
     await world.settle()
 
     assert in_thread == []  # no turn lookup: the reference said it asks this question only
-    assert gets == ["get", "get"]  # its reference and its escalated copy's, as before
+    assert gets == [] and together == ["get_each"]  # its reference and its escalated copy's
     [update] = world.stub.of("chat.update")
     assert f"*Approved* by <@{MANAGER}>" in all_text(update.blocks())

@@ -181,3 +181,21 @@ async def test_seen_events_of_an_earlier_version_are_kept(kind: str, tmp_path: P
                 lambda c: c.execute(select(func.max(slack_schema_version.c.version))).scalar()
             )
     assert version == len(SLACK_MIGRATIONS) == 2
+
+
+async def test_a_question_and_its_escalated_copy_are_read_and_closed_together(
+    messages: SlackMessageStore,
+) -> None:
+    at = FakeClock().now()
+    question = replace(ref("a" * 32, "1.1"), noted=True)
+    copy = replace(ref("a" * 32, "5.5"), escalated_copy=True)
+    assert await messages.add(question, at) and await messages.add(copy, at)
+    assert await messages.add(replace(ref("b" * 32, "2.2"), noted=False), at)
+
+    assert await messages.copies("a" * 32) == [question, copy]  # the question first
+    assert await messages.close("a" * 32, at)
+    assert not await messages.close("a" * 32, at)  # once
+    assert [r.closed for r in await messages.copies("a" * 32)] == [True, True]
+    assert [r.noted for r in await messages.copies("a" * 32)] == [True, None]
+    other = await messages.get("b" * 32)
+    assert other is not None and other.noted is False and not other.closed

@@ -172,3 +172,36 @@ async def test_a_joining_reference_marks_its_message_shared_and_a_lone_one_stays
     assert kept is not None and kept.conversation == "C0APPROVALS"
     untouched = await refs.get("c" * 32)
     assert untouched is not None and not untouched.shared  # nothing marked
+
+
+async def test_references_are_read_together_in_one_call(refs: MessageRefs) -> None:
+    await refs.add(ref("b"))
+    await refs.add(ref("a"))
+
+    found = await refs.get_each(["b" * 32, "9" * 32, "a" * 32])
+
+    assert [r.pause_id for r in found] == ["a" * 32, "b" * 32]  # by pause id, unknown left out
+    assert await refs.get_each(["9" * 32]) == []
+
+
+async def test_closing_references_together_says_which_this_call_closed(refs: MessageRefs) -> None:
+    await refs.add(ref("a"))
+    await refs.add(ref("b", closed_at=NOW))  # closed already
+    later = NOW + timedelta(minutes=5)
+
+    closed = await refs.close_each(["a" * 32, "b" * 32, "9" * 32], later)
+
+    assert closed == ["a" * 32]
+    assert await refs.close_each(["a" * 32], later) == []  # only once
+    found = await refs.get("a" * 32)
+    assert found is not None and found.closed_at == later
+    kept = await refs.get("b" * 32)
+    assert kept is not None and kept.closed_at == NOW
+
+
+async def test_racing_closings_of_one_reference_close_it_once(refs: MessageRefs) -> None:
+    await refs.add(ref("a"))
+
+    closed = await asyncio.gather(*(refs.close_each(["a" * 32], NOW) for _ in range(4)))
+
+    assert sorted(closed) == [[], [], [], ["a" * 32]]

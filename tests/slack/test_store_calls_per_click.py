@@ -1,0 +1,124 @@
+"""What one Approve click costs the store, pinned: the read and write calls (transactions) on
+Countersign's tables from the signed click to its message updated, counted as the benchmark
+counts them (``tests.benchmarks.cycle_cost --part clicks``: SQLAlchemy's listeners on every
+engine). A change that adds a call per click fails here; one that saves a call lowers the pin.
+
+Issue 32's target is 2 reads and 4 writes per click. The reads are there (the pause before the
+ack, its message's references after it); of the 7 writes, the answer and the runtime's four
+(open the tree, take the tool call, keep its result, end the tree) each guard a guarantee at
+their own moment (the answer persisted before the ack; the call taken before the tool runs and
+its result kept before the tree moves on, so a tool never runs twice), then the message's
+references closed once Slack showed the outcome and the run's end recorded told once every
+channel was told (``App._emit_resume``: a process that dies first leaves both to be done
+again)."""
+
+from __future__ import annotations
+
+from sqlalchemy import update
+
+from bot.store.tables import message_refs
+from channels.slack.render import APPROVE_ACTION
+from tests.benchmarks.cycle_cost import Counting, Tally
+from tests.slack.checks import all_text
+from tests.slack.conftest import SlackWorld
+from tests.slack.office import MANAGER
+from tests.slack.test_clicks import ask_refund
+from tests.slack.test_notes import ask_refund_in_thread, note_updates
+
+READ_CALLS = 2
+"""The pause read before the ack; its message's references (the question's and an escalated
+copy's) after it."""
+WRITE_CALLS = 7
+"""The answer; the tree opened, the tool taken, its result, the tree ended (the runtime's);
+the message's references closed; the run's end told (``told_at``)."""
+
+
+NOTED_READ_CALLS = 3
+"""A run started in a Slack thread: the requester's note read too (where to update it)."""
+NOTED_WRITE_CALLS = 9
+"""A run started in a Slack thread: the run's end said there too, owed (INSERT) until Slack
+took it (DELETE) — at least once, said once, across instances (``SlackGateway.tell_run_end``)."""
+
+
+async def click_counted(world: SlackWorld, pause_id: str) -> Tally:
+    tally = Tally()
+    counting = Counting()
+    with counting.listening(world.app.checkpointer), counting.phase(tally):
+        response = await world.click(MANAGER, APPROVE_ACTION, pause_id)
+        assert response.status == 200
+        await world.settle()
+    return tally
+
+
+def statements_on(tally: Tally, table: str) -> list[str]:
+    return [s for s in tally.statements.elements() if f" {table} " in f"{s} " or f" {table}." in s]
+
+
+async def test_an_approve_click_makes_at_most_the_pinned_store_calls(world: SlackWorld) -> None:
+    warm = await ask_refund(world)  # the first click of a process may set things up
+    await click_counted(world, warm)
+    pause_id = await ask_refund(world)
+
+    tally = await click_counted(world, pause_id)
+
+    assert f"*Approved* by <@{MANAGER}>" in all_text(world.stub.of("chat.update")[-1].blocks())
+    assert tally.read_calls <= READ_CALLS and tally.write_calls <= WRITE_CALLS, tally.shown(1)
+
+
+async def test_a_click_reads_and_closes_its_message_references_once(world: SlackWorld) -> None:
+    pause_id = await ask_refund(world)
+    ref = await world.bot.messages.get(pause_id)
+    assert ref is not None and ref.noted is False  # asked where its requester sees it
+
+    tally = await click_counted(world, pause_id)
+
+    refs = statements_on(tally, "cs_message_refs")
+    assert [s.split()[0] for s in refs] == ["SELECT", "UPDATE"], refs  # the copy's with it
+    assert statements_on(tally, "cs_slack_notes") == []  # no note: its reference says so
+    assert statements_on(tally, "cs_outbox") == []
+
+
+async def test_a_click_on_a_question_with_a_note_still_updates_the_note(
+    world: SlackWorld,
+) -> None:
+    pause_id = await ask_refund_in_thread(world)
+    ref = await world.bot.messages.get(pause_id)
+    assert ref is not None and ref.noted is True  # asked out of the requester's thread
+
+    tally = await click_counted(world, pause_id)
+
+    assert len(note_updates(world)) == 1
+    assert [s.split()[0] for s in statements_on(tally, "cs_message_refs")] == ["SELECT", "UPDATE"]
+
+
+async def test_a_reference_stored_before_notes_were_kept_on_it_still_has_its_note_updated(
+    world: SlackWorld,
+) -> None:
+    pause_id = await ask_refund_in_thread(world)
+    stored = await world.bot.messages.get(pause_id)
+    assert stored is not None
+    older = {"ts": stored.ts, "thread_ts": stored.thread_ts}  # as an earlier version kept it
+    await world.app.database.transactions.write(
+        lambda connection: connection.execute(
+            update(message_refs).where(message_refs.c.pause_id == pause_id).values(reference=older)
+        )
+    )
+    before = await world.bot.messages.get(pause_id)
+    assert before is not None and before.noted is None
+
+    tally = await click_counted(world, pause_id)
+
+    assert len(note_updates(world)) == 1
+    assert len(statements_on(tally, "cs_slack_notes")) >= 1  # looked up, as before
+
+
+async def test_a_click_on_a_run_started_in_slack_makes_at_most_the_pinned_store_calls(
+    world: SlackWorld,
+) -> None:
+    pause_id = await ask_refund_in_thread(world)
+
+    tally = await click_counted(world, pause_id)
+
+    assert len(note_updates(world)) == 1
+    assert tally.read_calls <= NOTED_READ_CALLS, tally.shown(1)
+    assert tally.write_calls <= NOTED_WRITE_CALLS, tally.shown(1)
