@@ -2,7 +2,8 @@
 its message's references (``ExecutionResumeEvent.end_told``), not in a write of its own: a
 process that dies before that write leaves the end untold, and the sweep tells it again (the
 message updated again, then closed and told, once); one that dies where the App's own write
-of it was (now never made) leaves nothing to tell again."""
+of it was (now never made) leaves nothing to tell again. A run whose end is said in its Slack
+thread after the close is not recorded told by the close."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from tests.slack.checks import all_text
 from tests.slack.conftest import SlackWorld
 from tests.slack.office import MANAGER
 from tests.slack.test_clicks import ask_refund
+from tests.slack.test_notes import THREAD, ask_refund_in_thread
 
 
 class Died(BaseException):
@@ -87,3 +89,35 @@ async def test_the_end_is_told_by_the_close_and_the_app_writes_no_mark_of_its_ow
     assert ref is not None and ref.closed
     await _sweeps(world)
     assert len(_approved_updates(world)) == 1
+
+
+async def test_an_end_said_in_its_thread_is_not_told_by_the_close_before_it_is_said(
+    world: SlackWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run started in a Slack thread has its end said there after the references close: a
+    process that dies between the close and the end owed leaves the end untold (the close did
+    not record it told), and the sweep says it, once."""
+    pause_id = await ask_refund_in_thread(world)
+    _dies_once(monkeypatch, world.bot.gateway.outbox, "post")  # the end, not yet owed
+
+    await world.click(MANAGER, APPROVE_ACTION, pause_id)
+    await world.settle()
+    ref = await world.bot.messages.get(pause_id)
+    assert ref is not None and ref.closed  # closed, then the process died
+    assert _ends_said(world) == 0
+    assert len(await _untold(world)) == 1
+
+    await _sweeps(world)
+    await _sweeps(world)
+
+    assert _ends_said(world) == 1
+    assert await _untold(world) == []
+
+
+def _ends_said(world: SlackWorld) -> int:
+    posts = world.stub.of("chat.postMessage")
+    return sum(
+        1
+        for m in posts
+        if m.payload.get("thread_ts") == THREAD.ts and m.payload.get("text") == "refund done"
+    )

@@ -101,6 +101,25 @@ async def test_a_click_records_its_runs_end_told_in_the_write_closing_its_refere
     ]
 
 
+async def test_a_run_whose_end_is_said_in_its_thread_is_recorded_told_after_it(
+    world: SlackWorld,
+) -> None:
+    """Its end is said after the references close (owed in the outbox until Slack took it):
+    the close cannot carry it, the App records it told once the end was said."""
+    pause_id = await ask_refund_in_thread(world)
+
+    tally = await click_counted(world, pause_id)
+
+    [closing] = [
+        t
+        for t in tally.transactions_seen
+        if any(" cs_message_refs " in s for s in t) and not _read(t)
+    ]
+    assert [s.split()[:2] for s in closing] == [["UPDATE", "cs_message_refs"]]
+    told = [t for t in tally.transactions_seen if any("told_at" in s for s in t)]
+    assert len(told) == 1 and len(told[0]) == 1, tally.shown(1)  # a write of its own
+
+
 def _read(statements: tuple[str, ...]) -> bool:
     return all(s.startswith("SELECT") for s in statements)
 
