@@ -38,6 +38,7 @@ from bot.core.errors import (
 from bot.core.grants import ArgumentConstraint, Grant, GrantScope
 from bot.core.metrics import Metrics, Readiness
 from bot.core.results import (
+    EndTold,
     ExecutionPauseEvent,
     ExecutionResult,
     ExecutionResumeEvent,
@@ -956,12 +957,21 @@ class App:
     async def _emit_resume(self, event: ExecutionResumeEvent) -> bool:
         """Tell the resume handlers; when the move ended the run and every handler returned,
         record that its end was told (else the sweep tells it again: ``Sweeps.tell_untold``).
+        The last handler is given that record to carry in its own last write when every one
+        before it returned (``ExecutionResumeEvent.end_told``): carried, it costs no write here.
         A handler that raises is logged and never fails the answer that moved the tree.
         Whether every handler returned."""
-        told = True
-        for handler in self._resume_handlers:
+        result = event.result
+        ends = result is not None and result.status.ended
+        told, mark = True, None
+        for index, handler in enumerate(self._resume_handlers):
+            given = event
+            if told and ends and index == len(self._resume_handlers) - 1:
+                assert result is not None
+                mark = EndTold(result.execution_id)
+                given = dataclasses.replace(event, end_told=mark)
             try:
-                outcome = handler(event)
+                outcome = handler(given)
                 if inspect.isawaitable(outcome):
                     await outcome
             except Exception as error:  # a channel's failure must not undo a recorded answer
@@ -973,8 +983,8 @@ class App:
                     event.execution_id,
                     event.tenant_id,
                 )
-        result = event.result
-        if told and result is not None and result.status.ended:
+        if told and ends and not (mark is not None and mark.is_carried):
+            assert result is not None
             await self._mark_told(result.execution_id)
         return told
 

@@ -749,10 +749,12 @@ class MemoryToolRuns(ToolRuns):
 
 
 class MemoryMessageRefs(MessageRefs):
-    """``MessageRefs`` in memory."""
+    """``MessageRefs`` in memory; ``store``: the executions a close records an end told in
+    (``close_each(..., told=...)``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: MemoryStore | None = None) -> None:
         self._refs: dict[str, MessageRefRecord] = {}
+        self._store = store
 
     async def add(self, ref: MessageRefRecord) -> bool:
         if ref.pause_id in self._refs:
@@ -773,8 +775,15 @@ class MemoryMessageRefs(MessageRefs):
     async def get_each(self, pause_ids: Sequence[str]) -> list[MessageRefRecord]:
         return [self._refs[p] for p in sorted(set(pause_ids)) if p in self._refs]
 
-    async def close_each(self, pause_ids: Sequence[str], at: datetime) -> list[str]:
-        return [p for p in sorted(set(pause_ids)) if await self.close(p, at)]
+    async def close_each(
+        self, pause_ids: Sequence[str], at: datetime, *, told: str | None = None
+    ) -> list[str]:
+        if told is not None and self._store is None:
+            raise ValueError("an end told needs the store its executions are in")
+        closed = [p for p in sorted(set(pause_ids)) if await self.close(p, at)]
+        if told is not None and self._store is not None:
+            await self._store.mark_told(told, at)
+        return closed
 
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
         found = (

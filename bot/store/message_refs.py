@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.store.database import Database
 from bot.store.records import MessageRefRecord
-from bot.store.tables import message_refs
+from bot.store.tables import executions, message_refs
 from bot.store.transactions import Transactions
 
 
@@ -42,8 +42,10 @@ class SqlMessageRefs:
     async def get_each(self, pause_ids: Sequence[str]) -> list[MessageRefRecord]:
         return await self._tx.read(functools.partial(_get_each, tuple(pause_ids)))
 
-    async def close_each(self, pause_ids: Sequence[str], at: datetime) -> list[str]:
-        return await self._tx.apply(functools.partial(_close_each, tuple(pause_ids), at))
+    async def close_each(
+        self, pause_ids: Sequence[str], at: datetime, *, told: str | None = None
+    ) -> list[str]:
+        return await self._tx.apply(functools.partial(_close_each, tuple(pause_ids), at, told))
 
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
         return await self._tx.read(functools.partial(_open_in_thread, conversation, thread))
@@ -98,16 +100,27 @@ def _get_each(pause_ids: tuple[str, ...], connection: Connection) -> list[Messag
     return [_record(row._mapping) for row in connection.execute(statement).all()]
 
 
-def _close_each(pause_ids: tuple[str, ...], at: datetime, connection: Connection) -> list[str]:
+def _close_each(
+    pause_ids: tuple[str, ...], at: datetime, told: str | None, connection: Connection
+) -> list[str]:
     """One conditional UPDATE whose RETURNING says which it closed (SQLite 3.35+ and
-    PostgreSQL): the caller knows whether its own question's message was among them."""
+    PostgreSQL): the caller knows whether its own question's message was among them. With
+    ``told``, that root's end recorded told in the same transaction (``SqlStore.mark_told``'s
+    statement: the end told once, whoever records it first)."""
     closing = (
         update(message_refs)
         .where(and_(message_refs.c.pause_id.in_(pause_ids), message_refs.c.closed_at.is_(None)))
         .values(closed_at=at)
         .returning(message_refs.c.pause_id)
     )
-    return sorted(row[0] for row in connection.execute(closing).all())
+    closed = sorted(row[0] for row in connection.execute(closing).all())
+    if told is not None:
+        connection.execute(
+            update(executions)
+            .where(executions.c.execution_id == told, executions.c.told_at.is_(None))
+            .values(told_at=at)
+        )
+    return closed
 
 
 def _open_in_thread(

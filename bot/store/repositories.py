@@ -444,9 +444,14 @@ class MessageRefs(Protocol):
         message and its escalated copy, read together when its outcome is shown)."""
         ...
 
-    async def close_each(self, pause_ids: Sequence[str], at: datetime) -> list[str]:
+    async def close_each(
+        self, pause_ids: Sequence[str], at: datetime, *, told: str | None = None
+    ) -> list[str]:
         """Mark the messages of ``pause_ids`` as showing their outcome, in one write; the pause
-        ids this call closed (not those closed already, nor unknown ones)."""
+        ids this call closed (not those closed already, nor unknown ones).
+
+        ``told``: a root execution whose end the same write records told at ``at`` unless it
+        was already (``ExecutionResumeEvent.end_told``, carried by a channel's last write)."""
         ...
 
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:

@@ -480,10 +480,15 @@ class SlackBot:
 
     async def _tell_resumed(self, event: ExecutionResumeEvent) -> None:
         """The messages first (one Slack failed is owed: ``SlackGateway.catch_up``), then the
-        run's end, which raises when Slack cannot take it now (the App tells it again)."""
-        for pause in event.answered:
+        run's end, which raises when Slack cannot take it now (the App tells it again).
+
+        When the run's end is said in no thread, the last message's close is the last write of
+        this telling: it records the end told too (``event.end_told``), one write less."""
+        end_told = None if _end_said_in_a_thread(event) else event.end_told
+        for index, pause in enumerate(event.answered):
+            last = index == len(event.answered) - 1
             try:
-                await self.gateway.show_outcome(pause)
+                await self.gateway.show_outcome(pause, end_told=end_told if last else None)
             except (SlackApiError, *TRANSPORT_ERRORS) as error:
                 redaction.log.warning("slack: a message update failed: %s", failure_of(error))
         conversations = self.services.conversations
@@ -519,6 +524,13 @@ class SlackBot:
             await self.seen_events.prune(self._app.clock.now() - SEEN_EVENTS_KEPT)
         except SQLAlchemyError as error:  # the timer must live on: the next tick prunes
             redaction.log.warning("slack: pruning seen events failed: %s", type(error).__name__)
+
+
+def _end_said_in_a_thread(event: ExecutionResumeEvent) -> bool:
+    """Whether the run's end may be said in a Slack thread once its messages are updated
+    (``Conversations.report``): a run started in one."""
+    threads = [event.thread_id] + ([] if event.result is None else [event.result.thread_id])
+    return any(SlackThread.parse(thread) is not None for thread in threads)
 
 
 @contextmanager

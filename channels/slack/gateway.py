@@ -28,7 +28,7 @@ from bot.core.channel import (
 )
 from bot.core.enums import PauseAnswerer, PauseStatus
 from bot.core.errors import ChannelUnavailableError, SetupError
-from bot.core.results import PauseView
+from bot.core.results import EndTold, PauseView
 from bot.core.routes import PauseRoute
 from bot.store.outbox import OutboxEntry
 from channels.kit.answerers import without_requester
@@ -321,10 +321,20 @@ class SlackGateway:
 
     # ---------------------------------------------------------------- the outcome
 
-    async def show_outcome(self, pause: PauseView, *, fallback: Outcome | None = None) -> bool:
+    async def show_outcome(
+        self,
+        pause: PauseView,
+        *,
+        fallback: Outcome | None = None,
+        end_told: EndTold | None = None,
+    ) -> bool:
         """Update the message of ``pause`` (as the runtime gave it: no read back) to show how it
         was resolved, without buttons; whether a message was updated. Nothing happens while the
-        pause still waits, or when it has no open message (its outcome is shown already)."""
+        pause still waits, or when it has no open message (its outcome is shown already).
+
+        ``end_told``: the run's end recorded told in the write that closes the message's
+        references, when this call makes it (``EndTold.carried``); the caller says nothing
+        more of its event after."""
         outcome = outcome_of(pause) or fallback
         if outcome is None:
             return False
@@ -334,7 +344,8 @@ class SlackGateway:
             role=pause.role,
             owner_id=pause.owner_id,
         )
-        return await self._show(pause.pause_id, self.approval_view(pause), outcome, closed)
+        view = self.approval_view(pause)
+        return await self._show(pause.pause_id, view, outcome, closed, end_told)
 
     async def show_withdrawn(
         self, withdrawal: ChannelWithdrawal, *, answered_by: PauseAnswerer
@@ -352,7 +363,12 @@ class SlackGateway:
         return await self._show(withdrawal.pause_id, view, outcome, closed)
 
     async def _show(
-        self, pause_id: str, view: ApprovalView, outcome: Outcome, closed: ClosedQuestion
+        self,
+        pause_id: str,
+        view: ApprovalView,
+        outcome: Outcome,
+        closed: ClosedQuestion,
+        end_told: EndTold | None = None,
     ) -> bool:
         """Show ``pause_id``'s outcome on its open messages, then close their references. One
         at a time a question in this process: a second caller while the first is under way (a
@@ -362,12 +378,17 @@ class SlackGateway:
             return True
         self._showing.add(pause_id)
         try:
-            return await self._show_now(pause_id, view, outcome, closed)
+            return await self._show_now(pause_id, view, outcome, closed, end_told)
         finally:
             self._showing.discard(pause_id)
 
     async def _show_now(
-        self, pause_id: str, view: ApprovalView, outcome: Outcome, closed: ClosedQuestion
+        self,
+        pause_id: str,
+        view: ApprovalView,
+        outcome: Outcome,
+        closed: ClosedQuestion,
+        end_told: EndTold | None,
     ) -> bool:
         refs = [ref for ref in await self.messages.copies(pause_id) if not ref.closed]
         if not any(not ref.escalated_copy for ref in refs):
@@ -388,7 +409,10 @@ class SlackGateway:
                 raise
         question = next(ref for ref in refs if not ref.escalated_copy)
         await self._settle_note(question, view, outcome, tenant_id=closed.tenant_id)
-        await self.messages.close(pause_id, self._app.clock.now())
+        told = None if end_told is None else end_told.root_execution_id
+        await self.messages.close(pause_id, self._app.clock.now(), told=told)
+        if end_told is not None:
+            end_told.carried()
         for listener in self._listeners:
             listener(closed)
         return True

@@ -95,10 +95,12 @@ class SlackMessageStore:
         found = await self._refs.get_each((pause_id, _copy_key(pause_id)))  # one read
         return [_slack_ref(record) for record in found]  # the question first (its key sorts first)
 
-    async def close(self, pause_id: str, at: datetime) -> bool:
+    async def close(self, pause_id: str, at: datetime, *, told: str | None = None) -> bool:
         """Mark the message (and its escalated copy) as showing its outcome; ``False`` if the
-        question's message already was (or is unknown)."""
-        return pause_id in await self._refs.close_each((pause_id, _copy_key(pause_id)), at)
+        question's message already was (or is unknown). ``told``: a run whose end the same
+        write records told (``ExecutionResumeEvent.end_told``)."""
+        keys = (pause_id, _copy_key(pause_id))
+        return pause_id in await self._refs.close_each(keys, at, told=told)
 
     async def open_questions(
         self, *, after: str | None = None, limit: int = 100

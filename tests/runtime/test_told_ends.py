@@ -4,9 +4,12 @@ every answer of its tree, and never twice."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+
+import pytest
 
 from bot import ExecutionResumeEvent, ExecutionStatus
+from bot.core.results import EndTold
 from tests.conftest import MakeOffice
 from tests.runtime.helpers import run, script_refund
 
@@ -82,3 +85,79 @@ async def test_an_end_nobody_listens_to_is_recorded_told_with_it(make_office: Ma
     await office.clock.advance(timedelta(minutes=5))
 
     assert told == []
+
+
+async def test_the_last_handler_may_carry_the_end_told_and_the_app_then_writes_none(
+    make_office: MakeOffice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record that the end was told rides on the last handler's own write
+    (``ExecutionResumeEvent.end_told``): carried, the App makes no write of its own."""
+    script_refund()
+    office = await make_office()
+    await run(office)
+    store = office.app._runtime.store
+    marks: list[str] = []
+    original = store.mark_told
+
+    async def counted(root_execution_id: str, at: datetime) -> bool:
+        marks.append(root_execution_id)
+        return await original(root_execution_id, at)
+
+    monkeypatch.setattr(store, "mark_told", counted)
+    given: list[EndTold | None] = []
+
+    async def first(event: ExecutionResumeEvent) -> None:
+        given.append(event.end_told)
+
+    async def carrying(event: ExecutionResumeEvent) -> None:
+        given.append(event.end_told)
+        assert event.end_told is not None
+        await original(event.end_told.root_execution_id, office.clock.now())  # its own write
+        event.end_told.carried()
+
+    office.app.on_execution_resume(first)
+    office.app.on_execution_resume(carrying)
+
+    result = await office.app.resume(
+        office.inbox.last("refund-card-tool").pause_id,
+        decision={"approved": True},
+        tenant_id="acme",
+        answered_by="m",
+    )
+
+    assert given[0] is None and given[1] is not None  # the last handler only
+    assert given[1].root_execution_id == result.execution_id
+    assert marks == []  # carried: no write of the App's
+    await office.clock.advance(timedelta(minutes=5))
+    assert len(given) == 2  # told, never again
+
+
+async def test_an_end_not_carried_is_recorded_by_the_app_and_a_failure_before_the_last_gives_none(
+    make_office: MakeOffice,
+) -> None:
+    """A handler after a failed one is given no end to carry (the end stays untold, and the
+    sweep tells it again); one that does not carry it leaves it to the App's own write."""
+    script_refund()
+    office = await make_office()
+    await run(office)
+    given: list[EndTold | None] = []
+
+    async def failing(event: ExecutionResumeEvent) -> None:
+        if not event.by_sweep:
+            raise ConnectionError("Slack is down")
+
+    office.app.on_execution_resume(failing)
+    office.app.on_execution_resume(lambda event: given.append(event.end_told))
+
+    await office.app.resume(
+        office.inbox.last("refund-card-tool").pause_id,
+        decision={"approved": True},
+        tenant_id="acme",
+        answered_by="m",
+    )
+    assert given == [None]
+
+    await office.clock.advance(timedelta(minutes=1))  # told again by the sweep, not carried
+    assert len(given) == 2 and given[1] is not None and not given[1].is_carried
+    await office.clock.advance(timedelta(minutes=5))
+    assert len(given) == 2  # recorded told (the sweep's claim): told once

@@ -4,13 +4,13 @@ counts them (``tests.benchmarks.cycle_cost --part clicks``: SQLAlchemy's listene
 engine). A change that adds a call per click fails here; one that saves a call lowers the pin.
 
 Issue 32's target is 2 reads and 4 writes per click. The reads are there (the pause before the
-ack, its message's references after it); of the 7 writes, the answer and the runtime's four
+ack, its message's references after it); of the 6 writes, the answer and the runtime's four
 (open the tree, take the tool call, keep its result, end the tree) each guard a guarantee at
 their own moment (the answer persisted before the ack; the call taken before the tool runs and
 its result kept before the tree moves on, so a tool never runs twice), then the message's
-references closed once Slack showed the outcome and the run's end recorded told once every
-channel was told (``App._emit_resume``: a process that dies first leaves both to be done
-again)."""
+references closed once Slack showed the outcome, in the same write as the run's end recorded
+told, the last thing its telling records (``ExecutionResumeEvent.end_told``: a process that
+dies first leaves both to be done again)."""
 
 from __future__ import annotations
 
@@ -28,16 +28,17 @@ from tests.slack.test_notes import ask_refund_in_thread, note_updates
 READ_CALLS = 2
 """The pause read before the ack; its message's references (the question's and an escalated
 copy's) after it."""
-WRITE_CALLS = 7
+WRITE_CALLS = 6
 """The answer; the tree opened, the tool taken, its result, the tree ended (the runtime's);
-the message's references closed; the run's end told (``told_at``)."""
+the message's references closed with the run's end told (``told_at``) in one write."""
 
 
 NOTED_READ_CALLS = 3
 """A run started in a Slack thread: the requester's note read too (where to update it)."""
 NOTED_WRITE_CALLS = 9
 """A run started in a Slack thread: the run's end said there too, owed (INSERT) until Slack
-took it (DELETE) — at least once, said once, across instances (``SlackGateway.tell_run_end``)."""
+took it (DELETE) — at least once, said once, across instances (``SlackGateway.tell_run_end``);
+said after the references close, so the end is recorded told in a write of its own."""
 
 
 async def click_counted(world: SlackWorld, pause_id: str) -> Tally:
@@ -76,6 +77,51 @@ async def test_a_click_reads_and_closes_its_message_references_once(world: Slack
     assert [s.split()[0] for s in refs] == ["SELECT", "UPDATE"], refs  # the copy's with it
     assert statements_on(tally, "cs_slack_notes") == []  # no note: its reference says so
     assert statements_on(tally, "cs_outbox") == []
+
+
+async def test_a_click_records_its_runs_end_told_in_the_write_closing_its_references(
+    world: SlackWorld,
+) -> None:
+    pause_id = await ask_refund(world)
+
+    tally = await click_counted(world, pause_id)
+
+    [closing] = [
+        t
+        for t in tally.transactions_seen
+        if any(" cs_message_refs " in s for s in t) and not _read(t)
+    ]
+    assert [s.split()[:2] for s in closing] == [
+        ["UPDATE", "cs_message_refs"],
+        ["UPDATE", "cs_executions"],
+    ]
+    assert "told_at" in closing[1]
+    assert not [
+        s for s in statements_on(tally, "cs_executions") if s not in closing and "told_at" in s
+    ]
+
+
+async def test_a_run_whose_end_is_said_in_its_thread_is_recorded_told_after_it(
+    world: SlackWorld,
+) -> None:
+    """Its end is said after the references close (owed in the outbox until Slack took it):
+    the close cannot carry it, the App records it told once the end was said."""
+    pause_id = await ask_refund_in_thread(world)
+
+    tally = await click_counted(world, pause_id)
+
+    [closing] = [
+        t
+        for t in tally.transactions_seen
+        if any(" cs_message_refs " in s for s in t) and not _read(t)
+    ]
+    assert [s.split()[:2] for s in closing] == [["UPDATE", "cs_message_refs"]]
+    told = [t for t in tally.transactions_seen if any("told_at" in s for s in t)]
+    assert len(told) == 1 and len(told[0]) == 1, tally.shown(1)  # a write of its own
+
+
+def _read(statements: tuple[str, ...]) -> bool:
+    return all(s.startswith("SELECT") for s in statements)
 
 
 async def test_a_click_on_a_question_with_a_note_still_updates_the_note(

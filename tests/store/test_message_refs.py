@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.enums import ExecutionStatus
 from bot.store.database import Database
-from bot.store.memory import MemoryMessageRefs
+from bot.store.memory import MemoryMessageRefs, MemoryStore
 from bot.store.message_refs import SqlMessageRefs
-from bot.store.records import MessageRefRecord
-from bot.store.repositories import MessageRefs
+from bot.store.records import MessageRefRecord, NewExecution
+from bot.store.repositories import MessageRefs, PauseStore
+from bot.store.sql import SqlStore
 from tests.databases import STORE_BACKENDS, database
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -205,3 +207,64 @@ async def test_racing_closings_of_one_reference_close_it_once(refs: MessageRefs)
     closed = await asyncio.gather(*(refs.close_each(["a" * 32], NOW) for _ in range(4)))
 
     assert sorted(closed) == [[], [], [], ["a" * 32]]
+
+
+@pytest.fixture(params=STORE_BACKENDS)
+async def refs_and_store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[MessageRefs, PauseStore]]:
+    """The references beside the executions they may record an end told in (one database)."""
+    if request.param == "memory":
+        store = MemoryStore()
+        yield MemoryMessageRefs(store), store
+        return
+    async with database(request.param, tmp_path) as url, Database.open(url) as opened:
+        await opened.migrate(NOW)
+        yield SqlMessageRefs(opened), SqlStore(opened)
+
+
+async def test_a_closing_records_a_runs_end_told_with_it_once(
+    refs_and_store: tuple[MessageRefs, PauseStore],
+) -> None:
+    """A channel's last write of a telling carries the run's end told (``told``): the end is
+    no longer untold, and an end told already keeps when it was told."""
+    refs, store = refs_and_store
+    await store.ensure_execution(ended_root("run"))
+    await store.set_status("run", ExecutionStatus.COMPLETED, NOW)
+    await refs.add(ref("a"))
+    later = NOW + timedelta(minutes=1)
+    assert [r.execution_id for r in await store.untold_roots(later)] == ["run"]
+
+    assert await refs.close_each(["a" * 32], later, told="run") == ["a" * 32]
+
+    assert await store.untold_roots(later + timedelta(minutes=1)) == []
+    assert not await store.mark_told("run", later)  # recorded already: told once
+    assert await refs.close_each(["a" * 32], later, told="run") == []  # and nothing again
+
+
+async def test_a_closing_that_closes_nothing_still_records_the_end_told(
+    refs_and_store: tuple[MessageRefs, PauseStore],
+) -> None:
+    """The end is told once the channel's telling is over, whoever closed the message."""
+    refs, store = refs_and_store
+    await store.ensure_execution(ended_root("run"))
+    await store.set_status("run", ExecutionStatus.COMPLETED, NOW)
+    later = NOW + timedelta(minutes=1)
+
+    assert await refs.close_each(["a" * 32], later, told="run") == []
+
+    assert await store.untold_roots(later + timedelta(minutes=1)) == []
+
+
+def ended_root(execution_id: str) -> NewExecution:
+    return NewExecution(
+        execution_id=execution_id,
+        root_execution_id=execution_id,
+        parent_execution_id=None,
+        thread_id="t1",
+        tenant_id="acme",
+        owner_id="U1",
+        workflow="w",
+        input={"text": "hi"},
+        created_at=NOW,
+    )
