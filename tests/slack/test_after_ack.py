@@ -11,9 +11,16 @@ from pathlib import Path
 
 from sqlalchemy import Connection
 
+from bot import ExecutionResumeEvent, ExecutionStatus, PauseAnswerer
 from bot.store.database import Database, sqlite_pragmas
 from bot.store.transactions import ThreadedSqliteTransactions
+from bot.testing import call_tool
+from channels.slack.home import Answerable
+from channels.slack.render import APPROVE_ACTION
 from channels.slack.tasks import DEFAULT_MAX_RUNNING, BackgroundTasks
+from tests.slack.conftest import SlackWorld
+from tests.slack.office import MANAGER, OWNER, RefundCardTool
+from tests.slack.stub import TEAM
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -117,3 +124,96 @@ async def test_a_burst_of_fifty_clicks_runs_its_work_at_once_up_to_the_bound() -
     finish.set()
     await tasks.wait_idle()
     assert not running
+
+
+async def test_every_click_of_a_burst_is_told_to_the_resume_hooks_once(world: SlackWorld) -> None:
+    """``App.on_execution_resume`` is public: each answer of a burst of clicks, continued after
+    its ack, is in the event of exactly one move (the benchmark once counted 38 of 50: its own
+    bookkeeping, not a path that continued a run untold)."""
+    told: list[str] = []
+
+    def resumed(event: ExecutionResumeEvent) -> None:
+        told.extend(pause.pause_id for pause in event.answered)
+
+    world.app.on_execution_resume(resumed)
+    for n in range(12):
+        world.llm.then_return(call_tool(RefundCardTool, {"order_id": str(n), "amount": 1.0}))
+    for n in range(12):
+        assert (await world.execute(f"refund {n}")).status is ExecutionStatus.PAUSED
+    world.llm.then_return(*(["done"] * 12))
+    pending = await world.app.list_pending(tenant_id=TEAM, include_channel_pause_ids=True)
+    pause_ids = [p.pause_id for p in pending if p.pause_id is not None]
+    assert len(pause_ids) == 12
+
+    responses = await asyncio.gather(
+        *(world.click(MANAGER, APPROVE_ACTION, pause_id) for pause_id in pause_ids)
+    )
+    await world.settle()
+
+    assert [r.status for r in responses] == [200] * 12
+    assert sorted(told) == sorted(pause_ids)
+    assert len(world.ledger.runs) == 12
+
+
+async def test_work_that_can_wait_starts_after_the_clicks_waiting_for_a_slot() -> None:
+    tasks = BackgroundTasks(max_running=1)
+    started: list[str] = []
+    finish = asyncio.Event()
+
+    async def piece(name: str) -> None:
+        started.append(name)
+        await finish.wait()
+
+    tasks.spawn(piece("click 1"), name="click 1")
+    tasks.spawn(piece("a Home"), name="a Home", later=True)
+    tasks.spawn(piece("click 2"), name="click 2")
+    await _turns()
+    assert started == ["click 1"]
+    finish.set()
+    await tasks.wait_idle()
+    assert started == ["click 1", "click 2", "a Home"]
+
+
+async def test_a_home_asked_for_again_and_again_is_shown_once_after_the_one_running() -> None:
+    tasks = BackgroundTasks()
+    shown: list[int] = []
+    state = 0
+    showing = asyncio.Event()
+    go_on = asyncio.Event()
+
+    async def show() -> None:
+        shown.append(state)
+        showing.set()
+        await go_on.wait()
+
+    with tasks.gate.acking():  # asked five times before it starts: one piece
+        for _ in range(5):
+            state += 1
+            tasks.spawn_once(("home", "T1", "U1"), show, name="home")
+    await showing.wait()
+    for _ in range(3):  # asked while it runs: the state changed after it read it
+        state += 1
+        tasks.spawn_once(("home", "T1", "U1"), show, name="home")
+    go_on.set()
+    await tasks.wait_idle()
+    assert shown == [5, 8]
+
+
+async def test_questions_closing_together_republish_their_approvers_home_once(
+    world: SlackWorld,
+) -> None:
+    """Each closed question asks for its approvers' Homes (``SlackBot._on_message_closed``):
+    asked twelve times before it could start, a person's Home is published once, showing
+    the state when it runs."""
+    await world.event({"type": "app_home_opened", "user": MANAGER, "tab": "home"})
+    await world.settle()
+    published = len(world.stub.of("views.publish"))
+    closed = Answerable(
+        answered_by=PauseAnswerer.CHANNEL, role="refunds", owner_id=OWNER, approvers=(MANAGER,)
+    )
+
+    for _ in range(12):
+        world.bot.services.home.refresh(TEAM, [closed])
+    await world.settle()
+
+    assert len(world.stub.of("views.publish")) - published == 1
