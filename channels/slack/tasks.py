@@ -103,7 +103,8 @@ class _Slots:
             if handed.done() and not handed.cancelled():
                 self.release()  # handed a slot, cancelled before it ran: pass it on
             else:
-                waiting.remove(handed)
+                with contextlib.suppress(ValueError):  # release() may have dropped it
+                    waiting.remove(handed)
             raise
 
     def release(self) -> None:

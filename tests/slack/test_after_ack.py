@@ -217,3 +217,25 @@ async def test_questions_closing_together_republish_their_approvers_home_once(
     await world.settle()
 
     assert len(world.stub.of("views.publish")) - published == 1
+
+
+async def test_work_cancelled_while_it_waits_for_a_slot_leaves_the_slots_whole() -> None:
+    tasks = BackgroundTasks(max_running=1)
+    started: list[str] = []
+    finish = asyncio.Event()
+
+    async def piece(name: str) -> None:
+        started.append(name)
+        await finish.wait()
+
+    tasks.spawn(piece("first"), name="first")
+    waiting = [tasks.spawn(piece(f"cancelled {n}"), name="cancelled") for n in range(2)]
+    await _turns()
+    for task in waiting:
+        assert task is not None
+        task.cancel()
+    finish.set()  # the first ends: its slot is freed as the cancelled ones leave
+    await _turns()
+    tasks.spawn(piece("next"), name="next")
+    await tasks.wait_idle()
+    assert started == ["first", "next"]
