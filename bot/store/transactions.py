@@ -19,10 +19,12 @@ Either way a body sees the same synchronous connection API, so each query is wri
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import queue
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -35,6 +37,22 @@ R = TypeVar("R")
 SQLITE_WORKERS = 4
 """Threads (and pooled connections) for a SQLite file: readers run side by side, a writer at a
 time (SQLite's rule); a writer kept waiting by another process blocks its thread, never the loop."""
+
+
+_AHEAD: ContextVar[bool] = ContextVar("countersign_store_calls_ahead", default=False)
+
+
+@contextlib.contextmanager
+def calls_ahead(ahead: bool = True) -> Iterator[None]:
+    """Store calls made inside (and in tasks started inside) go ahead of the calls already
+    queued for SQLite's worker threads: a request waiting for its answer (a Slack click's
+    read and write before its 200) is not kept behind background work's queued calls.
+    ``ahead=False``: back in turn (background work started from such a request)."""
+    token = _AHEAD.set(ahead)
+    try:
+        yield
+    finally:
+        _AHEAD.reset(token)
 
 
 class Transactions(Protocol):
@@ -116,7 +134,11 @@ class ThreadedSqliteTransactions:
 
     def __init__(self, engine: Engine, workers: int = SQLITE_WORKERS) -> None:
         self._engine = engine
-        self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
+        # one ticket per queued call (None: a worker stops); the worker that takes a ticket
+        # runs the oldest call ahead (``calls_ahead``), else the oldest in turn
+        self._jobs: queue.SimpleQueue[bool | None] = queue.SimpleQueue()
+        self._ahead: collections.deque[_Job[Any]] = collections.deque()
+        self._in_turn: collections.deque[_Job[Any]] = collections.deque()
         self._threads = [
             threading.Thread(target=self._serve, name=f"cs-sqlite-{n}", daemon=True)
             for n in range(workers)
@@ -171,13 +193,15 @@ class ThreadedSqliteTransactions:
                 thread.start()
         loop = asyncio.get_running_loop()
         done: asyncio.Future[R] = loop.create_future()
-        self._jobs.put(_Job(body, run, loop, done))
+        (self._ahead if _AHEAD.get() else self._in_turn).append(_Job(body, run, loop, done))
+        self._jobs.put(True)  # after its call is queued: a ticket always finds a call
         return await done
 
     def _serve(self) -> None:
         """One worker: its connection, opened on first use and again after a failure."""
         connection: Connection | None = None
-        while (job := self._jobs.get()) is not None:
+        while self._jobs.get() is not None:
+            job = self._next_job()
             try:
                 if connection is None:
                     connection = self._engine.connect()
@@ -191,6 +215,16 @@ class ThreadedSqliteTransactions:
                 job.settle(result, None)
         if connection is not None:
             connection.close()
+
+    def _next_job(self) -> _Job[Any]:
+        """The call a ticket stands for: the oldest ahead, else the oldest in turn. Each call
+        is queued before its ticket, so one is always there for a ticket's holder (another
+        worker may take the one it looked at first: then it looks again)."""
+        while True:
+            with contextlib.suppress(IndexError):
+                return self._ahead.popleft()
+            with contextlib.suppress(IndexError):
+                return self._in_turn.popleft()
 
     async def close(self) -> None:
         """Let the queued calls finish, stop the workers, dispose of the engine; repeatable."""

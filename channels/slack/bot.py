@@ -45,6 +45,7 @@ from bot.langgraph import LangGraphAgent
 from bot.runtime.probes import ReadyCheck
 from bot.store.workspace_settings import SqlWorkspaceSettings
 from channels.slack import listeners, readiness, redaction
+from channels.slack.ack_runner import AckedAtOnce
 from channels.slack.agent_sessions import AgentSessions
 from channels.slack.answering import Answering
 from channels.slack.approvers import ApproverDirectory
@@ -197,6 +198,7 @@ class SlackBot:
                 if settings.oauth
                 else None,
             )
+        AckedAtOnce.replacing(self.bolt)  # a request answered at its ack, not up to 10 ms later
         self.authorization = TokenAuthorization(self.client)
         if not settings.oauth:  # one workspace: its token, surviving a Slack outage
             use_token_authorization(self.bolt, self.authorization)

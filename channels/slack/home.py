@@ -36,6 +36,8 @@ from channels.slack.webapi import api_error
 from channels.slack.workspaces import WorkspaceConfigs
 
 DEFAULT_MAX_USERS: Final = 1000
+HOME: Final = "home"
+"""The key of a person's Home republished (``BackgroundTasks.spawn_once``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,9 +153,13 @@ class HomeTabs:
             return None
 
     def refresh(self, tenant_id: str, pauses: Iterable[Answerable]) -> None:
-        """Republish, in the background, the Homes of those who may answer ``pauses``."""
+        """Republish, in the background, the Homes of those who may answer ``pauses``: work
+        that can wait (after the runs that clicks continue), each Home once however many of
+        its questions closed meanwhile (``BackgroundTasks.spawn_once``)."""
         if any(tenant == tenant_id for tenant, _ in self._seen):
-            self._tasks.spawn(self._refresh(tenant_id, list(pauses)), name="slack home refresh")
+            self._tasks.spawn(
+                self._refresh(tenant_id, list(pauses)), name="slack home refresh", later=True
+            )
 
     async def _refresh(self, tenant_id: str, pauses: list[Answerable]) -> None:
         users: set[str] = set()
@@ -168,14 +174,17 @@ class HomeTabs:
             if channel is not None:
                 users |= await self._directory.expand(channel.config.approvers)
         for user in sorted(users):
-            if (tenant_id, user) in self._seen:
-                await self.publish(tenant_id=tenant_id, user=user)
+            self.refresh_user(tenant_id, user)
 
     def refresh_user(self, tenant_id: str, user: str) -> None:
         """Republish, in the background, ``user``'s Home if they opened it (their grants
-        changed)."""
+        changed, a question they may answer closed): once for every change asked meanwhile."""
         if (tenant_id, user) in self._seen:
-            self._tasks.spawn(self.publish(tenant_id=tenant_id, user=user), name="slack home")
+            self._tasks.spawn_once(
+                (HOME, tenant_id, user),
+                functools.partial(self.publish, tenant_id=tenant_id, user=user),
+                name="slack home",
+            )
 
     def _remember(self, tenant_id: str, user: str) -> None:
         key = (tenant_id, user)

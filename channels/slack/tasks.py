@@ -8,26 +8,37 @@ what is left.
 Acks come first. An ack has a deadline (Slack gives up after 3 s); the work behind it has none.
 Both share one event loop, so work waits while requests are being acked (:class:`AckFirst`);
 when acks keep coming for longer than ``patience``, work goes on one piece at a time until
-they stop. At most ``max_running`` pieces of work run at once (a burst of clicks does not
-start a burst of database writers). Urgent work — opening a modal, whose
-``trigger_id`` expires 3 s after the click — skips both.
+they stop. A request's store calls go ahead of those the running work queued
+(``bot.store.transactions.calls_ahead``). At most ``max_running`` pieces of work run at once,
+started in the order they were handed over (a burst of clicks does not start a burst of runs:
+``DEFAULT_MAX_RUNNING``). Urgent work — opening a modal, whose ``trigger_id`` expires 3 s
+after the click — skips both.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import enum
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Hashable, Iterator
 from datetime import timedelta
 from typing import Any, Final
 
 from langgraph.errors import GraphInterrupt
 
+from bot.store.transactions import calls_ahead
 from channels.slack.redaction import log
 
 DEFAULT_PATIENCE: Final = timedelta(seconds=1)
-DEFAULT_MAX_RUNNING: Final = 8
+DEFAULT_MAX_RUNNING: Final = 32
+"""A burst of 500 clicks starts at most 32 runs at once, then each as one ends (in the order
+they were acked). The pieces mostly wait (the database's threads, Slack's Web API): with 8 at
+once the bot used under half a core while 50 clicks' runs queued behind them (issue 32). What
+writes at once stays bounded by the store itself, not by this: a SQLite file's 4 worker threads
+(``bot.store.transactions``) and the checkpointer's one connection, PostgreSQL's pool of 10 + 20
+connections, a run holding one only for the length of a store call. And a request being acked
+no longer waits behind the calls this work queued: its calls go ahead (``AckFirst.acking``)."""
 _SETTLE_ROUNDS: Final = 5  # loop turns to let a just-acked listener hand its work over
 
 
@@ -42,11 +53,13 @@ class AckFirst:
 
     @contextlib.contextmanager
     def acking(self) -> Iterator[None]:
-        """Around the handling of one request, up to its response."""
+        """Around the handling of one request, up to its response: its store calls go ahead
+        of those the work already running queued (``calls_ahead``)."""
         self._acking += 1
         self._quiet.clear()
         try:
-            yield
+            with calls_ahead():
+                yield
         finally:
             self._acking -= 1
             if self._acking == 0:
@@ -68,6 +81,48 @@ class _State(enum.Enum):
     CLOSED = "closed"
 
 
+class _Slots:
+    """``n`` pieces of work at once; a slot freed goes to the oldest piece waiting, one that
+    can wait (``later``) only when no other waits."""
+
+    def __init__(self, n: int) -> None:
+        self._free = n
+        self._now: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._later: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    async def acquire(self, *, later: bool) -> None:
+        if self._free > 0:  # nobody waits while a slot is free: freed slots are handed over
+            self._free -= 1
+            return
+        handed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiting = self._later if later else self._now
+        waiting.append(handed)
+        try:
+            await handed
+        except asyncio.CancelledError:
+            if handed.done() and not handed.cancelled():
+                self.release()  # handed a slot, cancelled before it ran: pass it on
+            else:
+                with contextlib.suppress(ValueError):  # release() may have dropped it
+                    waiting.remove(handed)
+            raise
+
+    def release(self) -> None:
+        for waiting in (self._now, self._later):
+            while waiting:
+                handed = waiting.popleft()
+                if not handed.done():
+                    handed.set_result(None)
+                    return
+        self._free += 1
+
+
+class _Once(enum.Enum):
+    WAITING = "waiting"  # spawned, not started: it will read the state when it starts
+    RUNNING = "running"  # started: what changes now may not be in what it shows
+    AGAIN = "again"  # running, and asked for again meanwhile: one more after it
+
+
 class BackgroundTasks:
     """A set of running tasks; refuses new work once closed."""
 
@@ -75,9 +130,10 @@ class BackgroundTasks:
         self, *, gate: AckFirst | None = None, max_running: int = DEFAULT_MAX_RUNNING
     ) -> None:
         self.gate = gate or AckFirst()
-        self._running = asyncio.Semaphore(max_running)
+        self._slots = _Slots(max_running)
         self._busy_lane = asyncio.Semaphore(1)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._once: dict[Hashable, _Once] = {}
         self._state = _State.OPEN
 
     def __len__(self) -> int:
@@ -88,18 +144,53 @@ class BackgroundTasks:
         return self._state is _State.CLOSED
 
     def spawn(
-        self, work: Coroutine[Any, Any, object], *, name: str, urgent: bool = False
+        self,
+        work: Coroutine[Any, Any, object],
+        *,
+        name: str,
+        urgent: bool = False,
+        later: bool = False,
     ) -> asyncio.Task[None] | None:
-        """Run ``work`` in a kept task; ``None`` (and the work dropped) after ``close``."""
+        """Run ``work`` in a kept task; ``None`` (and the work dropped) after ``close``.
+        ``later``: work that can wait (a Home republished) starts only when no other work
+        waits to start (a click's run continued)."""
         if self._state is _State.CLOSED:
             work.close()
             log.warning("slack: %s dropped: the bot is shutting down", name)
             return None
-        runner = self._guarded(work, name) if urgent else self._in_turn(work, name)
+        runner = self._guarded(work, name) if urgent else self._in_turn(work, name, later)
         task = asyncio.get_running_loop().create_task(runner, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    def spawn_once(
+        self, key: Hashable, make: Callable[[], Coroutine[Any, Any, object]], *, name: str
+    ) -> None:
+        """Work that shows the state as it is when it runs (a person's Home republished), as
+        work that can wait (``later``), once however often it is asked for: asked while it
+        waits to start, it is the same piece (it reads the state when it starts); asked while
+        it runs, one more piece follows it (the state may have changed after it read it)."""
+        state = self._once.get(key)
+        if state is _Once.WAITING or state is _Once.AGAIN:
+            return
+        if state is _Once.RUNNING:
+            self._once[key] = _Once.AGAIN
+            return
+        self._once[key] = _Once.WAITING
+        if self.spawn(self._run_once(key, make, name), name=name, later=True) is None:
+            del self._once[key]
+
+    async def _run_once(
+        self, key: Hashable, make: Callable[[], Coroutine[Any, Any, object]], name: str
+    ) -> None:
+        self._once[key] = _Once.RUNNING
+        try:
+            await make()
+        finally:
+            again = self._once.pop(key, None) is _Once.AGAIN
+            if again:
+                self.spawn_once(key, make, name=name)
 
     async def wait_idle(self) -> None:
         """Wait until no work is left, including work the finished work spawned."""
@@ -123,14 +214,20 @@ class BackgroundTasks:
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)
 
-    async def _in_turn(self, work: Coroutine[Any, Any, object], name: str) -> None:
+    async def _in_turn(self, work: Coroutine[Any, Any, object], name: str, later: bool) -> None:
+        # spawned by a request being acked, whose store calls go ahead: this work's wait
+        # their turn (the task has a copy of the request's context)
         try:
-            async with self._running:
-                if await self.gate.quiet():  # each start waits for a quiet moment
-                    await self._guarded(work, name)
-                    return
-                async with self._busy_lane:  # acks never stop: one piece of work at a time
-                    await self._guarded(work, name)
+            with calls_ahead(False):
+                await self._slots.acquire(later=later)
+                try:
+                    if await self.gate.quiet():  # each start waits for a quiet moment
+                        await self._guarded(work, name)
+                        return
+                    async with self._busy_lane:  # acks never stop: one piece at a time
+                        await self._guarded(work, name)
+                finally:
+                    self._slots.release()
         finally:
             work.close()  # a no-op once awaited; frees it if cancelled before it started
 

@@ -43,7 +43,7 @@ SECRET = "benchmark-signing-secret"
 TEAM = "T0TEAM"
 APPROVER = "U0MANAGER"
 APPROVE = "countersign_approve"
-TARGET_P99_MS = 300.0
+TARGET_P99_MS = 100.0
 TARGET_CONTINUED_P50_MS = 500.0
 WARM_UP = 10
 
@@ -74,11 +74,17 @@ class Report:
     resumes_done_seconds: float
     resumes_done: int
     continued_ms: list[float]
-    """Each click's time from its request sent to its run continued (the resume event)."""
+    """Each click's time from its request sent to its run continued (the resume event, told
+    first: before the bot's own handler updates the message)."""
+    told_ms: list[float]
+    """Each click's time from its request sent to the bot's resume handler done (its message
+    updated, the run's end said in its thread)."""
 
     def continued(self, p: float) -> float:
-        ordered = sorted(self.continued_ms) or [float("nan")]
-        return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+        return _percentile(self.continued_ms, p)
+
+    def told(self, p: float) -> float:
+        return _percentile(self.told_ms, p)
 
     @property
     def ratio(self) -> float:
@@ -86,7 +92,11 @@ class Report:
 
     @property
     def met(self) -> bool:
-        return self.bot.percentile(99) < TARGET_P99_MS
+        return (
+            self.bot.percentile(99) < TARGET_P99_MS
+            and self.continued(50) < TARGET_CONTINUED_P50_MS
+            and len(self.continued_ms) == self.bot.clicks
+        )
 
     def lines(self) -> list[str]:
         rows = [
@@ -104,15 +114,25 @@ class Report:
             f"{'met' if self.met else 'NOT met'}"
         )
         rows.append(
-            f"bot background work: {self.resumes_done}/{self.bot.clicks} resumes finished "
-            f"(message updated) {self.resumes_done_seconds:.2f} s after the first click"
+            f"bot background work: {self.resumes_done}/{self.bot.clicks} resumes told "
+            f"(message updated, end said) {self.resumes_done_seconds:.2f} s after the first click"
         )
         rows.append(
             f"click -> continued ({len(self.continued_ms)} clicks): p50 {self.continued(50):.0f} "
             f"ms, p90 {self.continued(90):.0f} ms, p99 {self.continued(99):.0f} ms "
             f"(target p50 < {TARGET_CONTINUED_P50_MS:.0f} ms)"
         )
+        rows.append(
+            f"click -> told      ({len(self.told_ms)} clicks): p50 {self.told(50):.0f} "
+            f"ms, p90 {self.told(90):.0f} ms, p99 {self.told(99):.0f} ms "
+            "(message updated and the run's end said)"
+        )
         return rows
+
+
+def _percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values) or [float("nan")]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,11 +148,11 @@ def _serve(kind: str, api_url: str, clicks: int, out: Queue[Any], stop: Any) -> 
 
 
 async def _serve_async(kind: str, api_url: str, clicks: int, out: Queue[Any], stop: Any) -> None:
-    continued: dict[str, float] = {}
+    times: dict[str, dict[str, float]] = {"continued": {}, "told": {}}
     if kind == "bare":
-        web_app, pause_ids, close = await _bare(api_url, clicks)
+        web_app, pause_ids, settle, close = await _bare(api_url, clicks)
     else:
-        web_app, pause_ids, close = await _bot(api_url, clicks, continued)
+        web_app, pause_ids, settle, close = await _bot(api_url, clicks, times)
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -141,12 +161,16 @@ async def _serve_async(kind: str, api_url: str, clicks: int, out: Queue[Any], st
     gc.freeze()  # as ``python -m bot serve`` does once started (both servers alike)
     out.put(("ready", port, pause_ids))
     await asyncio.get_running_loop().run_in_executor(None, stop.wait)
-    out.put(("continued", continued))  # perf_counter: CLOCK_MONOTONIC, one clock machine-wide
+    # the work after the acks finishes first: the load's finish line (every message updated)
+    # can be crossed before the last resume is told (the outbox may show an answer's outcome
+    # before its run continues), and the times sent early missed those clicks
+    await settle()
+    out.put(("times", times))  # perf_counter: CLOCK_MONOTONIC, one clock machine-wide
     await runner.cleanup()
     await close()
 
 
-async def _bare(api_url: str, clicks: int) -> tuple[web.Application, list[str], Any]:
+async def _bare(api_url: str, clicks: int) -> tuple[web.Application, list[str], Any, Any]:
     from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
     from slack_bolt.async_app import AsyncApp
     from slack_sdk.web.async_client import AsyncWebClient
@@ -169,12 +193,12 @@ async def _bare(api_url: str, clicks: int) -> tuple[web.Application, list[str], 
     async def close() -> None:
         return None
 
-    return app, ["0" * 32] * clicks, close
+    return app, ["0" * 32] * clicks, close, close
 
 
 async def _bot(
-    api_url: str, clicks: int, continued: dict[str, float]
-) -> tuple[web.Application, list[str], Any]:
+    api_url: str, clicks: int, times: dict[str, dict[str, float]]
+) -> tuple[web.Application, list[str], Any, Any]:
     from bot import App, Settings, WorkflowStartText
     from bot.testing import call_tool, mock_llm
     from channels.slack import SlackBot, SlackSettings
@@ -197,16 +221,22 @@ async def _bot(
         settings=Settings(),
         services={Ledger: Ledger()},
     )
+
+    def at(which: str) -> Any:
+        def resumed(event: Any) -> None:
+            for pause in event.answered:
+                times[which].setdefault(pause.pause_id, time.perf_counter())
+
+        return resumed
+
+    # handlers are told in the order they were added: "continued" before the bot's own (which
+    # updates the message, then says the run's end in its thread), "told" after it
+    app.on_execution_resume(at("continued"))
     bot = SlackBot(
         app, SlackSettings(bot_token="xoxb-bench", signing_secret=SECRET, api_url=api_url)
     )
+    app.on_execution_resume(at("told"))
     await bot.start()
-
-    def resumed(event: Any) -> None:
-        for pause in event.answered:
-            continued.setdefault(pause.pause_id, time.perf_counter())
-
-    app.on_execution_resume(resumed)
     pause_ids: list[str] = []
     for index in range(clicks):
         result = await app.execute(
@@ -223,11 +253,14 @@ async def _bot(
         assert pending.pause_id is not None
         pause_ids.append(pending.pause_id)
 
+    async def settle() -> None:
+        await asyncio.wait_for(bot.wait_idle(), timeout=300)
+
     async def close() -> None:
         await bot.close()
         await app.close()
 
-    return bot.web_app(), pause_ids, close
+    return bot.web_app(), pause_ids, settle, close
 
 
 # --------------------------------------------------------------------------------------------
@@ -352,26 +385,27 @@ async def run(*, clicks: int, concurrency: int, home: bool = False) -> Report:
         # every timed click answers its pause: each ends with a chat.update
         with contextlib.suppress(TimeoutError):
             await stub.wait_for("chat.update", updates_before + len(pause_ids), timeout=300)
-        done = len(stub.of("chat.update")) - updates_before
-        finished = time.perf_counter() - first_click
         for _, _, stop in servers.values():
             stop.set()
         _, bot_out, _ = servers["bot"]
         message = await asyncio.get_running_loop().run_in_executor(None, bot_out.get)
-        continued_at: dict[str, float] = message[1] if message[0] == "continued" else {}
+        if message[0] != "times":
+            raise RuntimeError(f"the bot server failed: {message[1]}")
+        times: dict[str, dict[str, float]] = message[1]
         for process, _, _ in servers.values():
             await asyncio.get_running_loop().run_in_executor(None, process.join, 60)
-        continued_ms = [
-            (continued_at[p] - sent[click_body(p)]) * 1000
-            for p in pause_ids
-            if p in continued_at and click_body(p) in sent
-        ]
+
+        def since_sent(at: dict[str, float]) -> list[float]:
+            return [(at[p] - sent[click_body(p)]) * 1000 for p in pause_ids if p in at]
+
+        told = [times["told"][p] for p in pause_ids if p in times["told"]]
         return Report(
             bare=bare,
             bot=bot,
-            resumes_done_seconds=finished,
-            resumes_done=done,
-            continued_ms=continued_ms,
+            resumes_done_seconds=(max(told) - first_click) if told else float("nan"),
+            resumes_done=len(told),
+            continued_ms=since_sent(times["continued"]),
+            told_ms=since_sent(times["told"]),
         )
     finally:
         await stub.close()

@@ -19,6 +19,7 @@ from bot.store.transactions import (
     AsyncEngineTransactions,
     ThreadedSqliteTransactions,
     Transactions,
+    calls_ahead,
 )
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -145,3 +146,41 @@ async def test_a_worker_whose_connection_failed_serves_the_next_call(tmp_path: P
             await tx.close()
         with pytest.raises(RuntimeError, match="closed"):
             await tx.read(_roots)
+
+
+async def test_calls_made_ahead_run_before_the_calls_already_queued(tmp_path: Path) -> None:
+    """A request waiting for its answer (a click before its 200) is not kept behind the
+    calls background work queued before it; among themselves, each lane keeps its order."""
+    async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as database:
+        await database.migrate(NOW)
+        tx = ThreadedSqliteTransactions.open(
+            database.url.url,
+            busy_timeout_s=1,
+            on_connect=sqlite_pragmas(timedelta(seconds=1)),
+            workers=1,
+        )
+        ran: list[str] = []
+        started, release = threading.Event(), threading.Event()
+
+        def hold(connection: Connection) -> None:
+            started.set()
+            release.wait(10)
+
+        def note(name: str) -> Callable[[Connection], None]:
+            return lambda connection: ran.append(name)
+
+        try:
+            holding = asyncio.ensure_future(tx.read(hold))
+            assert await asyncio.to_thread(started.wait, 10)  # the one worker busy: calls queue
+            queued = [asyncio.ensure_future(tx.write(note(f"work {n}"))) for n in range(3)]
+            with calls_ahead():
+                acked = [asyncio.ensure_future(tx.read(note(f"ack {n}"))) for n in range(2)]
+                with calls_ahead(False):  # work a request starts: back in turn
+                    queued.append(asyncio.ensure_future(tx.write(note("work 3"))))
+            await asyncio.sleep(0)  # every call handed over
+            release.set()
+            await asyncio.gather(holding, *queued, *acked)
+        finally:
+            release.set()
+            await tx.close()
+        assert ran == ["ack 0", "ack 1", "work 0", "work 1", "work 2", "work 3"]
