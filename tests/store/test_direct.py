@@ -4,7 +4,7 @@ is watched."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,14 +24,22 @@ from sqlalchemy import (
     create_engine,
     event,
     insert,
+    select,
     update,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, MultipleResultsFound
 
 from bot.store import direct
 from bot.store.database import Database
-from bot.store.statements import EXECUTION, INSERT_EXECUTION_UNLESS_PRESENT, UPDATE_EXECUTION
-from bot.store.tables import UtcDateTime, leases, metadata
+from bot.store.statements import (
+    EXECUTION,
+    INSERT_EXECUTION_UNLESS_PRESENT,
+    NEW_EXECUTION_COLUMNS,
+    UPDATE_EXECUTION,
+    UPDATE_PAUSED_EXECUTION,
+    insert_unless_present,
+)
+from bot.store.tables import UtcDateTime, executions, leases, metadata
 from tests.databases import postgres_database
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -231,3 +239,129 @@ async def test_on_postgresql_it_stores_what_sqlalchemy_stores(
             )
             == 1
         )
+
+
+# ---------------------------------------------------------------- statements that return rows
+
+INSERT_SHAPE_RETURNING = insert(shapes).returning(shapes)
+SHAPE_BY_NAME = select(shapes).where(shapes.c.name == bindparam("b_name"))
+SET_SHAPE_RETURNING = (
+    update(shapes).where(shapes.c.name == bindparam("b_name")).returning(shapes.c.flag, shapes.c.at)
+)
+SHAPES_IN_ORDER = select(shapes).order_by(shapes.c.name)
+INSERT_EXECUTION_RETURNING = insert_unless_present(
+    executions, "execution_id", NEW_EXECUTION_COLUMNS, returning=True
+)
+
+
+def read(rows: Sequence[Any]) -> list[list[tuple[str, Any, type]]]:
+    """Each row as (name, value, type of value): equal only if read alike, to the type."""
+    return [[(k, v, type(v)) for k, v in row._mapping.items()] for row in rows]
+
+
+def test_rows_read_directly_are_sqlalchemys(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shape = {"name": "a", "at": NOW, "flag": True, "doc": {"k": [1, "x"]}, "state": "new"}
+    with engine.begin() as connection:
+        by_sqlalchemy = [
+            connection.execute(INSERT_SHAPE_RETURNING, shape).all(),
+            connection.execute(INSERT_EXECUTION_RETURNING, execution("x")).all(),
+            connection.execute(SHAPE_BY_NAME, {"b_name": "a"}).all(),
+            connection.execute(SET_SHAPE_RETURNING, {"b_name": "a", "flag": False}).all(),
+            connection.execute(SHAPES_IN_ORDER, {}).all(),
+            connection.execute(EXECUTION, {"b_execution_id": "x"}).all(),
+        ]
+        connection.rollback()
+    through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
+    with engine.begin() as connection:
+        directly = [
+            direct.rows(connection, INSERT_SHAPE_RETURNING, shape),
+            direct.rows(connection, INSERT_EXECUTION_RETURNING, execution("x")),
+            direct.rows(connection, SHAPE_BY_NAME, {"b_name": "a"}),
+            direct.rows(connection, SET_SHAPE_RETURNING, {"b_name": "a", "flag": False}),
+            direct.rows(connection, SHAPES_IN_ORDER, {}),
+            direct.rows(connection, EXECUTION, {"b_execution_id": "x"}),
+        ]
+        # read again: the second time through the reader kept from the first
+        assert read(direct.rows(connection, SHAPE_BY_NAME, {"b_name": "a"})) == read(directly[4])
+    assert through_sqlalchemy == []  # each went to sqlite3's cursor
+    assert [read(r) for r in directly] == [read(r) for r in by_sqlalchemy]
+    assert directly[0][0]._mapping["at"] == NOW  # an aware datetime, as written
+    assert directly[3][0]._mapping["flag"] is False
+
+
+def test_first_and_one_or_none_are_sqlalchemys(engine: Engine) -> None:
+    two = [{"name": n, "at": None, "flag": False, "doc": None, "state": "new"} for n in "ab"]
+    with engine.begin() as connection:
+        connection.execute(INSERT_SHAPE, two)
+        assert direct.first(connection, SHAPE_BY_NAME, {"b_name": "z"}) is None
+        assert direct.one_or_none(connection, SHAPE_BY_NAME, {"b_name": "z"}) is None
+        found = direct.one_or_none(connection, SHAPE_BY_NAME, {"b_name": "b"})
+        assert found is not None and found._mapping["name"] == "b"
+        first = direct.first(connection, SHAPES_IN_ORDER, {})
+        assert first is not None and first._mapping["name"] == "a"
+        with pytest.raises(MultipleResultsFound):
+            direct.one_or_none(connection, SHAPES_IN_ORDER, {})
+
+
+def test_rows_are_read_in_the_callers_transaction_with_sqlalchemys_errors(engine: Engine) -> None:
+    shape = {"name": "a", "at": None, "flag": False, "doc": None, "state": "new"}
+    with engine.connect() as connection:
+        with connection.begin() as transaction:
+            assert len(direct.rows(connection, INSERT_SHAPE_RETURNING, shape)) == 1
+            transaction.rollback()
+        with connection.begin():
+            assert direct.rows(connection, SHAPES_IN_ORDER, {}) == []
+            direct.rows(connection, INSERT_SHAPE_RETURNING, shape)
+        with connection.begin(), pytest.raises(IntegrityError):
+            direct.rows(connection, INSERT_SHAPE_RETURNING, shape)  # the name is unique
+
+
+def test_a_watched_engine_sees_every_read(engine: Engine) -> None:
+    seen: list[str] = []
+
+    def before(*args: Any) -> None:
+        seen.append(args[2])
+
+    event.listen(engine, "before_cursor_execute", before)
+    with engine.begin() as connection:
+        direct.rows(connection, INSERT_EXECUTION_RETURNING, execution("a"))
+        row = direct.first(connection, EXECUTION, {"b_execution_id": "a"})
+    assert [s.split()[0] for s in seen] == ["INSERT", "SELECT"]
+    assert row is not None and row._mapping["created_at"] == NOW
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_rows_read_directly_are_sqlalchemys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def reads(connection: Connection, run: Callable[..., Any]) -> list[Any]:
+        return [
+            read(run(connection, INSERT_EXECUTION_RETURNING, execution("x"))),
+            read(run(connection, INSERT_EXECUTION_RETURNING, execution("x"))),  # none: present
+            read(run(connection, EXECUTION, {"b_execution_id": "x"})),
+            read(
+                run(
+                    connection,
+                    UPDATE_PAUSED_EXECUTION,
+                    {"b_execution_id": "x", "status": "running", "updated_at": NOW},
+                )
+            ),
+        ]
+
+    def ordinary(connection: Connection) -> list[Any]:
+        found = reads(connection, lambda c, s, p: c.execute(s, p).all())
+        connection.rollback()
+        return found
+
+    def directly(connection: Connection) -> list[Any]:
+        return reads(connection, direct.rows)
+
+    async with postgres_database() as url, Database.open(url) as database:
+        await database.migrate(NOW)
+        by_sqlalchemy = await database.transactions.write(ordinary)
+        through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
+        assert await database.transactions.write(directly) == by_sqlalchemy
+        assert through_sqlalchemy == []  # each went to the asyncpg adapter's cursor
+        assert ("created_at", NOW, datetime) in by_sqlalchemy[0][0]
