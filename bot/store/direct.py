@@ -201,6 +201,28 @@ def one_or_none(
     return found[0] if found else None
 
 
+def commit(connection: Connection) -> None:
+    """End the transaction the statements on ``connection`` opened: SQLAlchemy's when it
+    began one (it ran a statement), else the driver's own (only this module's statements ran,
+    or none). A driver's error is raised as SQLAlchemy raises it."""
+    if connection.in_transaction():
+        connection.commit()
+        return
+    dbapi_connection = connection.connection.dbapi_connection
+    try:
+        dbapi_connection.commit()  # type: ignore[union-attr]
+    except connection.dialect.loaded_dbapi.Error as error:
+        _raise_as_sqlalchemy(connection, None, "COMMIT", error)
+
+
+def roll_back(connection: Connection) -> None:
+    """Undo what the statements on ``connection`` did in the transaction they opened."""
+    if connection.in_transaction():
+        connection.rollback()
+    with contextlib.suppress(Exception):  # a lost connection: nothing to undo
+        connection.connection.dbapi_connection.rollback()  # type: ignore[union-attr]
+
+
 def _raise_as_sqlalchemy(connection: Connection, cursor: Any, sql: str, error: Any) -> NoReturn:
     """``error`` raised as SQLAlchemy raises a driver's error; a lost connection invalidated
     as it invalidates one (this connection and the pool's older ones are dropped)."""
@@ -217,6 +239,12 @@ def _raise_as_sqlalchemy(connection: Connection, cursor: Any, sql: str, error: A
         connection_invalidated=lost,
         dialect=dialect,
     ) from error
+
+
+def ordinary(connection: Connection) -> bool:
+    """Whether statements on ``connection`` go SQLAlchemy's way (so do its transactions,
+    for whoever watches them)."""
+    return _ordinary(connection)
 
 
 def _ordinary(connection: Connection) -> bool:

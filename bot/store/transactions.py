@@ -30,6 +30,8 @@ from sqlalchemy import URL, Connection, Engine, event
 from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.store import direct
+
 R = TypeVar("R")
 
 SQLITE_WORKERS = 4
@@ -246,8 +248,20 @@ async def _finished(work: Awaitable[R]) -> R:
 
 
 def _in_transaction(connection: Connection, body: Callable[[Connection], R]) -> R:
-    with connection.begin():
-        return body(connection)
+    """``body`` in one transaction: sqlite3 opens it before the first write (as it does under
+    ``Connection.begin``, which emits no BEGIN on pysqlite), it is committed when ``body``
+    returns and rolled back if it raises. Unless the engine is watched, without SQLAlchemy's
+    transaction object: its begin, commit and reset cost more than SQLite's COMMIT itself."""
+    if direct.ordinary(connection):
+        with connection.begin():
+            return body(connection)
+    try:
+        result = body(connection)
+    except BaseException:
+        direct.roll_back(connection)
+        raise
+    direct.commit(connection)
+    return result
 
 
 def _on_connection(connection: Connection, body: Callable[[Connection], R]) -> R:
@@ -255,4 +269,4 @@ def _on_connection(connection: Connection, body: Callable[[Connection], R]) -> R
     try:
         return body(connection)
     finally:
-        connection.rollback()
+        direct.roll_back(connection)

@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, event, insert, select
 
+from bot.store import direct
 from bot.store.database import Database, sqlite_pragmas
 from bot.store.tables import leases
 from bot.store.transactions import (
@@ -145,3 +146,78 @@ async def test_a_worker_whose_connection_failed_serves_the_next_call(tmp_path: P
             await tx.close()
         with pytest.raises(RuntimeError, match="closed"):
             await tx.read(_roots)
+
+
+INSERT_LEASE = insert(leases)
+ROOTS = select(leases.c.root_execution_id).order_by(leases.c.root_execution_id)
+
+
+def _direct_roots(connection: Connection) -> list[str]:
+    return [row._mapping["root_execution_id"] for row in direct.rows(connection, ROOTS, {})]
+
+
+async def test_writes_on_the_cursor_directly_commit_together_or_not_at_all(
+    transactions: Transactions,
+) -> None:
+    """A body whose statements all went to the driver (no SQLAlchemy transaction began) is
+    committed all the same, with those that went SQLAlchemy's way, and rolled back whole."""
+
+    def only_direct(connection: Connection) -> None:
+        direct.execute(connection, INSERT_LEASE, _lease("a"))
+        direct.execute(connection, INSERT_LEASE, _lease("b"))
+
+    def mixed(connection: Connection) -> None:
+        direct.execute(connection, INSERT_LEASE, _lease("c"))
+        connection.execute(INSERT_LEASE, _lease("d"))
+
+    def direct_then_fail(connection: Connection) -> None:
+        direct.execute(connection, INSERT_LEASE, _lease("e"))
+        raise RuntimeError("stop")
+
+    def mixed_then_fail(connection: Connection) -> None:
+        connection.execute(INSERT_LEASE, _lease("f"))
+        direct.execute(connection, INSERT_LEASE, _lease("g"))
+        raise RuntimeError("stop")
+
+    await transactions.write(only_direct)
+    await transactions.write(mixed)
+    for failing in (direct_then_fail, mixed_then_fail):
+        with pytest.raises(RuntimeError):
+            await transactions.write(failing)
+    assert await transactions.read(_direct_roots) == ["a", "b", "c", "d"]
+    assert await transactions.read(_roots) == ["a", "b", "c", "d"]
+
+
+async def test_a_direct_read_holds_no_snapshot_after_it_returns(tmp_path: Path) -> None:
+    path = tmp_path / "x.db"
+    async with Database.open(f"sqlite+aiosqlite:///{path}") as database:
+        await database.migrate(NOW)
+        tx = database.transactions
+        await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("a")))
+        await asyncio.gather(*(tx.read(_direct_roots) for _ in range(8)))  # every worker read
+        await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("b")))
+        other = sqlite3.connect(path)
+        try:
+            busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            other.close()
+        assert busy == 0  # no reader held the log
+
+
+async def test_a_watched_engine_sees_each_transaction_committed(tmp_path: Path) -> None:
+    async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as database:
+        await database.migrate(NOW)
+        tx = ThreadedSqliteTransactions.open(
+            database.url.url,
+            busy_timeout_s=1,
+            on_connect=sqlite_pragmas(timedelta(seconds=1)),
+            workers=1,
+        )
+        commits: list[str] = []
+        event.listen(tx._engine, "commit", lambda _: commits.append("commit"))
+        try:
+            await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("a")))
+            assert commits == ["commit"]
+            assert await tx.read(_direct_roots) == ["a"]
+        finally:
+            await tx.close()
