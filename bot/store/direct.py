@@ -75,12 +75,14 @@ class _Prepared:
 
     def values(self, parameters: Mapping[str, Any]) -> tuple[Any, ...]:
         return tuple(
-            bound
-            if name is None
-            else parameters[name]
-            if convert is None
-            else convert(parameters[name])
-            for name, bound, convert in self.positions
+            [  # a list first: a generator's frame is resumed once per value
+                bound
+                if name is None
+                else parameters[name]
+                if convert is None
+                else convert(parameters[name])
+                for name, bound, convert in self.positions
+            ]
         )
 
     def read(
@@ -155,8 +157,7 @@ def execute(connection: Connection, statement: Executable, parameters: Parameter
     except connection.dialect.loaded_dbapi.Error as error:
         _raise_as_sqlalchemy(connection, cursor, prepared.sql, error)
     finally:
-        with contextlib.suppress(Exception):  # a cursor of a lost connection
-            cursor.close()
+        _close(cursor)
 
 
 def rows(
@@ -177,8 +178,7 @@ def rows(
     except connection.dialect.loaded_dbapi.Error as error:
         _raise_as_sqlalchemy(connection, cursor, prepared.sql, error)
     finally:
-        with contextlib.suppress(Exception):  # a cursor of a lost connection
-            cursor.close()
+        _close(cursor)
     return cast(_Prepared, prepared).read(connection.dialect, description, raw)
 
 
@@ -221,6 +221,15 @@ def roll_back(connection: Connection) -> None:
         connection.rollback()
     with contextlib.suppress(Exception):  # a lost connection: nothing to undo
         connection.connection.dbapi_connection.rollback()  # type: ignore[union-attr]
+
+
+def _close(cursor: Any) -> None:
+    """Close ``cursor``; a lost connection's cursor may refuse (nothing to close then).
+    Not ``contextlib.suppress``: a context manager object per statement."""
+    try:  # noqa: SIM105
+        cursor.close()
+    except Exception:
+        pass
 
 
 def _raise_as_sqlalchemy(connection: Connection, cursor: Any, sql: str, error: Any) -> NoReturn:
