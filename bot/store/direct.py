@@ -20,9 +20,9 @@ SQLAlchemy invalidates it, so the pool never hands it out again.
 
 It goes the ordinary way (``Connection.execute``) whenever SQLAlchemy would do more than that:
 another driver (aiosqlite, for an in-memory database), a statement whose compiled form fills in
-Python-side defaults, fetches values after or expands parameters, and any engine with event
-listeners or echo on (the statement counts of ``tests.benchmarks.cycle_cost`` and the tests that
-count statements see every statement).
+Python-side defaults, fetches values after or expands parameters, and any engine whose
+statements or transactions are watched: listeners of their events, or echo on (the statement
+counts of ``tests.benchmarks.cycle_cost`` and the tests that count statements see every one).
 """
 
 from __future__ import annotations
@@ -116,14 +116,16 @@ _DRIVERS = ("pysqlite", "asyncpg")
 """Where statements go to the cursor directly (aiosqlite's adapter serves only an in-memory
 database, off the hot path)."""
 _DONE_BY_SQLALCHEMY = (
+    "postfetch",
     "insert_prefetch",
     "update_prefetch",
-    "postfetch",
     "literal_execute_params",
     "post_compile_params",
 )
-"""What a compiled statement may need SQLAlchemy's execution context for: Python-side defaults,
-values fetched after, parameters expanded into the text."""
+"""What a compiled statement may need SQLAlchemy's execution context for: values fetched after
+(the columns a SET computes in SQL: for ``inserted_primary_key`` and the like, nothing a
+statement that returns its rows needs, so ``rows`` skips the first), Python-side defaults,
+parameters expanded into the text."""
 _prepared: dict[tuple[Executable, str, frozenset[str], bool], Any] = {}
 """Compiled forms by (statement, dialect, parameter names, whether rows are read). The statement
 itself is the key (an id could be reused once a statement is gone); the hot statements are
@@ -257,14 +259,30 @@ def ordinary(connection: Connection) -> bool:
 
 
 def _ordinary(connection: Connection) -> bool:
-    """Whether SQLAlchemy runs statements here: not pysqlite, or its execution is watched
-    (event listeners on the engine or on ``Engine``, which every engine inherits; echo)."""
-    return bool(
-        connection.dialect.driver not in _DRIVERS
-        or connection._has_events
-        or connection.engine._has_events
-        or connection._echo
-    )
+    """Whether SQLAlchemy runs statements here: not pysqlite or asyncpg, or its execution is
+    watched (echo; listeners of statements or transactions on the engine, or on ``Engine``,
+    which every engine inherits). Other events do not count: an engine made with
+    ``execution_options(isolation_level=...)`` (PostgreSQL's autocommit calls) has one of its
+    own for each new connection."""
+    if connection.dialect.driver not in _DRIVERS or connection._echo:
+        return True
+    if not (connection._has_events or connection.engine._has_events):
+        return False
+    dispatch = connection.dispatch
+    return any(getattr(dispatch, name) for name in _WATCHING)
+
+
+_WATCHING = (
+    "before_execute",
+    "after_execute",
+    "before_cursor_execute",
+    "after_cursor_execute",
+    "begin",
+    "commit",
+    "rollback",
+)
+"""The events of a statement run and of a transaction: with a listener on any, SQLAlchemy runs
+them (so they are seen)."""
 
 
 def _prepare(
@@ -284,7 +302,8 @@ def _prepare(
 def _compile(statement: Executable, dialect: Dialect, names: list[str], returns: bool) -> Any:
     compiled: Any = cast(Any, statement).compile(dialect=dialect, column_keys=names)
     order = compiled.positiontup
-    if order is None or any(getattr(compiled, name, None) for name in _DONE_BY_SQLALCHEMY):
+    needs = _DONE_BY_SQLALCHEMY[1:] if returns else _DONE_BY_SQLALCHEMY
+    if order is None or any(getattr(compiled, name, None) for name in needs):
         return _NOT_DIRECT
     columns = compiled._result_columns
     if not returns and (columns or compiled.effective_returning):

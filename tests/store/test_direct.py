@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Table,
     bindparam,
+    case,
     create_engine,
     event,
     insert,
@@ -365,3 +366,74 @@ async def test_on_postgresql_rows_read_directly_are_sqlalchemys(
         assert await database.transactions.write(directly) == by_sqlalchemy
         assert through_sqlalchemy == []  # each went to the asyncpg adapter's cursor
         assert ("created_at", NOW, datetime) in by_sqlalchemy[0][0]
+
+
+SET_STATE_RETURNING = (
+    update(shapes)
+    .where(shapes.c.name == bindparam("b_name"))
+    .values(state=case((shapes.c.state == "new", bindparam("b_state")), else_=shapes.c.state))
+    .returning(shapes)
+)
+"""A SET computed in SQL (SQLAlchemy lists the column as fetched after): its rows are read."""
+
+
+def test_a_set_computed_in_sql_returns_sqlalchemys_rows(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shape = {"name": "a", "at": NOW, "flag": True, "doc": None, "state": "new"}
+    with engine.begin() as connection:
+        connection.execute(INSERT_SHAPE, shape)
+    with engine.begin() as connection:
+        by_sqlalchemy = connection.execute(
+            SET_STATE_RETURNING, {"b_name": "a", "b_state": "done"}
+        ).all()
+        connection.rollback()
+    through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
+    with engine.begin() as connection:
+        directly = direct.rows(connection, SET_STATE_RETURNING, {"b_name": "a", "b_state": "done"})
+        again = direct.rows(connection, SET_STATE_RETURNING, {"b_name": "a", "b_state": "x"})
+    assert through_sqlalchemy == []
+    assert read(directly) == read(by_sqlalchemy)
+    assert directly[0]._mapping["state"] == "done"
+    assert again[0]._mapping["state"] == "done"  # no longer new: the SET kept it
+
+
+def test_an_engine_with_an_isolation_level_is_not_watched(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``execution_options(isolation_level=...)`` (PostgreSQL's autocommit calls) gives the
+    engine a listener of its own, for each new connection: no reason to go SQLAlchemy's way;
+    a listener of statements on it still is one."""
+    autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+    through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
+    with autocommit.connect() as connection:
+        direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
+        assert direct.first(connection, EXECUTION, {"b_execution_id": "a"}) is not None
+    assert through_sqlalchemy == []
+    seen: list[str] = []
+    event.listen(autocommit, "before_cursor_execute", lambda *args: seen.append(args[2]))
+    with autocommit.connect() as connection:
+        direct.first(connection, EXECUTION, {"b_execution_id": "a"})
+    assert through_sqlalchemy == ["SELECT"]
+    assert [s.split()[0] for s in seen] == ["SELECT"]
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_autocommit_calls_go_to_the_cursor_directly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``apply`` and ``read`` run in autocommit there: their statements go direct too."""
+    async with postgres_database() as url, Database.open(url) as database:
+        await database.migrate(NOW)
+        through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
+        assert (
+            await database.transactions.apply(
+                lambda c: direct.execute(c, INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
+            )
+            == 1
+        )
+        found = await database.transactions.read(
+            lambda c: direct.first(c, EXECUTION, {"b_execution_id": "a"})
+        )
+        assert through_sqlalchemy == []
+        assert found is not None and found._mapping["created_at"] == NOW
