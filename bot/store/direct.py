@@ -300,7 +300,11 @@ def _prepare(
 
 
 def _compile(statement: Executable, dialect: Dialect, names: list[str], returns: bool) -> Any:
-    compiled: Any = cast(Any, statement).compile(dialect=dialect, column_keys=names)
+    # a write gives back its row count only: compiled as for executemany, so without the
+    # RETURNING of the new row's key SQLAlchemy adds on PostgreSQL (``inserted_primary_key``)
+    compiled: Any = cast(Any, statement).compile(
+        dialect=dialect, column_keys=names, for_executemany=not returns
+    )
     order = compiled.positiontup
     needs = _DONE_BY_SQLALCHEMY[1:] if returns else _DONE_BY_SQLALCHEMY
     if order is None or any(getattr(compiled, name, None) for name in needs):

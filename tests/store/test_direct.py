@@ -34,13 +34,14 @@ from bot.store import direct
 from bot.store.database import Database
 from bot.store.statements import (
     EXECUTION,
+    INSERT_AUDIT_ENTRY,
     INSERT_EXECUTION_UNLESS_PRESENT,
     NEW_EXECUTION_COLUMNS,
     UPDATE_EXECUTION,
     UPDATE_PAUSED_EXECUTION,
     insert_unless_present,
 )
-from bot.store.tables import UtcDateTime, executions, leases, metadata
+from bot.store.tables import UtcDateTime, executions, leases, metadata, pause_answers
 from tests.databases import postgres_database
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -437,3 +438,51 @@ async def test_on_postgresql_autocommit_calls_go_to_the_cursor_directly(
         )
         assert through_sqlalchemy == []
         assert found is not None and found._mapping["created_at"] == NOW
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_an_insert_with_a_generated_key_goes_direct(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SQLAlchemy adds ``RETURNING`` the new key to a one-row insert there (for
+    ``inserted_primary_key``); a direct write needs only its row count, and stores the same."""
+    values = {
+        "tenant_id": "t",
+        "root_execution_id": "r",
+        "execution_id": "e",
+        "pause_id": "p",
+        "step": "{}",
+        "role": "r",
+        "answered_by": "requester",
+        "resolution": "approved",
+        "asked_at": NOW,
+        "resolved_at": NOW,
+        "pause_seq": 1,
+    }
+
+    def stored_row(key: str) -> Callable[[Connection], dict[str, Any]]:
+        def body(connection: Connection) -> dict[str, Any]:
+            row = connection.execute(
+                select(pause_answers).where(pause_answers.c.idempotency_key == key)
+            ).one()
+            return {k: v for k, v in row._mapping.items() if k not in ("id", "idempotency_key")}
+
+        return body
+
+    async with postgres_database() as url, Database.open(url) as database:
+        await database.migrate(NOW)
+        await database.transactions.write(
+            lambda c: c.execute(INSERT_AUDIT_ENTRY, {**values, "idempotency_key": "a"})
+        )
+        through_sqlalchemy = counting_sqlalchemy_executions(monkeypatch)
+        assert (
+            await database.transactions.write(
+                lambda c: direct.execute(c, INSERT_AUDIT_ENTRY, {**values, "idempotency_key": "b"})
+            )
+            == 1
+        )
+        assert through_sqlalchemy == []
+        monkeypatch.undo()
+        assert await database.transactions.read(stored_row("b")) == (
+            await database.transactions.read(stored_row("a"))
+        )
