@@ -9,11 +9,14 @@ import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Connection, event, insert, select
+from sqlalchemy.util import greenlet_spawn
 
 from bot.store import direct
+from bot.store import transactions as transactions_module
 from bot.store.database import Database, sqlite_pragmas
 from bot.store.tables import leases
 from bot.store.transactions import (
@@ -21,6 +24,7 @@ from bot.store.transactions import (
     ThreadedSqliteTransactions,
     Transactions,
 )
+from tests.databases import postgres_database
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -221,3 +225,39 @@ async def test_a_watched_engine_sees_each_transaction_committed(tmp_path: Path) 
             assert await tx.read(_direct_roots) == ["a"]
         finally:
             await tx.close()
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_each_call_is_one_hop_to_the_greenlet_bridge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Check-out, body, commit and check-in in one ``greenlet_spawn`` (``AsyncEngine.begin``
+    and ``run_sync`` made five); a write still commits whole or not at all."""
+    async with postgres_database() as url, Database.open(url) as database:
+        await database.migrate(NOW)
+        tx = database.transactions
+        assert isinstance(tx, AsyncEngineTransactions)
+        hops: list[str] = []
+        spawn = greenlet_spawn
+
+        async def counted(fn: Callable[..., Any], *args: Any) -> Any:
+            hops.append(fn.__name__)
+            return await spawn(fn, *args)
+
+        monkeypatch.setattr(transactions_module, "greenlet_spawn", counted)
+
+        def half_then_fail(connection: Connection) -> None:
+            direct.execute(connection, INSERT_LEASE, _lease("b"))
+            raise RuntimeError("stop")
+
+        await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("a")))
+        with pytest.raises(RuntimeError):
+            await tx.write(half_then_fail)
+        await tx.apply(lambda c: direct.execute(c, INSERT_LEASE, _lease("c")))
+        assert await tx.read(_direct_roots) == ["a", "c"]
+        assert hops == [
+            "_in_new_transaction",
+            "_in_new_transaction",
+            "_on_new_connection",
+            "_on_new_connection",
+        ]
