@@ -16,9 +16,9 @@ same offline model), rounds interleaved (ours, bare, ours, bare...), sequential 
 On PostgreSQL ``timing`` also prints the CPU of the server's processes per cycle (``/proc``),
 beside the client's: both sides' work, the database's included.
 ``--show``: every distinct statement with its count per cycle (or click).
-Every statement is counted, including the hot writes ``bot.store.direct`` runs on the driver's
-cursor: the listeners make them go through SQLAlchemy while counting (``direct`` says how many
-would not, unwatched).
+Every statement is counted, including the hot ones ``bot.store.direct`` runs on the driver's
+cursor (writes, and reads and writes that return rows): the listeners make them go through
+SQLAlchemy while counting (``direct`` says how many would not, unwatched).
 """
 
 from __future__ import annotations
@@ -177,21 +177,27 @@ class Counting:
         ]
         for name, listener in listeners:
             event.listen(Engine, name, listener)
-        direct_execute = direct.execute
+        direct_execute, direct_rows = direct.execute, direct.rows
 
         def counted_direct(*args: Any, **kwargs: Any) -> int:
             if self.into is not None:
                 self.into.direct += 1
             return direct_execute(*args, **kwargs)
 
+        def counted_rows(*args: Any, **kwargs: Any) -> Any:  # ``first``, ``one_or_none`` too
+            if self.into is not None:
+                self.into.direct += 1
+            return direct_rows(*args, **kwargs)
+
         direct.execute = counted_direct
+        direct.rows = counted_rows
         originals = {name: getattr(saver, name) for name in SAVER_CALLS if hasattr(saver, name)}
         for name, original in originals.items():
             setattr(saver, name, self._counted(name, original))
         try:
             yield
         finally:
-            direct.execute = direct_execute
+            direct.execute, direct.rows = direct_execute, direct_rows
             for name, listener in listeners:
                 event.remove(Engine, name, listener)
             for name in originals:
