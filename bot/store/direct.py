@@ -90,6 +90,8 @@ class _Prepared:
     ) -> list[Mapped]:
         """The rows as SQLAlchemy reads them: its result processor for each column, chosen as
         it chooses it (the column's type, the dialect, the cursor's type code), once."""
+        if not raw:
+            return []  # no description needed (a driver may give none then)
         reader = self.reader
         if reader is None:
             returns = self.returns or ()
