@@ -1,4 +1,5 @@
-"""The hot writes that return no rows, run on the driver's cursor directly.
+"""The hot statements, run on the driver's cursor directly: writes (their row count) and
+statements that return rows (``rows``, ``first``, ``one_or_none``).
 
 A statement built once (``bot.store.statements``) still costs SQLAlchemy an execution context
 per run: the compiled cache's look-up, the parameters processed, events dispatched, a result
@@ -9,15 +10,19 @@ applies: a datetime to SQLite's text, a boolean to 0/1), and hands the converted
 connection's DBAPI cursor: sqlite3's on a SQLite file (the store's worker threads), SQLAlchemy's
 asyncpg adapter on PostgreSQL (inside ``run_sync``, no thread). It runs on the same connection,
 so in the caller's transaction (sqlite3 and the adapter begin it before the first statement, as
-under SQLAlchemy; none in autocommit); only the row count comes back. A driver error is raised
+under SQLAlchemy; none in autocommit). A write gives its row count back; a statement that
+returns rows gives them read as SQLAlchemy reads them — each value through the result
+processor SQLAlchemy would choose for its column (``UtcDateTime``'s aware datetime, a boolean
+from 0/1), found once per statement from its compiled result columns and the cursor's first
+description — as rows whose ``_mapping`` is a dict by column name. A driver error is raised
 wrapped as SQLAlchemy wraps it (``IntegrityError``...), and a lost connection is invalidated as
 SQLAlchemy invalidates it, so the pool never hands it out again.
 
 It goes the ordinary way (``Connection.execute``) whenever SQLAlchemy would do more than that:
 another driver (aiosqlite, for an in-memory database), a statement whose compiled form fills in
-Python-side defaults, fetches values after or expands parameters, and any engine with event
-listeners or echo on (the statement counts of ``tests.benchmarks.cycle_cost`` and the tests that
-count statements see every statement).
+Python-side defaults, fetches values after or expands parameters, and any engine whose
+statements or transactions are watched: listeners of their events, or echo on (the statement
+counts of ``tests.benchmarks.cycle_cost`` and the tests that count statements see every one).
 """
 
 from __future__ import annotations
@@ -25,33 +30,86 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NoReturn, Protocol, cast
 
 from sqlalchemy import Connection
 from sqlalchemy.engine.interfaces import Dialect
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, MultipleResultsFound
 from sqlalchemy.sql.base import Executable
 
 Parameters = Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
 
-@dataclass(frozen=True, slots=True)
+class Mapped(Protocol):
+    """A row read by name: SQLAlchemy's ``Row`` or this module's."""
+
+    @property
+    def _mapping(self) -> Mapping[Any, Any]: ...
+
+
+class DirectRow:
+    """A row read on the cursor directly: ``_mapping``, a dict by column name, as ``Row``'s."""
+
+    __slots__ = ("_mapping",)
+
+    def __init__(self, mapping: dict[str, Any]) -> None:
+        self._mapping = mapping
+
+    def __repr__(self) -> str:
+        return f"DirectRow({self._mapping!r})"
+
+
+@dataclass(slots=True)
 class _Prepared:
-    """One statement compiled for SQLite and one set of parameter names: for each position,
-    the parameter's name and its conversion, or (name None) the value bound in the statement."""
+    """One statement compiled for a dialect and one set of parameter names: for each position,
+    the parameter's name and its conversion, or (name None) the value bound in the statement.
+
+    A statement that returns rows also keeps its result columns (name, type, whether named by
+    the cursor: a textual statement's are) and, from its first run, how each row is read."""
 
     sql: str
     positions: tuple[tuple[str | None, Any, Callable[[Any], Any] | None], ...]
+    returns: tuple[tuple[str, Any], ...] | None = None
+    textual: bool = False
+    reader: tuple[tuple[str, Callable[[Any], Any] | None], ...] | None = None
 
     def values(self, parameters: Mapping[str, Any]) -> tuple[Any, ...]:
         return tuple(
-            bound
-            if name is None
-            else parameters[name]
-            if convert is None
-            else convert(parameters[name])
-            for name, bound, convert in self.positions
+            [  # a list first: a generator's frame is resumed once per value
+                bound
+                if name is None
+                else parameters[name]
+                if convert is None
+                else convert(parameters[name])
+                for name, bound, convert in self.positions
+            ]
         )
+
+    def read(
+        self, dialect: Dialect, description: Sequence[Any], raw: Sequence[Any]
+    ) -> list[Mapped]:
+        """The rows as SQLAlchemy reads them: its result processor for each column, chosen as
+        it chooses it (the column's type, the dialect, the cursor's type code), once."""
+        if not raw:
+            return []  # no description needed (a driver may give none then)
+        reader = self.reader
+        if reader is None:
+            returns = self.returns or ()
+            if len(description) != len(returns):  # never for a statement compiled here
+                raise RuntimeError(f"{len(description)} columns returned: {self.sql}")
+            reader = self.reader = tuple(
+                (d[0] if self.textual else name, type_._cached_result_processor(dialect, d[1]))
+                for d, (name, type_) in zip(description, returns, strict=True)
+            )
+        return [
+            DirectRow(
+                {
+                    key: value if process is None else process(value)
+                    for (key, process), value in zip(reader, row, strict=True)
+                }
+            )
+            for row in raw
+        ]
 
 
 _NOT_DIRECT: Any = object()
@@ -60,19 +118,20 @@ _DRIVERS = ("pysqlite", "asyncpg")
 """Where statements go to the cursor directly (aiosqlite's adapter serves only an in-memory
 database, off the hot path)."""
 _DONE_BY_SQLALCHEMY = (
+    "postfetch",
     "insert_prefetch",
     "update_prefetch",
-    "postfetch",
     "literal_execute_params",
     "post_compile_params",
-    "effective_returning",
 )
-"""What a compiled statement may need SQLAlchemy's execution context for: Python-side defaults,
-values fetched after, parameters expanded into the text, rows returned."""
-_prepared: dict[tuple[Executable, str, frozenset[str]], Any] = {}
-"""Compiled forms by (statement, dialect, parameter names). The statement itself is the key (an
-id could be reused once a statement is gone); the hot statements are module constants, each run
-with one or two sets of names: a few dozen entries."""
+"""What a compiled statement may need SQLAlchemy's execution context for: values fetched after
+(the columns a SET computes in SQL: for ``inserted_primary_key`` and the like, nothing a
+statement that returns its rows needs, so ``rows`` skips the first), Python-side defaults,
+parameters expanded into the text."""
+_prepared: dict[tuple[Executable, str, frozenset[str], bool], Any] = {}
+"""Compiled forms by (statement, dialect, parameter names, whether rows are read). The statement
+itself is the key (an id could be reused once a statement is gone); the hot statements are
+module constants, each run with one or two sets of names: a few dozen entries."""
 MAX_PREPARED = 256
 """Past this many, a statement not prepared yet goes SQLAlchemy's way: a caller building its
 statement per call cannot grow the cache without bound."""
@@ -87,10 +146,11 @@ def execute(connection: Connection, statement: Executable, parameters: Parameter
         first, many = parameters[0], parameters
     else:
         return 0
-    prepared = _NOT_DIRECT if _ordinary(connection) else _prepare(statement, connection, first)
+    prepared = (
+        _NOT_DIRECT if _ordinary(connection) else _prepare(statement, connection, first, False)
+    )
     if prepared is _NOT_DIRECT:
         return int(connection.execute(statement, parameters).rowcount)
-    dialect = connection.dialect
     cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         if many is None:
@@ -98,50 +158,169 @@ def execute(connection: Connection, statement: Executable, parameters: Parameter
         else:
             cursor.executemany(prepared.sql, [prepared.values(p) for p in many])
         return int(cursor.rowcount)
-    except dialect.loaded_dbapi.Error as error:
-        lost = dialect.is_disconnect(error, connection.connection.dbapi_connection, cursor)
-        if lost:  # as SQLAlchemy does: this connection and the pool's older ones are dropped
-            connection.engine.pool._invalidate(connection.connection, error)
-            connection.invalidate(error)
-        raise DBAPIError.instance(
-            prepared.sql,
-            None,
-            error,
-            dialect.loaded_dbapi.Error,
-            connection_invalidated=lost,
-            dialect=dialect,
-        ) from error
+    except connection.dialect.loaded_dbapi.Error as error:
+        _raise_as_sqlalchemy(connection, cursor, prepared.sql, error)
     finally:
-        with contextlib.suppress(Exception):  # a cursor of a lost connection
-            cursor.close()
+        _close(cursor)
+
+
+def rows(
+    connection: Connection, statement: Executable, parameters: Mapping[str, Any]
+) -> Sequence[Mapped]:
+    """Run ``statement`` (a SELECT, or a write ``RETURNING`` rows) with ``parameters`` on
+    ``connection``, in its transaction; every row it returns, each read by column name."""
+    prepared = (
+        _NOT_DIRECT if _ordinary(connection) else _prepare(statement, connection, parameters, True)
+    )
+    if prepared is _NOT_DIRECT:
+        return connection.execute(statement, parameters).all()
+    cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(prepared.sql, prepared.values(parameters))
+        raw = cursor.fetchall()  # every row: a RETURNING statement's work ends with its last
+        description = cursor.description
+    except connection.dialect.loaded_dbapi.Error as error:
+        _raise_as_sqlalchemy(connection, cursor, prepared.sql, error)
+    finally:
+        _close(cursor)
+    return cast(_Prepared, prepared).read(connection.dialect, description, raw)
+
+
+def first(
+    connection: Connection, statement: Executable, parameters: Mapping[str, Any]
+) -> Mapped | None:
+    """The first row ``statement`` returns, or None (``Result.first``)."""
+    found = rows(connection, statement, parameters)
+    return found[0] if found else None
+
+
+def one_or_none(
+    connection: Connection, statement: Executable, parameters: Mapping[str, Any]
+) -> Mapped | None:
+    """The one row ``statement`` returns, None if none; ``MultipleResultsFound`` if more
+    (``Result.one_or_none``)."""
+    found = rows(connection, statement, parameters)
+    if len(found) > 1:
+        raise MultipleResultsFound("Multiple rows were found when one or none was required")
+    return found[0] if found else None
+
+
+def commit(connection: Connection) -> None:
+    """End the transaction the statements on ``connection`` opened: SQLAlchemy's when it
+    began one (it ran a statement), else the driver's own (only this module's statements ran,
+    or none). A driver's error is raised as SQLAlchemy raises it."""
+    if connection.in_transaction():
+        connection.commit()
+        return
+    dbapi_connection = connection.connection.dbapi_connection
+    try:
+        dbapi_connection.commit()  # type: ignore[union-attr]
+    except connection.dialect.loaded_dbapi.Error as error:
+        _raise_as_sqlalchemy(connection, None, "COMMIT", error)
+
+
+def roll_back(connection: Connection) -> None:
+    """Undo what the statements on ``connection`` did in the transaction they opened."""
+    if connection.in_transaction():
+        connection.rollback()
+    with contextlib.suppress(Exception):  # a lost connection: nothing to undo
+        connection.connection.dbapi_connection.rollback()  # type: ignore[union-attr]
+
+
+def _close(cursor: Any) -> None:
+    """Close ``cursor``; a lost connection's cursor may refuse (nothing to close then).
+    Not ``contextlib.suppress``: a context manager object per statement."""
+    try:  # noqa: SIM105
+        cursor.close()
+    except Exception:
+        pass
+
+
+def _raise_as_sqlalchemy(connection: Connection, cursor: Any, sql: str, error: Any) -> NoReturn:
+    """``error`` raised as SQLAlchemy raises a driver's error; a lost connection invalidated
+    as it invalidates one (this connection and the pool's older ones are dropped)."""
+    dialect = connection.dialect
+    lost = dialect.is_disconnect(error, connection.connection.dbapi_connection, cursor)
+    if lost:
+        connection.engine.pool._invalidate(connection.connection, error)
+        connection.invalidate(error)
+    raise DBAPIError.instance(
+        sql,
+        None,
+        error,
+        dialect.loaded_dbapi.Error,
+        connection_invalidated=lost,
+        dialect=dialect,
+    ) from error
+
+
+def ordinary(connection: Connection) -> bool:
+    """Whether statements on ``connection`` go SQLAlchemy's way (so do its transactions,
+    for whoever watches them)."""
+    return _ordinary(connection)
 
 
 def _ordinary(connection: Connection) -> bool:
-    """Whether SQLAlchemy runs statements here: not pysqlite, or its execution is watched
-    (event listeners on the engine or on ``Engine``, which every engine inherits; echo)."""
-    return bool(
-        connection.dialect.driver not in _DRIVERS
-        or connection._has_events
-        or connection.engine._has_events
-        or connection._echo
-    )
+    """Whether SQLAlchemy runs statements here: not pysqlite or asyncpg, or its execution is
+    watched (echo; listeners of statements or transactions on the engine, or on ``Engine``,
+    which every engine inherits). Other events do not count: an engine made with
+    ``execution_options(isolation_level=...)`` (PostgreSQL's autocommit calls) has one of its
+    own for each new connection."""
+    if connection.dialect.driver not in _DRIVERS or connection._echo:
+        return True
+    if not (connection._has_events or connection.engine._has_events):
+        return False
+    dispatch = connection.dispatch
+    return any(getattr(dispatch, name) for name in _WATCHING)
 
 
-def _prepare(statement: Executable, connection: Connection, parameters: Mapping[str, Any]) -> Any:
-    key = (statement, connection.dialect.name, frozenset(parameters))
+_WATCHING = (
+    "before_execute",
+    "after_execute",
+    "before_cursor_execute",
+    "after_cursor_execute",
+    "begin",
+    "commit",
+    "rollback",
+)
+"""The events of a statement run and of a transaction: with a listener on any, SQLAlchemy runs
+them (so they are seen)."""
+
+
+def _prepare(
+    statement: Executable, connection: Connection, parameters: Mapping[str, Any], returns: bool
+) -> Any:
+    key = (statement, connection.dialect.name, frozenset(parameters), returns)
     prepared = _prepared.get(key)
     if prepared is None:
         if len(_prepared) >= MAX_PREPARED:
             return _NOT_DIRECT
-        prepared = _prepared[key] = _compile(statement, connection.dialect, list(parameters))
+        prepared = _prepared[key] = _compile(
+            statement, connection.dialect, list(parameters), returns
+        )
     return prepared
 
 
-def _compile(statement: Executable, dialect: Dialect, names: list[str]) -> Any:
-    compiled: Any = cast(Any, statement).compile(dialect=dialect, column_keys=names)
+def _compile(statement: Executable, dialect: Dialect, names: list[str], returns: bool) -> Any:
+    # a write gives back its row count only: compiled as for executemany, so without the
+    # RETURNING of the new row's key SQLAlchemy adds on PostgreSQL (``inserted_primary_key``)
+    compiled: Any = cast(Any, statement).compile(
+        dialect=dialect, column_keys=names, for_executemany=not returns
+    )
     order = compiled.positiontup
-    if order is None or any(getattr(compiled, name, None) for name in _DONE_BY_SQLALCHEMY):
+    needs = _DONE_BY_SQLALCHEMY[1:] if returns else _DONE_BY_SQLALCHEMY
+    if order is None or any(getattr(compiled, name, None) for name in needs):
         return _NOT_DIRECT
+    columns = compiled._result_columns
+    if not returns and (columns or compiled.effective_returning):
+        return _NOT_DIRECT  # rows to read: ``rows``' work
+    if returns and (
+        not columns
+        or not compiled._ordered_columns
+        or compiled._ad_hoc_textual
+        or compiled._loose_column_name_matching
+    ):
+        return _NOT_DIRECT  # matched to the cursor's columns by name: SQLAlchemy's work
     processors = compiled._bind_processors
     positions: list[tuple[str | None, Any, Callable[[Any], Any] | None]] = []
     for name in order:
@@ -154,4 +333,9 @@ def _compile(statement: Executable, dialect: Dialect, names: list[str]) -> Any:
             return _NOT_DIRECT  # a parameter the caller did not give: SQLAlchemy's error
         value = bind.effective_value
         positions.append((None, value if convert is None else convert(value), None))
-    return _Prepared(sql=compiled.string, positions=tuple(positions))
+    return _Prepared(
+        sql=compiled.string,
+        positions=tuple(positions),
+        returns=tuple((c[0], c[3]) for c in columns) if returns else None,
+        textual=bool(compiled._textual_ordered_columns),
+    )

@@ -110,8 +110,8 @@ class SqlStore:
         }
         by_key = {"b_key": new.idempotency_key}
 
-        def body(connection: Connection) -> Row[Any]:
-            created = connection.execute(INSERT_PAUSE_UNLESS_PRESENT, values).first()
+        def body(connection: Connection) -> direct.Mapped:
+            created = direct.first(connection, INSERT_PAUSE_UNLESS_PRESENT, values)
             # created by an earlier pass (or another one meanwhile): same key, same pause
             return created or connection.execute(PAUSE_BY_KEY, by_key).one()
 
@@ -127,10 +127,10 @@ class SqlStore:
         """Set ``is_sent`` unless the pause was closed meanwhile; its status then, or None."""
 
         def body(connection: Connection) -> PauseStatus | None:
-            status = connection.execute(
-                MARK_SENT, {"b_pause_id": pause_id, "is_sent": True}
-            ).scalar_one_or_none()
-            return None if status is None else PauseStatus(status)
+            row = direct.one_or_none(
+                connection, MARK_SENT, {"b_pause_id": pause_id, "is_sent": True}
+            )
+            return None if row is None else PauseStatus(row._mapping["status"])
 
         return await self._tx.apply(body)
 
@@ -230,7 +230,7 @@ class SqlStore:
         sealed_ran_with = None if terms.ran_with is None else self._codec.encode(terms.ran_with)
 
         def body(connection: Connection) -> PauseRecord | None:
-            row = connection.execute(statement, values).one_or_none()
+            row = direct.one_or_none(connection, statement, values)
             if row is None:
                 return None
             if terms.grant_id is not None and not use_grant(connection, terms.grant_id, at):
@@ -648,13 +648,13 @@ class SqlStore:
             waiting = self._waiting_in(connection, root)
             runs = moving or _to_continue(waiting)  # a pass runs: if it dies, recovery finds it
             if runs:  # the usual case, a PAUSED tree moved on: its update returns the row
-                row = connection.execute(UPDATE_PAUSED_EXECUTION, _running(root, lease.now)).first()
+                row = direct.first(connection, UPDATE_PAUSED_EXECUTION, _running(root, lease.now))
                 if row is not None:  # the row as it was: PAUSED
                     paused = dataclasses.replace(
                         self._execution(row), status=ExecutionStatus.PAUSED
                     )
                     return OpenTree(execution=paused, pauses=waiting, released=False)
-            row = connection.execute(EXECUTION, {"b_execution_id": root}).first()
+            row = direct.first(connection, EXECUTION, {"b_execution_id": root})
             execution = None if row is None else self._execution(row)
             if execution is None or execution.status.ended:
                 lease.release(connection)
@@ -721,10 +721,11 @@ class SqlStore:
         terms = closed_as(Cancelled())
 
         def body(connection: Connection) -> list[PauseRecord]:
-            rows = connection.execute(
+            rows = direct.rows(
+                connection,
                 CLOSE_TREE_PAUSES,
                 {"b_root": root_execution_id, "b_resolution": terms.resolution.value, "b_at": at},
-            ).all()
+            )
             was_pending = (r for r in rows if r._mapping["resolution"] == terms.resolution.value)
             closed = sorted((self._pause(row) for row in was_pending), key=_ask_order)
             if closed:
@@ -744,7 +745,7 @@ class SqlStore:
 
     async def get(self, execution_id: str) -> ExecutionRow | None:
         key = {"b_execution_id": execution_id}
-        row = await self._tx.read(lambda connection: connection.execute(EXECUTION, key).first())
+        row = await self._tx.read(lambda connection: direct.first(connection, EXECUTION, key))
         return None if row is None else self._execution(row)
 
     async def set_status(
@@ -789,7 +790,7 @@ class SqlStore:
     # ---------------------------------------------------------------- internals
 
     def _waiting_in(self, connection: Connection, root: str) -> tuple[PauseRecord, ...]:
-        rows = connection.execute(WAITING_IN_TREE, {"b_root": root}).all()
+        rows = direct.rows(connection, WAITING_IN_TREE, {"b_root": root})
         return tuple(self._pause(row) for row in rows)
 
     async def _write_inserting(self, body: Callable[[Connection], R]) -> R:
@@ -881,7 +882,7 @@ class SqlStore:
 
     async def _one(self, statement: Any, parameters: dict[str, str]) -> PauseRecord | None:
         row = await self._tx.read(
-            lambda connection: connection.execute(statement, parameters).first()
+            lambda connection: direct.first(connection, statement, parameters)
         )
         return None if row is None else self._pause(row)
 
@@ -900,7 +901,7 @@ class SqlStore:
         rows = await self._tx.read(lambda connection: connection.execute(statement).all())
         return [self._execution(row) for row in rows]
 
-    def _pause(self, row: Row[Any]) -> PauseRecord:
+    def _pause(self, row: direct.Mapped) -> PauseRecord:
         m = row._mapping
         answer = None
         if m["answer"] is not None:
@@ -959,7 +960,7 @@ class SqlStore:
             return ()
         return tuple(Handover.from_json(h) for h in self._codec.decode(sealed))
 
-    def _execution(self, row: Row[Any]) -> ExecutionRow:
+    def _execution(self, row: direct.Mapped) -> ExecutionRow:
         m = row._mapping
         return ExecutionRow(
             execution_id=m["execution_id"],

@@ -8,10 +8,11 @@ A store call is a plain function of a SQLAlchemy ``Connection``, run in one tran
   call. Through aiosqlite every statement costs four hand-offs to its thread (cursor, execute,
   fetch, close) and every transaction two more (commit, the pool's rollback), which made a
   store call cost about 1 ms where the work itself takes 0.1 ms.
-- **PostgreSQL and an in-memory SQLite database** run the body through the async engine
-  (``AsyncConnection.run_sync``): asyncpg needs no thread, and an in-memory database lives in
-  its one async connection, which other parts of the application share. On PostgreSQL,
-  ``apply`` and ``read`` run in autocommit, sparing the BEGIN and COMMIT round trips.
+- **PostgreSQL and an in-memory SQLite database** run the body through the async engine's
+  greenlet bridge, the whole call in one hop (check-out, body, commit, check-in: what
+  ``AsyncEngine.begin`` and ``run_sync`` do in five): asyncpg needs no thread, and an in-memory
+  database lives in its one async connection, which other parts of the application share. On
+  PostgreSQL, ``apply`` and ``read`` run in autocommit, sparing the BEGIN and COMMIT round trips.
 
 Either way a body sees the same synchronous connection API, so each query is written once.
 """
@@ -31,6 +32,9 @@ from typing import Any, Generic, Protocol, TypeVar
 from sqlalchemy import URL, Connection, Engine, event
 from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.util import greenlet_spawn
+
+from bot.store import direct
 
 R = TypeVar("R")
 
@@ -104,12 +108,11 @@ class AsyncEngineTransactions:
         return await _finished(self._in_turn(self._read(body)))
 
     async def _write(self, body: Callable[[Connection], R]) -> R:
-        async with self._engine.begin() as connection:
-            return await connection.run_sync(body)
+        return await greenlet_spawn(_in_new_transaction, self._engine.sync_engine, body)
 
     async def _read(self, body: Callable[[Connection], R]) -> R:
-        async with (self._autocommit or self._engine).connect() as connection:
-            return await connection.run_sync(body)
+        engine = (self._autocommit or self._engine).sync_engine
+        return await greenlet_spawn(_on_new_connection, engine, body)
 
     async def _in_turn(self, work: Awaitable[R]) -> R:
         if self._turns is None:
@@ -279,9 +282,36 @@ async def _finished(work: Awaitable[R]) -> R:
     return await asyncio.shield(work)
 
 
-def _in_transaction(connection: Connection, body: Callable[[Connection], R]) -> R:
-    with connection.begin():
+def _in_new_transaction(engine: Engine, body: Callable[[Connection], R]) -> R:
+    """A pooled connection, ``body`` in one transaction on it, committed, the connection given
+    back: in one hop to the greenlet bridge (``AsyncEngine.begin`` and ``run_sync`` make one
+    for the check-out, the BEGIN, the body, the COMMIT and the check-in each)."""
+    with engine.begin() as connection:
         return body(connection)
+
+
+def _on_new_connection(engine: Engine, body: Callable[[Connection], R]) -> R:
+    """A pooled connection, ``body`` on it, the connection given back (its transaction, if
+    any, rolled back by the pool): one hop to the greenlet bridge."""
+    with engine.connect() as connection:
+        return body(connection)
+
+
+def _in_transaction(connection: Connection, body: Callable[[Connection], R]) -> R:
+    """``body`` in one transaction: sqlite3 opens it before the first write (as it does under
+    ``Connection.begin``, which emits no BEGIN on pysqlite), it is committed when ``body``
+    returns and rolled back if it raises. Unless the engine is watched, without SQLAlchemy's
+    transaction object: its begin, commit and reset cost more than SQLite's COMMIT itself."""
+    if direct.ordinary(connection):
+        with connection.begin():
+            return body(connection)
+    try:
+        result = body(connection)
+    except BaseException:
+        direct.roll_back(connection)
+        raise
+    direct.commit(connection)
+    return result
 
 
 def _on_connection(connection: Connection, body: Callable[[Connection], R]) -> R:
@@ -289,4 +319,4 @@ def _on_connection(connection: Connection, body: Callable[[Connection], R]) -> R
     try:
         return body(connection)
     finally:
-        connection.rollback()
+        direct.roll_back(connection)

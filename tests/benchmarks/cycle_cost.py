@@ -13,10 +13,12 @@ stubbed; counted from the click to the message updated), before and after the ac
 (``tests.benchmarks.resume_throughput``: model → tool with ``interrupt()`` → model, same saver,
 same offline model), rounds interleaved (ours, bare, ours, bare...), sequential and at
 ``--concurrency``; the factor is bare cycles/s over ours, per round and over all rounds.
+On PostgreSQL ``timing`` also prints the CPU of the server's processes per cycle (``/proc``),
+beside the client's: both sides' work, the database's included.
 ``--show``: every distinct statement with its count per cycle (or click).
-Every statement is counted, including the hot writes ``bot.store.direct`` runs on the driver's
-cursor: the listeners make them go through SQLAlchemy while counting (``direct`` says how many
-would not, unwatched).
+Every statement is counted, including the hot ones ``bot.store.direct`` runs on the driver's
+cursor (writes, and reads and writes that return rows): the listeners make them go through
+SQLAlchemy while counting (``direct`` says how many would not, unwatched).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import argparse
 import asyncio
 import contextlib
 import itertools
+import os
 import re
 import tempfile
 import time
@@ -174,21 +177,27 @@ class Counting:
         ]
         for name, listener in listeners:
             event.listen(Engine, name, listener)
-        direct_execute = direct.execute
+        direct_execute, direct_rows = direct.execute, direct.rows
 
         def counted_direct(*args: Any, **kwargs: Any) -> int:
             if self.into is not None:
                 self.into.direct += 1
             return direct_execute(*args, **kwargs)
 
+        def counted_rows(*args: Any, **kwargs: Any) -> Any:  # ``first``, ``one_or_none`` too
+            if self.into is not None:
+                self.into.direct += 1
+            return direct_rows(*args, **kwargs)
+
         direct.execute = counted_direct
+        direct.rows = counted_rows
         originals = {name: getattr(saver, name) for name in SAVER_CALLS if hasattr(saver, name)}
         for name, original in originals.items():
             setattr(saver, name, self._counted(name, original))
         try:
             yield
         finally:
-            direct.execute = direct_execute
+            direct.execute, direct.rows = direct_execute, direct_rows
             for name, listener in listeners:
                 event.remove(Engine, name, listener)
             for name in originals:
@@ -387,6 +396,9 @@ class Round:
     cycles: int
     seconds: float
     cpu_seconds: float
+    server_cpu_seconds: float = 0.0
+    """PostgreSQL's processes' CPU over the round (every backend and background process of
+    this machine's server: the other side's round does not overlap it)."""
 
     @property
     def per_second(self) -> float:
@@ -395,6 +407,26 @@ class Round:
     @property
     def cpu_ms(self) -> float:
         return self.cpu_seconds / self.cycles * 1000
+
+    @property
+    def server_cpu_ms(self) -> float:
+        return self.server_cpu_seconds / self.cycles * 1000
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu_seconds() -> float:
+    """User and system CPU of this machine's PostgreSQL processes so far (``/proc``; the ones
+    gone meanwhile are not counted: the benchmark's connections stay open over a round)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(") ", 1)
+            if fields[0].endswith("(postgres"):
+                values = fields[1].split()
+                total += int(values[11]) + int(values[12])  # utime, stime
+    return total / _TICKS
 
 
 async def pay_cycle(app: App, inbox: Inbox, invoice: str) -> None:
@@ -414,9 +446,14 @@ async def timed(cycle: Callable[[int], Awaitable[None]], cycles: int, level: int
         async with gate:
             await cycle(i)
 
-    began, cpu = time.perf_counter(), time.process_time()
+    began, cpu, server = time.perf_counter(), time.process_time(), postgres_cpu_seconds()
     await asyncio.gather(*(one(i) for i in range(cycles)))
-    return Round(cycles, time.perf_counter() - began, time.process_time() - cpu)
+    return Round(
+        cycles,
+        time.perf_counter() - began,
+        time.process_time() - cpu,
+        postgres_cpu_seconds() - server,
+    )
 
 
 async def timing(database: str, cycles: int, level: int, rounds: int) -> list[tuple[Round, Round]]:
@@ -460,11 +497,14 @@ async def _folder() -> AsyncIterator[str]:
 
 
 def report_timing(database: str, level: int, results: list[tuple[Round, Round]]) -> None:
+    def server(round_: Round) -> str:
+        return f" + server {round_.server_cpu_ms:5.1f} ms" if database == "postgres" else ""
+
     print(f"{database}, {'sequential' if level == 1 else f'{level} concurrent'}:")
     for n, (mine, theirs) in enumerate(results, 1):
         print(
-            f"  round {n}: ours {mine.per_second:6.1f}/s cpu {mine.cpu_ms:5.1f} ms | "
-            f"bare {theirs.per_second:6.1f}/s cpu {theirs.cpu_ms:5.1f} ms | "
+            f"  round {n}: ours {mine.per_second:6.1f}/s cpu {mine.cpu_ms:5.1f} ms{server(mine)} | "
+            f"bare {theirs.per_second:6.1f}/s cpu {theirs.cpu_ms:5.1f} ms{server(theirs)} | "
             f"factor {theirs.per_second / mine.per_second:.2f}x"
         )
     ours_s = sum(m.seconds for m, _ in results)
@@ -478,6 +518,14 @@ def report_timing(database: str, level: int, results: list[tuple[Round, Round]])
         f"bare {bare_n / bare_s:.1f}/s), CPU ms per cycle "
         f"{ours_cpu * 1000:.1f} / {bare_cpu * 1000:.1f}"
     )
+    if database == "postgres":
+        ours_server = sum(m.server_cpu_seconds for m, _ in results) / ours_n
+        bare_server = sum(t.server_cpu_seconds for _, t in results) / bare_n
+        print(
+            f"  PostgreSQL's processes: CPU ms per cycle {ours_server * 1000:.1f} / "
+            f"{bare_server * 1000:.1f}; with the client's "
+            f"{(ours_cpu + ours_server) / (bare_cpu + bare_server):.2f}x"
+        )
 
 
 async def main(arguments: argparse.Namespace) -> None:

@@ -1,14 +1,16 @@
 """Instructions per pause cycle, ours and bare LangGraph's, counted by callgrind.
 
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/tmp/cycle.out \\
-        python -m tests.benchmarks.cycle_instructions [--cycles 10] [ours|bare]
+        python -m tests.benchmarks.cycle_instructions [--cycles 10] [--database D] [ours|bare]
 
 CPU milliseconds (``cycle_cost --part timing``) move by a tenth or more from run to run on a
 machine other work shares; the instructions the process executes (every thread's, the
 kernel's excepted) do not, so a cut worth 5% can be told from noise in one run of each. The
 count is collected only around the measured cycles (``callgrind_control -i on|off`` on this
 process), after a warm-up, and read from valgrind's "Collected" line. Same loop as
-``cycle_cost``: ``App.execute`` to the pause, ``App.resume`` to the end, on a SQLite file.
+``cycle_cost``: ``App.execute`` to the pause, ``App.resume`` to the end, on a SQLite file (or,
+``--database postgres``, on a new PostgreSQL database of the test server: the client's
+instructions only; the server's CPU is ``cycle_cost --part timing --database postgres``'s).
 
 Where the count goes, by thread: add ``--separate-threads=yes`` (one output file per thread,
 ``callgrind_annotate <file>-NN | grep TOTALS``): thread 01 is the event loop (LangGraph's
@@ -27,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from tests.benchmarks.cycle_cost import bench_app, database_url, pay_cycle
-from tests.benchmarks.resume_throughput import Inbox, bare_cycle, sqlite_saver
+from tests.benchmarks.resume_throughput import Inbox, bare_cycle, postgres_saver, sqlite_saver
 
 WARM_UP = 10
 
@@ -49,9 +51,9 @@ async def _measured(cycle: Callable[[int], Awaitable[None]], cycles: int) -> Non
     _collect(False)
 
 
-async def main(side: str, cycles: int) -> None:
+async def main(side: str, cycles: int, database: str = "sqlite") -> None:
     inbox = Inbox()
-    async with database_url("sqlite", "instructions") as url, bench_app(url, inbox) as app:
+    async with database_url(database, "instructions") as url, bench_app(url, inbox) as app:
 
         async def ours(i: int) -> None:
             invoice = f"n{i}"
@@ -59,6 +61,13 @@ async def main(side: str, cycles: int) -> None:
 
         if side == "ours":
             await _measured(ours, cycles)
+            return
+        if database == "postgres":
+            async with (
+                database_url(database, "bare") as bare_url,
+                postgres_saver(bare_url) as saver,
+            ):
+                await _measured(bare_cycle(saver), cycles)
             return
         with tempfile.TemporaryDirectory() as folder:
             async with sqlite_saver(Path(folder)) as saver:
@@ -69,5 +78,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("side", choices=["ours", "bare"], nargs="?", default="ours")
     parser.add_argument("--cycles", type=int, default=10)
+    parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.side, arguments.cycles))
+    asyncio.run(main(arguments.side, arguments.cycles, arguments.database))

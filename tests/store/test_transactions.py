@@ -9,10 +9,14 @@ import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, event, insert, select
+from sqlalchemy.util import greenlet_spawn
 
+from bot.store import direct
+from bot.store import transactions as transactions_module
 from bot.store.database import Database, sqlite_pragmas
 from bot.store.tables import leases
 from bot.store.transactions import (
@@ -21,6 +25,7 @@ from bot.store.transactions import (
     Transactions,
     calls_ahead,
 )
+from tests.databases import postgres_database
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -184,3 +189,114 @@ async def test_calls_made_ahead_run_before_the_calls_already_queued(tmp_path: Pa
             release.set()
             await tx.close()
         assert ran == ["ack 0", "ack 1", "work 0", "work 1", "work 2", "work 3"]
+
+
+INSERT_LEASE = insert(leases)
+ROOTS = select(leases.c.root_execution_id).order_by(leases.c.root_execution_id)
+
+
+def _direct_roots(connection: Connection) -> list[str]:
+    return [row._mapping["root_execution_id"] for row in direct.rows(connection, ROOTS, {})]
+
+
+async def test_writes_on_the_cursor_directly_commit_together_or_not_at_all(
+    transactions: Transactions,
+) -> None:
+    """A body whose statements all went to the driver (no SQLAlchemy transaction began) is
+    committed all the same, with those that went SQLAlchemy's way, and rolled back whole."""
+
+    def only_direct(connection: Connection) -> None:
+        direct.execute(connection, INSERT_LEASE, _lease("a"))
+        direct.execute(connection, INSERT_LEASE, _lease("b"))
+
+    def mixed(connection: Connection) -> None:
+        direct.execute(connection, INSERT_LEASE, _lease("c"))
+        connection.execute(INSERT_LEASE, _lease("d"))
+
+    def direct_then_fail(connection: Connection) -> None:
+        direct.execute(connection, INSERT_LEASE, _lease("e"))
+        raise RuntimeError("stop")
+
+    def mixed_then_fail(connection: Connection) -> None:
+        connection.execute(INSERT_LEASE, _lease("f"))
+        direct.execute(connection, INSERT_LEASE, _lease("g"))
+        raise RuntimeError("stop")
+
+    await transactions.write(only_direct)
+    await transactions.write(mixed)
+    for failing in (direct_then_fail, mixed_then_fail):
+        with pytest.raises(RuntimeError):
+            await transactions.write(failing)
+    assert await transactions.read(_direct_roots) == ["a", "b", "c", "d"]
+    assert await transactions.read(_roots) == ["a", "b", "c", "d"]
+
+
+async def test_a_direct_read_holds_no_snapshot_after_it_returns(tmp_path: Path) -> None:
+    path = tmp_path / "x.db"
+    async with Database.open(f"sqlite+aiosqlite:///{path}") as database:
+        await database.migrate(NOW)
+        tx = database.transactions
+        await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("a")))
+        await asyncio.gather(*(tx.read(_direct_roots) for _ in range(8)))  # every worker read
+        await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("b")))
+        other = sqlite3.connect(path)
+        try:
+            busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            other.close()
+        assert busy == 0  # no reader held the log
+
+
+async def test_a_watched_engine_sees_each_transaction_committed(tmp_path: Path) -> None:
+    async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as database:
+        await database.migrate(NOW)
+        tx = ThreadedSqliteTransactions.open(
+            database.url.url,
+            busy_timeout_s=1,
+            on_connect=sqlite_pragmas(timedelta(seconds=1)),
+            workers=1,
+        )
+        commits: list[str] = []
+        event.listen(tx._engine, "commit", lambda _: commits.append("commit"))
+        try:
+            await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("a")))
+            assert commits == ["commit"]
+            assert await tx.read(_direct_roots) == ["a"]
+        finally:
+            await tx.close()
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_each_call_is_one_hop_to_the_greenlet_bridge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Check-out, body, commit and check-in in one ``greenlet_spawn`` (``AsyncEngine.begin``
+    and ``run_sync`` made five); a write still commits whole or not at all."""
+    async with postgres_database() as url, Database.open(url) as database:
+        await database.migrate(NOW)
+        tx = database.transactions
+        assert isinstance(tx, AsyncEngineTransactions)
+        hops: list[str] = []
+        spawn = greenlet_spawn
+
+        async def counted(fn: Callable[..., Any], *args: Any) -> Any:
+            hops.append(fn.__name__)
+            return await spawn(fn, *args)
+
+        monkeypatch.setattr(transactions_module, "greenlet_spawn", counted)
+
+        def half_then_fail(connection: Connection) -> None:
+            direct.execute(connection, INSERT_LEASE, _lease("b"))
+            raise RuntimeError("stop")
+
+        await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("a")))
+        with pytest.raises(RuntimeError):
+            await tx.write(half_then_fail)
+        await tx.apply(lambda c: direct.execute(c, INSERT_LEASE, _lease("c")))
+        assert await tx.read(_direct_roots) == ["a", "c"]
+        assert hops == [
+            "_in_new_transaction",
+            "_in_new_transaction",
+            "_on_new_connection",
+            "_on_new_connection",
+        ]
