@@ -1,12 +1,19 @@
 """The checkpointer's PostgreSQL pool checks a connection before handing it out, as the store's
 pool does: after the server closed its connections (a restart), the next pass gets a live one
-instead of failing (issue 24, finding 7)."""
+instead of failing (issue 24, finding 7). It pings only a connection idle for a while or one the
+server has said something on since (its socket readable: a restart closes it), not each one
+(issue 32)."""
 
 from __future__ import annotations
 
-import asyncpg
-from langchain_core.runnables import RunnableConfig
+from typing import Any
 
+import asyncpg
+import pytest
+from langchain_core.runnables import RunnableConfig
+from psycopg_pool import AsyncConnectionPool
+
+from bot.runtime import checkpoints
 from bot.runtime.checkpoints import open_checkpointer
 from bot.store.database import DatabaseUrl
 from tests.databases import postgres_database
@@ -29,5 +36,39 @@ async def test_a_connection_the_server_closed_is_not_handed_to_a_pass() -> None:
             finally:
                 await admin.close()
             assert await opened.saver.aget_tuple(config) is None  # a new connection, not a dead one
+        finally:
+            await opened.close()
+
+
+async def test_a_connection_used_moments_ago_is_not_pinged_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A busy pool pays no round trip per check-out (psycopg_pool's ``check_connection`` made
+    about 12 per pause cycle); an idle one is pinged as before (issue 32)."""
+    pings: list[object] = []
+    ping = AsyncConnectionPool.check_connection
+
+    async def counted(connection: Any) -> None:
+        pings.append(connection)
+        await ping(connection)
+
+    monkeypatch.setattr(AsyncConnectionPool, "check_connection", counted)
+    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    async with postgres_database() as url:
+        opened = await open_checkpointer(DatabaseUrl.checked(url), serde=None)
+        try:
+            for _ in range(20):
+                assert await opened.saver.aget_tuple(config) is None
+            # each connection at its first check-out only (the pool opens one or two)
+            assert 1 <= len(pings) == len({id(connection) for connection in pings}) <= 2
+        finally:
+            await opened.close()
+        monkeypatch.setattr(checkpoints, "IDLE_PING_SECONDS", 0.0)  # every return is "idle"
+        pings.clear()
+        opened = await open_checkpointer(DatabaseUrl.checked(url), serde=None)
+        try:
+            for _ in range(5):
+                assert await opened.saver.aget_tuple(config) is None
+            assert len(pings) >= 5
         finally:
             await opened.close()
