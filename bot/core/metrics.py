@@ -22,7 +22,7 @@ import hmac
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -83,6 +83,7 @@ class Metrics:
     def __init__(self, clock: Clock, *, scrape_token: str | None = None) -> None:
         self._clock = clock
         self._scrape_token = None if scrape_token is None else f"Bearer {scrape_token}".encode()
+        self._children: dict[tuple[object, tuple[str, ...]], Any] = {}
         self.registry = CollectorRegistry(auto_describe=True)
         registry = self.registry
         self.answers = Counter(
@@ -261,52 +262,60 @@ class Metrics:
 
     # ---------------------------------------------------------------- what is counted
 
+    def _child(self, metric: Counter | Histogram, *values: str) -> Any:
+        """``metric.labels(*values)``, kept: a labelled child lives as long as its metric
+        (nothing here removes one), and ``labels`` checks and locks on every call — six
+        times a pause cycle."""
+        key = (metric, values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
+
     def answered(self, outcome: str, code: str = "") -> None:
-        self.answers.labels(outcome=outcome, code=code).inc()
+        self._child(self.answers, outcome, code).inc()
 
     def policy_decided(self, policy: str, outcome: str) -> None:
-        self.policy_decisions.labels(policy=policy, outcome=outcome).inc()
+        self._child(self.policy_decisions, policy, outcome).inc()
 
     def grant_decided(self, role: str) -> None:
-        self.grant_decisions.labels(role=role).inc()
+        self._child(self.grant_decisions, role).inc()
 
     def answer_time(self, role: str, resolution: str, waited: timedelta) -> None:
-        self.time_to_answer.labels(role=role, resolution=resolution).observe(
-            max(waited.total_seconds(), 0.0)
-        )
+        self._child(self.time_to_answer, role, resolution).observe(max(waited.total_seconds(), 0.0))
 
     def withdrawn(self, resolution: str) -> None:
-        self.withdrawals.labels(resolution=resolution).inc()
+        self._child(self.withdrawals, resolution).inc()
 
     def nudged(self, kind: str) -> None:
-        self.nudges.labels(kind=kind).inc()
+        self._child(self.nudges, kind).inc()
 
     def pass_ran(self, outcome: str, took: timedelta) -> None:
-        self.passes.labels(outcome=outcome).inc()
+        self._child(self.passes, outcome).inc()
         self.pass_duration.observe(max(took.total_seconds(), 0.0))
 
     def sweep_ran(self, sweep: str, *, moved: int, failed: bool = False) -> None:
-        self.sweeps.labels(sweep=sweep, outcome="failed" if failed else "ok").inc()
+        self._child(self.sweeps, sweep, "failed" if failed else "ok").inc()
         if moved:
-            self.swept.labels(sweep=sweep).inc(moved)
+            self._child(self.swept, sweep).inc(moved)
 
     def slack_call(self, method: str, outcome: str) -> None:
-        self.slack_calls.labels(method=method, outcome=outcome).inc()
+        self._child(self.slack_calls, method, outcome).inc()
 
     def slack_request(self, kind: str, outcome: str, took: timedelta) -> None:
-        self.slack_requests.labels(kind=kind, outcome=outcome).inc()
-        self.slack_request_duration.labels(kind=kind).observe(max(took.total_seconds(), 0.0))
+        self._child(self.slack_requests, kind, outcome).inc()
+        self._child(self.slack_request_duration, kind).observe(max(took.total_seconds(), 0.0))
 
     def lease_taken_over(self) -> None:
         self.lease_takeovers.inc()
 
     def slack_retry(self, method: str, reason: str) -> None:
-        self.slack_retries.labels(method=method, reason=reason).inc()
+        self._child(self.slack_retries, method, reason).inc()
 
     def model_call(self, caller: str, outcome: str, *, cost: float = 0.0) -> None:
-        self.model_calls.labels(caller=caller, outcome=outcome).inc()
+        self._child(self.model_calls, caller, outcome).inc()
         if cost:
-            self.model_spend.labels(caller=caller).inc(cost)
+            self._child(self.model_spend, caller).inc(cost)
 
 
 def _retrieved(reading: asyncio.Future[None]) -> None:

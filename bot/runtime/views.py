@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel
-
 from bot.core.approvals import shown_approvals
 from bot.core.dtos import RejectReason, ToolCallApprovalDecision
 from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
@@ -43,6 +41,7 @@ class Views:
     def pause(self, record: PauseRecord) -> PauseView:
         """The pause as its channel's server side sees it (arguments unmasked)."""
         answer = record.answer
+        binding = self._binding(record)  # looked up once: three fields come from it
         return PauseView(
             pause_id=record.pause_id,
             status=record.status,
@@ -52,8 +51,8 @@ class Views:
             channel=record.channel,
             agent=record.agent,
             ask=record.ask,
-            tool_input=self._tool_input(record),
-            tool_description=self._tool_description(record),
+            tool_input=None if binding is None else binding.spec.input,
+            tool_description="" if binding is None else binding.spec.description,
             owner_id=record.owner_id,
             thread_id=record.thread_id,
             execution_id=record.execution_id,
@@ -62,7 +61,7 @@ class Views:
             decision=_decision(answer.decision) if answer else None,
             asked_at=record.asked_at.isoformat(),
             reply=answer.reply if answer else None,
-            expires_at=self._expires_at(record),
+            expires_at=_expires_at(binding, record),
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
             reject_reason=self._reject_reason(record.role),
@@ -79,7 +78,8 @@ class Views:
     def pending(self, record: PauseRecord, *, reveal: bool = False) -> PendingPause:
         """A waiting pause as users may see it: sensitive arguments masked, and a CHANNEL
         pause's id left out unless ``reveal`` (for the channel's own server side)."""
-        tool_input = self._tool_input(record)
+        binding = self._binding(record)
+        tool_input = None if binding is None else binding.spec.input
         ask = record.ask.model_copy(
             update={"arguments": mask_arguments(tool_input, record.ask.arguments)}
         )
@@ -97,7 +97,7 @@ class Views:
             item_index=record.item_index,
             child_execution_id=record.child_execution_id,
             owner_id=record.owner_id,
-            expires_at=self._expires_at(record),
+            expires_at=_expires_at(binding, record),
             escalated=record.escalated_at is not None,
             reminded=record.reminders_sent,
             delivered=record.is_sent,
@@ -114,10 +114,6 @@ class Views:
         """The rule of the role the question was asked under (optional if it is gone)."""
         spec = self._runtime.assembly.roles_by_name.get(role)
         return "optional" if spec is None else spec.reject_reason
-
-    def _expires_at(self, record: PauseRecord) -> str | None:
-        expires_at = expiry_of(self._binding(record), record)  # a route's timing first
-        return None if expires_at is None else expires_at.isoformat()
 
     def known_result(self, frame: RunFrame, report: PassReport) -> ExecutionResult | None:
         """The result as the passes left it, when they know all of it (no read back)."""
@@ -190,13 +186,10 @@ class Views:
             record.ask.tool, agent=record.agent, role=record.role
         )
 
-    def _tool_input(self, record: PauseRecord) -> type[BaseModel] | None:
-        binding = self._binding(record)
-        return None if binding is None else binding.spec.input
 
-    def _tool_description(self, record: PauseRecord) -> str:
-        binding = self._binding(record)
-        return "" if binding is None else binding.spec.description
+def _expires_at(binding: ToolBinding | None, record: PauseRecord) -> str | None:
+    expires_at = expiry_of(binding, record)  # a route's timing first
+    return None if expires_at is None else expires_at.isoformat()
 
 
 def _decision(stored: object) -> ToolCallApprovalDecision | None:
