@@ -15,9 +15,13 @@ class PayloadCodec(Protocol):
     def decode(self, text: str) -> Any: ...
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+"""Built once: ``json.dumps`` with any argument but its defaults builds an encoder per call."""
+
+
 class JsonCodec:
     def encode(self, value: Any) -> str:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+        return _ENCODER.encode(value)
 
     def decode(self, text: str) -> Any:
         return json.loads(text)
