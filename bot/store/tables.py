@@ -126,7 +126,8 @@ pauses = Table(
     Index("ix_cs_pauses_status_closes", "status", "closes_at"),
     Index("ix_cs_pauses_status_unread", "status", "unread_at"),
     Index("ix_cs_pauses_status_nudge", "status", "nudge_at"),
-    Index("ix_cs_pauses_status_role_asked", "status", "role", "asked_at"),
+    # v21: is_sent too, so the pending-by-role read (with the undelivered) reads no row
+    Index("ix_cs_pauses_status_role_asked", "status", "role", "asked_at", "is_sent"),
 )
 
 executions = Table(

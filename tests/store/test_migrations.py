@@ -1,7 +1,7 @@
 """Migrations from a database an earlier version made: v3 → v4 moves Slack's message references
-into ``cs_message_refs``, v6 adds the reminders' columns, v7 the pending gauge's index, v8 when a
-nudge was claimed, v9 the trace context, v10 the attached graphs' tool runs and one live
-execution per thread; on SQLite and PostgreSQL."""
+into ``cs_message_refs``, v6 adds the reminders' columns, v7 the pending gauge's index (v21: with
+``is_sent``), v8 when a nudge was claimed, v9 the trace context, v10 the attached graphs' tool
+runs and one live execution per thread; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_v4_moves_slack_s_message_references_into_message_refs(
     v3_database: Database,
 ) -> None:
-    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 20
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 21
     refs = SqlMessageRefs(v3_database)
 
     assert await refs.get("a" * 32) == MessageRefRecord(
@@ -150,7 +150,46 @@ async def test_v7_adds_the_index_the_pending_gauge_reads(v3_database: Database) 
     async with v3_database.engine.connect() as connection:
         indexes = await connection.run_sync(lambda c: inspect(c).get_indexes("cs_pauses"))
     found = {i["name"]: i["column_names"] for i in indexes}
-    assert found["ix_cs_pauses_status_role_asked"] == ["status", "role", "asked_at"]
+    assert found["ix_cs_pauses_status_role_asked"] == ["status", "role", "asked_at", "is_sent"]
+
+
+def _v20_with_v7_s_index(connection: Connection) -> None:
+    """The schema as v20 left it: the pending gauge's index without ``is_sent``."""
+    apply_migrations(connection, schema_version, MIGRATIONS[:20], NOW)
+    connection.exec_driver_sql("DROP INDEX ix_cs_pauses_status_role_asked")
+    connection.exec_driver_sql(
+        "CREATE INDEX ix_cs_pauses_status_role_asked ON cs_pauses (status, role, asked_at)"
+    )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_v21_puts_is_sent_in_the_pending_gauge_s_index_once(
+    backend: str, tmp_path: Path
+) -> None:
+    """The pending-by-role read counts the undelivered too: the index holds ``is_sent`` so the
+    read stays on the index (on SQLite, a covering index: no row read)."""
+    async with database(backend, tmp_path) as url, Database.open(url) as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(_v20_with_v7_s_index)
+        assert await opened.migrate(LATER) == len(MIGRATIONS) == 21
+        assert await opened.migrate(LATER) == len(MIGRATIONS)  # idempotent
+        async with opened.engine.connect() as connection:
+            indexes = await connection.run_sync(lambda c: inspect(c).get_indexes("cs_pauses"))
+            found = {i["name"]: i["column_names"] for i in indexes}
+            assert found["ix_cs_pauses_status_role_asked"] == [
+                "status",
+                "role",
+                "asked_at",
+                "is_sent",
+            ]
+            if backend == "sqlite":
+                plan = await connection.exec_driver_sql(
+                    "EXPLAIN QUERY PLAN SELECT role, count(*), min(asked_at), "
+                    "sum(CASE WHEN is_sent = 0 THEN 1 ELSE 0 END) FROM cs_pauses "
+                    "WHERE status = 'PENDING' GROUP BY role ORDER BY role"
+                )
+                details = " ".join(str(row[-1]) for row in plan)
+                assert "COVERING INDEX ix_cs_pauses_status_role_asked" in details, details
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
