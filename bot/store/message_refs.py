@@ -16,7 +16,8 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.store.database import Database
 from bot.store.records import MessageRefRecord
-from bot.store.tables import executions, message_refs
+from bot.store.statements import MARK_TOLD
+from bot.store.tables import message_refs
 from bot.store.transactions import Transactions
 
 
@@ -105,8 +106,8 @@ def _close_each(
 ) -> list[str]:
     """One conditional UPDATE whose RETURNING says which it closed (SQLite 3.35+ and
     PostgreSQL): the caller knows whether its own question's message was among them. With
-    ``told``, that root's end recorded told in the same transaction (``SqlStore.mark_told``'s
-    statement: the end told once, whoever records it first)."""
+    ``told``, that root's end recorded told in the same transaction (``MARK_TOLD``, as
+    ``SqlStore.mark_told``: the end told once, whoever records it first)."""
     closing = (
         update(message_refs)
         .where(and_(message_refs.c.pause_id.in_(pause_ids), message_refs.c.closed_at.is_(None)))
@@ -115,11 +116,7 @@ def _close_each(
     )
     closed = sorted(row[0] for row in connection.execute(closing).all())
     if told is not None:
-        connection.execute(
-            update(executions)
-            .where(executions.c.execution_id == told, executions.c.told_at.is_(None))
-            .values(told_at=at)
-        )
+        connection.execute(MARK_TOLD, {"b_execution_id": told, "b_at": at})
     return closed
 
 

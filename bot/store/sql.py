@@ -52,6 +52,7 @@ from bot.store.statements import (
     INSERT_PAUSE_UNLESS_PRESENT,
     KEEP_UNREAD_REPLY,
     MARK_SENT,
+    MARK_TOLD,
     PAUSE_BY_ID,
     PAUSE_BY_KEY,
     RECORD_APPROVALS,
@@ -436,14 +437,10 @@ class SqlStore:
         )
 
     async def mark_told(self, root_execution_id: str, at: datetime) -> bool:
-        statement = (
-            update(executions)
-            .where(executions.c.execution_id == root_execution_id, executions.c.told_at.is_(None))
-            .values(told_at=at)
-        )
+        told = {"b_execution_id": root_execution_id, "b_at": at}
 
         def body(connection: Connection) -> bool:
-            return connection.execute(statement).rowcount == 1
+            return connection.execute(MARK_TOLD, told).rowcount == 1
 
         return await self._tx.write(body)
 

@@ -223,6 +223,18 @@ UPDATE_PAUSED_EXECUTION = (
     .returning(executions)
 )
 """A PAUSED execution moved on (RUNNING): the row it returns is the read its opening needs."""
+MARK_TOLD = (
+    update(executions)
+    .where(
+        and_(
+            executions.c.execution_id == bindparam("b_execution_id"),
+            executions.c.told_at.is_(None),
+        )
+    )
+    .values(told_at=bindparam("b_at"))
+)
+"""A run's end recorded told, once: whoever records it first (the App, or a channel's last
+write carrying ``ExecutionResumeEvent.end_told``)."""
 
 # ---------------------------------------------------------------- leases
 
