@@ -612,32 +612,12 @@ class SlackGateway:
         question's own message. Owed (the outbox) only when Slack fails it, or after the note
         itself when that is still owed. Whether it has a note is kept on the question's
         reference (``noted``): nothing is read for a question without one."""
-        pause_id = question.pause_id
         if question.noted is False:
             return
         rendered = settled_note(view, outcome)
-        note = await self.notes.get(pause_id)
-        if note is None:
-            if await self.outbox.store.get(note_key(pause_id)) is not None:  # the note is owed
-                await self.outbox.update_note(
-                    pause_id, text=rendered.text, blocks=rendered.blocks, tenant_id=tenant_id
-                )
-            return  # no note (a reference stored before ``noted`` was kept may say None)
-        try:
-            await self.client.chat_update(
-                channel=note.channel_id, ts=note.ts, text=rendered.text, blocks=rendered.blocks
-            )
-        except (SlackApiError, *TRANSPORT_ERRORS) as error:
-            if not is_transient(error):  # refused for good (the note deleted...): as the outbox
-                log.warning("slack: a note's update was not said: %s", failure_of(error))
-                return
-            await self.outbox.update_note(
-                pause_id,
-                text=rendered.text,
-                blocks=rendered.blocks,
-                tenant_id=tenant_id,
-                try_now=False,
-            )
+        await self.outbox.settle_note(
+            question.pause_id, text=rendered.text, blocks=rendered.blocks, tenant_id=tenant_id
+        )
 
     async def _nudge_in_thread(
         self, question: MessageRef, nudge_key: str, text: str, *, retried: bool

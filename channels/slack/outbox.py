@@ -149,6 +149,24 @@ class SlackOutbox:
             key, NOTE_UPDATE, payload, tenant_id=tenant_id, pause_id=pause_id, try_now=try_now
         )
 
+    async def settle_note(
+        self, pause_id: str, *, text: str, blocks: list[dict[str, Any]], tenant_id: str
+    ) -> None:
+        """Update the requester's note of ``pause_id`` now, owing nothing when Slack takes it
+        (no entry written and deleted); owed only while the note itself is, or when Slack fails
+        the update for now. Refused for good (the note deleted...): not said, as the worker."""
+        try:
+            await self._say_note_update(pause_id, text, blocks)
+        except NotYet:
+            await self.update_note(pause_id, text=text, blocks=blocks, tenant_id=tenant_id)
+        except (SlackApiError, *TRANSPORT_ERRORS) as error:
+            if not is_transient(error):
+                log.warning("slack: a note's update was not said: %s", failure_of(error))
+                return
+            await self.update_note(
+                pause_id, text=text, blocks=blocks, tenant_id=tenant_id, try_now=False
+            )
+
     async def owe(
         self,
         key: str,
@@ -349,16 +367,18 @@ class SlackOutbox:
 
     async def _update_note(self, entry: OutboxEntry) -> None:
         assert entry.pause_id is not None
-        note = await self._notes.get(entry.pause_id)
+        await self._say_note_update(
+            entry.pause_id, str(entry.payload["text"]), entry.payload.get("blocks")
+        )
+
+    async def _say_note_update(self, pause_id: str, text: str, blocks: Any) -> None:
+        note = await self._notes.get(pause_id)
         if note is None:
-            if await self.store.get(note_key(entry.pause_id)) is not None:
+            if await self.store.get(note_key(pause_id)) is not None:
                 raise NotYet  # the note itself is still owed: its update after it
             return  # the request has no note
         await self._client.chat_update(
-            channel=note.channel_id,
-            ts=note.ts,
-            text=str(entry.payload["text"]),
-            blocks=entry.payload.get("blocks"),
+            channel=note.channel_id, ts=note.ts, text=text, blocks=blocks
         )
 
 
