@@ -147,7 +147,7 @@ def execute(connection: Connection, statement: Executable, parameters: Parameter
     else:
         return 0
     prepared = (
-        _NOT_DIRECT if _ordinary(connection) else _prepare(statement, connection, first, False)
+        _NOT_DIRECT if ordinary(connection) else _prepare(statement, connection, first, False)
     )
     if prepared is _NOT_DIRECT:
         return int(connection.execute(statement, parameters).rowcount)
@@ -170,7 +170,7 @@ def rows(
     """Run ``statement`` (a SELECT, or a write ``RETURNING`` rows) with ``parameters`` on
     ``connection``, in its transaction; every row it returns, each read by column name."""
     prepared = (
-        _NOT_DIRECT if _ordinary(connection) else _prepare(statement, connection, parameters, True)
+        _NOT_DIRECT if ordinary(connection) else _prepare(statement, connection, parameters, True)
     )
     if prepared is _NOT_DIRECT:
         return connection.execute(statement, parameters).all()
@@ -255,17 +255,11 @@ def _raise_as_sqlalchemy(connection: Connection, cursor: Any, sql: str, error: A
 
 
 def ordinary(connection: Connection) -> bool:
-    """Whether statements on ``connection`` go SQLAlchemy's way (so do its transactions,
-    for whoever watches them)."""
-    return _ordinary(connection)
-
-
-def _ordinary(connection: Connection) -> bool:
-    """Whether SQLAlchemy runs statements here: not pysqlite or asyncpg, or its execution is
-    watched (echo; listeners of statements or transactions on the engine, or on ``Engine``,
-    which every engine inherits). Other events do not count: an engine made with
-    ``execution_options(isolation_level=...)`` (PostgreSQL's autocommit calls) has one of its
-    own for each new connection."""
+    """Whether SQLAlchemy runs statements here (so do its transactions, for whoever watches
+    them): not pysqlite or asyncpg, or its execution is watched (echo; listeners of statements
+    or transactions on the engine, or on ``Engine``, which every engine inherits). Other
+    events do not count: an engine made with ``execution_options(isolation_level=...)``
+    (PostgreSQL's autocommit calls) has one of its own for each new connection."""
     if connection.dialect.driver not in _DRIVERS or connection._echo:
         return True
     if not (connection._has_events or connection.engine._has_events):
