@@ -120,23 +120,13 @@ async def test_a_read_holds_no_snapshot_after_it_returns(tmp_path: Path) -> None
         assert isinstance(tx, ThreadedSqliteTransactions)
         await asyncio.gather(*(tx.read(_roots) for _ in range(8)))  # every worker has read
         await tx.write(lambda c: c.execute(insert(leases), _lease("a")))
-        other = sqlite3.connect(path)
-        try:
-            busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        finally:
-            other.close()
-        assert busy == 0  # no reader held the log
+        assert _log_checkpointed(path)  # no reader held the log
 
 
 async def test_a_worker_whose_connection_failed_serves_the_next_call(tmp_path: Path) -> None:
     async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as database:
         await database.migrate(NOW)
-        tx = ThreadedSqliteTransactions.open(
-            database.url.url,
-            busy_timeout_s=1,
-            on_connect=sqlite_pragmas(timedelta(seconds=1)),
-            workers=1,
-        )
+        tx = _one_worker(database)
         try:
 
             def break_it(connection: Connection) -> None:
@@ -158,12 +148,7 @@ async def test_calls_made_ahead_run_before_the_calls_already_queued(tmp_path: Pa
     calls background work queued before it; among themselves, each lane keeps its order."""
     async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as database:
         await database.migrate(NOW)
-        tx = ThreadedSqliteTransactions.open(
-            database.url.url,
-            busy_timeout_s=1,
-            on_connect=sqlite_pragmas(timedelta(seconds=1)),
-            workers=1,
-        )
+        tx = _one_worker(database)
         ran: list[str] = []
         started, release = threading.Event(), threading.Event()
 
@@ -239,23 +224,13 @@ async def test_a_direct_read_holds_no_snapshot_after_it_returns(tmp_path: Path) 
         await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("a")))
         await asyncio.gather(*(tx.read(_direct_roots) for _ in range(8)))  # every worker read
         await tx.write(lambda c: direct.execute(c, INSERT_LEASE, _lease("b")))
-        other = sqlite3.connect(path)
-        try:
-            busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        finally:
-            other.close()
-        assert busy == 0  # no reader held the log
+        assert _log_checkpointed(path)  # no reader held the log
 
 
 async def test_a_watched_engine_sees_each_transaction_committed(tmp_path: Path) -> None:
     async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as database:
         await database.migrate(NOW)
-        tx = ThreadedSqliteTransactions.open(
-            database.url.url,
-            busy_timeout_s=1,
-            on_connect=sqlite_pragmas(timedelta(seconds=1)),
-            workers=1,
-        )
+        tx = _one_worker(database)
         commits: list[str] = []
         event.listen(tx._engine, "commit", lambda _: commits.append("commit"))
         try:
@@ -300,3 +275,23 @@ async def test_on_postgresql_each_call_is_one_hop_to_the_greenlet_bridge(
             "_on_new_connection",
             "_on_new_connection",
         ]
+
+
+def _one_worker(database: Database) -> ThreadedSqliteTransactions:
+    """Transactions on ``database``'s file served by a single worker thread."""
+    return ThreadedSqliteTransactions.open(
+        database.url.url,
+        busy_timeout_s=1,
+        on_connect=sqlite_pragmas(timedelta(seconds=1)),
+        workers=1,
+    )
+
+
+def _log_checkpointed(path: Path) -> bool:
+    """Whether another connection could checkpoint the whole write-ahead log of ``path``."""
+    other = sqlite3.connect(path)
+    try:
+        busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        other.close()
+    return bool(busy == 0)
