@@ -43,6 +43,7 @@ from sqlalchemy import Engine, event
 from bot import App, Settings, WorkflowStartText
 from bot.store import direct
 from bot.testing import FakeClock
+from tests.benchmarks.round_trips import RoundTrips
 from tests.benchmarks.resume_throughput import (
     BenchApplication,
     Inbox,
@@ -258,17 +259,25 @@ async def bench_app(url: str, inbox: Inbox) -> AsyncIterator[App]:
 async def counts(database: str, cycles: int, show: bool) -> None:
     inbox = Inbox()
     counting = Counting()
-    async with database_url(database, "counts") as url, bench_app(url, inbox) as app:
+    trips = {"execute": RoundTrips.none(), "resume": RoundTrips.none()}
+    async with contextlib.AsyncExitStack() as stack:
+        url = await stack.enter_async_context(database_url(database, "counts"))
+        if database == "postgres":  # every connection through a proxy counting round trips
+            proxy = await stack.enter_async_context(RoundTrips.between(url))
+            url = proxy.proxied(url)
+            trips = {"execute": proxy, "resume": proxy}
+        app = await stack.enter_async_context(bench_app(url, inbox))
         execute, resume = Tally(), Tally()
         with counting.listening(app.checkpointer):
             for i in range(-5, cycles):  # five to warm up, uncounted
                 invoice = f"n{i}"
-                with counting.phase(execute) if i >= 0 else contextlib.nullcontext():
+                counted = i >= 0
+                with _counted(counting, execute, trips["execute"], "execute", counted):
                     await app.execute(
                         PayWorkflow, WorkflowStartText(text=invoice), tenant_id="t", owner_id="o"
                     )
                 pause_id = inbox.pending.pop(invoice)
-                with counting.phase(resume) if i >= 0 else contextlib.nullcontext():
+                with _counted(counting, resume, trips["resume"], "resume", counted):
                     done = await app.resume(
                         pause_id, decision={"approved": True}, tenant_id="t", answered_by="m"
                     )
@@ -277,8 +286,52 @@ async def counts(database: str, cycles: int, show: bool) -> None:
     print(f"per cycle on {database} ({cycles} cycles, App.execute then App.resume):")
     for name, tally in (("execute", execute), ("resume", resume), ("cycle", both)):
         print(f"  {name:<8} {tally.line(cycles)}")
+        if database == "postgres":
+            print(f"           {_trips_line(trips['execute'], name, cycles)}")
         if show:
             print("\n".join(tally.shown(cycles)))
+    if database == "postgres":
+        bare = await bare_round_trips(cycles)
+        print(f"  bare     round trips {bare / cycles:g} (checkpointer) per cycle")
+
+
+@contextlib.contextmanager
+def _counted(
+    counting: Counting, tally: Tally, trips: RoundTrips, phase: str, counted: bool
+) -> Iterator[None]:
+    if not counted:
+        yield
+        return
+    with counting.phase(tally), trips.counting(phase):
+        yield
+
+
+def _trips_line(trips: RoundTrips, phase: str, per: int) -> str:
+    """The round trips of ``phase`` ("cycle": both), by connection's owner."""
+    phases = ("execute", "resume") if phase == "cycle" else (phase,)
+    store = sum(trips.count[(p, "store")] for p in phases)
+    saver = sum(trips.count[(p, "checkpointer")] for p in phases)
+    other = sum(n for (p, who), n in trips.count.items() if p in phases) - store - saver
+    line = (
+        f"round trips {(store + saver + other) / per:g}: store {store / per:g}, "
+        f"checkpointer {saver / per:g}"
+    )
+    return line + (f", unknown {other / per:g}" if other else "")
+
+
+async def bare_round_trips(cycles: int) -> int:
+    """Round trips of bare LangGraph's same loop on AsyncPostgresSaver, for ``cycles`` cycles
+    after five to warm up."""
+    async with (
+        database_url("postgres", "bare") as url,
+        RoundTrips.between(url) as proxy,
+        postgres_saver(proxy.proxied(url)) as saver,
+    ):
+        cycle = bare_cycle(saver)
+        for i in range(-5, cycles):
+            with proxy.counting("cycle") if i >= 0 else contextlib.nullcontext():
+                await cycle(i)
+        return sum(proxy.count.values())
 
 
 # ---------------------------------------------------------------- counts per click
