@@ -43,7 +43,6 @@ from sqlalchemy import Engine, event
 from bot import App, Settings, WorkflowStartText
 from bot.store import direct
 from bot.testing import FakeClock
-from tests.benchmarks.round_trips import RoundTrips
 from tests.benchmarks.resume_throughput import (
     BenchApplication,
     Inbox,
@@ -52,6 +51,7 @@ from tests.benchmarks.resume_throughput import (
     postgres_saver,
     sqlite_saver,
 )
+from tests.benchmarks.round_trips import RoundTrips
 from tests.databases import TEST_ENCRYPTION_KEYS, postgres_database
 
 SAVER_CALLS = ("aget_tuple", "aput", "aput_writes", "alist", "adelete_thread")

@@ -73,7 +73,9 @@ class RoundTrips:
         finally:
             self._phase = None
 
-    async def _serve(self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter) -> None:
+    async def _serve(
+        self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter
+    ) -> None:
         server_in, server_out = await asyncio.open_connection(*self._upstream)
         conversation = _Conversation()
         pumps = [
@@ -128,6 +130,8 @@ class _Conversation:
             length, code = struct.unpack("!II", start[:8])
             if code not in _SSL_OR_GSS:
                 if len(start) >= length:
-                    self.driver = "store" if b"client_encoding\0" in start[:length] else "checkpointer"
+                    self.driver = (
+                        "store" if b"client_encoding\0" in start[:length] else "checkpointer"
+                    )
                 return
             start = start[8:]
