@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection, select
 
@@ -73,6 +74,16 @@ class LeaseClaim:
     def release(self, connection: Connection) -> None:
         """Give the lease up if it is still ``owner``'s."""
         direct.execute(connection, RELEASE_LEASE, {"b_root": self.root, "b_owner": self.owner})
+
+
+def lease_values(claim: LeaseClaim) -> dict[str, Any]:
+    """A claim's values for ``bot.store.one_statement``'s lease parts (``l_*``)."""
+    return {
+        "l_root": claim.root,
+        "l_owner": claim.owner,
+        "l_acquired_at": claim.now,
+        "l_expires_at": claim.now + claim.ttl,
+    }
 
 
 class SqlLeases:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -24,12 +24,12 @@ from bot.core.failures import ExecutionFailure
 from bot.core.metrics import PendingByRole
 from bot.core.results import StepRecord
 from bot.core.routes import PauseRoute
-from bot.store import direct
+from bot.store import direct, one_statement
 from bot.store.closings import Cancelled, Closing, GrantUnavailable, Replied, closed_as
 from bot.store.codec import JsonCodec, PayloadCodec
 from bot.store.database import Database
 from bot.store.grants import use_grant
-from bot.store.leases import LeaseClaim
+from bot.store.leases import LeaseClaim, lease_values
 from bot.store.records import (
     AuditRow,
     ExecutionRow,
@@ -77,6 +77,9 @@ class SqlStore:
         """Its queries run on ``database.transactions``; payloads are written with ``codec``."""
         self._tx: Transactions = database.transactions
         self._codec: PayloadCodec = codec or JsonCodec()
+        # PostgreSQL runs some writes of several statements as one (``one_statement``): a
+        # round trip instead of k + 2; SQLite has no data-modifying CTEs
+        self._one_statement = database.engine.dialect.name == "postgresql"
 
     # ---------------------------------------------------------------- pause records
 
@@ -362,6 +365,15 @@ class SqlStore:
                 lambda connection: direct.execute(connection, TAKE_PAUSE, taken) == 1
             )
         sealed = {"b_key": record.idempotency_key, "ran_with": self._codec.encode(ran_with)}
+        if self._one_statement:
+            both = {**taken, **sealed}
+            return await self._tx.apply(
+                lambda connection: bool(
+                    direct.rows(connection, one_statement.TAKE_NOTING_RAN_WITH, both)[0]._mapping[
+                        "taken"
+                    ]
+                )
+            )
 
         def body(connection: Connection) -> bool:
             if direct.execute(connection, TAKE_PAUSE, taken) != 1:
@@ -621,12 +633,17 @@ class SqlStore:
             direct.execute(connection, INSERT_EXECUTION_UNLESS_PRESENT, values)  # a repeated call
             return True
 
+        def start() -> Awaitable[bool]:
+            if self._one_statement:
+                return self._tx.apply(_one_statement_start(lease, values))
+            return self._tx.write(body)
+
         try:
-            return await self._tx.write(body)
+            return await start()
         except IntegrityError:  # the one live execution of an attached graph's thread (v10)
             live = await self._tx.read(lambda connection: _live_attached(connection, new))
             if live is None or live == new.execution_id:  # it ended meanwhile: start this one
-                return await self._tx.write(body)
+                return await start()
             raise ThreadBusy(live) from None
 
     async def open_tree(self, lease: LeaseClaim, *, moving: bool = False) -> OpenTree | None:
@@ -715,6 +732,10 @@ class SqlStore:
         values = self._status_values(status, at, output=output, error=error)
         if told:
             values["told_at"] = at
+        if self._one_statement and await self._tx.apply(
+            _one_statement_end(root_execution_id, values, release)
+        ):
+            return []  # nothing waited: nothing to close with an audit entry
         terms = closed_as(Cancelled())
 
         def body(connection: Connection) -> list[PauseRecord]:
@@ -1040,6 +1061,40 @@ def _carrier(text: str | None) -> dict[str, str] | None:
     if not isinstance(read, dict):
         return None
     return {str(k): str(v) for k, v in read.items()}
+
+
+def _one_statement_start(lease: LeaseClaim, values: dict[str, Any]) -> Callable[[Connection], bool]:
+    """``start_tree``'s body as one statement (PostgreSQL): the lease taken, then the
+    execution recorded only if it was (``one_statement.start_tree``)."""
+    statement = one_statement.start_tree(tuple(values))
+    parameters = {**lease_values(lease), **values}
+
+    def body(connection: Connection) -> bool:
+        row = direct.rows(connection, statement, parameters)[0]._mapping
+        if not row["taken"]:
+            return False
+        holder = row["holder"]
+        if holder is not None and holder != lease.owner:
+            lease.took_over()
+        return True
+
+    return body
+
+
+def _one_statement_end(
+    root_execution_id: str, values: dict[str, Any], release: LeaseClaim | None
+) -> Callable[[Connection], bool]:
+    """``end_tree``'s body as one statement (PostgreSQL) when no pause of the tree is PENDING;
+    True if it ended the tree, False (nothing written) if one was."""
+    statement = one_statement.end_tree_if_nothing_waits(tuple(values), release=release is not None)
+    parameters: dict[str, Any] = {"b_root": root_execution_id, **values}
+    if release is not None:
+        parameters.update(lease_values(release))
+
+    def body(connection: Connection) -> bool:
+        return not direct.rows(connection, statement, parameters)[0]._mapping["waits"]
+
+    return body
 
 
 def _live_attached(connection: Connection, new: NewExecution) -> str | None:

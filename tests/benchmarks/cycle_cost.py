@@ -62,7 +62,12 @@ SAVER_CALLS = ("aget_tuple", "aput", "aput_writes", "alist", "adelete_thread")
 
 def _kind(statement: str) -> str:
     verb = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else "?"
-    return "read" if verb in ("SELECT", "PRAGMA", "WITH") else "write"
+    if verb == "WITH":  # a data-modifying CTE writes
+        return "write" if _WRITES_IN_WITH.search(statement) else "read"
+    return "read" if verb in ("SELECT", "PRAGMA") else "write"
+
+
+_WRITES_IN_WITH = re.compile(r"\b(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
 
 
 def _digest(statement: str) -> str:
