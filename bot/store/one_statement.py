@@ -19,10 +19,10 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Boolean, String, TextClause, bindparam, column, text
+from sqlalchemy import ARRAY, Boolean, String, TextClause, bindparam, column, text
 from sqlalchemy.sql.selectable import TextualSelect
 
-from bot.core.enums import PauseStatus
+from bot.core.enums import ExecutionStatus, PauseStatus
 from bot.store.tables import executions, leases, pause_answers, pauses
 
 PENDING = PauseStatus.PENDING.value
@@ -71,6 +71,55 @@ def start_tree(names: tuple[str, ...]) -> TextualSelect:
     )
     binds = [*_LEASE_BINDS, *((name, executions.c[name].type) for name in names)]
     return _typed(text(sql), binds).columns(column("taken", Boolean), column("holder", String))
+
+
+# ---------------------------------------------------------------- a pass's last write, paused
+
+_IN_TREE = f"root_execution_id = :b_root AND status IN ('{RESOLVED}', '{PENDING}')"
+
+
+@functools.cache
+def rest(*, release: bool) -> TextualSelect:
+    """A pass paused (``SqlStore.rest``): its pauses' interrupt ids set (``keys[i]`` gets
+    ``interrupt_ids[i]``), the tree's RESOLVED and PENDING pauses read as that left them, the
+    root RUNNING if one of its interrupts waits to be continued (``records.
+    interrupts_to_resume``: an interrupt with an answered pause and none still PENDING), else
+    PAUSED, and with ``release`` its lease given up when none does. Returns the pauses in the
+    order asked, each row with ``goes_on``: whether one waits to be continued (none if the
+    tree has no such pause: then none does)."""
+    parts = [
+        "keyed AS (SELECT * FROM unnest(:keys, :interrupt_ids)"
+        " AS k(idempotency_key, interrupt_id))",
+        f"marked AS (UPDATE {pauses.name} SET interrupt_id = keyed.interrupt_id FROM keyed"
+        f" WHERE {pauses.name}.idempotency_key = keyed.idempotency_key RETURNING {pauses.name}.*)",
+        # the update's rows as it left them, the others as they are (one snapshot)
+        f"tree AS (SELECT * FROM marked WHERE {_IN_TREE} UNION ALL"
+        f" SELECT * FROM {pauses.name} WHERE {_IN_TREE} AND id NOT IN (SELECT id FROM marked))",
+        f"resumable AS (SELECT 1 FROM tree answered WHERE answered.status = '{RESOLVED}'"
+        " AND answered.interrupt_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tree asked"
+        f" WHERE asked.status = '{PENDING}' AND asked.interrupt_id = answered.interrupt_id))",
+        f"moved AS (UPDATE {executions.name} SET status = CASE WHEN EXISTS"
+        f" (SELECT 1 FROM resumable) THEN '{ExecutionStatus.RUNNING.value}'"
+        f" ELSE '{ExecutionStatus.PAUSED.value}' END, updated_at = :updated_at"
+        " WHERE execution_id = :b_root)",
+    ]
+    binds: list[tuple[str, Any]] = [
+        ("keys", ARRAY(String)),
+        ("interrupt_ids", ARRAY(String)),
+        ("b_root", pauses.c.root_execution_id.type),
+        ("updated_at", executions.c.updated_at.type),
+    ]
+    if release:
+        parts.append(
+            f"freed AS (DELETE FROM {leases.name} WHERE root_execution_id = :l_root"
+            " AND owner = :l_owner AND NOT EXISTS (SELECT 1 FROM resumable))"
+        )
+        binds += _LEASE_BINDS[:2]
+    sql = (
+        f"WITH {', '.join(parts)} SELECT tree.*, EXISTS (SELECT 1 FROM resumable) AS goes_on"
+        " FROM tree ORDER BY asked_at, ask_position, id"
+    )
+    return _typed(text(sql), binds).columns(*pauses.columns, column("goes_on", Boolean))
 
 
 # ---------------------------------------------------------------- an approved tool about to run

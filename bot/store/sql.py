@@ -693,6 +693,25 @@ class SqlStore:
         is given up in the same transaction when none waits: the drain is over.
         """
 
+        if self._one_statement:
+            statement = one_statement.rest(release=release is not None)
+            parameters: dict[str, Any] = {
+                "keys": list(by_key),
+                "interrupt_ids": list(by_key.values()),
+                "b_root": root_execution_id,
+                "updated_at": at,
+            }
+            if release is not None:
+                parameters.update(lease_values(release))
+
+            def one(connection: Connection) -> TreePauses:
+                rows = direct.rows(connection, statement, parameters)
+                goes_on = bool(rows) and bool(rows[0]._mapping["goes_on"])
+                waiting = tuple(self._pause(row) for row in rows)
+                return TreePauses(pauses=waiting, released=release is not None and not goes_on)
+
+            return await self._tx.apply(one)
+
         def body(connection: Connection) -> TreePauses:
             if by_key:
                 direct.execute(

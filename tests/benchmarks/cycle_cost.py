@@ -136,8 +136,12 @@ class Tally:
         return lines
 
 
+_KINDS: dict[str, str] = {}
+"""Each digest's kind, read from its whole statement (a digest may elide a CTE's UPDATE)."""
+
+
 def _read_only(statements: tuple[str, ...]) -> bool:
-    return all(_kind(s) == "read" for s in statements)
+    return all((_KINDS.get(s) or _kind(s)) == "read" for s in statements)
 
 
 class Counting:
@@ -167,13 +171,15 @@ class Counting:
             tally = self.into
             if tally is None:
                 return
-            if _kind(statement) == "read":
+            kind, digest = _kind(statement), _digest(statement)
+            if kind == "read":
                 tally.reads += 1
             else:
                 tally.writes += 1
-            tally.statements[_digest(statement)] += 1
+            _KINDS[digest] = kind
+            tally.statements[digest] += 1
             if id(conn) in self._open:
-                self._open[id(conn)][1].append(_digest(statement))
+                self._open[id(conn)][1].append(digest)
 
         listeners: list[tuple[str, Callable[..., None]]] = [
             ("begin", begin),

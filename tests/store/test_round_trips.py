@@ -114,3 +114,21 @@ async def test_ending_a_tree_where_nothing_waits_is_one_round_trip(
     assert await store.list_by_root("root-1", [PauseStatus.RESOLVED]) == []
     assert len(await store.find_pause_answers("acme", "root-1")) == 1
     assert await store.start_tree(new_root("root-1"), claim("root-1", owner="b"))  # released
+
+
+async def test_resting_a_paused_pass_is_one_round_trip(
+    proxied: tuple[SqlStore, RoundTrips],
+) -> None:
+    store, trips = proxied
+    rests = {}
+    for root in ("warm", "root-1"):
+        assert await store.start_tree(new_root(root), claim(root))
+        await store.get_or_create(new_pause(f"{root}#0", root=root))
+        resting = store.rest(root, {f"{root}#0": f"{root}-i"}, NOW, release=claim(root))
+        rests[root] = await round_trips(trips, resting)
+    assert rests["root-1"] == 1
+    [pause] = await store.list_by_root("root-1", [PauseStatus.PENDING])
+    assert pause.interrupt_id == "root-1-i"
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.PAUSED
+    assert await store.start_tree(new_root("root-1"), claim("root-1", owner="b"))  # released

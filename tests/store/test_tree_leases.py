@@ -175,6 +175,30 @@ async def test_rest_gives_the_lease_up_only_when_nothing_waits_to_be_continued(
     assert row is not None and row.status is ExecutionStatus.PAUSED
 
 
+async def test_an_interrupt_answered_in_part_is_not_continued(
+    stores: tuple[PauseStore, Leases],
+) -> None:
+    """An attached graph's interrupt asking two questions waits until both are answered: the
+    tree rests PAUSED and the lease is given up (and so does a pause with no interrupt id)."""
+    store, leases = stores
+    await store.start_tree(new_root(), claim("a"))
+    first = await store.get_or_create(new_pause("k1"))
+    await store.get_or_create(new_pause("k2", at=NOW + timedelta(seconds=1)))
+    await store.get_or_create(new_pause("k3", at=NOW + timedelta(seconds=2)))
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    await store.close(first.pause_id, Replied(answer=answer), at=NOW, tenant_id="acme")
+    rested = await store.rest("root-1", {"k1": "i-1", "k2": "i-1"}, NOW, release=claim("a"))
+    assert rested.released
+    assert [(p.interrupt_id, p.status) for p in rested.pauses] == [
+        ("i-1", PauseStatus.RESOLVED),
+        ("i-1", PauseStatus.PENDING),
+        (None, PauseStatus.PENDING),
+    ]
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.PAUSED
+    assert await leases.live_roots(NOW) == set()
+
+
 async def test_rest_keeps_the_lease_without_a_claim(stores: tuple[PauseStore, Leases]) -> None:
     store, leases = stores
     await store.start_tree(new_root(), claim("a"))
