@@ -258,8 +258,9 @@ def ordinary(connection: Connection) -> bool:
     """Whether SQLAlchemy runs statements here (so do its transactions, for whoever watches
     them): not pysqlite or asyncpg, or its execution is watched (echo; listeners of statements
     or transactions on the engine, or on ``Engine``, which every engine inherits). Other
-    events do not count: an engine made with ``execution_options(isolation_level=...)``
-    (PostgreSQL's autocommit calls) has one of its own for each new connection."""
+    events do not count: an engine made with ``execution_options(isolation_level=...)`` has
+    one of its own for each new connection (walking them costs each statement: PostgreSQL's
+    autocommit calls switch the driver instead, ``transactions._in_autocommit``)."""
     if connection.dialect.driver not in _DRIVERS or connection._echo:
         return True
     if not (connection._has_events or connection.engine._has_events):

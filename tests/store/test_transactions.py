@@ -269,11 +269,17 @@ async def test_on_postgresql_each_call_is_one_hop_to_the_greenlet_bridge(
             await tx.write(half_then_fail)
         await tx.apply(lambda c: direct.execute(c, INSERT_LEASE, _lease("c")))
         assert await tx.read(_direct_roots) == ["a", "c"]
+        # the connection the autocommit calls used (the pool's one) is back in transactions
+        with pytest.raises(RuntimeError):
+            await tx.write(half_then_fail)
+        assert await tx.read(_direct_roots) == ["a", "c"]
         assert hops == [
             "_in_new_transaction",
             "_in_new_transaction",
-            "_on_new_connection",
-            "_on_new_connection",
+            "_in_autocommit",
+            "_in_autocommit",
+            "_in_new_transaction",
+            "_in_autocommit",
         ]
 
 
