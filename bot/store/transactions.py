@@ -24,7 +24,7 @@ import collections
 import contextlib
 import queue
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -268,14 +268,44 @@ def _close_quietly(connection: Connection) -> None:
         connection.close()
 
 
-async def _finished(work: Awaitable[R]) -> R:
+_RUNNING: set[asyncio.Task[None]] = set()
+"""Store calls running to their end, each kept until it ends (a task nobody holds may go)."""
+
+
+async def _finished(work: Coroutine[Any, Any, R]) -> R:
     """Run a store call to its end even if its caller is cancelled.
 
     A launch cancels its running branches; a cancellation that lands inside a transaction makes
     SQLAlchemy invalidate the connection mid-statement (an in-memory SQLite database is then
-    gone). A store call is short, so it finishes and its caller sees the cancellation after.
+    gone). So the call runs in a task of its own, to its end; a cancelled caller sees its
+    cancellation at once (as a timeout around a store call expects), the call's outcome is
+    dropped. ``asyncio.shield`` does the same with one more turn of the loop per call (the
+    task's end reaches the caller through a done callback, then the caller's wake-up); here
+    the task hands its outcome to the caller's future itself.
     """
-    return await asyncio.shield(work)
+    loop = asyncio.get_running_loop()
+    told: asyncio.Future[R] = loop.create_future()
+    task = loop.create_task(_telling(work, told))
+    _RUNNING.add(task)
+    task.add_done_callback(_RUNNING.discard)
+    return await told
+
+
+async def _telling(work: Coroutine[Any, Any, R], told: asyncio.Future[R]) -> None:
+    """Run ``work``; its result or error to ``told`` (unless its caller was cancelled)."""
+    try:
+        result = await work
+    except asyncio.CancelledError:  # the task itself was cancelled (the loop shuts down)
+        told.cancel()
+        raise
+    except BaseException as error:
+        if not told.done():
+            told.set_exception(error)
+        if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit: the loop's too
+            raise
+    else:
+        if not told.done():
+            told.set_result(result)
 
 
 def _in_new_transaction(engine: Engine, body: Callable[[Connection], R]) -> R:
