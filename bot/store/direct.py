@@ -7,9 +7,11 @@ object made and closed — several times what SQLite spends on it. ``execute`` c
 statement once per dialect and set of parameter names, keeps its SQL text, parameter order, the
 values bound in the statement itself and the bind processors (the conversions SQLAlchemy
 applies: a datetime to SQLite's text, a boolean to 0/1), and hands the converted values to the
-connection's DBAPI cursor: sqlite3's on a SQLite file (the store's worker threads), SQLAlchemy's
-asyncpg adapter on PostgreSQL (inside ``run_sync``, no thread). It runs on the same connection,
-so in the caller's transaction (sqlite3 and the adapter begin it before the first statement, as
+connection's DBAPI cursor: sqlite3's on a SQLite file (the store's worker threads); on PostgreSQL
+to asyncpg itself, the way SQLAlchemy's asyncpg adapter runs a cursor's statement (its lock, its
+transaction, its prepared statements, its errors) but without a cursor, whose description of
+every column per run cost a pause's read 60,000 instructions (inside the greenlet bridge). It
+runs on the same connection, so in the caller's transaction (sqlite3 and the adapter begin it before the first statement, as
 under SQLAlchemy; none in autocommit). A write gives its row count back; a statement that
 returns rows gives them read as SQLAlchemy reads them — each value through the result
 processor SQLAlchemy would choose for its column (``UtcDateTime``'s aware datetime, a boolean
@@ -28,6 +30,7 @@ counts of ``tests.benchmarks.cycle_cost`` and the tests that count statements se
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol, cast
@@ -151,6 +154,10 @@ def execute(connection: Connection, statement: Executable, parameters: Parameter
     )
     if prepared is _NOT_DIRECT:
         return int(connection.execute(statement, parameters).rowcount)
+    if many is None and connection.dialect.driver == "asyncpg":
+        _, _, status = _on_asyncpg(connection, prepared, first)
+        found = _ROW_COUNT.match(status or "")
+        return int(found.group(1)) if found else -1
     cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         if many is None:
@@ -174,6 +181,10 @@ def rows(
     )
     if prepared is _NOT_DIRECT:
         return connection.execute(statement, parameters).all()
+    if connection.dialect.driver == "asyncpg":
+        raw, attributes, _ = _on_asyncpg(connection, prepared, parameters)
+        described = cast(Sequence[Any], _Described(attributes))
+        return cast(_Prepared, prepared).read(connection.dialect, described, raw)
     cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(prepared.sql, prepared.values(parameters))
@@ -203,6 +214,56 @@ def one_or_none(
     if len(found) > 1:
         raise MultipleResultsFound("Multiple rows were found when one or none was required")
     return found[0] if found else None
+
+
+_ROW_COUNT = re.compile(r"(?:SELECT|UPDATE|DELETE|INSERT \d+) (\d+)")
+"""A command's row count in its status (as SQLAlchemy's asyncpg adapter reads it)."""
+
+
+class _Described:
+    """asyncpg's result attributes as a DBAPI description (name, type code), made only if
+    read (a statement's reader is found from its first run's)."""
+
+    __slots__ = ("_attributes",)
+
+    def __init__(self, attributes: Any) -> None:
+        self._attributes = attributes or ()
+
+    def __len__(self) -> int:
+        return len(self._attributes)
+
+    def __iter__(self) -> Any:
+        return iter([(a.name, a.type.oid) for a in self._attributes])
+
+
+def _on_asyncpg(
+    connection: Connection, prepared: Any, parameters: Mapping[str, Any]
+) -> tuple[Any, Any, str | None]:
+    """``prepared`` run on asyncpg itself, as SQLAlchemy's adapter runs a cursor's statement
+    (its lock, its transaction begun if one is due, its cache of prepared statements, its
+    errors), without the cursor: no description built, no rows copied, no cursor to close."""
+    adapter: Any = connection.connection.dbapi_connection
+    try:
+        ran: tuple[Any, Any, str | None] = adapter.await_(
+            _asyncpg_run(adapter, prepared.sql, prepared.values(parameters), connection.dialect)
+        )
+    except connection.dialect.loaded_dbapi.Error as error:
+        _raise_as_sqlalchemy(connection, None, prepared.sql, error)
+    return ran
+
+
+async def _asyncpg_run(adapter: Any, sql: str, values: tuple[Any, ...], dialect: Any) -> Any:
+    async with adapter._execute_mutex:
+        if not adapter._started:
+            await adapter._start_transaction()
+        try:
+            statement, attributes = await adapter._prepare(
+                sql, dialect._invalidate_schema_cache_asof
+            )
+            rows = await statement.fetch(*values)
+        except Exception as error:
+            adapter._handle_exception(error)  # raised as the adapter's DBAPI error
+        return rows, attributes, statement.get_statusmsg()
 
 
 def commit(connection: Connection) -> None:
