@@ -1,24 +1,23 @@
 """The hot statements, run on the driver's cursor directly: writes (their row count) and
-statements that return rows (``rows``, ``first``, ``one_or_none``).
-
-A statement built once (``bot.store.statements``) still costs SQLAlchemy an execution context
-per run: the compiled cache's look-up, the parameters processed, events dispatched, a result
-object made and closed — several times what SQLite spends on it. ``execute`` compiles each
-statement once per dialect and set of parameter names, keeps its SQL text, parameter order, the
-values bound in the statement itself and the bind processors (the conversions SQLAlchemy
-applies: a datetime to SQLite's text, a boolean to 0/1), and hands the converted values to the
-connection's DBAPI cursor: sqlite3's on a SQLite file (the store's worker threads); on PostgreSQL
-to asyncpg itself, the way SQLAlchemy's asyncpg adapter runs a cursor's statement (its lock, its
+statements that return rows (``rows``, ``first``, ``one_or_none``). A statement built once
+(``bot.store.statements``) still costs SQLAlchemy an execution context per run: the compiled
+cache's look-up, the parameters processed, events dispatched, a result object made and closed —
+several times what SQLite spends on it. ``execute`` compiles each statement once per dialect
+and set of parameter names, keeps its SQL text, parameter order, the values bound in the
+statement itself and the bind processors (the conversions SQLAlchemy applies: a datetime to
+SQLite's text, a boolean to 0/1), and hands the converted values to the connection's DBAPI
+cursor: sqlite3's on a SQLite file (the store's worker threads); on PostgreSQL to asyncpg
+itself, the way SQLAlchemy's asyncpg adapter runs a cursor's statement (its lock, its
 transaction, its prepared statements, its errors) but without a cursor, whose description of
 every column per run cost a pause's read 60,000 instructions (inside the greenlet bridge). It
-runs on the same connection, so in the caller's transaction (sqlite3 and the adapter begin it before the first statement, as
-under SQLAlchemy; none in autocommit). A write gives its row count back; a statement that
-returns rows gives them read as SQLAlchemy reads them — each value through the result
-processor SQLAlchemy would choose for its column (``UtcDateTime``'s aware datetime, a boolean
-from 0/1), found once per statement from its compiled result columns and the cursor's first
-description — as rows whose ``_mapping`` is a dict by column name. A driver error is raised
-wrapped as SQLAlchemy wraps it (``IntegrityError``...), and a lost connection is invalidated as
-SQLAlchemy invalidates it, so the pool never hands it out again.
+runs on the same connection, so in the caller's transaction (sqlite3 and the adapter begin it
+before the first statement, as under SQLAlchemy; none in autocommit). A write gives its row
+count back; a statement that returns rows gives them read as SQLAlchemy reads them — each value
+through the result processor SQLAlchemy would choose for its column (``UtcDateTime``'s aware
+datetime, a boolean from 0/1), found once per statement from its compiled result columns and
+the cursor's first description — as rows whose ``_mapping`` is a dict by column name. A driver
+error is raised wrapped as SQLAlchemy wraps it (``IntegrityError``...), and a lost connection
+is invalidated as SQLAlchemy invalidates it, so the pool never hands it out again.
 
 It goes the ordinary way (``Connection.execute``) whenever SQLAlchemy would do more than that:
 another driver (aiosqlite, for an in-memory database), a statement whose compiled form fills in
