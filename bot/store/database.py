@@ -380,7 +380,7 @@ _IDLE_SINCE = "countersign_idle_since"
 def _open_transactions(url: DatabaseUrl, engine: AsyncEngine) -> Transactions:
     """How statements run on ``engine``'s database (see ``bot.store.transactions``)."""
     if not url.is_sqlite:
-        return AsyncEngineTransactions(engine)
+        return AsyncEngineTransactions(engine, idle_ping_after=IDLE_PING_SECONDS)
     if url.sqlite_path is None:
         return AsyncEngineTransactions(engine, one_connection=True)
     return ThreadedSqliteTransactions.open(

@@ -7,11 +7,11 @@ from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import bot.store.database as database_module
-from bot.store.database import DatabaseUrl, create_engine
+from bot.store.database import Database, DatabaseUrl, create_engine
 from tests.databases import postgres_database
 
 pytestmark = pytest.mark.postgres
@@ -60,3 +60,35 @@ async def test_a_busy_connection_is_not_pinged(monkeypatch: pytest.MonkeyPatch) 
             assert len(pings) == 1
         finally:
             await engine.dispose()
+
+
+def _pid(connection: Any) -> int:
+    return int(connection.execute(text("SELECT pg_backend_pid()")).scalar_one())
+
+
+async def test_the_store_s_kept_connection_killed_while_idle_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The connection a store call keeps for the next (``transactions._Kept``) is pinged as the
+    pool's idle ones are."""
+    monkeypatch.setattr(database_module, "IDLE_PING_SECONDS", 0.05)
+    async with postgres_database() as url, Database.open(url) as database:
+        pid = await database.transactions.read(_pid)
+        admin = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+        try:
+            assert await admin.fetchval("SELECT pg_terminate_backend($1)", pid)
+        finally:
+            await admin.close()
+        await asyncio.sleep(0.1)  # kept for longer than the threshold
+        assert await database.transactions.read(_pid) != pid
+
+
+async def test_store_calls_one_at_a_time_check_out_one_connection() -> None:
+    async with postgres_database() as url, Database.open(url) as database:
+        checkouts: list[object] = []
+        event.listen(database.engine.sync_engine, "checkout", lambda *_: checkouts.append(1))
+        tx = database.transactions
+        pids = {await tx.read(_pid) for _ in range(3)}
+        pids |= {await tx.apply(_pid) for _ in range(3)}
+        pids |= {await tx.write(_pid) for _ in range(3)}
+        assert len(checkouts) == 1 and len(pids) == 1
