@@ -7,7 +7,9 @@ CPU milliseconds (``cycle_cost --part timing``) move by a tenth or more from run
 machine other work shares; the instructions the process executes (every thread's, the
 kernel's excepted) do not, so a cut worth 5% can be told from noise in one run of each. The
 count is collected only around the measured cycles (``callgrind_control -i on|off`` on this
-process), after a warm-up, and read from valgrind's "Collected" line. Same loop as
+process), after a warm-up, and read from valgrind's "Collected" line. The garbage collections
+in the window are printed: a full one (generation 2) adds about 80 million instructions, so
+compare runs with the same collections, or run more cycles (``--cycles 50``). Same loop as
 ``cycle_cost``: ``App.execute`` to the pause, ``App.resume`` to the end, on a SQLite file (or,
 ``--database postgres``, on a new PostgreSQL database of the test server: the client's
 instructions only; the server's CPU is ``cycle_cost --part timing --database postgres``'s).
@@ -22,9 +24,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import subprocess
 import tempfile
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -45,10 +49,21 @@ def _collect(on: bool) -> None:
 async def _measured(cycle: Callable[[int], Awaitable[None]], cycles: int) -> None:
     for i in range(WARM_UP):
         await cycle(-i - 1)
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(seen)
     _collect(True)
     for i in range(cycles):
         await cycle(i)
     _collect(False)
+    gc.callbacks.remove(seen)
+    # a full collection costs millions of instructions: one more or less in a short window
+    # moves the count by a fifth (``callgrind_annotate --inclusive=yes`` shows gc_collect_main)
+    print(f"garbage collections in the window: {Counter(collections)} (by generation)")
 
 
 async def main(side: str, cycles: int, database: str = "sqlite") -> None:
