@@ -4,10 +4,12 @@ On PostgreSQL a write of k statements costs k + 2 round trips (BEGIN and COMMIT 
 statements: asyncpg sends each alone and waits for it); the same write as one statement, run
 in autocommit, costs one, and is atomic as one statement is (each ``WITH`` part runs on the
 same snapshot, all or none of them committed). Measured (``tests.benchmarks.cycle_cost --part
-counts --database postgres``): the store's round trips per pause cycle, 32 before.
+counts --database postgres``): the store's round trips per pause cycle, 32 before, 17 after.
 
 Only writes whose statements need no Python between them are here: a later part depends on
-an earlier one through ``EXISTS (SELECT 1 FROM <part>)``, never on a value computed in Python.
+an earlier one through ``EXISTS (SELECT 1 FROM <part>)``, never on a value computed in Python
+— except ``rest``, which says ``records.interrupts_to_resume``'s rule again in SQL (the
+tree's contract tests check both on every backend: ``tests/store/test_tree_leases.py``).
 SQLite has no data-modifying CTEs: there the same writes stay transactions of several
 statements (``bot.store.sql``), whose semantics these keep, as the store's contract suites
 check on SQLite, PostgreSQL and memory.
