@@ -233,6 +233,7 @@ class Engine:
         ends (its channels told then, not once the whole batch is continued).
         """
         runtime = self._runtime
+        await self._guard.give_up_lapsed()
         now = runtime.clock.now()
         live = await self._guard.live_roots(now)
         recovered: list[tuple[ExecutionRow, PassReport]] = []
@@ -264,6 +265,7 @@ class Engine:
         and withdraws what no longer counts, so the question goes away when the deadline
         passes, not when the tree next moves. Returns the roots moved, with their passes (the
         error that failed one: an expired question whose step fails)."""
+        await self._guard.give_up_lapsed()
         now = self._runtime.clock.now()
         live = await self._guard.live_roots(now)
         moved: list[tuple[ExecutionRow, PassReport]] = []

@@ -173,7 +173,7 @@ class TreeGuard:
         (what it opened must be what ``opening`` returns: ``open_tree`` without ``moving``).
         """
         kept = self._kept.pop(root, None) if adopt else None
-        if kept is not None and (kept.renewal.lost or kept.renewal.until < self._clock.now()):
+        if kept is not None and self._lapsed(kept):
             # not renewed in time (a stalled loop; a test's clock moved on): another instance
             # may have taken the lease over, so hold the tree as anyone would
             kept.bound.cancel()
@@ -228,6 +228,19 @@ class TreeGuard:
             self.adopt_within.total_seconds(), self._not_adopted, root
         )
         self._kept[root] = _Kept(renewal=renewal, lock=locked.lock, bound=bound)
+
+    def _lapsed(self, kept: _Kept) -> bool:
+        return kept.renewal.lost or kept.renewal.until < self._clock.now()
+
+    async def give_up_lapsed(self) -> None:
+        """Give up the trees kept for a continuation whose lease was not renewed in time (a
+        stalled loop; a test's clock moved on): recovery may take them over now, from here or
+        from another instance, instead of waiting for ``adopt_within``."""
+        for root, kept in list(self._kept.items()):
+            if self._kept.get(root) is kept and self._lapsed(kept):
+                del self._kept[root]
+                kept.bound.cancel()
+                await self._give_up(kept)
 
     def _not_adopted(self, root: str) -> None:
         kept = self._kept.pop(root, None)
