@@ -429,9 +429,12 @@ async def _close(
     at = runtime.clock.now()
     locked = None if opening is None else await opening.lock_now(record.root_execution_id)
     if opening is None or locked is None:
-        return await runtime.store.close(
+        alone = await runtime.store.close(
             request.pause_id, closing, at=at, tenant_id=request.tenant_id
         )
+        if opening is not None and alone is not None:
+            opening.answered_beside(record.root_execution_id)
+        return alone
     try:
         closed = await runtime.store.close_opening(
             request.pause_id, closing, at=at, tenant_id=request.tenant_id, lease=locked.claim

@@ -86,6 +86,8 @@ class _Kept:
     renewal: _Renewal
     lock: asyncio.Lock
     bound: asyncio.TimerHandle
+    stale: bool = False
+    """An answer was recorded beside it since (``answered_beside``): open the tree again."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,37 +175,59 @@ class TreeGuard:
         (what it opened must be what ``opening`` returns: ``open_tree`` without ``moving``).
         """
         kept = self._kept.pop(root, None) if adopt else None
-        if kept is not None and self._lapsed(kept):
-            # not renewed in time (a stalled loop; a test's clock moved on): another instance
-            # may have taken the lease over, so hold the tree as anyone would
-            kept.bound.cancel()
-            await self._give_up(kept)
-            kept = None
         if kept is not None:
             kept.bound.cancel()
-            try:
-                yield kept.renewal.held
-            finally:
-                try:
-                    await self._stop(kept.renewal)
-                finally:
-                    kept.lock.release()
-            return
-        async with self.lock(root):
-            # another instance holds it: its pass ends (or its lease expires) soon; no event
-            # crosses processes, so try again shortly
-            waited = False
-            while True:
-                claim = self.claim(root)
-                opened = await opening(claim)
-                if opened is not None:
-                    break
-                if not waited and self._metrics is not None:
-                    self._metrics.lease_waits.inc()
-                waited = True
-                await asyncio.sleep(RETRY_SECONDS)
-            async with self._renewed(Held(claim=claim, opened=opened)) as held:
+            if self._lapsed(kept):
+                # not renewed in time (a stalled loop; a test's clock moved on): another
+                # instance may have taken the lease over, so hold the tree as anyone would
+                await self._give_up(kept)
+                kept = None
+        if kept is None:
+            async with self.lock(root), self._opened(root, opening) as held:
                 yield held
+            return
+        try:
+            if kept.stale:  # answered here since it was opened: open it again, still held
+                kept.renewal.held.released = True  # the lease stays ours: taken again now
+                await self._stop(kept.renewal)
+                async with self._opened(root, opening) as held:
+                    yield held
+            else:
+                try:
+                    yield kept.renewal.held
+                finally:
+                    await self._stop(kept.renewal)
+        finally:
+            kept.lock.release()
+
+    @contextlib.asynccontextmanager
+    async def _opened(
+        self, root: str, opening: Callable[[LeaseClaim], Awaitable[T | None]]
+    ) -> AsyncIterator[Held[T]]:
+        """Take the lease with ``opening`` (the lock held), renewed until the block ends."""
+        # another instance holds it: its pass ends (or its lease expires) soon; no event
+        # crosses processes, so try again shortly
+        waited = False
+        while True:
+            claim = self.claim(root)
+            opened = await opening(claim)
+            if opened is not None:
+                break
+            if not waited and self._metrics is not None:
+                self._metrics.lease_waits.inc()
+            waited = True
+            await asyncio.sleep(RETRY_SECONDS)
+        async with self._renewed(Held(claim=claim, opened=opened)) as held:
+            yield held
+
+    def answered_beside(self, root: str) -> None:
+        """An answer to a pause of ``root`` was recorded alone (the tree busy here): if a tree
+        kept for a continuation holds it, what it opened misses that answer, and a continuation
+        that adopts it opens it again (the lease still held) — the answer's own continuation
+        may be that one (``App.continue_answers`` moves each tree once)."""
+        kept = self._kept.get(root)
+        if kept is not None:
+            kept.stale = True
 
     async def lock_now(self, root: str) -> Locked | None:
         """Take the tree's in-process lock if it is free now, without waiting, with the claim
