@@ -208,18 +208,19 @@ async def test_a_home_asked_for_while_it_runs_follows_no_sooner_than_its_spacing
     shown: list[tuple[int, float]] = []
     state = 0
     go_on = asyncio.Event()
+    showing = asyncio.Event()
     loop = asyncio.get_running_loop()
 
     async def show() -> None:
         shown.append((state, loop.time()))
+        showing.set()
         await go_on.wait()
 
     def ask() -> None:
         tasks.spawn_once(("home", "T1", "U1"), show, name="home", spacing=spacing)
 
     ask()
-    while not shown:
-        await asyncio.sleep(0)
+    await showing.wait()
     state += 1
     ask()  # while it runs: one more piece, spaced
     go_on.set()
