@@ -300,7 +300,7 @@ class TreeGuard:
         running here or on another instance means trying again on the sweep's next tick.
         """
         lock = self.lock(root)
-        if lock.locked():  # no await between this check and taking the lock
+        if not _free_now(lock):  # no await between this check and taking the lock
             yield False
             return
         async with lock:
