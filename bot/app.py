@@ -583,6 +583,7 @@ class App:
             may_answer=may_answer,
             may_answer_as=may_answer_as,
             keep_model_replies=keep_model_replies,
+            opening=self._engine.guard,
         )
         if isinstance(outcome, Answered) and continue_run:
             result = await self.continue_answer(outcome, record=record)

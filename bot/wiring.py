@@ -137,6 +137,7 @@ async def wire(
     guard = TreeGuard(
         SqlLeases(database), clock, owner=f"instance-{uuid.uuid4().hex}", metrics=metrics
     )
+    stack.push_async_callback(guard.close)  # a tree kept for a continuation: given up first
     return Wiring(
         runtime=runtime,
         engine=Engine(

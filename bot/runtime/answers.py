@@ -58,6 +58,7 @@ from bot.runtime.handovers import PersonCheck, delegated
 from bot.runtime.interpreting import ReplyModels, interpret_reply
 from bot.runtime.observed_answers import observe_answer
 from bot.runtime.services import Runtime
+from bot.runtime.tree_guard import TreeGuard
 from bot.store import closings
 from bot.store.records import PauseAnswer, PauseRecord
 
@@ -188,10 +189,14 @@ async def answer(
     may_answer: AnswerCheck | None = None,
     may_answer_as: PersonCheck | None = None,
     keep_model_replies: bool = False,
+    opening: TreeGuard | None = None,
 ) -> AnswerOutcome:
     """Check and record an answer with one read of the pause; what became of it. Refusals are
     outcomes, not exceptions: only a failure of the store or of a model's provider raises.
-    Each outcome is counted (``countersign_answers``) and logged, once."""
+    Each outcome is counted (``countersign_answers``) and logged, once.
+
+    ``opening``: a continuation may follow in this process: an answer that resolves the pause
+    opens its tree in the same write when the tree is free (``TreeGuard.keep``)."""
     outcome = await _answer(
         runtime,
         models,
@@ -200,6 +205,7 @@ async def answer(
         may_answer=may_answer,
         may_answer_as=may_answer_as,
         keep_model_replies=keep_model_replies,
+        opening=opening,
     )
     observe_answer(runtime.metrics, outcome, tenant_id=request.tenant_id, by=request.by)
     return outcome
@@ -214,6 +220,7 @@ async def _answer(
     may_answer: AnswerCheck | None,
     may_answer_as: PersonCheck | None,
     keep_model_replies: bool,
+    opening: TreeGuard | None,
 ) -> AnswerOutcome:
     try:
         check_shape(request)
@@ -241,7 +248,7 @@ async def _answer(
         if request.reply is not None and keep_model_replies and reads_with_a_model(runtime, record):
             await _keep(runtime, record, request, responder)
             return ReplyKept(pause=current, received=_received(record, request, responder))
-        resolved = await _record(runtime, models, record, binding, responder, request)
+        resolved = await _record(runtime, models, record, binding, responder, request, opening)
     except NotPausedError as error:
         latest = await runtime.store.find(request.tenant_id, request.pause_id)
         return AlreadyClosed(pause=view(latest or record), error=error)
@@ -352,6 +359,7 @@ async def _record(
     binding: ToolBinding | None,
     responder: str,
     request: AnswerRequest,
+    opening: TreeGuard | None = None,
 ) -> PauseRecord | Counted:
     """Read a reply (or validate a decision) and record it: PENDING → RESOLVED — or, for a
     role that needs several approvals, count an approval (``Counted`` while more are needed).
@@ -391,12 +399,8 @@ async def _record(
         given = PauseAnswer(
             decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
         )
-        resolved = await runtime.store.close(
-            request.pause_id,
-            closings.Replied(answer=given, audit_decision=mask.decision(decision)),
-            at=runtime.clock.now(),
-            tenant_id=request.tenant_id,
-        )
+        closing = closings.Replied(answer=given, audit_decision=mask.decision(decision))
+        resolved = await _close(runtime, record, request, closing, opening)
     if resolved is None:
         current = await runtime.store.find(request.tenant_id, request.pause_id)
         raise not_paused(current or record, runtime.clock.now())
@@ -408,3 +412,39 @@ async def _record(
     resolved_at = resolved.resolved_at or runtime.clock.now()
     runtime.metrics.answer_time(resolved.role, resolution, resolved_at - resolved.asked_at)
     return resolved
+
+
+async def _close(
+    runtime: Runtime,
+    record: PauseRecord,
+    request: AnswerRequest,
+    closing: closings.Replied,
+    opening: TreeGuard | None,
+) -> PauseRecord | None:
+    """Record the answer (PENDING → RESOLVED); when a continuation may follow here
+    (``opening``) and no pass holds the tree in this process now, the same write takes the
+    tree's lease and opens it, kept for the continuation (issue 32: the open is no write of
+    its own). A lease held by another instance leaves the answer recorded alone, as without
+    ``opening``: the continuation then opens the tree itself, waiting for that pass."""
+    at = runtime.clock.now()
+    locked = None if opening is None else await opening.lock_now(record.root_execution_id)
+    if opening is None or locked is None:
+        alone = await runtime.store.close(
+            request.pause_id, closing, at=at, tenant_id=request.tenant_id
+        )
+        if opening is not None and alone is not None:
+            opening.answered_beside(record.root_execution_id)
+        return alone
+    try:
+        closed = await runtime.store.close_opening(
+            request.pause_id, closing, at=at, tenant_id=request.tenant_id, lease=locked.claim
+        )
+    except BaseException:  # not written (or unknown: a lease written expires, recovery's then)
+        opening.unlock(locked)
+        raise
+    tree = closed.tree
+    if tree is None or tree.released:  # held elsewhere (or the tree ended): nothing held here
+        opening.unlock(locked)
+    else:
+        opening.keep(locked, tree)
+    return closed.record

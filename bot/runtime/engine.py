@@ -185,6 +185,12 @@ class Engine:
         """Whether a tree's end is to be told (someone listens to resume events): if not, the
         end is recorded as told in the same transaction, and stays out of the outbox."""
 
+    @property
+    def guard(self) -> TreeGuard:
+        """What holds each tree: an answer's write opens a tree through it (``lock_now``,
+        ``keep``) for the continuation that adopts it here."""
+        return self._guard
+
     def beside(self, root_execution_id: str) -> AbstractAsyncContextManager[bool]:
         """Hold a tree for work beside its passes if it is free now, without waiting
         (``TreeGuard.try_hold``): yields whether it is held."""
@@ -227,6 +233,7 @@ class Engine:
         ends (its channels told then, not once the whole batch is continued).
         """
         runtime = self._runtime
+        await self._guard.give_up_lapsed()
         now = runtime.clock.now()
         live = await self._guard.live_roots(now)
         recovered: list[tuple[ExecutionRow, PassReport]] = []
@@ -258,6 +265,7 @@ class Engine:
         and withdraws what no longer counts, so the question goes away when the deadline
         passes, not when the tree next moves. Returns the roots moved, with their passes (the
         error that failed one: an expired question whose step fails)."""
+        await self._guard.give_up_lapsed()
         now = self._runtime.clock.now()
         live = await self._guard.live_roots(now)
         moved: list[tuple[ExecutionRow, PassReport]] = []
@@ -306,9 +314,10 @@ class Engine:
         """Continue every resolved pause of the tree; waits for a pass already running.
 
         A caller whose answer was taken meanwhile by the holder's drain finds nothing to do and
-        returns at once (``ran=False``): the tree's current result is its answer.
+        returns at once (``ran=False``): the tree's current result is its answer. A tree an
+        answer's write opened (``TreeGuard.keep``) is adopted as it was opened: no write.
         """
-        async with self._guard.hold(root_execution_id, self._open) as held:
+        async with self._guard.hold(root_execution_id, self._open, adopt=True) as held:
             current = _open_tree(held)
             if current is None or not self.runs(current.workflow):
                 return PassReport(ran=False)
@@ -421,7 +430,7 @@ class Engine:
                 )
 
     async def cancel_tree(self, root: ExecutionRow, *, by: str | None = None) -> bool:
-        async with self._guard.hold(root.execution_id, self._open) as held:
+        async with self._guard.hold(root.execution_id, self._open, adopt=True) as held:
             current = _open_tree(held)
             if current is None:
                 return False

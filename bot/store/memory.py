@@ -31,6 +31,7 @@ from bot.store.leases import LeaseClaim
 from bot.store.memory_grants import MemoryGrants
 from bot.store.records import (
     AuditRow,
+    ClosedOpening,
     ExecutionRow,
     MessageRefRecord,
     NewExecution,
@@ -463,6 +464,14 @@ class MemoryStore(PauseStore):
         if moving or _to_continue(waiting):
             self._set(lease.root, ExecutionStatus.RUNNING, lease.now)
         return OpenTree(execution=execution, pauses=waiting, released=False)
+
+    async def close_opening(
+        self, pause_id: str, closing: Replied, *, at: datetime, tenant_id: str, lease: LeaseClaim
+    ) -> ClosedOpening:
+        record = await self.close(pause_id, closing, at=at, tenant_id=tenant_id)
+        if record is None:  # nothing awaited between the two: one step, as a transaction
+            return ClosedOpening(record=None, tree=None)
+        return ClosedOpening(record=record, tree=await self.open_tree(lease))
 
     async def rest(
         self,

@@ -252,6 +252,17 @@ class OpenTree:
     released: bool
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClosedOpening:
+    """An answer recorded and its tree opened in one transaction (``close_opening``)."""
+
+    record: PauseRecord | None
+    """The pause as the answer closed it; None if it no longer waited (nothing written)."""
+    tree: OpenTree | None
+    """The tree as ``open_tree`` would have opened it; None if not opened (its lease is held
+    elsewhere, or the pause was not closed)."""
+
+
 ReferenceValue = str | int | float | bool | None
 """A value of a channel's own reference to its message (a flat JSON object)."""
 

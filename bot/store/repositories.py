@@ -29,6 +29,7 @@ from bot.store.closings import Closing, Replied
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
     AuditRow,
+    ClosedOpening,
     ExecutionRow,
     MessageRefRecord,
     NewExecution,
@@ -214,6 +215,14 @@ class ExecutionRecordRepository(Protocol):
 
     async def open_tree(self, lease: LeaseClaim, *, moving: bool = False) -> OpenTree | None:
         """Take the tree's lease and read where it stands; None while another holds it."""
+        ...
+
+    async def close_opening(
+        self, pause_id: str, closing: Replied, *, at: datetime, tenant_id: str, lease: LeaseClaim
+    ) -> ClosedOpening:
+        """An answer's ``close`` (``tenant_id``'s pause) and, when it closed the pause,
+        ``open_tree(lease)``, atomically: the continuation that follows adopts the tree
+        opened. A lease held elsewhere leaves the tree unopened and the answer recorded."""
         ...
 
     async def end_tree(

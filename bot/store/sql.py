@@ -32,6 +32,7 @@ from bot.store.grants import use_grant
 from bot.store.leases import LeaseClaim, lease_values
 from bot.store.records import (
     AuditRow,
+    ClosedOpening,
     ExecutionRow,
     NewExecution,
     NewPause,
@@ -654,30 +655,54 @@ class SqlStore:
         to be continued (or ``moving``: the caller runs a pass anyway) the tree is marked
         RUNNING (``execution`` is the row as it was).
         """
-        root = lease.root
+        return await self._tx.write(lambda connection: self._open(connection, lease, moving))
 
-        def body(connection: Connection) -> OpenTree | None:
-            if not lease.take(connection):
-                return None
-            waiting = self._waiting_in(connection, root)
-            runs = moving or _to_continue(waiting)  # a pass runs: if it dies, recovery finds it
-            if runs:  # the usual case, a PAUSED tree moved on: its update returns the row
-                row = direct.first(connection, UPDATE_PAUSED_EXECUTION, _running(root, lease.now))
-                if row is not None:  # the row as it was: PAUSED
-                    paused = dataclasses.replace(
-                        self._execution(row), status=ExecutionStatus.PAUSED
-                    )
-                    return OpenTree(execution=paused, pauses=waiting, released=False)
-            row = direct.first(connection, EXECUTION, {"b_execution_id": root})
-            execution = None if row is None else self._execution(row)
-            if execution is None or execution.status.ended:
-                lease.release(connection)
-                return OpenTree(execution=execution, pauses=(), released=True)
-            if runs:  # RUNNING already (a pass cut off midway): its time moves on
-                direct.execute(connection, UPDATE_EXECUTION, _running(root, lease.now))
-            return OpenTree(execution=execution, pauses=waiting, released=False)
+    async def close_opening(
+        self, pause_id: str, closing: Replied, *, at: datetime, tenant_id: str, lease: LeaseClaim
+    ) -> ClosedOpening:
+        """``close`` and, when it closed the pause, ``open_tree`` in the same transaction: an
+        answer's one write also opens the tree its continuation runs in (issue 32: one write
+        less per click). A lease held elsewhere leaves the answer recorded and the tree
+        unopened (``tree`` None), as ``close`` alone would."""
+        terms = closed_as(closing)
+        statement = CLOSE_PENDING_PAUSE[(True, terms.before_deadline)]
+        values: dict[str, Any] = {
+            "b_pause_id": pause_id,
+            "b_tenant": tenant_id,
+            **self._closing_values(closing, at),
+        }
+        if terms.before_deadline:
+            values["b_now"] = at
+        closing_body = self._closing_body(statement, values, closing, at)
+
+        def body(connection: Connection) -> ClosedOpening:
+            record = closing_body(connection)
+            if record is None:
+                return ClosedOpening(record=None, tree=None)
+            return ClosedOpening(record=record, tree=self._open(connection, lease, moving=False))
 
         return await self._tx.write(body)
+
+    def _open(self, connection: Connection, lease: LeaseClaim, moving: bool) -> OpenTree | None:
+        """``open_tree``'s transaction, shared with ``close_opening``."""
+        root = lease.root
+        if not lease.take(connection):
+            return None
+        waiting = self._waiting_in(connection, root)
+        runs = moving or _to_continue(waiting)  # a pass runs: if it dies, recovery finds it
+        if runs:  # the usual case, a PAUSED tree moved on: its update returns the row
+            row = direct.first(connection, UPDATE_PAUSED_EXECUTION, _running(root, lease.now))
+            if row is not None:  # the row as it was: PAUSED
+                paused = dataclasses.replace(self._execution(row), status=ExecutionStatus.PAUSED)
+                return OpenTree(execution=paused, pauses=waiting, released=False)
+        row = direct.first(connection, EXECUTION, {"b_execution_id": root})
+        execution = None if row is None else self._execution(row)
+        if execution is None or execution.status.ended:
+            lease.release(connection)
+            return OpenTree(execution=execution, pauses=(), released=True)
+        if runs:  # RUNNING already (a pass cut off midway): its time moves on
+            direct.execute(connection, UPDATE_EXECUTION, _running(root, lease.now))
+        return OpenTree(execution=execution, pauses=waiting, released=False)
 
     async def rest(
         self,

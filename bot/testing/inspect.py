@@ -21,7 +21,7 @@ from bot.app import App
 from bot.runtime.engine import Engine, PassReport
 from bot.runtime.frame import RunFrame
 from bot.runtime.services import Runtime
-from bot.runtime.tree_guard import Held
+from bot.runtime.tree_guard import Held, TreeGuard
 from bot.store.ledger import SqlLedger
 from bot.store.sql import SqlStore
 
@@ -59,6 +59,12 @@ class AppInspector:
     def runtime(self) -> Runtime:
         """What the graph nodes see: store, clock, container and assembly."""
         return self._runtime
+
+    @property
+    def guard(self) -> TreeGuard:
+        """What holds each tree in this process (its lock, its lease): ``is_busy_here``, and
+        ``adopt_within`` for a test of a tree an answer opened and nobody continued."""
+        return self._engine.guard
 
     async def continue_tree(self, root_execution_id: str) -> PassReport:
         """Run the passes over a tree whose pauses were resolved in the store only, as the drain

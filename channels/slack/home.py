@@ -12,6 +12,7 @@ import functools
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Final, Protocol
 
 from slack_sdk.errors import SlackApiError
@@ -38,6 +39,11 @@ from channels.slack.workspaces import WorkspaceConfigs
 DEFAULT_MAX_USERS: Final = 1000
 HOME: Final = "home"
 """The key of a person's Home republished (``BackgroundTasks.spawn_once``)."""
+HOME_SPACING = timedelta(seconds=1)
+"""A person's Home is republished at most about once a second while their questions keep
+closing: each publish reads and renders their whole list, and a burst of 50 clicks made 29
+publishes back to back, beside the acks and runs on the same loop (issue 32's ``slack_ack
+--home``); Slack limits ``views.publish`` too. The first change is shown at once."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,8 +80,10 @@ class HomeTabs:
         sealer: BatchSealer | None = None,
         lines: BatchLines | None = None,
         clock: Clock | None = None,
+        spacing: timedelta = HOME_SPACING,
     ) -> None:
         self._client = client
+        self._spacing = spacing
         self._lists = lists
         self._catalog = catalog
         self._directory = directory
@@ -184,6 +192,7 @@ class HomeTabs:
                 (HOME, tenant_id, user),
                 functools.partial(self.publish, tenant_id=tenant_id, user=user),
                 name="slack home",
+                spacing=self._spacing,
             )
 
     def _remember(self, tenant_id: str, user: str) -> None:

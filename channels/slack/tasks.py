@@ -165,12 +165,18 @@ class BackgroundTasks:
         return task
 
     def spawn_once(
-        self, key: Hashable, make: Callable[[], Coroutine[Any, Any, object]], *, name: str
+        self,
+        key: Hashable,
+        make: Callable[[], Coroutine[Any, Any, object]],
+        *,
+        name: str,
+        spacing: timedelta = timedelta(0),
     ) -> None:
         """Work that shows the state as it is when it runs (a person's Home republished), as
         work that can wait (``later``), once however often it is asked for: asked while it
         waits to start, it is the same piece (it reads the state when it starts); asked while
-        it runs, one more piece follows it (the state may have changed after it read it)."""
+        it runs, one more piece follows it (the state may have changed after it read it),
+        no sooner than ``spacing`` after the running one started."""
         state = self._once.get(key)
         if state is _Once.WAITING or state is _Once.AGAIN:
             return
@@ -178,19 +184,48 @@ class BackgroundTasks:
             self._once[key] = _Once.AGAIN
             return
         self._once[key] = _Once.WAITING
-        if self.spawn(self._run_once(key, make, name), name=name, later=True) is None:
+        if self.spawn(self._run_once(key, make, name, spacing), name=name, later=True) is None:
             del self._once[key]
 
     async def _run_once(
-        self, key: Hashable, make: Callable[[], Coroutine[Any, Any, object]], name: str
+        self,
+        key: Hashable,
+        make: Callable[[], Coroutine[Any, Any, object]],
+        name: str,
+        spacing: timedelta,
     ) -> None:
         self._once[key] = _Once.RUNNING
+        started = asyncio.get_running_loop().time()
         try:
             await make()
         finally:
             again = self._once.pop(key, None) is _Once.AGAIN
             if again:
-                self.spawn_once(key, make, name=name)
+                elapsed = asyncio.get_running_loop().time() - started
+                self._spawn_spaced(key, make, name, spacing, spacing.total_seconds() - elapsed)
+
+    def _spawn_spaced(
+        self,
+        key: Hashable,
+        make: Callable[[], Coroutine[Any, Any, object]],
+        name: str,
+        spacing: timedelta,
+        delay: float,
+    ) -> None:
+        """The piece that follows one asked for again while it ran: at once, or after
+        ``delay`` seconds spent waiting outside the slots (asked meanwhile, it is this piece)."""
+        if delay <= 0:
+            self.spawn_once(key, make, name=name, spacing=spacing)
+            return
+        self._once[key] = _Once.WAITING
+
+        async def spaced() -> None:
+            await asyncio.sleep(delay)
+            del self._once[key]
+            self.spawn_once(key, make, name=name, spacing=spacing)
+
+        if self.spawn(spaced(), name=name, urgent=True) is None:
+            del self._once[key]
 
     async def wait_idle(self) -> None:
         """Wait until no work is left, including work the finished work spawned."""

@@ -18,12 +18,18 @@ Where the count goes, by thread: add ``--separate-threads=yes`` (one output file
 ``callgrind_annotate <file>-NN | grep TOTALS``): thread 01 is the event loop (LangGraph's
 passes, our steps, the hand-offs), the one mostly in ``libsqlite3`` is the checkpointer's
 aiosqlite thread, the others are the store's worker threads (SQLAlchemy and pysqlite).
+
+``--store memory`` (ours only): Countersign's own tables kept in memory
+(``bot.store.memory.MemoryStore``) instead of in the database, the checkpointer unchanged: what
+the cycle costs beside its store's work, the floor that work sits on. Not a configuration a
+user can run (nothing would survive a restart): a measurement of where the factor comes from.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import os
 import subprocess
@@ -31,7 +37,9 @@ import tempfile
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from unittest import mock
 
+from bot.store.memory import MemoryStore
 from tests.benchmarks.cycle_cost import bench_app, database_url, pay_cycle
 from tests.benchmarks.resume_throughput import Inbox, bare_cycle, postgres_saver, sqlite_saver
 
@@ -66,7 +74,16 @@ async def _measured(cycle: Callable[[int], Awaitable[None]], cycles: int) -> Non
     print(f"garbage collections in the window: {Counter(collections)} (by generation)")
 
 
-async def main(side: str, cycles: int, database: str = "sqlite") -> None:
+def store_in_memory() -> contextlib.AbstractContextManager[object]:
+    """Apps created meanwhile keep their pauses and executions in a ``MemoryStore``."""
+    return mock.patch("bot.wiring.SqlStore", side_effect=lambda _database, _codec: MemoryStore())
+
+
+async def main(side: str, cycles: int, database: str = "sqlite", store: str = "sql") -> None:
+    if store == "memory":
+        with store_in_memory():
+            await main(side, cycles, database)
+        return
     inbox = Inbox()
     async with database_url(database, "instructions") as url, bench_app(url, inbox) as app:
 
@@ -94,5 +111,6 @@ if __name__ == "__main__":
     parser.add_argument("side", choices=["ours", "bare"], nargs="?", default="ours")
     parser.add_argument("--cycles", type=int, default=10)
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--store", choices=["sql", "memory"], default="sql")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.side, arguments.cycles, arguments.database))
+    asyncio.run(main(arguments.side, arguments.cycles, arguments.database, arguments.store))

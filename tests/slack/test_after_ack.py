@@ -199,6 +199,46 @@ async def test_a_home_asked_for_again_and_again_is_shown_once_after_the_one_runn
     assert shown == [5, 8]
 
 
+async def test_a_home_asked_for_while_it_runs_follows_no_sooner_than_its_spacing() -> None:
+    """Asked again while one publish runs, the next waits ``spacing`` from the first's start,
+    outside the slots; asked meanwhile, it is that same piece, showing the state at its
+    start."""
+    tasks = BackgroundTasks(max_running=1)
+    spacing = timedelta(milliseconds=50)
+    shown: list[tuple[int, float]] = []
+    state = 0
+    go_on = asyncio.Event()
+    showing = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    async def show() -> None:
+        shown.append((state, loop.time()))
+        showing.set()
+        await go_on.wait()
+
+    def ask() -> None:
+        tasks.spawn_once(("home", "T1", "U1"), show, name="home", spacing=spacing)
+
+    ask()
+    await showing.wait()
+    state += 1
+    ask()  # while it runs: one more piece, spaced
+    go_on.set()
+    for _ in range(10):  # the first ended: the next one waits its spacing
+        await asyncio.sleep(0)
+    assert len(shown) == 1
+    ran = asyncio.Event()
+    tasks.spawn(ran.wait(), name="a click's run")  # the wait holds no slot
+    ran.set()
+    for _ in range(3):  # asked during the wait: the same piece
+        state += 1
+        ask()
+    await tasks.wait_idle()
+
+    assert [seen for seen, _ in shown] == [0, 4]
+    assert shown[1][1] - shown[0][1] >= spacing.total_seconds() - 0.005
+
+
 async def test_questions_closing_together_republish_their_approvers_home_once(
     world: SlackWorld,
 ) -> None:

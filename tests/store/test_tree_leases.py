@@ -333,3 +333,64 @@ async def test_two_attached_starts_on_one_thread_at_once_make_one_execution(
     assert sum(1 for s in started if s is True) == 1
     assert sum(1 for s in started if isinstance(s, ThreadBusy)) == 3
     assert len(await store.list_executions_by_thread("acme", "t1")) == 1
+
+
+async def _resting_tree(store: PauseStore) -> tuple[str, str]:
+    """A tree resting on two pauses (their interrupts known), its lease given up."""
+    await store.start_tree(new_root(), claim("a"))
+    first = await store.get_or_create(new_pause("k1"))
+    second = await store.get_or_create(new_pause("k2", at=NOW + timedelta(seconds=1)))
+    await store.rest("root-1", {"k1": "i-1", "k2": "i-2"}, NOW, release=claim("a"))
+    return first.pause_id, second.pause_id
+
+
+APPROVED = Replied(answer=PauseAnswer(decision={"approved": True}, responder="m"))
+
+
+async def test_close_opening_records_the_answer_and_opens_the_tree_at_once(
+    stores: tuple[PauseStore, Leases],
+) -> None:
+    store, leases = stores
+    first, second = await _resting_tree(store)
+    later = NOW + timedelta(seconds=5)
+    closed = await store.close_opening(
+        first, APPROVED, at=later, tenant_id="acme", lease=claim("b", at=later)
+    )
+    assert closed.record is not None and closed.record.status is PauseStatus.RESOLVED
+    assert closed.tree is not None and not closed.tree.released
+    assert [(p.pause_id, p.status) for p in closed.tree.pauses] == [
+        (first, PauseStatus.RESOLVED),  # what the answer just wrote
+        (second, PauseStatus.PENDING),
+    ]
+    assert closed.tree.execution is not None
+    assert closed.tree.execution.status is ExecutionStatus.PAUSED  # the row as it was
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.RUNNING and row.updated_at == later
+    assert not await leases.try_take(claim("c", at=later))  # b holds it
+    assert len(await store.find_pause_answers("acme", "root-1")) == 1
+
+
+async def test_close_opening_under_a_lease_held_elsewhere_records_the_answer_alone(
+    stores: tuple[PauseStore, Leases],
+) -> None:
+    store, leases = stores
+    first, _ = await _resting_tree(store)
+    assert await leases.try_take(claim("holder"))
+    closed = await store.close_opening(first, APPROVED, at=NOW, tenant_id="acme", lease=claim("b"))
+    assert closed.record is not None and closed.record.status is PauseStatus.RESOLVED
+    assert closed.tree is None
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.PAUSED  # left for the holder
+    assert not await leases.try_take(claim("b"))  # still the holder's
+
+
+async def test_close_opening_of_a_pause_that_no_longer_waits_writes_nothing(
+    stores: tuple[PauseStore, Leases],
+) -> None:
+    store, leases = stores
+    first, _ = await _resting_tree(store)
+    await store.close(first, APPROVED, at=NOW, tenant_id="acme")
+    closed = await store.close_opening(first, APPROVED, at=NOW, tenant_id="acme", lease=claim("b"))
+    assert closed.record is None and closed.tree is None
+    assert await leases.live_roots(NOW) == set()  # the lease was not taken
+    assert len(await store.find_pause_answers("acme", "root-1")) == 1
