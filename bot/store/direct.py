@@ -153,7 +153,7 @@ def execute(connection: Connection, statement: Executable, parameters: Parameter
     )
     if prepared is _NOT_DIRECT:
         return int(connection.execute(statement, parameters).rowcount)
-    if many is None and connection.dialect.driver == "asyncpg":
+    if many is None and _on_asyncpg_itself(connection):
         _, _, status = _on_asyncpg(connection, prepared, first)
         found = _ROW_COUNT.match(status or "")
         return int(found.group(1)) if found else -1
@@ -180,7 +180,7 @@ def rows(
     )
     if prepared is _NOT_DIRECT:
         return connection.execute(statement, parameters).all()
-    if connection.dialect.driver == "asyncpg":
+    if _on_asyncpg_itself(connection):
         raw, attributes, _ = _on_asyncpg(connection, prepared, parameters)
         described = cast(Sequence[Any], _Described(attributes))
         return cast(_Prepared, prepared).read(connection.dialect, described, raw)
@@ -233,6 +233,32 @@ class _Described:
 
     def __iter__(self) -> Any:
         return iter([(a.name, a.type.oid) for a in self._attributes])
+
+
+_ADAPTER_PARTS = (
+    "_execute_mutex",
+    "_started",
+    "_start_transaction",
+    "_prepare",
+    "_handle_exception",
+    "await_",
+)
+"""What ``_asyncpg_run`` uses of SQLAlchemy's asyncpg adapter (private: present from 2.0.30,
+the lowest release ``pyproject.toml`` admits, to 2.0.58 at least)."""
+_adapter_fits: dict[type, bool] = {}
+
+
+def _on_asyncpg_itself(connection: Connection) -> bool:
+    """Whether a statement goes to asyncpg itself: the driver is asyncpg and its SQLAlchemy
+    adapter has every part this module uses (looked at once per adapter class; a release
+    without one runs statements on the adapter's cursor instead, as before)."""
+    if connection.dialect.driver != "asyncpg":
+        return False
+    adapter = connection.connection.dbapi_connection
+    fits = _adapter_fits.get(type(adapter))
+    if fits is None:
+        fits = _adapter_fits[type(adapter)] = all(hasattr(adapter, p) for p in _ADAPTER_PARTS)
+    return fits
 
 
 def _on_asyncpg(

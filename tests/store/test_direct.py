@@ -486,3 +486,40 @@ async def test_on_postgresql_an_insert_with_a_generated_key_goes_direct(
         assert await database.transactions.read(stored_row("b")) == (
             await database.transactions.read(stored_row("a"))
         )
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_statements_go_to_asyncpg_itself_or_the_cursor_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The installed SQLAlchemy's asyncpg adapter has every private part ``direct`` uses (a
+    release without one fails here, not in production); an adapter missing one runs the
+    statement on its cursor, with the same rows."""
+
+    def read_back(connection: Connection) -> tuple[bool, Any]:
+        found = direct.first(connection, EXECUTION, {"b_execution_id": "a"})
+        return direct._on_asyncpg_itself(connection), None if found is None else found._mapping
+
+    async with postgres_database() as url, Database.open(url) as database:
+        await database.migrate(NOW)
+        await database.transactions.write(
+            lambda c: direct.execute(c, INSERT_EXECUTION_UNLESS_PRESENT, execution("a"))
+        )
+        itself, by_asyncpg = await database.transactions.read(read_back)
+        assert itself is True
+        cursors: list[object] = []
+
+        def counted(adapter: Any) -> Any:
+            cursors.append(adapter)
+            return made(adapter)
+
+        monkeypatch.setattr(direct, "_ADAPTER_PARTS", (*direct._ADAPTER_PARTS, "_not_there"))
+        monkeypatch.setattr(direct, "_adapter_fits", {})
+        adapter_type: Any = type(
+            await database.transactions.read(lambda c: c.connection.dbapi_connection)
+        )
+        made = adapter_type.cursor
+        monkeypatch.setattr(adapter_type, "cursor", counted)
+        itself, by_cursor = await database.transactions.read(read_back)
+        assert itself is False and cursors  # the cursor's way
+        assert by_cursor == by_asyncpg and by_cursor["created_at"] == NOW
