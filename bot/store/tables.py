@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,11 +22,18 @@ from sqlalchemy import (
     Text,
     and_,
 )
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine.processors import str_to_datetime
 from sqlalchemy.types import TypeDecorator
 
 
 class UtcDateTime(TypeDecorator[datetime]):
-    """Aware UTC datetimes on every backend (SQLite keeps no zone)."""
+    """Aware UTC datetimes on every backend (SQLite keeps no zone).
+
+    On SQLite each value is converted by one function each way (``_sqlite_text``,
+    ``_sqlite_moment``) where SQLAlchemy would chain three (this type's method, its SQLite
+    ``DATETIME``'s, and the call joining them; a ``%`` format of a dict per value written):
+    the same text is stored and the same value read back (``tests/store/test_tables.py``)."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
@@ -34,7 +42,7 @@ class UtcDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         if value.tzinfo is None:
-            raise ValueError("naive datetimes are not stored; use the application's clock")
+            raise ValueError(_NAIVE)
         return value.astimezone(UTC)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
@@ -44,6 +52,52 @@ class UtcDateTime(TypeDecorator[datetime]):
         if not isinstance(moment, datetime):
             raise TypeError(f"not a datetime: {type(moment).__name__}")
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+    def bind_processor(self, dialect: Dialect) -> Callable[[Any], Any] | None:
+        if _sqlite_default_text(self, dialect):
+            return _sqlite_text
+        return super().bind_processor(dialect)
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Callable[[Any], Any] | None:
+        if _sqlite_default_text(self, dialect):
+            return _sqlite_moment
+        return super().result_processor(dialect, coltype)
+
+
+_NAIVE = "naive datetimes are not stored; use the application's clock"
+_SQLITE_TEXT = sqlite.DATETIME()._storage_format  # type: ignore[no-untyped-call]
+"""How SQLAlchemy writes a datetime on SQLite: ``2026-03-01 12:00:00.123456``, microseconds
+always, no zone (ours are UTC)."""
+
+
+def _sqlite_default_text(type_: UtcDateTime, dialect: Dialect) -> bool:
+    """Whether ``type_`` on ``dialect`` is SQLite's ``DATETIME`` in its default text (then
+    ``_sqlite_text`` and ``_sqlite_moment`` are what SQLAlchemy's processors do)."""
+    impl = type_.impl_instance
+    return (
+        dialect.name == "sqlite"
+        and isinstance(impl, sqlite.DATETIME)
+        and impl._storage_format == _SQLITE_TEXT
+        and not impl._reg
+    )
+
+
+def _sqlite_text(value: datetime | None) -> str | None:
+    """``value`` in UTC as SQLite's ``DATETIME`` text: an aware UTC value's ISO form with
+    microseconds, a space between date and time, without its ``+00:00``."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError(_NAIVE)
+    return value.astimezone(UTC).isoformat(" ", "microseconds")[:-6]
+
+
+def _sqlite_moment(value: str | None) -> datetime | None:
+    """A stored ``DATETIME`` text read as SQLAlchemy reads it (its C parser), made aware UTC."""
+    moment = str_to_datetime(value)  # None for None
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 metadata = MetaData()
