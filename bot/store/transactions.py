@@ -222,12 +222,18 @@ class ThreadedSqliteTransactions:
     def _next_job(self) -> _Job[Any]:
         """The call a ticket stands for: the oldest ahead, else the oldest in turn. Each call
         is queued before its ticket, so one is always there for a ticket's holder (another
-        worker may take the one it looked at first: then it looks again)."""
+        worker may take the one it looked at first: then it looks again). Plain ``try``, not
+        ``contextlib.suppress``: no context manager object made and entered per call."""
         while True:
-            with contextlib.suppress(IndexError):
-                return self._ahead.popleft()
-            with contextlib.suppress(IndexError):
+            if self._ahead:
+                try:
+                    return self._ahead.popleft()
+                except IndexError:  # another worker took it meanwhile
+                    pass
+            try:
                 return self._in_turn.popleft()
+            except IndexError:
+                pass
 
     async def close(self) -> None:
         """Let the queued calls finish, stop the workers, dispose of the engine; repeatable."""
@@ -254,8 +260,10 @@ class _Job(Generic[R]):
 
     def settle(self, result: R | None, error: BaseException | None) -> None:
         """From the worker: the outcome to the caller's loop (gone if the loop closed)."""
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+        try:  # noqa: SIM105 - no context manager object per call
             self.loop.call_soon_threadsafe(_settle, self.done, result, error)
+        except RuntimeError:  # the loop closed meanwhile
+            pass
 
 
 def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
