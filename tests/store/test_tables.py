@@ -48,13 +48,53 @@ def test_sqlite_text_is_sqlalchemys(moment: datetime) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["2026-03-01 12:00:00", "2026-03-01 12:00:00.5", "2026-03-01T12:00:00+02:00"]
+    "text",
+    [
+        "2026-03-01 12:00:00",
+        "2026-03-01 12:00:00.5",
+        "2026-03-01T12:00:00+02:00",
+        "2026-03-01 12:00:00.123+01:00",
+        "2026-03-01",
+        "2026-03-01 12-02:00.123456",  # our length, a zone after the hour
+    ],
 )
 def test_sqlite_reads_what_others_wrote_as_sqlalchemy_does(text: str) -> None:
     """Text not written by us (a migration's default, another tool) reads as before."""
     impl = _dialect_impl()
     expected = TypeDecorator.result_processor(impl, DIALECT, None)(text)  # type: ignore[misc]
     assert impl.result_processor(DIALECT, None)(text) == expected  # type: ignore[misc]
+
+
+OURS = "2026-03-01 12:00:00.123456"
+ALTERED = st.lists(
+    st.tuples(st.integers(0, len(OURS) - 1), st.sampled_from("0123456789-:. TZz+UTC,_")),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(ALTERED)
+def test_sqlite_reads_any_text_as_sqlalchemy_does(changes: list[tuple[int, str]]) -> None:
+    """Our text with characters changed (a zone after the hour, a letter in the fraction...)
+    is read, or refused, as SQLAlchemy's chain reads it: only our own shape is read the
+    short way."""
+    text = list(OURS)
+    for index, character in changes:
+        text[index] = character
+    altered = "".join(text)
+    impl = _dialect_impl()
+    ours = impl.result_processor(DIALECT, None)
+    chain = TypeDecorator.result_processor(impl, DIALECT, None)
+    assert ours is not None and chain is not None
+    try:
+        expected = chain(altered)
+    except ValueError:
+        with pytest.raises(ValueError):
+            ours(altered)
+        return
+    read = ours(altered)
+    assert read == expected and read.tzinfo is UTC
 
 
 def test_sqlite_refuses_naive_and_keeps_none() -> None:
