@@ -5,6 +5,13 @@ the scheme, the id of the key that sealed it, the sealed JSON. Values are always
 the ring's current key and read with the key their id names. Every payload is bound to the
 purpose ``payload`` (associated data), so a checkpoint's ciphertext cannot pose as one.
 
+A value read again is opened once: the same stored pause is read several times in one pause
+cycle (asked, looked up for the answer, answered, resumed: its question opened five times, its
+answer twice), and a stored text names one value for good (a fresh random nonce per seal), so
+the text read is kept with what it opened (``OPENED_KEPT`` of them, each of at most
+``OPENED_MAX_CHARS``) and decoded again from there. Only the text read from the database is
+the key: a damaged or altered value is a different text, opened (and refused) as any other.
+
 A value that is not sealed (plain JSON written before encryption was turned on) is refused
 unless ``read_plaintext`` is set: a plain value could be anything someone wrote into the
 database. ``python -m bot reencrypt`` reads such values (and values under older keys) and seals
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import re
 from typing import Any
@@ -27,6 +35,11 @@ from bot.store.codec import JsonCodec, PayloadCodec
 PAYLOAD_PURPOSE = "payload"
 _PREFIX = f"{SCHEME}."
 _SEALED = re.compile(rf"{re.escape(SCHEME)}\.([A-Za-z0-9_-]{{1,32}})\.([A-Za-z0-9_-]+)")
+OPENED_KEPT = 128
+"""Opened values kept per codec: the pauses of a few dozen executions under way at once."""
+OPENED_MAX_CHARS = 2048
+"""A longer stored text (a large tool result) is opened each time it is read, never kept: at
+most ``OPENED_KEPT`` of these sizes are held (a few hundred KiB at worst)."""
 
 
 def payload_key_id(text: str) -> str | None:
@@ -38,7 +51,7 @@ def payload_key_id(text: str) -> str | None:
 class EncryptingCodec:
     """A ``PayloadCodec`` sealing what ``inner`` (JSON by default) writes."""
 
-    __slots__ = ("_inner", "_purpose", "_read_plaintext", "_sealer")
+    __slots__ = ("_inner", "_opened", "_purpose", "_read_plaintext", "_sealer")
 
     def __init__(
         self,
@@ -52,6 +65,8 @@ class EncryptingCodec:
         self._inner: PayloadCodec = inner or JsonCodec()
         self._purpose = purpose
         self._read_plaintext = read_plaintext
+        # thread-safe (the store's worker threads and the loop both read); a raise is not kept
+        self._opened = functools.lru_cache(maxsize=OPENED_KEPT)(self._open)
 
     @property
     def current_key_id(self) -> str:
@@ -61,7 +76,8 @@ class EncryptingCodec:
         return self._seal(self._inner.encode(value))
 
     def decode(self, text: str) -> Any:
-        return self._inner.decode(self._open(text))
+        opened = self._opened(text) if len(text) <= OPENED_MAX_CHARS else self._open(text)
+        return self._inner.decode(opened)
 
     def reseal(self, text: str) -> str | None:
         """``text`` sealed with the current key, or None if it already is."""

@@ -21,6 +21,7 @@ from bot.security import (
     payload_key_id,
 )
 from bot.security.cipher import Sealer
+from bot.security.codec import OPENED_MAX_CHARS
 
 A, B = generate_key("key-a"), generate_key("key-b")
 RING_A = KeyRing([A])
@@ -162,6 +163,32 @@ def test_reseal_moves_a_value_to_the_current_key_once() -> None:
     assert plain is not None and rotated.decode(plain) == {"n": 3}
     with pytest.raises(DecryptionError):
         rotated.reseal(_flip(moved, 15))  # a damaged current value is reported, not kept
+
+
+def test_a_value_read_again_is_opened_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same stored text decodes from what it opened the first time (a fresh, equal value
+    each time); a long one, a damaged one, are opened (and refused) each time they are read."""
+    opened: list[str] = []
+    real_open = Sealer.open
+
+    def counting_open(self: Sealer, key_id: str, sealed: bytes, *, purpose: str) -> bytes:
+        opened.append(key_id)
+        return real_open(self, key_id, sealed, purpose=purpose)
+
+    monkeypatch.setattr(Sealer, "open", counting_open)
+    codec = EncryptingCodec(RING_A)
+    text = codec.encode(VALUES[0])
+    first, again = codec.decode(text), codec.decode(text)
+
+    assert first == again == VALUES[0] and first is not again
+    assert len(opened) == 1
+    long = codec.encode("x" * OPENED_MAX_CHARS)
+    assert codec.decode(long) == codec.decode(long) == "x" * OPENED_MAX_CHARS
+    assert len(opened) == 3
+    for _ in range(2):
+        with pytest.raises(DecryptionError, match="fails its integrity check"):
+            codec.decode(_flip(text, 20))
+    assert len(opened) == 5
 
 
 def test_a_key_is_never_in_a_repr() -> None:

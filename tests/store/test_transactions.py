@@ -110,6 +110,42 @@ async def test_concurrent_writes_all_land(transactions: Transactions) -> None:
     assert len(await transactions.read(_roots)) == 60
 
 
+async def test_calls_one_after_another_run_on_one_worker(tmp_path: Path) -> None:
+    """The worker idle last takes the next call: its connection's page cache is still good
+    (another connection's write would have dropped it). Calls at once spread over all."""
+    async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as database:
+        await database.migrate(NOW)
+        tx = database.transactions
+        assert isinstance(tx, ThreadedSqliteTransactions)
+        await asyncio.gather(*(tx.read(lambda _: time.sleep(0.05)) for _ in range(8)))
+        seen = set()
+        for n in range(12):
+            seen.add(await tx.write(_inserting(f"r{n}")))
+            seen.add(await tx.read(lambda _: threading.current_thread().name))
+        assert len(seen) == 1
+        assert len(await tx.read(_roots)) == 12
+        started, release = threading.Event(), threading.Event()
+
+        def hold(_: Connection) -> str:
+            started.set()
+            release.wait(10)
+            return threading.current_thread().name
+
+        holding = asyncio.ensure_future(tx.read(hold))
+        assert await asyncio.to_thread(started.wait, 10)
+        other = await tx.read(lambda _: threading.current_thread().name)
+        release.set()
+        assert await holding != other  # a busy worker's call went to another
+
+
+def _inserting(root: str) -> Callable[[Connection], str]:
+    def body(connection: Connection) -> str:
+        connection.execute(insert(leases), _lease(root))
+        return threading.current_thread().name
+
+    return body
+
+
 async def test_a_read_holds_no_snapshot_after_it_returns(tmp_path: Path) -> None:
     """Workers keep their connections: a read must still end its transaction, or its WAL
     snapshot would keep every checkpoint from reaching the end of the log."""
