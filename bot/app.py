@@ -425,6 +425,7 @@ class App:
         keep_model_replies: bool = False,
         may_answer_as: PersonCheck | None = None,
         shown_round: int | None = None,
+        open_tree: bool = True,
     ) -> AnswerOutcome:
         """Answer a pause as ``by`` (its thread's owner or its channel's answerer: the pause
         says which), with a decision or a free-text reply; what became of it, as a closed union
@@ -441,7 +442,12 @@ class App:
         ``keep_model_replies``: a reply the role reads with a model is kept unread
         (``ReplyKept``) to read after the acknowledgement with ``read_kept``.
         ``shown_round``: which proposal the person was shown (``PauseView.shown_round``), for a
-        question that needs several approvals: one replaced since is ``ProposalChangedError``."""
+        question that needs several approvals: one replaced since is ``ProposalChangedError``.
+        ``open_tree``: an answer that resolves its question also opens its run for the
+        continuation that follows in this process, in the same write (its lease, the run
+        RUNNING: one write less), when no pass holds the run here; ``False`` keeps the write to
+        the answer alone — a webhook acknowledging a burst of requests keeps the writes on its
+        acknowledgements' path short, and the continuation opens the run after them."""
         request = AnswerRequest(
             pause_id=pause_id,
             tenant_id=tenant_id,
@@ -457,6 +463,7 @@ class App:
                 may_answer_as=may_answer_as,
                 continue_run=continue_run,
                 keep_model_replies=keep_model_replies,
+                open_tree=open_tree,
             )
 
     async def answer_all(
@@ -470,6 +477,7 @@ class App:
         may_answer_as: PersonCheck | None = None,
         continue_run: bool = True,
         shown_rounds: Mapping[str, int] | None = None,
+        open_tree: bool = True,
     ) -> list[AnswerOutcome]:
         """Answer several questions at once with one decision ("Approve all", or a rejection
         with one reason each records): each goes the one answer path and settles its own pause
@@ -486,7 +494,7 @@ class App:
         ``shown_rounds``: which proposal each question was shown with, by pause id
         (``PauseView.shown_round``), as ``answer``'s ``shown_round``: an approval of a question
         whose proposal an edit replaced since the batch was shown is ``ProposalChangedError``
-        for that item, never counted for the new proposal."""
+        for that item, never counted for the new proposal. ``open_tree``: as ``answer``'s."""
         outcomes: list[AnswerOutcome] = []
         for pause_id in dict.fromkeys(pause_ids):  # each once, in the order given
             request = AnswerRequest(
@@ -504,6 +512,7 @@ class App:
                         continue_run=False,
                         may_answer=may_answer,
                         may_answer_as=may_answer_as,
+                        open_tree=open_tree,
                     )
                 )
         if not continue_run:
@@ -571,6 +580,7 @@ class App:
         may_answer_as: PersonCheck | None = None,
         keep_model_replies: bool = False,
         record: bool = False,
+        open_tree: bool = True,
     ) -> AnswerOutcome:
         """The answer path under ``answer`` and ``resume`` (``bot.runtime.answers.answer``),
         the tree moved on when the answer was recorded and ``continue_run``."""
@@ -584,6 +594,7 @@ class App:
             may_answer_as=may_answer_as,
             keep_model_replies=keep_model_replies,
             opening=self._engine.guard,
+            open_tree=open_tree,
         )
         if isinstance(outcome, Answered) and continue_run:
             result = await self.continue_answer(outcome, record=record)

@@ -190,13 +190,16 @@ async def answer(
     may_answer_as: PersonCheck | None = None,
     keep_model_replies: bool = False,
     opening: TreeGuard | None = None,
+    open_tree: bool = True,
 ) -> AnswerOutcome:
     """Check and record an answer with one read of the pause; what became of it. Refusals are
     outcomes, not exceptions: only a failure of the store or of a model's provider raises.
     Each outcome is counted (``countersign_answers``) and logged, once.
 
     ``opening``: a continuation may follow in this process: an answer that resolves the pause
-    opens its tree in the same write when the tree is free (``TreeGuard.keep``)."""
+    opens its tree in the same write when the tree is free (``TreeGuard.keep``) — unless
+    ``open_tree`` is False (the write stays the answer alone; a tree kept for another
+    continuation still learns of it)."""
     outcome = await _answer(
         runtime,
         models,
@@ -206,6 +209,7 @@ async def answer(
         may_answer_as=may_answer_as,
         keep_model_replies=keep_model_replies,
         opening=opening,
+        open_tree=open_tree,
     )
     observe_answer(runtime.metrics, outcome, tenant_id=request.tenant_id, by=request.by)
     return outcome
@@ -221,6 +225,7 @@ async def _answer(
     may_answer_as: PersonCheck | None,
     keep_model_replies: bool,
     opening: TreeGuard | None,
+    open_tree: bool,
 ) -> AnswerOutcome:
     try:
         check_shape(request)
@@ -248,7 +253,9 @@ async def _answer(
         if request.reply is not None and keep_model_replies and reads_with_a_model(runtime, record):
             await _keep(runtime, record, request, responder)
             return ReplyKept(pause=current, received=_received(record, request, responder))
-        resolved = await _record(runtime, models, record, binding, responder, request, opening)
+        resolved = await _record(
+            runtime, models, record, binding, responder, request, opening, open_tree=open_tree
+        )
     except NotPausedError as error:
         latest = await runtime.store.find(request.tenant_id, request.pause_id)
         return AlreadyClosed(pause=view(latest or record), error=error)
@@ -360,6 +367,8 @@ async def _record(
     responder: str,
     request: AnswerRequest,
     opening: TreeGuard | None = None,
+    *,
+    open_tree: bool = True,
 ) -> PauseRecord | Counted:
     """Read a reply (or validate a decision) and record it: PENDING → RESOLVED — or, for a
     role that needs several approvals, count an approval (``Counted`` while more are needed).
@@ -400,7 +409,7 @@ async def _record(
             decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
         )
         closing = closings.Replied(answer=given, audit_decision=mask.decision(decision))
-        resolved = await _close(runtime, record, request, closing, opening)
+        resolved = await _close(runtime, record, request, closing, opening, open_tree)
     if resolved is None:
         current = await runtime.store.find(request.tenant_id, request.pause_id)
         raise not_paused(current or record, runtime.clock.now())
@@ -420,14 +429,18 @@ async def _close(
     request: AnswerRequest,
     closing: closings.Replied,
     opening: TreeGuard | None,
+    open_tree: bool,
 ) -> PauseRecord | None:
     """Record the answer (PENDING → RESOLVED); when a continuation may follow here
     (``opening``) and no pass holds the tree in this process now, the same write takes the
     tree's lease and opens it, kept for the continuation (issue 32: the open is no write of
-    its own). A lease held by another instance leaves the answer recorded alone, as without
-    ``opening``: the continuation then opens the tree itself, waiting for that pass."""
+    its own), unless ``open_tree`` is False. A lease held by another instance leaves the
+    answer recorded alone, as without ``opening``: the continuation then opens the tree
+    itself, waiting for that pass."""
     at = runtime.clock.now()
-    locked = None if opening is None else await opening.lock_now(record.root_execution_id)
+    locked = None
+    if opening is not None and open_tree:
+        locked = await opening.lock_now(record.root_execution_id)
     if opening is None or locked is None:
         alone = await runtime.store.close(
             request.pause_id, closing, at=at, tenant_id=request.tenant_id

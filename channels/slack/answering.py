@@ -57,6 +57,7 @@ from channels.slack.gateway import SlackGateway, quote
 from channels.slack.read_lines import HeldLine, ReadLines
 from channels.slack.redaction import log
 from channels.slack.render import escape
+from channels.slack.tasks import AckFirst
 from interpreters.keyword import (
     APPROVALS_UNDERSTOOD,
     REJECTION_WITH_REASON,
@@ -121,11 +122,13 @@ class Answering:
         gateway: SlackGateway,
         authorizer: Authorizer,
         feedback: Feedback,
+        gate: AckFirst | None = None,
     ) -> None:
         self._app = app
         self._gateway = gateway
         self._authorizer = authorizer
         self._feedback = feedback
+        self._gate = gate
         self._lines = ReadLines(app=app, outbox=gateway.outbox)
 
     async def waiting_pause(self, pause_id: str, who: Answerer) -> PauseView | None:
@@ -238,6 +241,7 @@ class Answering:
             may_answer=self._authorizer.rule_for(user=who.user, team=who.team),
             may_answer_as=self.person_rule(who),
             continue_run=False,
+            open_tree=self._opens_trees(),
         )
 
     async def after_batch(self, outcomes: Sequence[AnswerOutcome]) -> None:
@@ -278,7 +282,14 @@ class Answering:
             keep_model_replies=True,
             may_answer_as=self.person_rule(who),
             shown_round=None if shown is None else shown.checked_round,
+            open_tree=self._opens_trees(),
         )
+
+    def _opens_trees(self) -> bool:
+        """Whether an answer's write also opens its run (one write less per click): not in a
+        burst of requests, whose acks it would hold back (a longer write before each 200,
+        SQLite's writes one at a time): the run's continuation opens it after the acks."""
+        return self._gate is None or not self._gate.crowded
 
     def _after(
         self,

@@ -252,7 +252,11 @@ class SlackBot:
         workspaces = self.gateway.workspaces
         authorizer = Authorizer(workspaces, directory)
         answering = Answering(
-            app=app, gateway=self.gateway, authorizer=authorizer, feedback=feedback
+            app=app,
+            gateway=self.gateway,
+            authorizer=authorizer,
+            feedback=feedback,
+            gate=self.tasks.gate,
         )
         lists = PendingLists(app=app, catalog=catalog, directory=directory, workspaces=workspaces)
         settings = self._home_settings(catalog, workspaces)

@@ -65,6 +65,12 @@ class AckFirst:
             if self._acking == 0:
                 self._quiet.set()
 
+    @property
+    def crowded(self) -> bool:
+        """Whether other requests are being acked beside the one asking (a burst): work on
+        the acks' path is better left to after them (``App.answer(open_tree=False)``)."""
+        return self._acking > 1
+
     async def quiet(self) -> bool:
         """Wait until no request is being acked (``True``), or ``patience`` has passed."""
         if self._quiet.is_set():

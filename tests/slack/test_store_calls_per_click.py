@@ -67,6 +67,26 @@ async def test_an_approve_click_makes_at_most_the_pinned_store_calls(world: Slac
     assert tally.read_calls <= READ_CALLS and tally.write_calls <= WRITE_CALLS, tally.shown(1)
 
 
+async def test_a_click_in_a_burst_leaves_opening_its_run_to_after_the_acks(
+    world: SlackWorld,
+) -> None:
+    """Another request being acked beside it: the click's write before its 200 is the answer
+    alone (a longer write would hold the burst's acks back), and its run is opened after."""
+    warm = await ask_refund(world)
+    await click_counted(world, warm)
+    pause_id = await ask_refund(world)
+
+    with world.bot.tasks.gate.acking():  # another request, in the middle of its ack
+        tally = await click_counted(world, pause_id)
+
+    assert f"*Approved* by <@{MANAGER}>" in all_text(world.stub.of("chat.update")[-1].blocks())
+    [answered] = [
+        t for t in tally.transactions_seen if any("INSERT INTO cs_pause_answers" in s for s in t)
+    ]
+    assert not any("cs_leases" in s for s in answered), tally.shown(1)
+    assert tally.write_calls == WRITE_CALLS + 1, tally.shown(1)  # the run opened on its own
+
+
 async def test_a_click_reads_and_closes_its_message_references_once(world: SlackWorld) -> None:
     pause_id = await ask_refund(world)
     ref = await world.bot.messages.get(pause_id)
