@@ -409,7 +409,7 @@ async def _record(
             decision=decision.model_dump(mode="json"), responder=responder, reply=request.reply
         )
         closing = closings.Replied(answer=given, audit_decision=mask.decision(decision))
-        resolved = await _close(runtime, record, request, closing, opening, open_tree)
+        resolved = await _close(runtime, record, request, closing, opening, open_tree=open_tree)
     if resolved is None:
         current = await runtime.store.find(request.tenant_id, request.pause_id)
         raise not_paused(current or record, runtime.clock.now())
@@ -429,6 +429,7 @@ async def _close(
     request: AnswerRequest,
     closing: closings.Replied,
     opening: TreeGuard | None,
+    *,
     open_tree: bool,
 ) -> PauseRecord | None:
     """Record the answer (PENDING → RESOLVED); when a continuation may follow here

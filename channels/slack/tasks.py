@@ -230,6 +230,7 @@ class BackgroundTasks:
             del self._once[key]
             self.spawn_once(key, make, name=name, spacing=spacing)
 
+        # ``urgent``: the wait itself takes no slot; the piece it hands over waits its turn
         if self.spawn(spaced(), name=name, urgent=True) is None:
             del self._once[key]
 
