@@ -25,9 +25,9 @@ class RefusingDatabase:
         for name in ("write", "apply", "read"):
             real = getattr(transactions, name)
 
-            async def refusing(body: Any, _real: Any = real) -> Any:
+            async def refusing(body: Any, _real: Any = real, *, short: bool = False) -> Any:
                 if self.down:
                     raise refused()
-                return await _real(body)
+                return await _real(body, short=short)
 
             monkeypatch.setattr(transactions, name, refusing)

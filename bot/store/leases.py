@@ -93,14 +93,14 @@ class SqlLeases:
     async def try_take(self, claim: LeaseClaim) -> bool:
         """Take the lease alone, without a pass's first write (a pass takes it in
         ``start_tree``/``open_tree``): free, expired or already the claim's owner's."""
-        return await self._tx.apply(claim.take)
+        return await self._tx.apply(claim.take, short=True)
 
     async def renew(self, claim: LeaseClaim) -> bool:
         """Push the expiry to ``claim.now + ttl``; False if the lease is no longer the owner's."""
-        return await self._tx.apply(claim.renew)
+        return await self._tx.apply(claim.renew, short=True)
 
     async def release(self, claim: LeaseClaim) -> None:
-        await self._tx.apply(claim.release)
+        await self._tx.apply(claim.release, short=True)
 
     async def live_roots(self, now: datetime) -> set[str]:
         """Roots whose lease has not expired (a pass runs there)."""

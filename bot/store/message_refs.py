@@ -29,30 +29,34 @@ class SqlMessageRefs:
 
     async def add(self, ref: MessageRefRecord) -> bool:
         try:
-            await self._tx.apply(functools.partial(_add, ref))
+            await self._tx.apply(functools.partial(_add, ref), short=True)
         except IntegrityError:
             return False
         return True
 
     async def get(self, pause_id: str) -> MessageRefRecord | None:
-        return await self._tx.read(functools.partial(_get, pause_id))
+        return await self._tx.read(functools.partial(_get, pause_id), short=True)
 
     async def close(self, pause_id: str, at: datetime) -> bool:
-        return await self._tx.apply(functools.partial(_close, pause_id, at))
+        return await self._tx.apply(functools.partial(_close, pause_id, at), short=True)
 
     async def get_each(self, pause_ids: Sequence[str]) -> list[MessageRefRecord]:
-        return await self._tx.read(functools.partial(_get_each, tuple(pause_ids)))
+        return await self._tx.read(functools.partial(_get_each, tuple(pause_ids)), short=True)
 
     async def close_each(
         self, pause_ids: Sequence[str], at: datetime, *, told: str | None = None
     ) -> list[str]:
-        return await self._tx.apply(functools.partial(_close_each, tuple(pause_ids), at, told))
+        return await self._tx.apply(
+            functools.partial(_close_each, tuple(pause_ids), at, told), short=True
+        )
 
     async def open_in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
-        return await self._tx.read(functools.partial(_open_in_thread, conversation, thread))
+        return await self._tx.read(
+            functools.partial(_open_in_thread, conversation, thread), short=True
+        )
 
     async def in_thread(self, conversation: str, thread: str) -> list[MessageRefRecord]:
-        return await self._tx.read(functools.partial(_in_thread, conversation, thread))
+        return await self._tx.read(functools.partial(_in_thread, conversation, thread), short=True)
 
     async def open_refs(
         self, *, after: str | None = None, limit: int = 100
@@ -60,11 +64,11 @@ class SqlMessageRefs:
         return await self._tx.read(functools.partial(_open_refs, after, limit))
 
     async def asked_with(self, pause_id: str, turn: str) -> list[MessageRefRecord]:
-        return await self._tx.read(functools.partial(_asked_with, pause_id, turn))
+        return await self._tx.read(functools.partial(_asked_with, pause_id, turn), short=True)
 
     async def join(self, ref: MessageRefRecord, sharing: Sequence[str]) -> bool:
         try:
-            await self._tx.apply(functools.partial(_join, ref, tuple(sharing)))
+            await self._tx.apply(functools.partial(_join, ref, tuple(sharing)), short=True)
         except IntegrityError:
             return False
         return True

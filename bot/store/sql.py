@@ -121,7 +121,7 @@ class SqlStore:
             # created by an earlier pass (or another one meanwhile): same key, same pause
             return created or connection.execute(PAUSE_BY_KEY, by_key).one()
 
-        return self._pause(await self._tx.apply(body))  # each statement stands alone
+        return self._pause(await self._tx.apply(body, short=True))  # each statement stands alone
 
     async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None:
         return await self._one(PAUSE_BY_ID, {"b_pause_id": pause_id, "b_tenant": tenant_id})
@@ -138,7 +138,7 @@ class SqlStore:
             )
             return None if row is None else PauseStatus(row._mapping["status"])
 
-        return await self._tx.apply(body)
+        return await self._tx.apply(body, short=True)
 
     async def close(
         self, pause_id: str, closing: Closing, *, at: datetime, tenant_id: str | None = None
@@ -157,7 +157,7 @@ class SqlStore:
             values["b_tenant"] = tenant_id
         if terms.before_deadline:
             values["b_now"] = at
-        return await self._tx.write(self._closing_body(statement, values, closing, at))
+        return await self._tx.write(self._closing_body(statement, values, closing, at), short=True)
 
     async def record_approvals(
         self,
@@ -182,9 +182,11 @@ class SqlStore:
                 row = connection.execute(RECORD_APPROVALS, values).one_or_none()
                 return None if row is None else self._pause(row)
 
-            return await self._tx.write(body)
+            return await self._tx.write(body, short=True)
         values.update(self._closing_values(closing, at))
-        return await self._tx.write(self._closing_body(RECORD_APPROVALS, values, closing, at))
+        return await self._tx.write(
+            self._closing_body(RECORD_APPROVALS, values, closing, at), short=True
+        )
 
     async def record_handover(
         self, pause_id: str, handover: Handover, *, tenant_id: str, version: int, at: datetime
@@ -206,7 +208,7 @@ class SqlStore:
             row = connection.execute(RECORD_APPROVALS, values).one_or_none()
             return None if row is None else self._pause(row)
 
-        return await self._tx.write(body)
+        return await self._tx.write(body, short=True)
 
     def _closing_values(self, closing: Closing, at: datetime) -> dict[str, Any]:
         """What ``closing`` writes on the pause row."""
@@ -275,7 +277,7 @@ class SqlStore:
             row = connection.execute(statement).one_or_none()
             return None if row is None else self._pause(row)
 
-        return await self._tx.apply(body)
+        return await self._tx.apply(body, short=True)
 
     async def receive_reply(
         self, tenant_id: str, pause_id: str, reply: str, by: str, at: datetime
@@ -290,7 +292,8 @@ class SqlStore:
             "unread_at": at,
         }
         return await self._tx.apply(
-            lambda connection: connection.execute(KEEP_UNREAD_REPLY, values).rowcount == 1
+            lambda connection: connection.execute(KEEP_UNREAD_REPLY, values).rowcount == 1,
+            short=True,
         )
 
     async def forget_reply(self, pause_id: str) -> None:
@@ -301,7 +304,9 @@ class SqlStore:
             "unread_by": None,
             "unread_at": None,
         }
-        await self._tx.apply(lambda connection: connection.execute(UPDATE_PAUSE, values))
+        await self._tx.apply(
+            lambda connection: connection.execute(UPDATE_PAUSE, values), short=True
+        )
 
     async def unread_replies(self, received_before: datetime) -> list[PauseRecord]:
         """PENDING pauses with a reply kept before ``received_before`` and never read."""
@@ -335,7 +340,9 @@ class SqlStore:
             )
             .values(nudge_at=until, nudge_claimed_at=None if until is None else at)
         )
-        return await self._tx.apply(lambda connection: connection.execute(statement).rowcount == 1)
+        return await self._tx.apply(
+            lambda connection: connection.execute(statement).rowcount == 1, short=True
+        )
 
     async def record_nudge(
         self,
@@ -356,7 +363,9 @@ class SqlStore:
                 nudge_claimed_at=None,
             )
         )
-        return await self._tx.apply(lambda connection: connection.execute(statement).rowcount == 1)
+        return await self._tx.apply(
+            lambda connection: connection.execute(statement).rowcount == 1, short=True
+        )
 
     async def take(self, record: PauseRecord, *, ran_with: dict[str, Any] | None = None) -> bool:
         """RESOLVED → TAKEN (False if another run took it); with ``ran_with`` (masked: what the
@@ -364,7 +373,7 @@ class SqlStore:
         taken = {"b_pause_id": record.pause_id, "status": PauseStatus.TAKEN.value}
         if ran_with is None:
             return await self._tx.apply(
-                lambda connection: direct.execute(connection, TAKE_PAUSE, taken) == 1
+                lambda connection: direct.execute(connection, TAKE_PAUSE, taken) == 1, short=True
             )
         sealed = {"b_key": record.idempotency_key, "ran_with": self._codec.encode(ran_with)}
         if self._one_statement:
@@ -374,7 +383,8 @@ class SqlStore:
                     direct.rows(connection, one_statement.TAKE_NOTING_RAN_WITH, both)[0]._mapping[
                         "taken"
                     ]
-                )
+                ),
+                short=True,
             )
 
         def body(connection: Connection) -> bool:
@@ -383,7 +393,7 @@ class SqlStore:
             direct.execute(connection, SET_RAN_WITH, sealed)
             return True
 
-        return await self._tx.write(body)
+        return await self._tx.write(body, short=True)
 
     async def save_tool_result(self, pause_id: str, result: str) -> None:
         sealed = self._codec.encode(result)
@@ -393,7 +403,7 @@ class SqlStore:
                 connection, UPDATE_PAUSE, {"b_pause_id": pause_id, "tool_result": sealed}
             )
 
-        await self._tx.apply(body)
+        await self._tx.apply(body, short=True)
 
     async def list_by_root(
         self, root_execution_id: str, statuses: Sequence[PauseStatus]
@@ -456,7 +466,7 @@ class SqlStore:
         def body(connection: Connection) -> bool:
             return connection.execute(MARK_TOLD, told).rowcount == 1
 
-        return await self._tx.write(body)
+        return await self._tx.write(body, short=True)
 
     async def unmark_told(self, root_execution_id: str, at: datetime) -> bool:
         statement = (
@@ -468,7 +478,7 @@ class SqlStore:
         def body(connection: Connection) -> bool:
             return connection.execute(statement).rowcount == 1
 
-        return await self._tx.write(body)
+        return await self._tx.write(body, short=True)
 
     async def roots_needing_recovery(self, stale_before: datetime) -> list[ExecutionRow]:
         """Root executions with pauses resolved before ``stale_before`` that nobody took, or
@@ -557,7 +567,8 @@ class SqlStore:
         """Create the execution record unless it exists (a child re-entered on a later pass)."""
         values = self._new_execution(new)
         await self._tx.apply(
-            lambda connection: connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, values)
+            lambda connection: connection.execute(INSERT_EXECUTION_UNLESS_PRESENT, values),
+            short=True,
         )
 
     async def list_pending(
@@ -637,13 +648,15 @@ class SqlStore:
 
         def start() -> Awaitable[bool]:
             if self._one_statement:
-                return self._tx.apply(_one_statement_start(lease, values))
-            return self._tx.write(body)
+                return self._tx.apply(_one_statement_start(lease, values), short=True)
+            return self._tx.write(body, short=True)
 
         try:
             return await start()
         except IntegrityError:  # the one live execution of an attached graph's thread (v10)
-            live = await self._tx.read(lambda connection: _live_attached(connection, new))
+            live = await self._tx.read(
+                lambda connection: _live_attached(connection, new), short=True
+            )
             if live is None or live == new.execution_id:  # it ended meanwhile: start this one
                 return await start()
             raise ThreadBusy(live) from None
@@ -656,7 +669,9 @@ class SqlStore:
         to be continued (or ``moving``: the caller runs a pass anyway) the tree is marked
         RUNNING (``execution`` is the row as it was).
         """
-        return await self._tx.write(lambda connection: self._open(connection, lease, moving))
+        return await self._tx.write(
+            lambda connection: self._open(connection, lease, moving), short=True
+        )
 
     async def close_opening(
         self, pause_id: str, closing: Replied, *, at: datetime, tenant_id: str, lease: LeaseClaim
@@ -682,7 +697,7 @@ class SqlStore:
                 return ClosedOpening(record=None, tree=None)
             return ClosedOpening(record=record, tree=self._open(connection, lease, moving=False))
 
-        return await self._tx.write(body)
+        return await self._tx.write(body, short=True)
 
     def _open(self, connection: Connection, lease: LeaseClaim, moving: bool) -> OpenTree | None:
         """``open_tree``'s transaction, shared with ``close_opening``."""
@@ -736,7 +751,7 @@ class SqlStore:
                 waiting = tuple(self._pause(row) for row in rows)
                 return TreePauses(pauses=waiting, released=release is not None and not goes_on)
 
-            return await self._tx.apply(one)
+            return await self._tx.apply(one, short=True)
 
         def body(connection: Connection) -> TreePauses:
             if by_key:
@@ -758,7 +773,7 @@ class SqlStore:
                 release.release(connection)
             return TreePauses(pauses=waiting, released=release is not None and settled)
 
-        return await self._tx.write(body)
+        return await self._tx.write(body, short=True)
 
     async def end_tree(
         self,
@@ -778,7 +793,7 @@ class SqlStore:
         if told:
             values["told_at"] = at
         if self._one_statement and await self._tx.apply(
-            _one_statement_end(root_execution_id, values, release)
+            _one_statement_end(root_execution_id, values, release), short=True
         ):
             return []  # nothing waited: nothing to close with an audit entry
         terms = closed_as(Cancelled())
@@ -802,13 +817,15 @@ class SqlStore:
                 release.release(connection)
             return closed
 
-        return await self._tx.write(body)
+        return await self._tx.write(body, short=True)
 
     # ---------------------------------------------------------------- execution records
 
     async def get(self, execution_id: str) -> ExecutionRow | None:
         key = {"b_execution_id": execution_id}
-        row = await self._tx.read(lambda connection: direct.first(connection, EXECUTION, key))
+        row = await self._tx.read(
+            lambda connection: direct.first(connection, EXECUTION, key), short=True
+        )
         return None if row is None else self._execution(row)
 
     async def set_status(
@@ -824,7 +841,9 @@ class SqlStore:
             "b_execution_id": execution_id,
             **self._status_values(status, at, output=output, error=error),
         }
-        await self._tx.apply(lambda connection: connection.execute(UPDATE_EXECUTION, values))
+        await self._tx.apply(
+            lambda connection: connection.execute(UPDATE_EXECUTION, values), short=True
+        )
 
     async def list_executions_by_thread(self, tenant_id: str, thread_id: str) -> list[ExecutionRow]:
         return await self._executions(
@@ -864,9 +883,9 @@ class SqlStore:
         it anew on every call, about 1 ms for the pause table.)
         """
         try:
-            return await self._tx.write(body)
+            return await self._tx.write(body, short=True)
         except IntegrityError:
-            return await self._tx.write(body)
+            return await self._tx.write(body, short=True)
 
     def _status_values(
         self,
@@ -945,7 +964,7 @@ class SqlStore:
 
     async def _one(self, statement: Any, parameters: dict[str, str]) -> PauseRecord | None:
         row = await self._tx.read(
-            lambda connection: direct.first(connection, statement, parameters)
+            lambda connection: direct.first(connection, statement, parameters), short=True
         )
         return None if row is None else self._pause(row)
 

@@ -7,7 +7,9 @@ A store call is a plain function of a SQLAlchemy ``Connection``, run in one tran
 - **A SQLite file** runs the body on SQLite's own driver in a worker thread: one hand-off per
   call. Through aiosqlite every statement costs four hand-offs to its thread (cursor, execute,
   fetch, close) and every transaction two more (commit, the pool's rollback), which made a
-  store call cost about 1 ms where the work itself takes 0.1 ms.
+  store call cost about 1 ms where the work itself takes 0.1 ms. A ``short`` call (a few rows
+  by key) runs on the loop's own connection instead, no hand-off at all, whenever SQLite can
+  serve it at once (``ThreadedSqliteTransactions``).
 - **PostgreSQL and an in-memory SQLite database** run the body through the async engine's
   greenlet bridge, the whole call in one hop (check-out, body, commit, check-in: what
   ``AsyncEngine.begin`` and ``run_sync`` do in five): asyncpg needs no thread, and an in-memory
@@ -23,6 +25,7 @@ import asyncio
 import collections
 import contextlib
 import queue
+import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
@@ -32,6 +35,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 from sqlalchemy import URL, Connection, Engine, event
 from sqlalchemy import create_engine as create_sync_engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.util import greenlet_spawn
 
@@ -61,17 +65,23 @@ def calls_ahead(ahead: bool = True) -> Iterator[None]:
 
 
 class Transactions(Protocol):
-    async def write(self, body: Callable[[Connection], R]) -> R:
+    """``short=True`` on any call: ``body`` reads and writes a few rows found by their keys (a
+    pause, its tree's pauses, a lease): where the database lets it at once, it may run on the
+    caller's thread, sparing the hand-off to a worker (on a SQLite file:
+    ``ThreadedSqliteTransactions``). Never for a scan or a batch: the event loop waits while
+    it runs."""
+
+    async def write(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         """Run ``body`` in one transaction, committed when it returns."""
         ...
 
-    async def apply(self, body: Callable[[Connection], R]) -> R:
+    async def apply(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         """Run ``body``, whose statements are each atomic by themselves (a conditional update;
         an insert, then a read if it inserted nothing): no transaction around them where the
         driver would spend round trips on one."""
         ...
 
-    async def read(self, body: Callable[[Connection], R]) -> R:
+    async def read(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         """Run ``body`` on one connection, for reads of one statement each."""
         ...
 
@@ -102,15 +112,15 @@ class AsyncEngineTransactions:
         self._autocommit = engine.dialect.name == "postgresql"
         self._kept = _Kept(engine.sync_engine, idle_ping_after) if self._autocommit else None
 
-    async def write(self, body: Callable[[Connection], R]) -> R:
+    async def write(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         return await _finished(self._in_turn(self._write(body)))
 
-    async def apply(self, body: Callable[[Connection], R]) -> R:
+    async def apply(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         if not self._autocommit:
             return await self.write(body)
         return await _finished(self._in_turn(self._read(body)))
 
-    async def read(self, body: Callable[[Connection], R]) -> R:
+    async def read(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         return await _finished(self._in_turn(self._read(body)))
 
     async def _write(self, body: Callable[[Connection], R]) -> R:
@@ -209,7 +219,23 @@ def _answers(connection: Connection) -> bool:
 
 
 class ThreadedSqliteTransactions:
-    """Bodies run on the sqlite3 driver in worker threads, each call one hand-off.
+    """Bodies run on the sqlite3 driver in worker threads, each call one hand-off — or, for a
+    ``short`` call, on the loop's own connection, with none.
+
+    A short call runs on the event loop's thread, on a connection of its own that never waits
+    for a lock (busy timeout 0): a write begins with ``BEGIN IMMEDIATE``, which takes SQLite's
+    write lock before the body runs or fails at once when another connection holds it (a worker
+    here, another process); a read fails only in SQLite's rare moments of a reader locked out
+    (a write-ahead log being recovered or reset). Either way nothing was done and the call is
+    handed to a worker, as any other, which waits for the lock as long as the busy timeout
+    says: the loop itself never waits for a lock. Spared per call: the hand-off (a queue, a
+    thread woken, the result back through the loop's self-pipe, the GIL passed twice). Measured
+    under callgrind, a pause cycle (nine store calls, all short) fell from 28.7 to 27.9 million
+    instructions, and its time (``cycle_cost --part timing``) by about a tenth: most of what a
+    hand-off costs is the threads' waking, which instructions do not count. SQLite's own work
+    is unchanged: a commit in WAL mode with ``synchronous=NORMAL`` writes the log without
+    waiting for the disk; a commit that fills the log to ``wal_autocheckpoint`` checkpoints it
+    on the loop (about a millisecond, once every few hundred pages).
 
     Each worker keeps one connection for its life (no pool check-out, reset and check-in per
     call) and hands its result straight to the caller's loop (no ``concurrent.futures`` future
@@ -238,6 +264,8 @@ class ThreadedSqliteTransactions:
         self._workers = [_Worker(f"cs-sqlite-{n}", self._serve) for n in range(workers)]
         self._started = False
         self._closed = False
+        self._loops_own: Connection | None = None
+        """The connection short calls run on, on the loop's thread (opened on first use)."""
 
     @classmethod
     def open(
@@ -252,7 +280,7 @@ class ThreadedSqliteTransactions:
         sets, and ``workers`` threads (and connections)."""
         engine = create_sync_engine(
             url.set(drivername="sqlite+pysqlite"),
-            pool_size=workers,
+            pool_size=workers + 1,  # a connection for each worker and the loop's own
             max_overflow=0,
             connect_args={
                 "check_same_thread": False,  # made by the pool, used by one worker thread
@@ -262,14 +290,53 @@ class ThreadedSqliteTransactions:
         event.listen(engine, "connect", on_connect)
         return cls(engine, workers)
 
-    async def write(self, body: Callable[[Connection], R]) -> R:
+    async def write(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
+        if short:
+            done = self._at_once(body, _locked_at_once)
+            if done is not _BUSY:
+                return cast(R, done)
         return await self._hand_off(body, _in_transaction)
 
-    async def apply(self, body: Callable[[Connection], R]) -> R:
-        return await self.write(body)
+    async def apply(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
+        return await self.write(body, short=short)
 
-    async def read(self, body: Callable[[Connection], R]) -> R:
+    async def read(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
+        if short:
+            done = self._at_once(body, _on_connection)
+            if done is not _BUSY:
+                return cast(R, done)
         return await self._hand_off(body, _on_connection)
+
+    def _at_once(
+        self,
+        body: Callable[[Connection], R],
+        run: Callable[[Connection, Callable[[Connection], R]], R],
+    ) -> R | object:
+        """``body`` on the loop's own connection, or ``_BUSY`` when SQLite could not serve it
+        without waiting (nothing done: hand it to a worker)."""
+        if self._closed:
+            raise RuntimeError("the store's SQLite transactions are closed")
+        connection = self._loops_own
+        if connection is None or connection.invalidated:
+            connection = self._loops_own = self._engine.connect()
+            _driver(connection).execute("PRAGMA busy_timeout=0")
+        try:
+            return run(connection, body)
+        except BaseException as error:
+            if (
+                not isinstance(error, Exception)
+                or connection.invalidated
+                or _driver(connection).in_transaction
+            ):  # a fresh one next time: never a broken one (a refused insert leaves it whole)
+                self._give_up_loops_own()
+            if isinstance(error, (sqlite3.OperationalError, OperationalError)) and _busy(error):
+                return _BUSY  # its transaction was rolled back, or never began
+            raise
+
+    def _give_up_loops_own(self) -> None:
+        connection, self._loops_own = self._loops_own, None
+        if connection is not None:
+            _close_quietly(connection)
 
     async def _hand_off(
         self,
@@ -341,6 +408,7 @@ class ThreadedSqliteTransactions:
         if self._closed:
             return
         self._closed = True
+        self._give_up_loops_own()
         await asyncio.get_running_loop().run_in_executor(None, self._shut_down)
 
     def _shut_down(self) -> None:
@@ -488,6 +556,29 @@ def _in_transaction(connection: Connection, body: Callable[[Connection], R]) -> 
         raise
     direct.commit(connection)
     return result
+
+
+def _locked_at_once(connection: Connection, body: Callable[[Connection], R]) -> R:
+    """``body`` in one transaction that holds SQLite's write lock from its start (``BEGIN
+    IMMEDIATE``): on a connection that waits for no lock, a lock held elsewhere fails the BEGIN,
+    before ``body`` ran, never a statement halfway through it."""
+    _driver(connection).execute("BEGIN IMMEDIATE")
+    return _in_transaction(connection, body)
+
+
+def _driver(connection: Connection) -> Any:
+    return connection.connection.dbapi_connection
+
+
+_BUSY = object()
+"""What a short call returns when SQLite could not serve it at once."""
+
+
+def _busy(error: BaseException) -> bool:
+    """SQLite's "database is locked" (or its table-level kind), raw or wrapped by SQLAlchemy."""
+    cause = error.orig if isinstance(error, OperationalError) else error
+    code = getattr(cause, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _on_connection(connection: Connection, body: Callable[[Connection], R]) -> R:

@@ -84,17 +84,17 @@ class _MigratedFirst:
         self._inner = inner
         self._migration = migration
 
-    async def write(self, body: Callable[[Connection], R]) -> R:
+    async def write(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         await self._ready()
-        return await self._inner.write(body)
+        return await self._inner.write(body, short=short)
 
-    async def apply(self, body: Callable[[Connection], R]) -> R:
+    async def apply(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         await self._ready()
-        return await self._inner.apply(body)
+        return await self._inner.apply(body, short=short)
 
-    async def read(self, body: Callable[[Connection], R]) -> R:
+    async def read(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         await self._ready()
-        return await self._inner.read(body)
+        return await self._inner.read(body, short=short)
 
     async def _ready(self) -> None:
         if not self._migration.done:

@@ -155,7 +155,7 @@ class SeenEvents:
         another writer held the lock past ``DEDUP_BUSY_TIMEOUT``); it was rolled back.
         """
         try:
-            await self._db.apply(functools.partial(_see, event_id, at))
+            await self._db.apply(functools.partial(_see, event_id, at), short=True)
         except IntegrityError:
             return False
         except Exception as error:
@@ -171,7 +171,9 @@ class SeenEvents:
         """``True`` when a delivery of ``event_id`` was claimed before ``stale_before`` and never
         handled (its process died before its ack): this retry claims it and handles it."""
         try:
-            return await self._db.apply(functools.partial(_take_over, event_id, at, stale_before))
+            return await self._db.apply(
+                functools.partial(_take_over, event_id, at, stale_before), short=True
+            )
         except Exception as error:
             if not _unavailable(error):
                 raise
@@ -183,7 +185,7 @@ class SeenEvents:
     async def was_handled(self, event_id: str) -> bool:
         """Whether a delivery of ``event_id`` was handled (acknowledged)."""
         try:
-            return await self._db.apply(functools.partial(_was_handled, event_id))
+            return await self._db.apply(functools.partial(_was_handled, event_id), short=True)
         except Exception as error:
             if not _unavailable(error):
                 raise
@@ -197,7 +199,7 @@ class SeenEvents:
         # already marked, or the database busy or away (a connection refused while it
         # restarts: never a 500 for an event handled): a retry then waits out the claim (rare)
         try:
-            await self._db.apply(functools.partial(_see, _handled(event_id), at))
+            await self._db.apply(functools.partial(_see, _handled(event_id), at), short=True)
         except Exception as error:
             if not _unavailable(error):
                 raise

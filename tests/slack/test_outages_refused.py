@@ -223,12 +223,12 @@ async def test_an_event_the_database_refuses_raw_is_never_a_500(
     real = dedup.apply
     calls = 0
 
-    async def apply(body: Any) -> Any:
+    async def apply(body: Any, *, short: bool = False) -> Any:
         nonlocal calls
         calls += 1
         if calls >= refused_from:
             raise CannotConnectNowError("the database system is shutting down")
-        return await real(body)
+        return await real(body, short=short)
 
     monkeypatch.setattr(dedup, "apply", apply)
     response = await world.message(MANAGER, "approve", thread_ts=FIRST_POST)
