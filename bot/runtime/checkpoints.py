@@ -8,24 +8,17 @@ from __future__ import annotations
 import select
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from bot.runtime.sqlite_saver import ThreadedSqliteSaver
 from bot.security.key_check import Sampler, SealedValue, checkpoint_samples
-from bot.store.database import (
-    IDLE_PING_SECONDS,
-    SQLITE_BUSY_TIMEOUT_MS,
-    SQLITE_WAL_PRAGMAS,
-    DatabaseUrl,
-    checkpoint_path,
-)
+from bot.store.database import IDLE_PING_SECONDS, DatabaseUrl, checkpoint_path
 
 
 @dataclass(slots=True)
@@ -53,23 +46,13 @@ async def open_checkpointer(
         path = database_url.sqlite_path
         if path is None:
             return OpenCheckpointer(saver=InMemorySaver(serde=serde), close=_nothing)
-        connection = await aiosqlite.connect(str(checkpoint_path(path)))
-        await connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        for pragma in SQLITE_WAL_PRAGMAS:
-            await connection.execute(pragma)
-        saver = AsyncSqliteSaver(connection, serde=serde)
-        await saver.setup()
-        return OpenCheckpointer(saver=saver, close=connection.close, sample=_sampler(saver))
+        saver = await ThreadedSqliteSaver.open(checkpoint_path(path), serde=serde)
+        return OpenCheckpointer(saver=saver, close=saver.close, sample=_sampler(saver))
     return await _open_postgres(database_url, serde)
 
 
-def _sampler(saver: AsyncSqliteSaver) -> Sampler:
-    async def fetch_one(statement: str) -> Sequence[object] | None:
-        async with saver.lock, saver.conn.execute(statement) as cursor:
-            row = await cursor.fetchone()
-        return None if row is None else tuple(row)
-
-    return lambda: checkpoint_samples(fetch_one, sqlite=True)
+def _sampler(saver: ThreadedSqliteSaver) -> Sampler:
+    return lambda: checkpoint_samples(saver.fetch_one, sqlite=True)
 
 
 PSYCOPG_OPTIONS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}

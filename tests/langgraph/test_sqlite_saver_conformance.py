@@ -1,0 +1,96 @@
+"""Countersign's SQLite checkpointer (``ThreadedSqliteSaver``) against LangGraph's checkpointer
+conformance suite (``langgraph-checkpoint-conformance``), beside ``AsyncSqliteSaver``, the saver it
+replaces: every capability that one passes, ours passes."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, TypedDict
+
+import aiosqlite
+import pytest
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
+
+from bot.runtime.sqlite_saver import ThreadedSqliteSaver
+
+
+@checkpointer_test(name="ThreadedSqliteSaver")
+async def ours() -> AsyncIterator[Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        saver = await ThreadedSqliteSaver.open(Path(folder) / "c.db", serde=None)
+        try:
+            yield saver
+        finally:
+            await saver.close()
+
+
+@checkpointer_test(name="AsyncSqliteSaver")
+async def theirs() -> AsyncIterator[Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        async with aiosqlite.connect(str(Path(folder) / "c.db")) as connection:
+            saver = AsyncSqliteSaver(connection)
+            await saver.setup()
+            yield saver
+
+
+async def test_our_sqlite_saver_passes_every_capability_langgraphs_own_passes() -> None:
+    report = await validate(ours)
+    reference = await validate(theirs)
+    assert report.passed_all_base(), report.results
+    for capability, result in reference.results.items():
+        if result is not None and result.passed is True:
+            assert report.results[capability] is not None, capability
+            assert report.results[capability].passed is True, (capability, report.results)
+
+
+class _State(TypedDict):
+    asked: str
+    answer: str
+
+
+def _asking_graph(saver: Any) -> Any:
+    def ask(state: _State) -> dict[str, str]:
+        return {"answer": interrupt(state["asked"])}
+
+    graph = StateGraph(_State)
+    graph.add_node("ask", ask)
+    graph.add_edge(START, "ask")
+    graph.add_edge("ask", END)
+    return graph.compile(checkpointer=saver)
+
+
+async def test_a_file_either_saver_wrote_is_resumed_by_the_other(tmp_path: Path) -> None:
+    """Databases written before (by ``AsyncSqliteSaver``) go on with ours, and back."""
+    path = tmp_path / "c.db"
+    first: Any = {"configurable": {"thread_id": "theirs-then-ours"}}
+    second: Any = {"configurable": {"thread_id": "ours-then-theirs"}}
+    async with aiosqlite.connect(str(path)) as connection:
+        theirs = AsyncSqliteSaver(connection)
+        paused = await _asking_graph(theirs).ainvoke({"asked": "a?"}, first, durability="sync")
+        assert paused["__interrupt__"][0].value == "a?"
+    ours = await ThreadedSqliteSaver.open(path, serde=None)
+    try:
+        graph = _asking_graph(ours)
+        done = await graph.ainvoke(Command(resume="yes"), first, durability="sync")
+        assert done == {"asked": "a?", "answer": "yes"}
+        paused = await graph.ainvoke({"asked": "b?"}, second, durability="sync")
+        assert paused["__interrupt__"][0].value == "b?"
+    finally:
+        await ours.close()
+    async with aiosqlite.connect(str(path)) as connection:
+        graph = _asking_graph(AsyncSqliteSaver(connection))
+        done = await graph.ainvoke(Command(resume="no"), second, durability="sync")
+        assert done == {"asked": "b?", "answer": "no"}
+
+
+async def test_a_closed_saver_refuses_calls(tmp_path: Path) -> None:
+    saver = await ThreadedSqliteSaver.open(tmp_path / "c.db", serde=None)
+    await saver.close()
+    await saver.close()  # again: nothing more
+    with pytest.raises(RuntimeError, match="closed"):
+        await saver.aget_tuple({"configurable": {"thread_id": "t"}})
