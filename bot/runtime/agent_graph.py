@@ -176,7 +176,8 @@ def build_agent_graph(loop: AgentLoop) -> CompiledStateGraph[Any, Any, Any, Any]
         reply = await loop.call_model(state["messages"], iteration, frame_of(config))
         return {"messages": [reply], "iterations": iteration + 1}
 
-    def route(state: AgentState) -> list[Send] | str:
+    # async, awaiting nothing: no hand-off to a thread per turn (see add_agent_step's route)
+    async def route(state: AgentState) -> list[Send] | str:
         return loop.tool_sends("tool", state["messages"], state.get("iterations", 0)) or END
 
     graph = StateGraph(AgentState)
@@ -256,7 +257,10 @@ def add_agent_step(
                 update["output"] = finish(text, config)
         return update
 
-    def route(state: StepState) -> list[Send] | str:
+    async def route(state: StepState) -> list[Send] | str:
+        """Async though it awaits nothing: LangGraph runs a plain function given as an edge in
+        a worker thread when the graph runs async (``run_in_executor``), a hand-off there and
+        back for every model turn; a coroutine function it awaits on the loop."""
         messages = state.get("messages", [])
         return loop.tool_sends(tool_name, messages, state.get("iterations", 0)) or after
 
