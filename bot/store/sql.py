@@ -11,7 +11,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, TypeVar, cast
+from typing import Any, TypeGuard, TypeVar, cast
 
 from sqlalchemy import Connection, Row, and_, case, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
@@ -691,7 +691,6 @@ class SqlStore:
         if terms.before_deadline:
             values["b_now"] = at
         if self._one_statement and _answers_as_read(known, pause_id, tenant_id, lease):
-            assert known is not None  # for the type checker: ``_answers_as_read`` says so
             at_once = await self._tx.apply(
                 self._closing_opening_at_once(values, closing, known, at, lease)
             )
@@ -1178,7 +1177,7 @@ def _to_continue(waiting: Sequence[PauseRecord]) -> bool:
 
 def _answers_as_read(
     known: PauseRecord | None, pause_id: str, tenant_id: str, lease: LeaseClaim
-) -> bool:
+) -> TypeGuard[PauseRecord]:
     """Whether ``known`` is the waiting pause an answer closes, in the tree ``lease`` opens:
     then ``close_opening`` may compute its audit entry from it."""
     return (
