@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -295,6 +295,23 @@ async def test_a_pause_answered_since_it_was_read_is_not_answered_again(
     assert len(seen.entries) == 1  # the first answer's
     assert seen.lease_free  # not taken
     one_statement(kind, seen)
+
+
+async def past_its_deadline(s: Store) -> tuple[PauseRecord, Replied]:
+    """A pause that waits under a deadline (a quorum's), which passed before the answer."""
+    await s.store.start_tree(root(), s.claim("a", at=NOW))
+    pause = await s.store.get_or_create(replace(new_pause("k1"), closes_at=LATER))
+    await s.store.rest(ROOT, {"k1": "i-1"}, NOW, release=s.claim("a", at=NOW))
+    return pause, APPROVED
+
+
+@pytest.mark.parametrize("kind", STORE_BACKENDS)
+async def test_an_answer_after_the_deadline_closes_nothing(kind: str, tmp_path: Path) -> None:
+    seen = await both_ways(kind, tmp_path, past_its_deadline)
+    assert seen.closed == ClosedOpening(record=None, tree=None)
+    assert seen.entries == [] and seen.lease_free
+    if kind == "postgres":
+        assert seen.calls == ["apply", "write"]  # still PENDING: the long way says so
 
 
 # ---------------------------------------------------------------- every way the tree opens
