@@ -398,3 +398,24 @@ async def test_every_way_the_tree_opens_is_the_same_at_once(
         return
     assert tree is not None and not tree.released and not seen.lease_free
     assert seen.takeovers == (["b"] if setup is lease_expired else [])
+
+
+@pytest.mark.parametrize("kind", STORE_BACKENDS)
+async def test_of_two_answers_at_once_one_is_recorded_once(kind: str, tmp_path: Path) -> None:
+    async with fresh(kind, tmp_path / "store") as s:
+        known = await resting(s)
+        both = await asyncio.gather(
+            *(
+                s.store.close_opening(
+                    known.pause_id,
+                    answer,
+                    at=LATER,
+                    tenant_id="acme",
+                    lease=s.claim(owner),
+                    known=known,
+                )
+                for owner, answer in (("b", APPROVED), ("c", REJECTED))
+            )
+        )
+        assert len([c for c in both if c.record is not None]) == 1
+        assert len(await s.entries()) == 1
