@@ -451,7 +451,12 @@ async def _close(
         return alone
     try:
         closed = await runtime.store.close_opening(
-            request.pause_id, closing, at=at, tenant_id=request.tenant_id, lease=locked.claim
+            request.pause_id,
+            closing,
+            at=at,
+            tenant_id=request.tenant_id,
+            lease=locked.claim,
+            known=record,  # its audit entry computed before the write: one statement (PostgreSQL)
         )
     except BaseException:  # not written (or unknown: a lease written expires, recovery's then)
         opening.unlock(locked)

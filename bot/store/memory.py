@@ -466,7 +466,14 @@ class MemoryStore(PauseStore):
         return OpenTree(execution=execution, pauses=waiting, released=False)
 
     async def close_opening(
-        self, pause_id: str, closing: Replied, *, at: datetime, tenant_id: str, lease: LeaseClaim
+        self,
+        pause_id: str,
+        closing: Replied,
+        *,
+        at: datetime,
+        tenant_id: str,
+        lease: LeaseClaim,
+        known: PauseRecord | None = None,  # nothing to spare in memory: the entry from the row
     ) -> ClosedOpening:
         record = await self.close(pause_id, closing, at=at, tenant_id=tenant_id)
         if record is None:  # nothing awaited between the two: one step, as a transaction

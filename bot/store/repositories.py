@@ -218,11 +218,21 @@ class ExecutionRecordRepository(Protocol):
         ...
 
     async def close_opening(
-        self, pause_id: str, closing: Replied, *, at: datetime, tenant_id: str, lease: LeaseClaim
+        self,
+        pause_id: str,
+        closing: Replied,
+        *,
+        at: datetime,
+        tenant_id: str,
+        lease: LeaseClaim,
+        known: PauseRecord | None = None,
     ) -> ClosedOpening:
         """An answer's ``close`` (``tenant_id``'s pause) and, when it closed the pause,
         ``open_tree(lease)``, atomically: the continuation that follows adopts the tree
-        opened. A lease held elsewhere leaves the tree unopened and the answer recorded."""
+        opened. A lease held elsewhere leaves the tree unopened and the answer recorded.
+        ``known``: the pause as the caller read it just before, which a store may compute the
+        audit entry from (the entry is the same either way: a store that does writes it only
+        if the pause did not change meanwhile, else computes it from the row it closed)."""
         ...
 
     async def end_tree(

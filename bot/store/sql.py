@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, TypeVar, cast
+from typing import Any, TypeGuard, TypeVar, cast
 
 from sqlalchemy import Connection, Row, and_, case, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
@@ -674,12 +674,28 @@ class SqlStore:
         )
 
     async def close_opening(
-        self, pause_id: str, closing: Replied, *, at: datetime, tenant_id: str, lease: LeaseClaim
+        self,
+        pause_id: str,
+        closing: Replied,
+        *,
+        at: datetime,
+        tenant_id: str,
+        lease: LeaseClaim,
+        known: PauseRecord | None = None,
     ) -> ClosedOpening:
         """``close`` and, when it closed the pause, ``open_tree`` in the same transaction: an
         answer's one write also opens the tree its continuation runs in (issue 32: one write
         less per click). A lease held elsewhere leaves the answer recorded and the tree
-        unopened (``tree`` None), as ``close`` alone would."""
+        unopened (``tree`` None), as ``close`` alone would.
+
+        On PostgreSQL, given ``known`` (the pause as the caller read it just before), the
+        write is one statement, one round trip where the transaction costs seven
+        (``one_statement.close_opening``): its audit entry is computed from ``known`` and
+        written only if the pause is still that row as far as the entry is concerned (its
+        approvals' version: approvals and handovers change only with it). Otherwise — the
+        pause changed meanwhile, its deadline passed — it goes the long way, in which the
+        entry is computed from the row as closed; so does opening a tree that has ended
+        (rare: a tree ends with its pauses closed)."""
         terms = closed_as(closing)
         statement = CLOSE_PENDING_PAUSE[(True, terms.before_deadline)]
         values: dict[str, Any] = {
@@ -689,6 +705,16 @@ class SqlStore:
         }
         if terms.before_deadline:
             values["b_now"] = at
+        if self._one_statement and _answers_as_read(known, pause_id, tenant_id, lease):
+            at_once = await self._tx.apply(
+                self._closing_opening_at_once(values, closing, known, at, lease)
+            )
+            if isinstance(at_once, ClosedOpening):
+                return at_once
+            if at_once is not None:  # closed and audited: its tree opened the long way
+                tree = await self._tx.write(lambda c: self._open(c, lease, moving=False))
+                return ClosedOpening(record=at_once, tree=tree)
+            # it still waits but was not closed (changed since read, or past its deadline)
         closing_body = self._closing_body(statement, values, closing, at)
 
         def body(connection: Connection) -> ClosedOpening:
@@ -698,6 +724,76 @@ class SqlStore:
             return ClosedOpening(record=record, tree=self._open(connection, lease, moving=False))
 
         return await self._tx.write(body, short=True)
+
+    def _closing_opening_at_once(
+        self,
+        values: dict[str, Any],
+        closing: Replied,
+        known: PauseRecord,
+        at: datetime,
+        lease: LeaseClaim,
+    ) -> Callable[[Connection], ClosedOpening | PauseRecord | None]:
+        """``close_opening``'s one statement, the audit entry computed from ``known`` as the
+        closing leaves it (the columns the entry reads that the closing sets: its resolution
+        and time). The body returns what was done: everything (``ClosedOpening``), the pause
+        closed with its tree still to open (its record), or nothing while it waits (None)."""
+        terms = closed_as(closing)
+        decision = terms.audit_decision
+        sealed_decision = None if decision is None else self._codec.encode(decision)
+        as_closed = dataclasses.replace(known, resolution=terms.resolution, resolved_at=at)
+        entry = self._audit_entry(as_closed, terms.answer, sealed_decision)
+        entry["ran_with"] = None if terms.ran_with is None else self._codec.encode(terms.ran_with)
+        sets = tuple(name for name in values if not name.startswith("b_"))
+        statement = one_statement.close_opening(
+            sets, tuple(entry), before_deadline=terms.before_deadline
+        )
+        parameters = {
+            **values,
+            **{f"a_{name}": value for name, value in entry.items()},
+            "b_seq": known.seq,
+            "b_version": known.approvals.version,
+            "b_root": lease.root,
+            "updated_at": lease.now,
+            **lease_values(lease),
+        }
+
+        def body(connection: Connection) -> ClosedOpening | PauseRecord | None:
+            found = direct.rows(connection, statement, parameters)
+            return self._opened_at_once(found, known.seq, lease)
+
+        return body
+
+    def _opened_at_once(
+        self, rows: Sequence[direct.Mapped], seq: int, lease: LeaseClaim
+    ) -> ClosedOpening | PauseRecord | None:
+        """What ``close_opening``'s one statement did, as ``_open`` would say it; the pause
+        closed but its tree left to open the long way (its record) where the statement cannot
+        say that: a tree unknown or ended (the long way takes its lease and gives it back),
+        or an execution that changed as the statement ran (a pause waits to be continued, but
+        the tree was not moved on)."""
+        outcome = rows[0]._mapping
+        if not outcome["closed_it"]:
+            return None if outcome["waited"] else ClosedOpening(record=None, tree=None)
+        waiting = tuple(self._pause(row) for row in rows if row._mapping["id"] is not None)
+        record = next(p for p in waiting if p.seq == seq)  # the closed row is in its tree
+        if not outcome["live"]:
+            return record
+        if not outcome["taken"]:
+            return ClosedOpening(record=record, tree=None)
+        holder = outcome["holder"]
+        if holder is not None and holder != lease.owner:
+            lease.took_over()
+        if outcome["goes_on"] and not outcome["moved"]:
+            return record  # the lease is ours: the long way takes it again, reads the tree
+        execution = self._execution(
+            direct.DirectRow({c.name: outcome[f"e_{c.name}"] for c in executions.columns})
+        )
+        if outcome["moved"] and execution.status is ExecutionStatus.PAUSED:
+            # as ``_open`` gives it: the row its update returned, with the status it had
+            execution = dataclasses.replace(execution, updated_at=lease.now.astimezone(UTC))
+        return ClosedOpening(
+            record=record, tree=OpenTree(execution=execution, pauses=waiting, released=False)
+        )
 
     def _open(self, connection: Connection, lease: LeaseClaim, moving: bool) -> OpenTree | None:
         """``open_tree``'s transaction, shared with ``close_opening``."""
@@ -1096,6 +1192,20 @@ def _to_continue(waiting: Sequence[PauseRecord]) -> bool:
     """Whether some pause waits to be continued by a pass (the drain's rule: it goes on while
     one does)."""
     return bool(interrupts_to_resume(waiting))
+
+
+def _answers_as_read(
+    known: PauseRecord | None, pause_id: str, tenant_id: str, lease: LeaseClaim
+) -> TypeGuard[PauseRecord]:
+    """Whether ``known`` is the waiting pause an answer closes, in the tree ``lease`` opens:
+    then ``close_opening`` may compute its audit entry from it."""
+    return (
+        known is not None
+        and known.status is PauseStatus.PENDING
+        and known.pause_id == pause_id
+        and known.tenant_id == tenant_id
+        and known.root_execution_id == lease.root
+    )
 
 
 def _running(execution_id: str, at: datetime) -> dict[str, Any]:

@@ -132,3 +132,37 @@ async def test_resting_a_paused_pass_is_one_round_trip(
     row = await store.get("root-1")
     assert row is not None and row.status is ExecutionStatus.PAUSED
     assert await store.start_tree(new_root("root-1"), claim("root-1", owner="b"))  # released
+
+
+async def test_an_answer_opening_its_tree_is_one_round_trip(
+    proxied: tuple[SqlStore, RoundTrips],
+) -> None:
+    """A click's write (``close_opening`` given the pause as read before the answer): the
+    pause closed, its audit entry, the lease taken, the tree read and moved on — one statement,
+    where the transaction costs seven round trips."""
+    store, trips = proxied
+    answer = Replied(answer=PauseAnswer(decision={"approved": True}, responder="m"))
+    costs, opened = {}, {}
+    for root in ("warm", "root-1"):
+        assert await store.start_tree(new_root(root), claim(root))
+        await store.get_or_create(new_pause(f"{root}#0", root=root))
+        await store.rest(root, {f"{root}#0": f"{root}-i"}, NOW, release=claim(root))
+        [known] = await store.list_by_root(root, [PauseStatus.PENDING])
+
+        async def answering(root: str = root, known: PauseRecord = known) -> None:
+            lease = claim(root, owner="b")
+            opened[root] = await store.close_opening(
+                known.pause_id, answer, at=NOW, tenant_id="acme", lease=lease, known=known
+            )
+
+        costs[root] = await round_trips(trips, answering())
+    assert costs["root-1"] == 1
+    closed = opened["root-1"]
+    assert closed.record is not None and closed.record.status is PauseStatus.RESOLVED
+    assert closed.tree is not None and [p.pause_id for p in closed.tree.pauses] == [
+        closed.record.pause_id
+    ]
+    row = await store.get("root-1")
+    assert row is not None and row.status is ExecutionStatus.RUNNING
+    assert len(await store.find_pause_answers("acme", "root-1")) == 1
+    assert not await store.start_tree(new_root("root-1"), claim("root-1", owner="c"))  # b's
