@@ -48,16 +48,16 @@ class Calls:
         self.inner = inner
         self.made: list[str] = []
 
-    async def write(self, body: Callable[[Connection], R]) -> R:
+    async def write(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         self.made.append("write")
-        return await self.inner.write(body)
+        return await self.inner.write(body, short=short)
 
-    async def apply(self, body: Callable[[Connection], R]) -> R:
+    async def apply(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         self.made.append("apply")
-        return await self.inner.apply(body)
+        return await self.inner.apply(body, short=short)
 
-    async def read(self, body: Callable[[Connection], R]) -> R:
-        return await self.inner.read(body)
+    async def read(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
+        return await self.inner.read(body, short=short)
 
     async def close(self) -> None:
         await self.inner.close()

@@ -96,10 +96,8 @@ async def test_every_sqlite_connection_bounds_its_write_ahead_log(tmp_path: Path
             )
         )
         saver: Any = app.checkpointer
-        async with saver.conn.execute("PRAGMA wal_autocheckpoint") as cursor:
-            saver_pages = (await cursor.fetchone())[0]
-        async with saver.conn.execute("PRAGMA journal_size_limit") as cursor:
-            saver_limit = (await cursor.fetchone())[0]
+        [saver_pages] = await saver.fetch_one("PRAGMA wal_autocheckpoint")
+        [saver_limit] = await saver.fetch_one("PRAGMA journal_size_limit")
     assert store == (SQLITE_WAL_PAGES, SQLITE_WAL_LIMIT_BYTES)
     assert (saver_pages, saver_limit) == (SQLITE_WAL_PAGES, SQLITE_WAL_LIMIT_BYTES)
 
