@@ -16,8 +16,9 @@ instructions only; the server's CPU is ``cycle_cost --part timing --database pos
 
 Where the count goes, by thread: add ``--separate-threads=yes`` (one output file per thread,
 ``callgrind_annotate <file>-NN | grep TOTALS``): thread 01 is the event loop (LangGraph's
-passes, our steps, the hand-offs), the one mostly in ``libsqlite3`` is the checkpointer's
-aiosqlite thread, the others are the store's worker threads (SQLAlchemy and pysqlite).
+passes, our steps, the store's short calls), the one mostly in ``libsqlite3`` and the
+serialisation is the checkpointer's (``ThreadedSqliteSaver``'s thread on our side, aiosqlite's
+on bare's), the others are the store's worker threads (calls not short: none in the cycle).
 
 ``--store memory`` (ours only): Countersign's own tables kept in memory
 (``bot.store.memory.MemoryStore``) instead of in the database, the checkpointer unchanged: what
