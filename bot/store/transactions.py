@@ -266,6 +266,9 @@ class ThreadedSqliteTransactions:
         self._closed = False
         self._loops_own: Connection | None = None
         """The connection short calls run on, on the loop's thread (opened on first use)."""
+        self._loops_thread: int | None = None
+        """The thread whose calls it serves: the first that made one (an event loop runs on
+        one thread; a call from another thread, another loop's, goes to a worker)."""
 
     @classmethod
     def open(
@@ -313,9 +316,15 @@ class ThreadedSqliteTransactions:
         run: Callable[[Connection, Callable[[Connection], R]], R],
     ) -> R | object:
         """``body`` on the loop's own connection, or ``_BUSY`` when SQLite could not serve it
-        without waiting (nothing done: hand it to a worker)."""
+        without waiting, or the call comes from another thread than the loop's (nothing done:
+        hand it to a worker)."""
         if self._closed:
             raise RuntimeError("the store's SQLite transactions are closed")
+        thread = threading.get_ident()
+        if self._loops_thread != thread:
+            if self._loops_thread is not None:
+                return _BUSY  # one connection, one thread: no two transactions interleaved
+            self._loops_thread = thread
         connection = self._loops_own
         if connection is None or connection.invalidated:
             connection = self._loops_own = self._engine.connect()

@@ -178,3 +178,28 @@ async def test_short_calls_after_close_are_refused(tmp_path: Path) -> None:
         await tx.close()
         with pytest.raises(RuntimeError, match="closed"):
             await tx.read(_roots, short=True)
+
+
+async def test_short_calls_from_another_threads_loop_go_to_a_worker(database: Database) -> None:
+    """The loop's connection serves the thread that first used it: another event loop, in
+    another thread, has its short calls handed to a worker (no two transactions interleave
+    on one connection)."""
+    tx = database.transactions
+    here = threading.current_thread()
+    assert await tx.read(lambda _: threading.current_thread(), short=True) is here
+
+    def elsewhere() -> tuple[threading.Thread, threading.Thread]:
+        async def both() -> tuple[threading.Thread, threading.Thread]:
+            read = await tx.read(lambda _: threading.current_thread(), short=True)
+            wrote = await tx.write(
+                lambda c: (c.execute(insert(leases), _lease("x")), threading.current_thread())[1],
+                short=True,
+            )
+            return read, wrote
+
+        return asyncio.run(both())
+
+    other = await asyncio.get_running_loop().run_in_executor(None, elsewhere)
+    assert here not in other and all(t.name.startswith("cs-sqlite-") for t in other)
+    assert await tx.read(lambda _: threading.current_thread(), short=True) is here
+    assert await tx.read(_roots, short=True) == ["x"]
