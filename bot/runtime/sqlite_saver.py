@@ -37,6 +37,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, SQLITE_WAL_PRAGMAS
+from bot.store.transactions import settle
 
 R = TypeVar("R")
 
@@ -173,18 +174,9 @@ class _OneThread:
             except BaseException as failure:  # handed to the caller, whatever it is
                 result, error = None, failure
             try:  # noqa: SIM105 - no context manager object per call
-                loop.call_soon_threadsafe(_settle, done, result, error)
+                loop.call_soon_threadsafe(settle, done, result, error)
             except RuntimeError:  # the caller's loop closed meanwhile
                 pass
 
 
 _Job = tuple[Callable[[], Any], asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
-
-
-def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if done.done():  # the caller was cancelled: the work finished all the same
-        return
-    if error is not None:
-        done.set_exception(error)
-    else:
-        done.set_result(result)

@@ -452,12 +452,14 @@ class _Job(Generic[R]):
     def settle(self, result: R | None, error: BaseException | None) -> None:
         """From the worker: the outcome to the caller's loop (gone if the loop closed)."""
         try:  # noqa: SIM105 - no context manager object per call
-            self.loop.call_soon_threadsafe(_settle, self.done, result, error)
+            self.loop.call_soon_threadsafe(settle, self.done, result, error)
         except RuntimeError:  # the loop closed meanwhile
             pass
 
 
-def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+def settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    """On the caller's loop: a call's outcome, from the thread that ran it, to the caller's
+    future (dropped when the caller was cancelled meanwhile)."""
     if done.done():  # the caller was cancelled: the work finished all the same
         return
     if error is not None:
