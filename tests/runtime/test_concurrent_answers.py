@@ -71,10 +71,15 @@ async def test_a_waiting_resume_takes_over_an_expired_lease(make_office: MakeOff
     resuming = asyncio.ensure_future(
         office.app.resume(pause_id, decision={"approved": True}, tenant_id="acme", answered_by="m")
     )
-    await asyncio.sleep(0.1)
-    assert not resuming.done()  # it waits for the holder
-    record = await inspect_app(office.app).store.find("acme", pause_id)
+    store = inspect_app(office.app).store
+    for _ in range(500):  # phase 1 (the answer recorded) ends soon, however loaded the machine
+        record = await store.find("acme", pause_id)
+        if record is not None and record.status is not PauseStatus.PENDING:
+            break
+        await asyncio.sleep(0.01)
     assert record is not None and record.status is PauseStatus.RESOLVED  # phase 1 is done
+    await asyncio.sleep(0.05)
+    assert not resuming.done()  # it waits for the holder
     await office.clock.advance(timedelta(seconds=61))
     result = await asyncio.wait_for(resuming, timeout=5)
     assert result.status is ExecutionStatus.COMPLETED
