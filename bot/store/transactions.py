@@ -343,8 +343,8 @@ class ThreadedSqliteTransactions:
                 or _driver(connection).in_transaction
             ):  # a fresh one next time: never a broken one (a refused insert leaves it whole)
                 self._give_up_loops_own()
-            if isinstance(error, (sqlite3.OperationalError, OperationalError)) and _busy(error):
-                return _BUSY  # its transaction was rolled back, or never began
+            if isinstance(error, _LockHeld) or (run is _on_connection and _busy(error)):
+                return _BUSY  # a write that never began, a read (no effect) rolled back
             raise
 
     def _give_up_loops_own(self) -> None:
@@ -576,10 +576,20 @@ def _in_transaction(connection: Connection, body: Callable[[Connection], R]) -> 
 
 def _locked_at_once(connection: Connection, body: Callable[[Connection], R]) -> R:
     """``body`` in one transaction that holds SQLite's write lock from its start (``BEGIN
-    IMMEDIATE``): on a connection that waits for no lock, a lock held elsewhere fails the BEGIN,
-    before ``body`` ran, never a statement halfway through it."""
-    _driver(connection).execute("BEGIN IMMEDIATE")
+    IMMEDIATE``): on a connection that waits for no lock, a lock held elsewhere fails the BEGIN
+    (``_LockHeld``), before ``body`` ran. A failure after it, whatever it is, is the call's:
+    a body that ran in part is never run again elsewhere."""
+    try:
+        _driver(connection).execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as error:
+        if _busy(error):
+            raise _LockHeld from error
+        raise
     return _in_transaction(connection, body)
+
+
+class _LockHeld(Exception):
+    """``BEGIN IMMEDIATE`` found SQLite's write lock held by another connection."""
 
 
 def _driver(connection: Connection) -> Any:
@@ -592,6 +602,8 @@ _BUSY = object()
 
 def _busy(error: BaseException) -> bool:
     """SQLite's "database is locked" (or its table-level kind), raw or wrapped by SQLAlchemy."""
+    if not isinstance(error, (sqlite3.OperationalError, OperationalError)):
+        return False
     cause = error.orig if isinstance(error, OperationalError) else error
     code = getattr(cause, "sqlite_errorcode", None)
     return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
