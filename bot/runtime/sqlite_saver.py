@@ -57,10 +57,14 @@ class ThreadedSqliteSaver(SqliteSaver):
         thread = _OneThread(f"cs-checkpoints-{path.name}")
         try:
             conn = await thread.call(lambda: _connect(path))
-            saver = cls(conn, thread, serde=serde)
-            await thread.call(saver.setup)
         except BaseException:
             await thread.stop()
+            raise
+        saver = cls(conn, thread, serde=serde)
+        try:
+            await thread.call(saver.setup)
+        except BaseException:
+            await saver.close()  # the connection too, not left to the garbage collector
             raise
         return saver
 

@@ -5,6 +5,7 @@ replaces: every capability that one passes, ours passes."""
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypedDict
@@ -94,3 +95,21 @@ async def test_a_closed_saver_refuses_calls(tmp_path: Path) -> None:
     await saver.close()  # again: nothing more
     with pytest.raises(RuntimeError, match="closed"):
         await saver.aget_tuple({"configurable": {"thread_id": "t"}})
+
+
+async def test_a_saver_whose_setup_fails_leaves_no_thread_or_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[Any] = []
+
+    def refusing(self: ThreadedSqliteSaver) -> None:
+        opened.append(self.conn)
+        raise RuntimeError("setup refused")
+
+    monkeypatch.setattr(ThreadedSqliteSaver, "setup", refusing)
+    with pytest.raises(RuntimeError, match="setup refused"):
+        await ThreadedSqliteSaver.open(tmp_path / "c.db", serde=None)
+    [conn] = opened
+    with pytest.raises(Exception, match="closed"):
+        conn.execute("SELECT 1")
+    assert not [t for t in threading.enumerate() if t.name == "cs-checkpoints-c.db"]

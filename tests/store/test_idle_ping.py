@@ -22,17 +22,22 @@ async def _backend_pid(engine: AsyncEngine) -> int:
         return int((await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one())
 
 
+async def _kill_backend(url: str, pid: int) -> None:
+    """End the server process of connection ``pid`` (as a server restart would)."""
+    admin = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        assert await admin.fetchval("SELECT pg_terminate_backend($1)", pid)
+    finally:
+        await admin.close()
+
+
 async def test_a_connection_killed_while_idle_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(database_module, "IDLE_PING_SECONDS", 0.05)
     async with postgres_database() as url:
         engine = create_engine(DatabaseUrl.parse(url))
         try:
             pid = await _backend_pid(engine)
-            admin = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
-            try:
-                assert await admin.fetchval("SELECT pg_terminate_backend($1)", pid)
-            finally:
-                await admin.close()
+            await _kill_backend(url, pid)
             await asyncio.sleep(0.1)  # idle for longer than the threshold
             assert await _backend_pid(engine) != pid  # pinged, dropped, a new connection
         finally:
@@ -74,11 +79,7 @@ async def test_the_store_s_kept_connection_killed_while_idle_is_replaced(
     monkeypatch.setattr(database_module, "IDLE_PING_SECONDS", 0.05)
     async with postgres_database() as url, Database.open(url) as database:
         pid = await database.transactions.read(_pid)
-        admin = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
-        try:
-            assert await admin.fetchval("SELECT pg_terminate_backend($1)", pid)
-        finally:
-            await admin.close()
+        await _kill_backend(url, pid)
         await asyncio.sleep(0.1)  # kept for longer than the threshold
         assert await database.transactions.read(_pid) != pid
 
