@@ -7,7 +7,9 @@ the tree rests, takes the pauses resolved meanwhile (the drain).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from bot.core.failures import ExecutionFailure
 from bot.core.field_errors import failure_text
 from bot.core.tracing import span
 from bot.runtime.frame import RunFrame
+from bot.runtime.saved_results import save_result
 from bot.runtime.services import Runtime, log
 from bot.runtime.tree_guard import Held, TreeGuard
 from bot.runtime.withdrawals import withdraw
@@ -370,6 +373,16 @@ class Engine:
         return outcome
 
     async def _pass(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
+        """One pass and its last write, which carries the results its tools returned; any
+        other way out saves them by themselves first (``_save_held``)."""
+        try:
+            return await self._pass_written(frame, graph_input, held)
+        except BaseException:
+            if frame.held_results:
+                await asyncio.shield(self._save_held(frame))
+            raise
+
+    async def _pass_written(self, frame: RunFrame, graph_input: Any, held: Held[Any]) -> _Outcome:
         runtime = self._runtime
         try:
             ran = await self._kind(frame.workflow).run(frame, graph_input)
@@ -391,13 +404,40 @@ class Engine:
             await self._end(frame, held, ExecutionStatus.FAILED, error=failure)
             return _Outcome(error=failure, ended=True)
         if isinstance(ran, Rested):
+            results = dict(frame.held_results)
             resting = await runtime.store.rest(
-                frame.root_execution_id, ran.by_key, runtime.clock.now(), release=held.claim
+                frame.root_execution_id,
+                ran.by_key,
+                runtime.clock.now(),
+                release=held.claim,
+                results=results,
             )
+            _saved(frame, results)
             held.released = resting.released
             return _Outcome(error=None, ended=False, pauses=resting.pauses)
         await self._end(frame, held, ExecutionStatus.COMPLETED, output=ran.output)
         return _Outcome(error=None, ended=True, output=ran.output)
+
+    async def _save_held(self, frame: RunFrame) -> None:
+        """Save the results a pass held that no last write carried (it failed, was cut off, or
+        the write itself met the database away): each tried again through a restart, as
+        ``save_result`` does, so a tool that ran is never told "may have run" for want of it."""
+        store, clock = self._runtime.store, self._runtime.clock
+        for pause_id, result in list(frame.held_results.items()):
+            try:
+                await save_result(
+                    clock,
+                    functools.partial(store.save_tool_result, pause_id, result),
+                    tool=f"the tool asked by {pause_id}",
+                )
+            except Exception as error:  # the pass's own failure is what its caller hears
+                log.warning(
+                    "tool.result-lost: the result of the tool asked by %s could not be saved (%s)",
+                    pause_id,
+                    failure_text(error),
+                )
+                return
+            _saved(frame, {pause_id: result})
 
     async def _end(
         self,
@@ -413,6 +453,7 @@ class Engine:
         and the lease given up, in one transaction; then the channels are told (who stopped
         it, ``cancelled_by``, with them)."""
         runtime = self._runtime
+        results = dict(frame.held_results)
         closed = await runtime.store.end_tree(
             frame.root_execution_id,
             status,
@@ -421,7 +462,9 @@ class Engine:
             error=None if error is None else ExecutionFailure.of(error),
             release=held.claim,
             told=not self.ends_are_told(),
+            results=results,
         )
+        _saved(frame, results)
         held.released = True
         for record in closed:
             if record.is_sent:
@@ -441,6 +484,13 @@ class Engine:
                 root.tenant_id,
             )
             return True
+
+
+def _saved(frame: RunFrame, results: Mapping[str, str]) -> None:
+    """Forget the held results a write saved (a result held since is kept)."""
+    for pause_id, result in results.items():
+        if frame.held_results.get(pause_id) == result:
+            del frame.held_results[pause_id]
 
 
 def _interrupted(frame: RunFrame, error: Exception) -> RunInterruptedError:

@@ -41,6 +41,11 @@ class RunFrame:
     """The answers the steps of this call's passes took (RESOLVED → TAKEN), as recorded: one
     list shared by every frame derived from the call's (branches, children, later passes), so
     the call that took an answer tells its channel, however the step came to take it."""
+    held_results: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """What the approved tools that ran in this call's passes returned, by pause id, not yet
+    saved: shared like ``took``. Each rides on its pass's last write (``rest`` or ``end_tree``),
+    or is saved by itself when the pass ends otherwise (``Engine``); meanwhile LangGraph's own
+    write of the tool's task keeps the tool from running again."""
 
     def answering(self, records: Iterable[PauseRecord]) -> RunFrame:
         """This frame for a pass that continues ``records``."""

@@ -1,13 +1,16 @@
 """Saving a tool's result through a short database outage: tried again, the result held meanwhile.
 
 A tool that ran has done its work; its result is saved so that no pass runs it again
-(``bot.runtime.run_once``). A save that met the database restarting (a lost connection, a pool's
-dead connection, a serialization failure: ``bot.store.interruptions``) used to end the pass, and
-the recovery sweep then found the run started and nothing saved: the model was told the tool
-"may or may not have run" although its result was in memory all along. Here the save is tried
-again with a backoff for up to ``SAVE_BOUND`` on the App's clock, so a database back within
-seconds loses nothing; still away after it, the last error is raised and the existing recovery
-path applies (the pass is given back to the recovery sweep, which never runs the tool twice).
+(``bot.runtime.run_once``). A native tool's result rides on its pass's last write (``rest`` or
+``end_tree``: ``RunFrame.held_results``), LangGraph's own write of the tool's task keeping it
+from running again until then; an attached graph's is saved as its tool returns. A save that met
+the database restarting (a lost connection, a pool's dead connection, a serialization failure:
+``bot.store.interruptions``) used to end the pass, and the recovery sweep then found the run
+started and nothing saved: the model was told the tool "may or may not have run" although its
+result was in memory all along. Here the save is tried again with a backoff for up to
+``SAVE_BOUND`` on the App's clock, so a database back within seconds loses nothing; still away
+after it, the last error is raised and the existing recovery path applies (the pass is given
+back to the recovery sweep, which never runs the tool twice).
 
 The pass keeps its tree meanwhile: this instance's own sweep waits for it (the tree's lock).
 Another instance may take the tree over only once the lease lapsed (``tree_guard.LEASE_TTL``,

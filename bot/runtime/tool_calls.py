@@ -28,7 +28,6 @@ from bot.runtime.frame import RunFrame
 from bot.runtime.pii import policies_of
 from bot.runtime.question_context import masked_context
 from bot.runtime.run_once import GiveBack, MayHaveRun, RunNow, earlier_run, may_have_run
-from bot.runtime.saved_results import save_result
 from bot.runtime.seam import Closed, PausePlace, Taken, ask_channel
 from bot.runtime.services import Runtime
 
@@ -175,10 +174,9 @@ async def _take(
     if decision.override_arguments is not None:
         value = binding.spec.input.model_validate(decision.override_arguments)
     message = await _run_reporting_errors(runtime, binding, frame, step, value, call, agent)
-    pause_id, content = taken.record.pause_id, str(message.content)
-    await save_result(  # held through a database restart: never "may or may not have run"
-        runtime.clock, lambda: runtime.store.save_tool_result(pause_id, content), tool=name
-    )
+    # Saved with the pass's last write (``Engine``): this call is its own task (``Send``), and
+    # LangGraph saves the task's message as it returns, so no pass runs the tool again meanwhile.
+    frame.held_results[taken.record.pause_id] = str(message.content)
     return message
 
 

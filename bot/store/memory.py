@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,6 +30,7 @@ from bot.store.closings import Cancelled, Closing, GrantUnavailable, Replied, cl
 from bot.store.leases import LeaseClaim
 from bot.store.memory_grants import MemoryGrants
 from bot.store.records import (
+    NO_RESULTS,
     AuditRow,
     ClosedOpening,
     ExecutionRow,
@@ -345,9 +346,13 @@ class MemoryStore(PauseStore):
         return True
 
     async def save_tool_result(self, pause_id: str, result: str) -> None:
-        record = self._pauses.get(pause_id)
-        if record is not None:
-            self._put(dataclasses.replace(record, tool_result=result))
+        self._save_results({pause_id: result})
+
+    def _save_results(self, results: Mapping[str, str]) -> None:
+        for pause_id, result in results.items():
+            record = self._pauses.get(pause_id)
+            if record is not None:
+                self._put(dataclasses.replace(record, tool_result=result))
 
     async def list_by_root(
         self, root_execution_id: str, statuses: Sequence[PauseStatus]
@@ -487,7 +492,9 @@ class MemoryStore(PauseStore):
         at: datetime,
         *,
         release: LeaseClaim | None = None,
+        results: Mapping[str, str] = NO_RESULTS,
     ) -> TreePauses:
+        self._save_results(results)
         for key, interrupt_id in by_key.items():
             known = self._by_key.get(key)
             if known is not None:
@@ -510,7 +517,9 @@ class MemoryStore(PauseStore):
         error: ExecutionFailure | None = None,
         release: LeaseClaim | None = None,
         told: bool = False,
+        results: Mapping[str, str] = NO_RESULTS,
     ) -> list[PauseRecord]:
+        self._save_results(results)
         terms = closed_as(Cancelled())
         in_tree = self._asked(
             r for r in self._pauses.values() if r.root_execution_id == root_execution_id

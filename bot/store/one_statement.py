@@ -26,7 +26,17 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import ARRAY, Boolean, Integer, String, TextClause, bindparam, column, text
+from sqlalchemy import (
+    ARRAY,
+    Boolean,
+    Integer,
+    String,
+    Text,
+    TextClause,
+    bindparam,
+    column,
+    text,
+)
 from sqlalchemy.sql.selectable import TextualSelect
 
 from bot.core.enums import ExecutionStatus, PauseStatus
@@ -96,16 +106,27 @@ def start_tree(names: tuple[str, ...]) -> TextualSelect:
 
 _IN_TREE = f"root_execution_id = :b_root AND status IN ('{RESOLVED}', '{PENDING}')"
 
+_RESULTS_PARTS = (
+    "results AS (SELECT * FROM unnest(:result_ids, :result_values) AS r(pause_id, tool_result))",
+    f"saved AS (UPDATE {pauses.name} SET tool_result = results.tool_result FROM results"
+    f" WHERE {pauses.name}.pause_id = results.pause_id)",
+)
+"""The tool results a pass's last write carries (``result_ids[i]`` gets ``result_values[i]``,
+sealed): each pause they name has run its tool (TAKEN), so no other part of the statement
+updates its row."""
+_RESULTS_BINDS = (("result_ids", ARRAY(String)), ("result_values", ARRAY(Text)))
+
 
 @functools.cache
-def rest(*, release: bool) -> TextualSelect:
+def rest(*, release: bool, results: bool = False) -> TextualSelect:
     """A pass paused (``SqlStore.rest``): its pauses' interrupt ids set (``keys[i]`` gets
     ``interrupt_ids[i]``), the tree's RESOLVED and PENDING pauses read as that left them, the
     root RUNNING if one of its interrupts waits to be continued (``records.
     interrupts_to_resume``: an interrupt with an answered pause and none still PENDING), else
     PAUSED, and with ``release`` its lease given up when none does. Returns the pauses in the
     order asked, each row with ``goes_on``: whether one waits to be continued (none if the
-    tree has no such pause: then none does)."""
+    tree has no such pause: then none does). With ``results``, the tools' results saved too
+    (``_RESULTS_PARTS``)."""
     parts = [
         "keyed AS (SELECT * FROM unnest(:keys, :interrupt_ids)"
         " AS k(idempotency_key, interrupt_id))",
@@ -134,6 +155,9 @@ def rest(*, release: bool) -> TextualSelect:
             " AND owner = :l_owner AND NOT EXISTS (SELECT 1 FROM resumable))"
         )
         binds += _LEASE_BINDS[:2]
+    if results:
+        parts += _RESULTS_PARTS
+        binds += _RESULTS_BINDS
     sql = (
         f"WITH {', '.join(parts)} SELECT tree.*, EXISTS (SELECT 1 FROM resumable) AS goes_on"
         " FROM tree ORDER BY asked_at, ask_position, id"
@@ -269,13 +293,16 @@ _WAITS = (
 
 
 @functools.cache
-def end_tree_if_nothing_waits(names: tuple[str, ...], *, release: bool) -> TextualSelect:
+def end_tree_if_nothing_waits(
+    names: tuple[str, ...], *, release: bool, results: bool = False
+) -> TextualSelect:
     """A tree's end when none of its pauses is PENDING (none to close with an audit entry):
     its answers no pass took closed (CANCELLED, their resolution kept: ``CLOSE_TREE_PAUSES``
     on a RESOLVED pause), the root's columns ``names`` set, with ``release`` its lease given
     up — else nothing written. One row: ``waits``, whether a pause was PENDING (then the
-    caller ends the tree the long way, closing each with its audit entry). Built once per
-    set of columns."""
+    caller ends the tree the long way, closing each with its audit entry). With ``results``,
+    the tools' results saved whichever it is (``_RESULTS_PARTS``). Built once per set of
+    columns."""
     nothing_waits = f"NOT {_WAITS}"
     sets = ", ".join(f"{name} = :{name}" for name in names)
     parts = [
@@ -292,5 +319,8 @@ def end_tree_if_nothing_waits(names: tuple[str, ...], *, release: bool) -> Textu
             f" WHERE root_execution_id = :l_root AND owner = :l_owner AND {nothing_waits})"
         )
         binds += _LEASE_BINDS[:2]
+    if results:
+        parts += _RESULTS_PARTS
+        binds += _RESULTS_BINDS
     sql = f"WITH {', '.join(parts)} SELECT {_WAITS} AS waits"
     return _typed(text(sql), binds).columns(column("waits", Boolean))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Final
 
 from bot.core.approvals import ApprovalEntry, Approvals
@@ -232,6 +233,10 @@ class AuditRow:
     """The approvals it was given before it closed (masked), with their rounds."""
     handovers: tuple[Handover, ...] = ()
     """Who it was handed on to before it closed."""
+
+
+NO_RESULTS: Final[Mapping[str, str]] = MappingProxyType({})
+"""No tool results to save with a pass's last write (``rest``, ``end_tree``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

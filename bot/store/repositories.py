@@ -7,7 +7,7 @@ boolean it returns says whether this caller made the change.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -28,6 +28,7 @@ from bot.core.routes import PauseRoute
 from bot.store.closings import Closing, Replied
 from bot.store.leases import LeaseClaim
 from bot.store.records import (
+    NO_RESULTS,
     AuditRow,
     ClosedOpening,
     ExecutionRow,
@@ -59,11 +60,13 @@ class PausedExecutionRepository(Protocol):
         at: datetime,
         *,
         release: LeaseClaim | None = None,
+        results: Mapping[str, str] = NO_RESULTS,
     ) -> TreePauses:
         """A pass paused: its pauses' interrupt ids and the tree's status (PAUSED, or RUNNING
         when a pause waits to be continued), atomically; returns its RESOLVED and PENDING
         pauses, and gives the lease up in the same transaction when ``release`` is given and
-        none of them waits to be continued."""
+        none of them waits to be continued. ``results``: what the pass's approved tools
+        returned, by pause id, saved in the same write (as ``save_tool_result``)."""
         ...
 
     async def mark_sent(self, pause_id: str) -> PauseStatus | None:
@@ -245,10 +248,11 @@ class ExecutionRecordRepository(Protocol):
         error: ExecutionFailure | None = None,
         release: LeaseClaim | None = None,
         told: bool = False,
+        results: Mapping[str, str] = NO_RESULTS,
     ) -> list[PauseRecord]:
         """Close the tree's PENDING pauses (CANCELLED), record its end, give the lease up;
         ``told``: nobody is to be told of the end (no channel listens), so it is not left in
-        the outbox (``untold_roots``)."""
+        the outbox (``untold_roots``). ``results`` as ``rest``'s, in the same write."""
         ...
 
     async def get(self, execution_id: str) -> ExecutionRow | None: ...

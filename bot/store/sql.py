@@ -32,6 +32,7 @@ from bot.store.database import Database
 from bot.store.grants import use_grant
 from bot.store.leases import LeaseClaim, lease_values
 from bot.store.records import (
+    NO_RESULTS,
     AuditRow,
     ClosedOpening,
     ExecutionRow,
@@ -396,14 +397,11 @@ class SqlStore:
         return await self._tx.write(body, short=True)
 
     async def save_tool_result(self, pause_id: str, result: str) -> None:
-        sealed = self._codec.encode(result)
+        sealed = self._sealed_results({pause_id: result})
+        await self._tx.apply(lambda connection: _save_results(connection, sealed), short=True)
 
-        def body(connection: Connection) -> None:
-            direct.execute(
-                connection, UPDATE_PAUSE, {"b_pause_id": pause_id, "tool_result": sealed}
-            )
-
-        await self._tx.apply(body, short=True)
+    def _sealed_results(self, results: Mapping[str, str]) -> dict[str, str]:
+        return {pause_id: self._codec.encode(r) for pause_id, r in results.items()}
 
     async def list_by_root(
         self, root_execution_id: str, statuses: Sequence[PauseStatus]
@@ -823,20 +821,23 @@ class SqlStore:
         at: datetime,
         *,
         release: LeaseClaim | None = None,
+        results: Mapping[str, str] = NO_RESULTS,
     ) -> TreePauses:
         """A pass paused: its pauses' interrupt ids, and the tree PAUSED — or RUNNING when a
         pause waits to be continued (RESOLVED, with an interrupt id), as the drain then runs
         another pass. Returns the tree's RESOLVED and PENDING pauses. With ``release``, the lease
-        is given up in the same transaction when none waits: the drain is over.
+        is given up in the same transaction when none waits: the drain is over. ``results``:
+        the pass's tool results, saved in the same write.
         """
-
+        sealed = self._sealed_results(results)
         if self._one_statement:
-            statement = one_statement.rest(release=release is not None)
+            statement = one_statement.rest(release=release is not None, results=bool(sealed))
             parameters: dict[str, Any] = {
                 "keys": list(by_key),
                 "interrupt_ids": list(by_key.values()),
                 "b_root": root_execution_id,
                 "updated_at": at,
+                **_result_arrays(sealed),
             }
             if release is not None:
                 parameters.update(lease_values(release))
@@ -850,6 +851,7 @@ class SqlStore:
             return await self._tx.apply(one, short=True)
 
         def body(connection: Connection) -> TreePauses:
+            _save_results(connection, sealed)
             if by_key:
                 direct.execute(
                     connection,
@@ -881,20 +883,26 @@ class SqlStore:
         error: ExecutionFailure | None = None,
         release: LeaseClaim | None = None,
         told: bool = False,
+        results: Mapping[str, str] = NO_RESULTS,
     ) -> list[PauseRecord]:
         """The tree ended: every PENDING pause closed CANCELLED with its audit entry, the root's
-        status, and with ``release`` the lease given up, in one transaction. Returns the closed
-        pauses, each ``is_sent`` as of its closing (tell the channel of those sent)."""
+        status, the pass's tool ``results``, and with ``release`` the lease given up, in one
+        transaction. Returns the closed pauses, each ``is_sent`` as of its closing (tell the
+        channel of those sent)."""
         values = self._status_values(status, at, output=output, error=error)
         if told:
             values["told_at"] = at
-        if self._one_statement and await self._tx.apply(
-            _one_statement_end(root_execution_id, values, release), short=True
-        ):
-            return []  # nothing waited: nothing to close with an audit entry
+        sealed = self._sealed_results(results)
+        if self._one_statement:
+            if await self._tx.apply(
+                _one_statement_end(root_execution_id, values, release, sealed), short=True
+            ):
+                return []  # nothing waited: nothing to close with an audit entry
+            sealed = {}  # saved by the statement whichever way it went
         terms = closed_as(Cancelled())
 
         def body(connection: Connection) -> list[PauseRecord]:
+            _save_results(connection, sealed)
             rows = direct.rows(
                 connection,
                 CLOSE_TREE_PAUSES,
@@ -1268,12 +1276,21 @@ def _one_statement_start(lease: LeaseClaim, values: dict[str, Any]) -> Callable[
 
 
 def _one_statement_end(
-    root_execution_id: str, values: dict[str, Any], release: LeaseClaim | None
+    root_execution_id: str,
+    values: dict[str, Any],
+    release: LeaseClaim | None,
+    sealed: Mapping[str, str],
 ) -> Callable[[Connection], bool]:
     """``end_tree``'s body as one statement (PostgreSQL) when no pause of the tree is PENDING;
-    True if it ended the tree, False (nothing written) if one was."""
-    statement = one_statement.end_tree_if_nothing_waits(tuple(values), release=release is not None)
-    parameters: dict[str, Any] = {"b_root": root_execution_id, **values}
+    True if it ended the tree, False (nothing written but the ``sealed`` results) if one was."""
+    statement = one_statement.end_tree_if_nothing_waits(
+        tuple(values), release=release is not None, results=bool(sealed)
+    )
+    parameters: dict[str, Any] = {
+        "b_root": root_execution_id,
+        **values,
+        **_result_arrays(sealed),
+    }
     if release is not None:
         parameters.update(lease_values(release))
 
@@ -1281,6 +1298,23 @@ def _one_statement_end(
         return not direct.rows(connection, statement, parameters)[0]._mapping["waits"]
 
     return body
+
+
+def _result_arrays(sealed: Mapping[str, str]) -> dict[str, list[str]]:
+    """``one_statement``'s parameters for the results a last write carries (none: none)."""
+    if not sealed:
+        return {}
+    return {"result_ids": list(sealed), "result_values": list(sealed.values())}
+
+
+def _save_results(connection: Connection, sealed: Mapping[str, str]) -> None:
+    """Each pause's tool result (sealed) written, as ``save_tool_result`` does."""
+    if sealed:
+        direct.execute(
+            connection,
+            UPDATE_PAUSE,
+            [{"b_pause_id": pause_id, "tool_result": r} for pause_id, r in sealed.items()],
+        )
 
 
 def _live_attached(connection: Connection, new: NewExecution) -> str | None:

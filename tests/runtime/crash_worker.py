@@ -4,7 +4,9 @@ Run: python -m tests.runtime.crash_worker DATABASE_URL COUNT [MODE]. MODE ``answ
 default): it records COUNT answers (phase 1), prints "recorded N" and dies before any pass takes
 them. MODE ``tool``: it answers one pause and dies inside the approved tool, after its pass took
 the answer (prints "in the tool"). MODE ``decided``: its channel approves at once and it dies
-inside the tool (prints "in the tool"). All run on a ``FakeClock``, so the survivor can move past
+inside the tool (prints "in the tool"). MODE ``after-tool``: it answers one pause, its tool
+returns, and it dies in the model's next turn (prints "after the tool"), before the pass's last
+write. All run on a ``FakeClock``, so the survivor can move past
 the dead instance's lease (``CRASH_WORKER_CLOCK=system``: the system clock, for timing).
 """
 
@@ -105,8 +107,18 @@ class ShipOrderTool:
         return f"shipped {input.order_id}"
 
 
+SEEN: list[str] = []
+"""What the model read of each tool call, in this process."""
+DIE_AFTER_TOOL: list[bool] = []
+"""Set in the worker of MODE ``after-tool``."""
+
+
 def _rule(messages: list[BaseMessage]) -> AIMessage:
     if any(isinstance(m, ToolMessage) for m in messages):
+        SEEN.extend(str(m.content) for m in messages if isinstance(m, ToolMessage))
+        if DIE_AFTER_TOOL:
+            print("after the tool", flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
         return AIMessage(content="ok")
     request = next(str(m.content) for m in messages if isinstance(m, HumanMessage))
     call = {"name": "ship-order-tool", "args": {"order_id": request}, "id": f"c-{request}"}
@@ -139,6 +151,8 @@ class CrashApplication: ...
 
 async def main(url: str, count: int, mode: str) -> None:
     outbox = Outbox(decide=mode == "decided")
+    if mode == "after-tool":
+        DIE_AFTER_TOOL.append(True)
     app = await App.create(
         CrashApplication,
         database_url=url,
@@ -151,11 +165,11 @@ async def main(url: str, count: int, mode: str) -> None:
             ShipWorkflow, WorkflowStartText(text=f"order-{i}"), tenant_id="acme", owner_id="U1"
         )
         print(f"execution {paused.execution_id}", flush=True)
-    if mode == "tool":
+    if mode in ("tool", "after-tool"):
         await app.resume(
             outbox.pause_ids[0], decision={"approved": True}, tenant_id="acme", answered_by="m"
         )
-        raise AssertionError("the tool should have killed this process")
+        raise AssertionError("the run should have killed this process")
 
     for pause_id in outbox.pause_ids:  # phase 1 only: the process dies before phase 2
         recorded = await app.answer(

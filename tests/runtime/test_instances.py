@@ -172,3 +172,34 @@ async def test_recovery_continues_a_pass_killed_inside_an_approved_tool(
             assert done.status is ExecutionStatus.COMPLETED
             assert done.record is not None and len(done.record.pauses) == 1
         assert ledger.done == []  # the tool that may have run is never run again
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_recovery_continues_a_pass_killed_after_its_tool_returned(
+    backend: str, tmp_path: Path
+) -> None:
+    """The tool's result rides on the pass's last write; killed before it, in the model's next
+    turn, the pass leaves the result in LangGraph's write of the tool's task: recovery never
+    runs the tool again, and the model reads what it returned, not that it "may have run"."""
+    from tests.runtime.crash_worker import SEEN, CrashApplication
+    from tests.runtime.crash_worker import Ledger as CrashLedger
+
+    async with database(backend, tmp_path) as url:
+        out = run_until_killed(url, 1, "after-tool")
+        assert "after the tool" in out
+        [execution_id] = re.findall(r"execution (\w+)", out)
+        ledger, clock = CrashLedger(), FakeClock()
+        SEEN.clear()
+        async with await App.create(
+            CrashApplication,
+            database_url=url,
+            clock=clock,
+            settings=NO_SETTINGS,
+            services={CrashLedger: ledger},
+        ) as survivor:
+            assert await survivor.recover() == 0  # the dead instance's lease is still live
+            await clock.advance(timedelta(seconds=61))  # the sweep recovers it on the clock
+            done = await survivor.get_result(execution_id, tenant_id="acme", record=True)
+            assert done.status is ExecutionStatus.COMPLETED
+        assert ledger.done == []  # run once, by the instance that died
+        assert SEEN == ["shipped order-0"]

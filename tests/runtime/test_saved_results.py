@@ -16,8 +16,10 @@ from langchain_core.messages import ToolMessage
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from bot import App, ExecutionStatus, WorkflowStartText
+from bot.core.errors import RunInterruptedError
 from bot.runtime.attached_tools import GUARD, run_guarded
 from bot.runtime.saved_results import SAVE_BOUND, save_result
+from bot.store.interruptions import is_interruption
 from bot.store.memory import MemoryStore
 from bot.testing import FakeClock, call_tool, inspect_app, mock_llm
 from tests.conftest import NO_SETTINGS
@@ -74,9 +76,12 @@ async def _while_the_clock_runs(clock: FakeClock, work: Awaitable[Any]) -> Any:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_a_native_tools_result_is_saved_after_the_database_restarted(
+async def test_a_native_tools_result_is_saved_when_the_passs_last_write_meets_a_restart(
     backend: str, tmp_path: Path
 ) -> None:
+    """The result rides on the pass's last write (here the run's end); that write meets the
+    database restarting, so the result, held, is saved by itself through the restart. The run
+    is left to recovery, which ends it: the tool ran once, the model read its real result."""
     clock, ledger, inbox = FakeClock(), Ledger(), Inbox()
     model = mock_llm(OfficeAgent).then_return(
         call_tool(RefundCardTool, {"order_id": "7", "amount": 30.0}), "refund done"
@@ -95,27 +100,35 @@ async def test_a_native_tools_result_is_saved_after_the_database_restarted(
             )
             assert paused.status is ExecutionStatus.PAUSED
             store = inspect_app(app).store
+            end_tree, save_tool_result = store.end_tree, store.save_tool_result
+            store.end_tree, ended = _failing(end_tree, 1, _restart)  # type: ignore[method-assign,assignment]
             store.save_tool_result, failed = _failing(  # type: ignore[method-assign,assignment]
-                store.save_tool_result, RESTARTING, _restart
+                save_tool_result, RESTARTING, _restart
             )
             [asked] = inbox.asks
-            done = await _while_the_clock_runs(
-                clock,
-                app.resume(
-                    asked.pause_id,
-                    tenant_id="acme",
-                    decision={"approved": True},
-                    answered_by="U0MANAGER",
-                ),
-            )
-            assert len(failed) == RESTARTING
-            assert done.status is ExecutionStatus.COMPLETED
-            assert [name for name, _ in ledger.runs] == ["refund"]  # once
+            with pytest.raises(Exception) as raised:
+                await _while_the_clock_runs(
+                    clock,
+                    app.resume(
+                        asked.pause_id,
+                        tenant_id="acme",
+                        decision={"approved": True},
+                        answered_by="U0MANAGER",
+                    ),
+                )
+            assert is_interruption(raised.value) or isinstance(raised.value, RunInterruptedError)
+            assert len(ended) == 1 and len(failed) == RESTARTING
             [told] = tool_messages(model.calls[-1].messages)
-            assert "may or may not have run" not in str(told.content)
-            assert told.status != "error"
+            assert "may or may not have run" not in str(told.content) and told.status != "error"
             record = await store.find("acme", asked.pause_id)
             assert record is not None and record.tool_result == str(told.content)
+
+            store.end_tree = end_tree  # type: ignore[method-assign]
+            await clock.advance(timedelta(minutes=1))  # the pass's lease lapses: recovered
+            await app.recover()  # (the sweep may have been first, as the clock moved)
+            done = await store.get(paused.execution_id)
+            assert done is not None and done.status is ExecutionStatus.COMPLETED
+            assert [name for name, _ in ledger.runs] == ["refund"]  # once
 
 
 async def test_an_attached_graphs_tool_result_is_saved_after_the_database_restarted() -> None:

@@ -3,12 +3,13 @@ Countersign's tables from the signed click to its message updated, counted as th
 counts them (``tests.benchmarks.cycle_cost --part clicks``: SQLAlchemy's listeners on every
 engine). A change that adds a call per click fails here; one that saves a call lowers the pin.
 
-Issue 32's target is 2 reads and 4 writes per click. The reads are there (the pause before the
-ack, its message's references after it); of the 5 writes, the answer (which also opens the
-tree: its lease taken, its waiting pauses read, RUNNING — ``PauseStore.close_opening``) and the
-runtime's three (take the tool call, keep its result, end the tree) each guard a guarantee at
-their own moment (the answer persisted before the ack; the call taken before the tool runs and
-its result kept before the tree moves on, so a tool never runs twice), then the message's
+Issue 32's target is 2 reads and 4 writes per click, and both are met. The reads: the pause
+before the ack, its message's references after it. The writes: the answer (which also opens
+the tree: its lease taken, its waiting pauses read, RUNNING — ``PauseStore.close_opening``) and
+the runtime's two (take the tool call, end the tree) each guard a guarantee at their own moment
+(the answer persisted before the ack; the call taken before the tool runs, so a tool never runs
+twice; the tool's result rides on the tree's end, LangGraph's write of the tool's task keeping
+it from running again meanwhile — ``RunFrame.held_results``), then the message's
 references closed once Slack showed the outcome, in the same write as the run's end recorded
 told, the last thing its telling records (``ExecutionResumeEvent.end_told``: a process that
 dies first leaves both to be done again)."""
@@ -29,14 +30,14 @@ from tests.slack.test_notes import ask_refund_in_thread, note_updates
 READ_CALLS = 2
 """The pause read before the ack; its message's references (the question's and an escalated
 copy's) after it."""
-WRITE_CALLS = 5
-"""The answer with the tree opened; the tool taken, its result, the tree ended (the runtime's);
+WRITE_CALLS = 4
+"""The answer with the tree opened; the tool taken, the tree ended with its result (the runtime's);
 the message's references closed with the run's end told (``told_at``) in one write."""
 
 
 NOTED_READ_CALLS = 3
 """A run started in a Slack thread: the requester's note read too (where to update it)."""
-NOTED_WRITE_CALLS = 8
+NOTED_WRITE_CALLS = 7
 """A run started in a Slack thread: the run's end said there too, owed (INSERT) until Slack
 took it (DELETE) — at least once, said once, across instances (``SlackGateway.tell_run_end``);
 said after the references close, so the end is recorded told in a write of its own."""

@@ -356,6 +356,44 @@ async def test_taking_with_what_the_tool_ran_with_and_its_result(store: PauseSto
     ]
 
 
+async def test_a_passs_last_write_carries_its_tools_results(store: PauseStore) -> None:
+    """``rest`` and ``end_tree`` save the results they are given in their own write: a tree
+    ending with a question still waiting (closed the long way), and one with none waiting (on
+    PostgreSQL one statement)."""
+    answer = PauseAnswer(decision={"approved": True}, responder="m")
+    ran: dict[str, str] = {}
+    for key, root in (("t1", "root-1"), ("t2", "root-1"), ("t3", "root-1"), ("t4", "root-2")):
+        await store.ensure_execution(new_root(root))
+        record = await store.get_or_create(new_pause(key, root=root))
+        resolved = await store.close(record.pause_id, Replied(answer=answer), at=NOW)
+        assert resolved is not None and await store.take(resolved, ran_with=None)
+        ran[key] = record.pause_id
+    waiting = await store.get_or_create(new_pause("w1"))
+
+    rested = await store.rest("root-1", {"w1": "i-1"}, NOW, results={ran["t1"]: "first"})
+    assert [r.pause_id for r in rested.pauses] == [waiting.pause_id]
+    closed = await store.end_tree(
+        "root-1", ExecutionStatus.COMPLETED, NOW, results={ran["t2"]: "2nd", ran["t3"]: "3rd"}
+    )
+    assert [r.pause_id for r in closed] == [waiting.pause_id]
+    assert (
+        await store.end_tree("root-2", ExecutionStatus.FAILED, NOW, results={ran["t4"]: "4th"})
+        == []
+    )
+
+    found = {k: await store.find("acme", pause_id) for k, pause_id in ran.items()}
+    assert {k: r.tool_result for k, r in found.items() if r is not None} == {
+        "t1": "first",
+        "t2": "2nd",
+        "t3": "3rd",
+        "t4": "4th",
+    }
+    assert all(r is not None and r.status is PauseStatus.TAKEN for r in found.values())
+    for root, status in (("root-1", ExecutionStatus.COMPLETED), ("root-2", ExecutionStatus.FAILED)):
+        row = await store.get(root)
+        assert row is not None and row.status is status
+
+
 async def test_pending_under_a_branch_and_due_deadlines(store: PauseStore) -> None:
     inside = await store.get_or_create(replace(new_pause("b1/x"), closes_at=NOW))
     await store.get_or_create(new_pause("b2/x", at=NOW + timedelta(seconds=1)))

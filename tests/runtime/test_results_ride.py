@@ -1,0 +1,125 @@
+"""A tool's result rides on its pass's last write, never a write of its own (issue 32: four
+writes per click): the rest when the tree pauses again, the end when it ends, failed too. On
+a SQLite file and on PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import App, ExecutionStatus, WorkflowStartText
+from bot.core.errors import AgentFailedError
+from bot.testing import ScriptedChatModel, call_tool, inspect_app, mock_llm
+from tests.conftest import NO_SETTINGS
+from tests.databases import BACKENDS, database
+from tests.office import (
+    BookExpenseTool,
+    Inbox,
+    Ledger,
+    OfficeAgent,
+    OfficeApplication,
+    OfficeWorkflow,
+    RefundCardTool,
+)
+from tests.runtime.helpers import EXPENSE, REFUND, tool_messages
+
+
+@asynccontextmanager
+async def office(backend: str, tmp_path: Path) -> AsyncIterator[tuple[App, Inbox, Ledger]]:
+    """The office app, its model scripted beforehand (``mock_llm``)."""
+    inbox, ledger = Inbox(), Ledger()
+    async with (
+        database(backend, tmp_path) as url,
+        await App.create(
+            OfficeApplication,
+            database_url=url,
+            settings=NO_SETTINGS,
+            services={Inbox: inbox, Ledger: ledger},
+        ) as app,
+    ):
+        yield app, inbox, ledger
+
+
+def watched(app: App) -> tuple[list[str], list[dict[str, str]]]:
+    """The results saved by themselves, and those each last write (rest, end) carried."""
+    store = inspect_app(app).store
+    alone: list[str] = []
+    carried: list[dict[str, str]] = []
+    save, rest, end_tree = store.save_tool_result, store.rest, store.end_tree
+
+    async def saved_alone(pause_id: str, result: str) -> None:
+        alone.append(pause_id)
+        await save(pause_id, result)
+
+    async def resting(*args: Any, **kwargs: Any) -> Any:
+        carried.append(dict(kwargs.get("results", {})))
+        return await rest(*args, **kwargs)
+
+    async def ending(*args: Any, **kwargs: Any) -> Any:
+        carried.append(dict(kwargs.get("results", {})))
+        return await end_tree(*args, **kwargs)
+
+    store.save_tool_result = saved_alone  # type: ignore[method-assign]
+    store.rest = resting  # type: ignore[method-assign]
+    store.end_tree = ending  # type: ignore[method-assign]
+    return alone, carried
+
+
+async def approve_first(app: App, inbox: Inbox) -> tuple[str, Any]:
+    paused = await app.execute(
+        OfficeWorkflow, WorkflowStartText(text="please"), tenant_id="acme", owner_id="U1"
+    )
+    assert paused.status is ExecutionStatus.PAUSED
+    pause_id = inbox.asks[0].pause_id
+    done = await app.resume(
+        pause_id, tenant_id="acme", decision={"approved": True}, answered_by="U0MANAGER"
+    )
+    return pause_id, done
+
+
+async def result_of(app: App, pause_id: str) -> str | None:
+    record = await inspect_app(app).store.find("acme", pause_id)
+    assert record is not None
+    return record.tool_result
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_result_rides_on_the_rest_when_the_tree_asks_again(
+    backend: str, tmp_path: Path
+) -> None:
+    model: ScriptedChatModel = mock_llm(OfficeAgent).then_return(
+        call_tool(RefundCardTool, REFUND), call_tool(BookExpenseTool, EXPENSE), "done"
+    )
+    async with office(backend, tmp_path) as (app, inbox, ledger):
+        alone, carried = watched(app)
+        pause_id, again = await approve_first(app, inbox)
+        assert again.status is ExecutionStatus.PAUSED  # the expense's question waits
+        [told] = tool_messages(model)
+        assert carried == [{}, {pause_id: told}] and alone == []  # asked, then asked again
+        assert await result_of(app, pause_id) == told
+        assert [name for name, _ in ledger.runs] == ["refund"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_result_rides_on_the_end_of_a_tree_that_failed_after_the_tool(
+    backend: str, tmp_path: Path
+) -> None:
+    model = mock_llm(OfficeAgent).then_return(
+        call_tool(RefundCardTool, REFUND), RuntimeError("the model is away")
+    )
+    async with office(backend, tmp_path) as (app, inbox, ledger):
+        alone, carried = watched(app)
+        with pytest.raises(AgentFailedError):
+            await approve_first(app, inbox)
+        [root] = {a.execution_id for a in inbox.asks}
+        done = await app.get_result(root, tenant_id="acme")
+        assert done.status is ExecutionStatus.FAILED
+        pause_id = inbox.asks[0].pause_id
+        [told] = tool_messages(model, 1)
+        assert carried == [{}, {pause_id: told}] and alone == []  # asked, then ended
+        assert await result_of(app, pause_id) == told
+        assert [name for name, _ in ledger.runs] == ["refund"]
