@@ -448,6 +448,10 @@ class AttachedTrees:
             return row.input.get("input")
         return None
 
+    async def returned(self, frame: RunFrame) -> Mapping[str, str]:
+        """Nothing: the graph's tools save their results as they return (``attached_tools``)."""
+        return {}
+
 
 def _shape_of(record: PauseRecord) -> Shape:
     shape = record.node_id.split(":", 1)[0]

@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphInterrupt
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from bot.core.enums import ExecutionStatus, PauseResolution, PauseStatus
 from bot.core.errors import CountersignError, RunInterruptedError, StepFailedError
@@ -76,6 +78,12 @@ class TreeKind(Protocol):
         """The input of a pass that continues a tree cut off midway."""
         ...
 
+    async def returned(self, frame: RunFrame) -> Mapping[str, str]:
+        """What the tree's approved tools returned as LangGraph saved it, by tool call id: a
+        native tool's result rides on its pass's last write, which a crash may have cut off
+        (an attached graph's tools save theirs as they return: nothing)."""
+        ...
+
     async def take_early(
         self, frame: RunFrame, answered: tuple[PauseRecord, ...]
     ) -> tuple[PauseRecord, ...]:
@@ -129,6 +137,28 @@ class WorkflowTrees:
         if not state.values and not state.next:
             return {"input": row.input}
         return None
+
+    async def returned(self, frame: RunFrame) -> Mapping[str, str]:
+        graph = self._graphs[frame.workflow]
+        state = await graph.aget_state(frame.graph_config(), subgraphs=True)
+        return dict(tool_results_in(state))
+
+
+def tool_results_in(state: StateSnapshot) -> Iterator[tuple[str, str]]:
+    """Each tool call id and what its tool returned, in ``state`` (its channels, the writes of
+    its tasks, and its subgraphs' states): a tool's own messages, not errors (a rejection, a
+    call that may have run)."""
+    found: list[Any] = [state.values]
+    found += [task.result for task in state.tasks]
+    for value in found:
+        channels = value.values() if isinstance(value, dict) else ()
+        for channel in channels:
+            for message in channel if isinstance(channel, list) else (channel,):
+                if isinstance(message, ToolMessage) and message.status != "error":
+                    yield message.tool_call_id, str(message.content)  # as the tool's step held it
+    for task in state.tasks:
+        if isinstance(task.state, StateSnapshot):
+            yield from tool_results_in(task.state)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -304,11 +334,28 @@ class Engine:
             frame = _frame(current)
             outcome = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
             if current.status is ExecutionStatus.RUNNING:
-                restart = await self._kind(frame.workflow).restart_input(frame, current)
+                kind = self._kind(frame.workflow)
+                restart = await kind.restart_input(frame, current)
+                await self._hold_returned(frame, kind)
                 outcome = await self._run(frame, restart, held)
             if outcome.rests:
                 outcome = await self._drain(frame, outcome, held)
             return PassReport(ran=True, error=outcome.error, taken=tuple(frame.took))
+
+    async def _hold_returned(self, frame: RunFrame, kind: TreeKind) -> None:
+        """A pass cut off after its tools returned left their results in LangGraph's writes
+        only: held again, so this pass's last write carries them (what the question shows of
+        the run). A tool call id two of the tree's calls share is left alone."""
+        taken = await self._runtime.store.list_by_root(frame.root_execution_id, [PauseStatus.TAKEN])
+        unsaved = [r for r in taken if r.tool_result is None]
+        if not unsaved:
+            return
+        returned = await kind.returned(frame)
+        calls = Counter(r.ask.call_id for r in taken)
+        for record in unsaved:
+            call_id = record.ask.call_id
+            if calls[call_id] == 1 and call_id in returned:
+                frame.held_results[record.pause_id] = returned[call_id]
 
     async def _open(self, claim: LeaseClaim) -> OpenTree | None:
         return await self._runtime.store.open_tree(claim)
@@ -487,10 +534,14 @@ class Engine:
 
 
 def _saved(frame: RunFrame, results: Mapping[str, str]) -> None:
-    """Forget the held results a write saved (a result held since is kept)."""
+    """Forget the held results a write saved (a result held since is kept); the answers this
+    call took show theirs as saved, so their channels are told what each tool returned."""
     for pause_id, result in results.items():
         if frame.held_results.get(pause_id) == result:
             del frame.held_results[pause_id]
+    for i, record in enumerate(frame.took):
+        if record.pause_id in results:
+            frame.took[i] = dataclasses.replace(record, tool_result=results[record.pause_id])
 
 
 def _interrupted(frame: RunFrame, error: Exception) -> RunInterruptedError:

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import pytest
 
-from bot import App, ExecutionStatus, NotPausedError, WorkflowStartText
+from bot import App, ExecutionStatus, NotPausedError, PauseStatus, WorkflowStartText
 from bot.testing import FakeClock, inspect_app, test_with
 from tests.conftest import NO_SETTINGS
 from tests.databases import BACKENDS, database
@@ -180,7 +180,8 @@ async def test_recovery_continues_a_pass_killed_after_its_tool_returned(
 ) -> None:
     """The tool's result rides on the pass's last write; killed before it, in the model's next
     turn, the pass leaves the result in LangGraph's write of the tool's task: recovery never
-    runs the tool again, and the model reads what it returned, not that it "may have run"."""
+    runs the tool again, the model reads what it returned, not that it "may have run", and the
+    question shows it (recovery's last write carries it)."""
     from tests.runtime.crash_worker import SEEN, CrashApplication
     from tests.runtime.crash_worker import Ledger as CrashLedger
 
@@ -201,5 +202,8 @@ async def test_recovery_continues_a_pass_killed_after_its_tool_returned(
             await clock.advance(timedelta(seconds=61))  # the sweep recovers it on the clock
             done = await survivor.get_result(execution_id, tenant_id="acme", record=True)
             assert done.status is ExecutionStatus.COMPLETED
+            store = inspect_app(survivor).store
+            [taken] = await store.list_by_root(execution_id, [PauseStatus.TAKEN])
+            assert taken.tool_result == "shipped order-0"
         assert ledger.done == []  # run once, by the instance that died
         assert SEEN == ["shipped order-0"]

@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.types import PregelTask, StateSnapshot
 
 from bot import App, ExecutionStatus, WorkflowStartText
 from bot.core.errors import AgentFailedError
+from bot.runtime.engine import tool_results_in
 from bot.testing import ScriptedChatModel, call_tool, inspect_app, mock_llm
 from tests.conftest import NO_SETTINGS
 from tests.databases import BACKENDS, database
@@ -123,3 +126,26 @@ async def test_the_result_rides_on_the_end_of_a_tree_that_failed_after_the_tool(
         assert carried == [{}, {pause_id: told}] and alone == []  # asked, then ended
         assert await result_of(app, pause_id) == told
         assert [name for name, _ in ledger.runs] == ["refund"]
+
+
+def _snapshot(values: dict[str, Any], *tasks: PregelTask) -> StateSnapshot:
+    return StateSnapshot(values, (), {"configurable": {}}, None, None, None, tasks, ())
+
+
+def test_recovery_reads_what_tools_returned_in_the_state_its_tasks_and_subgraphs() -> None:
+    """What a pass cut off after its tools returned left in LangGraph's writes: its channels,
+    the writes of tasks the step had not applied yet, and subgraphs' states; not errors."""
+    said = ToolMessage(content="refunded 30", tool_call_id="c1")
+    rejected = ToolMessage(content="the call was rejected", tool_call_id="c2", status="error")
+    branch = ToolMessage(content="booked 12", tool_call_id="c3")
+    child = ToolMessage(content="shipped 7", tool_call_id="c4")
+    state = _snapshot(
+        {"messages": [HumanMessage(content="please"), said, rejected], "input": "please"},
+        PregelTask("t1", "tool", (), result={"messages": [branch]}),
+        PregelTask("t2", "child", (), state=_snapshot({"messages": [child]})),
+    )
+    assert dict(tool_results_in(state)) == {
+        "c1": "refunded 30",
+        "c3": "booked 12",
+        "c4": "shipped 7",
+    }

@@ -64,7 +64,9 @@ async def test_an_approve_click_makes_at_most_the_pinned_store_calls(world: Slac
 
     tally = await click_counted(world, pause_id)
 
-    assert f"*Approved* by <@{MANAGER}>" in all_text(world.stub.of("chat.update")[-1].blocks())
+    shown = all_text(world.stub.of("chat.update")[-1].blocks())
+    assert f"*Approved* by <@{MANAGER}>" in shown
+    assert "The tool returned: “{" in shown  # the result, saved with the run's end: no read
     assert tally.read_calls <= READ_CALLS and tally.write_calls <= WRITE_CALLS, tally.shown(1)
 
 
