@@ -180,6 +180,18 @@ async def main(url: str, count: int, mode: str) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+async def survivor(url: str, ledger: Ledger, clock: FakeClock) -> App:
+    """Another instance on ``url``, recovering what a killed worker left; on its own clock,
+    where the dead instance's lease is live until the clock moves past it."""
+    return await App.create(
+        CrashApplication,
+        database_url=url,
+        clock=clock,
+        settings=Settings(countersign_encryption_keys=TEST_ENCRYPTION_KEYS),
+        services={Ledger: ledger},
+    )
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -20,8 +20,9 @@ from bot.testing import FakeClock, inspect_app
 from tests.conftest import NO_SETTINGS, MakeOffice
 from tests.databases import BACKENDS, database
 from tests.office import Inbox, Ledger, OfficeApplication, OfficeWorkflow
-from tests.runtime.crash_worker import CrashApplication, run_until_killed
 from tests.runtime.crash_worker import Ledger as CrashLedger
+from tests.runtime.crash_worker import run_until_killed
+from tests.runtime.crash_worker import survivor as crash_survivor
 from tests.runtime.helpers import run, script_refund, script_refund_and_expense
 
 
@@ -203,13 +204,7 @@ async def test_an_instance_killed_after_its_answer_opened_the_tree_is_taken_over
         [root] = re.findall(r"execution (\w+)", out)
         ledger = CrashLedger()
         clock = FakeClock()  # the dead instance's time: its lease is live until it expires
-        async with await App.create(
-            CrashApplication,
-            database_url=url,
-            clock=clock,
-            settings=NO_SETTINGS,
-            services={CrashLedger: ledger},
-        ) as survivor:
+        async with await crash_survivor(url, ledger, clock) as survivor:
             dead = await lease_owner(survivor, root)
             assert dead is not None and dead != inspect_app(survivor).guard.owner
             assert await status_of(survivor, root) is ExecutionStatus.RUNNING

@@ -17,7 +17,9 @@ from bot.testing import FakeClock, inspect_app, test_with
 from tests.conftest import NO_SETTINGS
 from tests.databases import BACKENDS, database
 from tests.office import Inbox, Ledger, OfficeApplication, OfficeWorkflow
-from tests.runtime.crash_worker import run_until_killed
+from tests.runtime.crash_worker import SEEN, CrashApplication, run_until_killed
+from tests.runtime.crash_worker import Ledger as CrashLedger
+from tests.runtime.crash_worker import survivor as crash_survivor
 from tests.runtime.helpers import script_refund, script_refund_and_expense
 
 QUIET_SWEEPS = NO_SETTINGS.model_copy(update={"countersign_sweep_interval_seconds": 60.0})
@@ -128,9 +130,6 @@ async def test_recovery_continues_what_a_killed_instance_recorded(
     async with database(backend, tmp_path) as url:
         out = run_until_killed(url, 20)
         assert "recorded 20" in out
-        from tests.runtime.crash_worker import CrashApplication
-        from tests.runtime.crash_worker import Ledger as CrashLedger
-
         ledger = CrashLedger()
         async with await App.create(
             CrashApplication,
@@ -153,18 +152,8 @@ async def test_recovery_continues_a_pass_killed_inside_an_approved_tool(
         out = run_until_killed(url, 1, "tool")
         assert "in the tool" in out
         [execution_id] = re.findall(r"execution (\w+)", out)
-        from tests.runtime.crash_worker import CrashApplication
-        from tests.runtime.crash_worker import Ledger as CrashLedger
-
-        ledger = CrashLedger()
-        clock = FakeClock()
-        async with await App.create(
-            CrashApplication,
-            database_url=url,
-            clock=clock,
-            settings=NO_SETTINGS,
-            services={CrashLedger: ledger},
-        ) as survivor:
+        ledger, clock = CrashLedger(), FakeClock()
+        async with await crash_survivor(url, ledger, clock) as survivor:
             assert await survivor.recover() == 0  # the dead instance's lease is still live
             await clock.advance(timedelta(seconds=61))  # the sweep recovers it on the clock
             assert await survivor.recover() == 0  # once
@@ -182,22 +171,13 @@ async def test_recovery_continues_a_pass_killed_after_its_tool_returned(
     turn, the pass leaves the result in LangGraph's write of the tool's task: recovery never
     runs the tool again, the model reads what it returned, not that it "may have run", and the
     question shows it (recovery's last write carries it)."""
-    from tests.runtime.crash_worker import SEEN, CrashApplication
-    from tests.runtime.crash_worker import Ledger as CrashLedger
-
     async with database(backend, tmp_path) as url:
         out = run_until_killed(url, 1, "after-tool")
         assert "after the tool" in out
         [execution_id] = re.findall(r"execution (\w+)", out)
         ledger, clock = CrashLedger(), FakeClock()
         SEEN.clear()
-        async with await App.create(
-            CrashApplication,
-            database_url=url,
-            clock=clock,
-            settings=NO_SETTINGS,
-            services={CrashLedger: ledger},
-        ) as survivor:
+        async with await crash_survivor(url, ledger, clock) as survivor:
             assert await survivor.recover() == 0  # the dead instance's lease is still live
             await clock.advance(timedelta(seconds=61))  # the sweep recovers it on the clock
             done = await survivor.get_result(execution_id, tenant_id="acme", record=True)

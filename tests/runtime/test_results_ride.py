@@ -4,8 +4,6 @@ a SQLite file and on PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,34 +15,16 @@ from bot import App, ExecutionStatus, WorkflowStartText
 from bot.core.errors import AgentFailedError
 from bot.runtime.engine import tool_results_in
 from bot.testing import ScriptedChatModel, call_tool, inspect_app, mock_llm
-from tests.conftest import NO_SETTINGS
+from tests.conftest import MakeOffice
 from tests.databases import BACKENDS, database
 from tests.office import (
     BookExpenseTool,
     Inbox,
-    Ledger,
     OfficeAgent,
-    OfficeApplication,
     OfficeWorkflow,
     RefundCardTool,
 )
 from tests.runtime.helpers import EXPENSE, REFUND, tool_messages
-
-
-@asynccontextmanager
-async def office(backend: str, tmp_path: Path) -> AsyncIterator[tuple[App, Inbox, Ledger]]:
-    """The office app, its model scripted beforehand (``mock_llm``)."""
-    inbox, ledger = Inbox(), Ledger()
-    async with (
-        database(backend, tmp_path) as url,
-        await App.create(
-            OfficeApplication,
-            database_url=url,
-            settings=NO_SETTINGS,
-            services={Inbox: inbox, Ledger: ledger},
-        ) as app,
-    ):
-        yield app, inbox, ledger
 
 
 def watched(app: App) -> tuple[list[str], list[dict[str, str]]]:
@@ -73,6 +53,7 @@ def watched(app: App) -> tuple[list[str], list[dict[str, str]]]:
 
 
 async def approve_first(app: App, inbox: Inbox) -> tuple[str, Any]:
+    """The office's run asked its first question; approved: its id and what resume returned."""
     paused = await app.execute(
         OfficeWorkflow, WorkflowStartText(text="please"), tenant_id="acme", owner_id="U1"
     )
@@ -92,40 +73,43 @@ async def result_of(app: App, pause_id: str) -> str | None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_the_result_rides_on_the_rest_when_the_tree_asks_again(
-    backend: str, tmp_path: Path
+    backend: str, tmp_path: Path, make_office: MakeOffice
 ) -> None:
     model: ScriptedChatModel = mock_llm(OfficeAgent).then_return(
         call_tool(RefundCardTool, REFUND), call_tool(BookExpenseTool, EXPENSE), "done"
     )
-    async with office(backend, tmp_path) as (app, inbox, ledger):
-        alone, carried = watched(app)
-        pause_id, again = await approve_first(app, inbox)
-        assert again.status is ExecutionStatus.PAUSED  # the expense's question waits
-        [told] = tool_messages(model)
-        assert carried == [{}, {pause_id: told}] and alone == []  # asked, then asked again
-        assert await result_of(app, pause_id) == told
-        assert [name for name, _ in ledger.runs] == ["refund"]
+    async with database(backend, tmp_path) as url:
+        office = await make_office(database_url=url)
+        async with office.app as app:  # closed before its database goes
+            alone, carried = watched(app)
+            pause_id, again = await approve_first(app, office.inbox)
+            assert again.status is ExecutionStatus.PAUSED  # the expense's question waits
+            [told] = tool_messages(model)
+            assert carried == [{}, {pause_id: told}] and alone == []  # asked, asked again
+            assert await result_of(app, pause_id) == told
+            assert [name for name, _ in office.ledger.runs] == ["refund"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_the_result_rides_on_the_end_of_a_tree_that_failed_after_the_tool(
-    backend: str, tmp_path: Path
+    backend: str, tmp_path: Path, make_office: MakeOffice
 ) -> None:
     model = mock_llm(OfficeAgent).then_return(
         call_tool(RefundCardTool, REFUND), RuntimeError("the model is away")
     )
-    async with office(backend, tmp_path) as (app, inbox, ledger):
-        alone, carried = watched(app)
-        with pytest.raises(AgentFailedError):
-            await approve_first(app, inbox)
-        [root] = {a.execution_id for a in inbox.asks}
-        done = await app.get_result(root, tenant_id="acme")
-        assert done.status is ExecutionStatus.FAILED
-        pause_id = inbox.asks[0].pause_id
-        [told] = tool_messages(model, 1)
-        assert carried == [{}, {pause_id: told}] and alone == []  # asked, then ended
-        assert await result_of(app, pause_id) == told
-        assert [name for name, _ in ledger.runs] == ["refund"]
+    async with database(backend, tmp_path) as url:
+        office = await make_office(database_url=url)
+        async with office.app as app:  # closed before its database goes
+            alone, carried = watched(app)
+            with pytest.raises(AgentFailedError):
+                await approve_first(app, office.inbox)
+            [asked] = office.inbox.asks
+            done = await app.get_result(asked.execution_id, tenant_id="acme")
+            assert done.status is ExecutionStatus.FAILED
+            [told] = tool_messages(model, 1)
+            assert carried == [{}, {asked.pause_id: told}] and alone == []  # asked, then ended
+            assert await result_of(app, asked.pause_id) == told
+            assert [name for name, _ in office.ledger.runs] == ["refund"]
 
 
 def _snapshot(values: dict[str, Any], *tasks: PregelTask) -> StateSnapshot:
