@@ -424,7 +424,9 @@ class Engine:
         other way out saves them by themselves first (``_save_held``)."""
         try:
             return await self._pass_written(frame, graph_input, held)
-        except BaseException:
+        except GeneratorExit:  # the coroutine closed unfinished: nothing may be awaited
+            raise
+        except BaseException:  # cancelled too: the save goes on, shielded
             if frame.held_results:
                 await asyncio.shield(self._save_held(frame))
             raise

@@ -4,6 +4,7 @@ a SQLite file and on PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +134,31 @@ def test_recovery_reads_what_tools_returned_in_the_state_its_tasks_and_subgraphs
         "c3": "booked 12",
         "c4": "shipped 7",
     }
+
+
+async def test_a_pass_cancelled_before_its_last_write_saves_the_result_by_itself(
+    tmp_path: Path, make_office: MakeOffice
+) -> None:
+    """Cancelled while its last write waits (a shutdown, say), the pass still saves the result
+    it held (shielded), then lets the cancel through."""
+    model = mock_llm(OfficeAgent).then_return(call_tool(RefundCardTool, REFUND), "done")
+    office = await make_office(database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}")
+    app = office.app
+    store = inspect_app(app).store
+    end_tree, ending = store.end_tree, asyncio.Event()
+
+    async def stuck(*args: Any, **kwargs: Any) -> Any:
+        ending.set()
+        await asyncio.Event().wait()  # until cancelled
+        return await end_tree(*args, **kwargs)
+
+    store.end_tree = stuck  # type: ignore[method-assign]
+    resuming = asyncio.ensure_future(approve_first(app, office.inbox))
+    await ending.wait()
+    resuming.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await resuming
+    [asked] = office.inbox.asks
+    [told] = tool_messages(model)
+    assert await result_of(app, asked.pause_id) == told
+    assert [name for name, _ in office.ledger.runs] == ["refund"]
