@@ -242,6 +242,15 @@ class ThreadedSqliteTransactions:
     grow), ``RESTART`` makes every writer wait for the longest reader of the old log, and
     neither made the cycle faster (sequential cycles timed, ten rounds each, interleaved).
 
+    The short writes of requests waiting for their answer (``calls_ahead``: a Slack click's
+    answer recorded before its ack) made in one turn of the loop are joined: committed
+    together at its end, in one transaction, each body in a savepoint of its own (one that
+    raises is undone alone and its caller told; the others are committed). A burst of 50
+    clicks records its 50 answers in one turn: one commit instead of fifty (each about 0.2 ms
+    on the loop, a fifth of the burst's time there). A caller learns of its write once it is
+    committed, as before; a lone one waits one turn. Other short writes (a run's) still run
+    at once: joined, each would wait for the end of a turn, which in a burst is long.
+
     Each worker keeps one connection for its life (no pool check-out, reset and check-in per
     call) and hands its result straight to the caller's loop (no ``concurrent.futures`` future
     chained to an asyncio one, no shield): measured under callgrind, a pause cycle's
@@ -271,6 +280,8 @@ class ThreadedSqliteTransactions:
         self._closed = False
         self._loops_own: Connection | None = None
         """The connection short calls run on, on the loop's thread (opened on first use)."""
+        self._joined: list[_Job[Any]] = []
+        """Short writes made in this turn of the loop, committed together at its end."""
         self._loops_thread: int | None = None
         """The thread whose calls it serves: the first that made one (an event loop runs on
         one thread; a call from another thread, another loop's, goes to a worker)."""
@@ -299,7 +310,9 @@ class ThreadedSqliteTransactions:
         return cls(engine, workers)
 
     async def write(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
-        if short:
+        if short and self._on_loops_thread():
+            if _AHEAD.get():
+                return await self._joining(body)
             done = self._at_once(body, _locked_at_once)
             if done is not _BUSY:
                 return cast(R, done)
@@ -323,17 +336,9 @@ class ThreadedSqliteTransactions:
         """``body`` on the loop's own connection, or ``_BUSY`` when SQLite could not serve it
         without waiting, or the call comes from another thread than the loop's (nothing done:
         hand it to a worker)."""
-        if self._closed:
-            raise RuntimeError("the store's SQLite transactions are closed")
-        thread = threading.get_ident()
-        if self._loops_thread != thread:
-            if self._loops_thread is not None:
-                return _BUSY  # one connection, one thread: no two transactions interleaved
-            self._loops_thread = thread
-        connection = self._loops_own
-        if connection is None or connection.invalidated:
-            connection = self._loops_own = self._engine.connect()
-            _driver(connection).execute("PRAGMA busy_timeout=0")
+        if not self._on_loops_thread():
+            return _BUSY  # one connection, one thread: no two transactions interleaved
+        connection = self._loops_connection()
         try:
             return run(connection, body)
         except BaseException as error:
@@ -346,6 +351,91 @@ class ThreadedSqliteTransactions:
             if isinstance(error, _LockHeld) or (run is _on_connection and _busy(error)):
                 return _BUSY  # a write that never began, a read (no effect) rolled back
             raise
+
+    def _on_loops_thread(self) -> bool:
+        """Whether the caller is on the loop's thread (the first to make a short call), whose
+        own connection short calls run on."""
+        if self._closed:
+            raise RuntimeError("the store's SQLite transactions are closed")
+        thread = threading.get_ident()
+        if self._loops_thread is None:
+            self._loops_thread = thread
+        return self._loops_thread == thread
+
+    def _loops_connection(self) -> Connection:
+        connection = self._loops_own
+        if connection is None or connection.invalidated:
+            connection = self._loops_own = self._engine.connect()
+            _driver(connection).execute("PRAGMA busy_timeout=0")
+        return connection
+
+    def _joining(self, body: Callable[[Connection], R]) -> asyncio.Future[R]:
+        """``body`` joins the short writes of requests made in this turn of the loop: they are
+        committed together at its end (``_commit_joined``), one commit for all of them."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[R] = loop.create_future()
+        if not self._joined:
+            loop.call_soon(self._commit_joined)
+        self._joined.append(_Job(body, _in_transaction, loop, done, _AHEAD.get()))
+        return done
+
+    def _commit_joined(self) -> None:
+        """The short writes joined in the last turn, in one transaction on the loop's own
+        connection, each body in a savepoint of its own: a body that raises is undone alone
+        and its caller told, the others are committed. When SQLite's write lock is held
+        elsewhere, each goes to a worker as any other call; when the transaction itself fails
+        (its commit), every caller is told, and nothing was written."""
+        jobs, self._joined = self._joined, []
+        if len(jobs) <= 1:  # none: committed already (``close``); one: no savepoint needed
+            for job in jobs:
+                self._at_once_or_handed(job)
+            return
+        try:
+            connection = self._loops_connection()
+            if direct.ordinary(connection):  # watched: each in a transaction of its own
+                for job in jobs:
+                    self._at_once_or_handed(job)
+                return
+            _driver(connection).execute("BEGIN IMMEDIATE")
+        except BaseException as error:
+            if isinstance(error, sqlite3.OperationalError) and _busy(error):
+                for job in jobs:  # the lock is held elsewhere: nothing began
+                    self._queue(job)
+                return
+            self._failed(jobs, error)
+            return
+        try:
+            outcomes = [_in_savepoint(connection, job.body) for job in jobs]
+            direct.commit(connection)
+        except BaseException as error:  # the transaction is lost: nothing was written
+            self._failed(jobs, error)
+            return
+        for job, (result, failure) in zip(jobs, outcomes, strict=True):
+            settle(job.done, result, failure)
+
+    def _failed(self, jobs: list[_Job[Any]], error: BaseException) -> None:
+        """Joined writes none of which was committed: each caller told ``error``; the loop's
+        connection given up (a fresh one next time: never a broken one)."""
+        self._give_up_loops_own()
+        for job in jobs:
+            settle(job.done, None, error)
+        if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit: the loop's too
+            raise error
+
+    def _at_once_or_handed(self, job: _Job[Any]) -> None:
+        """One short write as before joining: at once, or handed to a worker when the lock is
+        held elsewhere."""
+        try:
+            done = self._at_once(job.body, _locked_at_once)
+        except BaseException as error:
+            settle(job.done, None, error)
+            if not isinstance(error, Exception):
+                raise
+            return
+        if done is _BUSY:
+            self._queue(job)
+        else:
+            settle(job.done, done, None)
 
     def _give_up_loops_own(self) -> None:
         connection, self._loops_own = self._loops_own, None
@@ -361,19 +451,21 @@ class ThreadedSqliteTransactions:
         (the caller sees the cancellation at once: ``_finished``'s rule)."""
         if self._closed:
             raise RuntimeError("the store's SQLite transactions are closed")
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[R] = loop.create_future()
+        self._queue(_Job(body, run, loop, done, _AHEAD.get()))
+        return await done
+
+    def _queue(self, job: _Job[Any]) -> None:
         if not self._started:
             self._started = True
             for worker in self._workers:
                 worker.thread.start()
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[R] = loop.create_future()
-        job = _Job(body, run, loop, done)
         with self._lock:
-            (self._ahead if _AHEAD.get() else self._in_turn).append(job)
+            (self._ahead if job.ahead else self._in_turn).append(job)
             idle = self._idle.pop() if self._idle else None
         if idle is not None:  # else a busy worker takes the call when it is done
             idle.wake.put(True)
-        return await done
 
     def _serve(self, worker: _Worker) -> None:
         """One worker: its connection, opened on first use and again after a failure; the
@@ -421,6 +513,7 @@ class ThreadedSqliteTransactions:
         """Let the queued calls finish, stop the workers, dispose of the engine; repeatable."""
         if self._closed:
             return
+        self._commit_joined()  # the short writes of this turn first: their callers wait
         self._closed = True
         self._give_up_loops_own()
         await asyncio.get_running_loop().run_in_executor(None, self._shut_down)
@@ -453,6 +546,7 @@ class _Job(Generic[R]):
     run: Callable[[Connection, Callable[[Connection], R]], R]
     loop: asyncio.AbstractEventLoop
     done: asyncio.Future[R]
+    ahead: bool = False
 
     def settle(self, result: R | None, error: BaseException | None) -> None:
         """From the worker: the outcome to the caller's loop (gone if the loop closed)."""
@@ -586,6 +680,23 @@ def _locked_at_once(connection: Connection, body: Callable[[Connection], R]) -> 
             raise _LockHeld from error
         raise
     return _in_transaction(connection, body)
+
+
+def _in_savepoint(
+    connection: Connection, body: Callable[[Connection], R]
+) -> tuple[Any, BaseException | None]:
+    """``body`` in a savepoint of the open transaction: undone alone if it raises (its error
+    returned, for its caller); an error undoing it is the transaction's (raised)."""
+    driver = _driver(connection)
+    driver.execute("SAVEPOINT countersign_call")
+    try:
+        result = body(connection)
+    except Exception as error:
+        driver.execute("ROLLBACK TO countersign_call")
+        driver.execute("RELEASE countersign_call")
+        return None, error
+    driver.execute("RELEASE countersign_call")
+    return result, None
 
 
 class _LockHeld(Exception):
