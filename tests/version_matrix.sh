@@ -12,6 +12,8 @@ LOWEST="langgraph==1.2.12 langgraph-prebuilt==1.1.0 langgraph-checkpoint==4.3.2 
 langgraph-checkpoint-sqlite==3.1.2 langgraph-checkpoint-postgres==3.2.0 langchain-core==1.8.3 \
 langchain==1.5.0 slack-bolt==1.29.0 slack-sdk==3.42.0"
 TESTS="tests/runtime/test_lab_regressions.py tests/langgraph tests/runtime/test_attached_tools.py \
+tests/runtime/test_results_ride.py \
+tests/runtime/test_instances.py::test_recovery_continues_a_pass_killed_after_its_tool_returned \
 tests/slack/test_attached_graph.py tests/slack/test_render_allowed.py tests/cli/test_langgraph_desk.py \
 tests/web/test_attached_graph.py tests/served tests/slack"
 ENDS="${*:-lowest highest}"
