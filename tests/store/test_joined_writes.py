@@ -10,34 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, insert
 
 from bot.store.database import Database
 from bot.store.tables import leases
-from bot.store.transactions import ThreadedSqliteTransactions, calls_ahead
+from bot.store.transactions import calls_ahead
+from tests.store.test_short_calls import NOW, _lease, _roots, database
 
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def database(tmp_path: Path) -> AsyncIterator[Database]:
-    async with Database.open(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as opened:
-        await opened.migrate(NOW)
-        assert isinstance(opened.transactions, ThreadedSqliteTransactions)
-        yield opened
-
-
-def _lease(root: str) -> dict[str, object]:
-    return {"root_execution_id": root, "owner": "o", "acquired_at": NOW, "expires_at": NOW}
-
-
-def _roots(connection: Connection) -> list[str]:
-    return sorted(connection.execute(select(leases.c.root_execution_id)).scalars())
+__all__ = ["database"]  # the fixture, shared with the short calls' tests
 
 
 def _committed(path: Path) -> list[str]:
@@ -49,18 +32,22 @@ def _committed(path: Path) -> list[str]:
         other.close()
 
 
+def _inserting(root: str, path: Path, seen: list[list[str]]) -> Callable[[Connection], None]:
+    """A write of ``root``'s lease that notes what was committed when it ran."""
+
+    def body(connection: Connection) -> None:
+        connection.execute(insert(leases), _lease(root))
+        seen.append(_committed(path))
+
+    return body
+
+
 async def test_short_writes_of_one_turn_are_one_commit_and_a_failing_body_is_undone_alone(
     database: Database, tmp_path: Path
 ) -> None:
     tx = database.transactions
     seen: list[list[str]] = []
-
-    def inserting(root: str) -> Callable[[Connection], None]:
-        def body(connection: Connection) -> None:
-            connection.execute(insert(leases), _lease(root))
-            seen.append(_committed(tmp_path / "x.db"))
-
-        return body
+    path = tmp_path / "x.db"
 
     def half_then_fail(connection: Connection) -> None:
         connection.execute(insert(leases), _lease("b"))
@@ -68,9 +55,9 @@ async def test_short_writes_of_one_turn_are_one_commit_and_a_failing_body_is_und
 
     with calls_ahead():  # requests waiting for their answer (a Slack click's, before its ack)
         outcomes = await asyncio.gather(
-            tx.write(inserting("a"), short=True),
+            tx.write(_inserting("a", path, seen), short=True),
             tx.write(half_then_fail, short=True),
-            tx.apply(inserting("c"), short=True),
+            tx.apply(_inserting("c", path, seen), short=True),
             return_exceptions=True,
         )
 
@@ -99,13 +86,10 @@ async def test_other_short_writes_run_at_once(database: Database, tmp_path: Path
     """A run's writes are not joined: each would wait for the end of a turn of the loop."""
     tx = database.transactions
     seen: list[list[str]] = []
+    path = tmp_path / "x.db"
 
-    def inserting(root: str) -> Callable[[Connection], None]:
-        def body(connection: Connection) -> None:
-            connection.execute(insert(leases), _lease(root))
-            seen.append(_committed(tmp_path / "x.db"))
-
-        return body
-
-    await asyncio.gather(tx.write(inserting("a"), short=True), tx.write(inserting("c"), short=True))
+    await asyncio.gather(
+        tx.write(_inserting("a", path, seen), short=True),
+        tx.write(_inserting("c", path, seen), short=True),
+    )
     assert seen == [[], ["a"]]  # "a" committed before "c" was written
