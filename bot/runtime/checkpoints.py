@@ -78,7 +78,6 @@ async def _open_postgres(
         # a connection the server closed (a restart) is found out before it is handed out,
         # as the store's pool pings its idle ones: else the pass it is given fails
         check=idle.check,
-        reset=idle.returned,
     )
     await pool.open(wait=True)
     saver = SealedPostgresSaver(pool, serde=serde)
@@ -89,31 +88,31 @@ async def _open_postgres(
 class PingWhenIdle:
     """The checkpointer pool's check, a round trip only when it may be needed.
 
-    A connection is pinged before it is handed out when it has been back in the pool for longer
-    than ``IDLE_PING_SECONDS`` (or was never returned yet), as the store's engine does
+    A connection is pinged before it is handed out when it was last handed out longer than
+    ``IDLE_PING_SECONDS`` ago (or never), as the store's engine pings one idle that long
     (``bot.store.database``), or when the server has said something on it since: a server
     that restarts, or ends the connection, first closes its socket (``57P01`` then EOF), which
     makes it readable. One used moments ago and silent is handed out as it is. psycopg_pool's
     own ``check_connection`` pinged every check-out: about 12 round trips per pause cycle on
-    the server too (issue 32)."""
+    the server too (issue 32).
+
+    The time is counted from the last check-out, not from the return: it is never shorter than
+    the idle time, so it pings no less often, and the pool needs no ``reset`` hook, with which
+    psycopg_pool hands every returned connection to its worker task (a queue and a task switch
+    per checkpointer call) instead of putting it back at once."""
 
     def __init__(self, idle_seconds: float | None = None) -> None:
         self._idle_seconds = IDLE_PING_SECONDS if idle_seconds is None else idle_seconds
-        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+        self._handed_out: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
     async def check(self, connection: Any) -> None:
         from psycopg_pool import AsyncConnectionPool
 
-        returned = self._returned.pop(connection, None)
-        if (
-            returned is None
-            or time.monotonic() - returned > self._idle_seconds
-            or _heard_from(connection)
-        ):
+        now = time.monotonic()
+        last = self._handed_out.get(connection)
+        if last is None or now - last > self._idle_seconds or _heard_from(connection):
             await AsyncConnectionPool.check_connection(connection)
-
-    async def returned(self, connection: Any) -> None:
-        self._returned[connection] = time.monotonic()
+        self._handed_out[connection] = now
 
 
 def _heard_from(connection: Any) -> bool:

@@ -72,3 +72,29 @@ async def test_a_connection_used_moments_ago_is_not_pinged_again(
             assert len(pings) >= 5
         finally:
             await opened.close()
+
+
+async def test_a_returned_connection_goes_back_to_the_pool_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No reset hook: with one, psycopg_pool hands every returned connection to its worker task
+    (a queue and a task switch per checkpointer call, 12 per pause cycle) (issue 32)."""
+    from psycopg_pool.pool_async import ReturnConnection
+
+    tasks: list[object] = []
+    run_task = AsyncConnectionPool.run_task
+
+    def counted(pool: Any, task: Any) -> None:
+        tasks.append(task)
+        run_task(pool, task)
+
+    monkeypatch.setattr(AsyncConnectionPool, "run_task", counted)
+    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    async with postgres_database() as url:
+        opened = await open_checkpointer(DatabaseUrl.checked(url), serde=None)
+        try:
+            for _ in range(10):
+                assert await opened.saver.aget_tuple(config) is None
+        finally:
+            await opened.close()
+    assert not [task for task in tasks if isinstance(task, ReturnConnection)]
