@@ -143,7 +143,8 @@ async def wire(
         engine=Engine(
             runtime,
             WorkflowTrees(
-                _build_graphs(runtime, assembly, checkpointer, chat_model_for, providers)
+                _build_graphs(runtime, assembly, checkpointer, chat_model_for, providers),
+                checkpointer.new_threads,
             ),
             guard,
         ),

@@ -20,6 +20,7 @@ about are bound within it, their own schemas a second check: ``bot.runtime.graph
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -409,6 +410,11 @@ class AttachedTrees:
             if answer is not None:
                 resume[interrupt_id] = answer
         return frame, Command(resume=resume)
+
+    def first_pass(self, frame: RunFrame) -> contextlib.AbstractContextManager[None]:
+        """An attached graph runs on its caller's thread, which may hold checkpoints already:
+        its reads all go to the database."""
+        return contextlib.nullcontext()
 
     async def take_early(
         self, frame: RunFrame, answered: tuple[PauseRecord, ...]

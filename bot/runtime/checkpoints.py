@@ -19,6 +19,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from bot.runtime.sqlite_saver import ThreadedSqliteSaver
 from bot.security.key_check import Sampler, SealedValue, checkpoint_samples
 from bot.store.database import IDLE_PING_SECONDS, DatabaseUrl, checkpoint_path
+from bot.store.new_threads import NewThreads
 
 
 @dataclass(slots=True)
@@ -28,6 +29,9 @@ class OpenCheckpointer:
     sample: Sampler = field(default_factory=lambda: _no_samples)
     """A few stored values (the first and last row of each table); none in memory (a random
     key, as new as the saver), and on PostgreSQL the database's own sampler reads them."""
+    new_threads: NewThreads | None = None
+    """The threads the saver answers a first read of itself (``bot.store.new_threads``); none
+    in memory (a read there costs no round trip)."""
 
 
 async def _nothing() -> None:
@@ -47,7 +51,10 @@ async def open_checkpointer(
         if path is None:
             return OpenCheckpointer(saver=InMemorySaver(serde=serde), close=_nothing)
         saver = await ThreadedSqliteSaver.open(checkpoint_path(path), serde=serde)
-        return OpenCheckpointer(saver=saver, close=saver.close, sample=_sampler(saver))
+        saver.new_threads = NewThreads()
+        return OpenCheckpointer(
+            saver=saver, close=saver.close, sample=_sampler(saver), new_threads=saver.new_threads
+        )
     return await _open_postgres(database_url, serde)
 
 
@@ -81,8 +88,9 @@ async def _open_postgres(
     )
     await pool.open(wait=True)
     saver = SealedPostgresSaver(pool, serde=serde)
+    saver.new_threads = NewThreads()
     await saver.setup()
-    return OpenCheckpointer(saver=saver, close=pool.close)
+    return OpenCheckpointer(saver=saver, close=pool.close, new_threads=saver.new_threads)
 
 
 class PingWhenIdle:

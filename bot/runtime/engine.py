@@ -8,6 +8,7 @@ the tree rests, takes the pauses resolved meanwhile (the drain).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 from collections import Counter
@@ -33,6 +34,7 @@ from bot.runtime.tree_guard import Held, TreeGuard
 from bot.runtime.withdrawals import withdraw
 from bot.store.interruptions import is_interruption
 from bot.store.leases import LeaseClaim
+from bot.store.new_threads import NewThreads
 from bot.store.records import (
     ExecutionRow,
     NewExecution,
@@ -92,13 +94,31 @@ class TreeKind(Protocol):
         native step's); the pauses as they then are."""
         ...
 
+    def first_pass(self, frame: RunFrame) -> contextlib.AbstractContextManager[None]:
+        """Around the first pass of a new root: its LangGraph thread, if made for it, known
+        to hold no checkpoint yet (``bot.store.new_threads``)."""
+        ...
+
 
 class WorkflowTrees:
     """Our compiled workflows: each step takes its own answer (``bot.runtime.seam``), so a
     resume names the pause's key and the step reads the decision from its record."""
 
-    def __init__(self, graphs: Mapping[str, CompiledStateGraph[Any, Any, Any, Any]]) -> None:
+    def __init__(
+        self,
+        graphs: Mapping[str, CompiledStateGraph[Any, Any, Any, Any]],
+        new_threads: NewThreads | None = None,
+    ) -> None:
+        """``new_threads``: the checkpointer's (``OpenCheckpointer.new_threads``), if it has."""
         self._graphs = graphs
+        self._new_threads = new_threads
+
+    def first_pass(self, frame: RunFrame) -> contextlib.AbstractContextManager[None]:
+        """A new root's thread is its execution id, just made (``App._new_root``): its first
+        pass's read of the thread's checkpoint can only find none."""
+        if self._new_threads is None:
+            return contextlib.nullcontext()
+        return self._new_threads.first_pass(frame.root_execution_id)
 
     async def run(self, frame: RunFrame, graph_input: Any) -> Rested | Ended:
         graph = self._graphs[frame.workflow]
@@ -250,7 +270,8 @@ class Engine:
             return await self._runtime.store.start_tree(new, claim) or None
 
         async with self._guard.hold(frame.root_execution_id, start) as held:
-            outcome = await self._run(frame, graph_input, held)
+            with self._kind(frame.workflow).first_pass(frame):
+                outcome = await self._run(frame, graph_input, held)
             if outcome.rests:
                 outcome = await self._drain(frame, outcome, held)
             return _report(outcome, frame)

@@ -37,6 +37,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from bot.store.database import SQLITE_BUSY_TIMEOUT_MS, SQLITE_WAL_PRAGMAS
+from bot.store.new_threads import NewThreads
 from bot.store.transactions import settle
 
 R = TypeVar("R")
@@ -44,6 +45,9 @@ R = TypeVar("R")
 
 class ThreadedSqliteSaver(SqliteSaver):
     """``SqliteSaver`` with async methods of one hand-off each (see the module's docstring)."""
+
+    new_threads: NewThreads | None = None
+    """Threads whose first read is answered without the file (``bot.store.new_threads``)."""
 
     def __init__(
         self, conn: sqlite3.Connection, thread: _OneThread, *, serde: SerializerProtocol | None
@@ -88,6 +92,8 @@ class ThreadedSqliteSaver(SqliteSaver):
         return await self._thread.call(first)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        if self.new_threads is not None and self.new_threads.known_empty(config):
+            return None
         return await self._thread.call(lambda: self.get_tuple(config))
 
     async def alist(

@@ -53,6 +53,7 @@ from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from bot.store.migrations import SCHEMA_LOCK, until_taken
+from bot.store.new_threads import NewThreads
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,14 @@ MIRROR_IN_USE = _mirror_matches()
 
 
 class SealedPostgresSaver(AsyncPostgresSaver):
+    new_threads: NewThreads | None = None
+    """Threads whose first read is answered without the database (``bot.store.new_threads``)."""
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        if self.new_threads is not None and self.new_threads.known_empty(config):
+            return None
+        return await super().aget_tuple(config)
+
     async def setup(self) -> None:
         """LangGraph's migrations, one instance at a time: a session lock, tried until had (see
         ``SCHEMA_LOCK``) on a connection of its own (autocommit: idle between the tries and
