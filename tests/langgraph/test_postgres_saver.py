@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any, TypedDict
+from typing import Any
 
 import pytest
-from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance import checkpointer_test
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
 from bot.runtime.checkpoints import open_checkpointer
 from bot.security import postgres_saver
@@ -20,6 +19,7 @@ from bot.security.postgres_saver import SealedPostgresSaver
 from bot.store.database import DatabaseUrl
 from tests.benchmarks.resume_throughput import postgres_saver as stock_saver
 from tests.databases import postgres_database
+from tests.langgraph.saver_kit import asking_graph, assert_passes_what_it_passes
 
 pytestmark = pytest.mark.postgres
 
@@ -43,13 +43,7 @@ async def theirs() -> AsyncIterator[Any]:
 
 
 async def test_our_postgres_saver_passes_every_capability_langgraphs_own_passes() -> None:
-    report = await validate(ours)
-    reference = await validate(theirs)
-    assert report.passed_all_base(), report.results
-    for capability, result in reference.results.items():
-        if result is not None and result.passed is True:
-            assert report.results[capability] is not None, capability
-            assert report.results[capability].passed is True, (capability, report.results)
+    await assert_passes_what_it_passes(ours, theirs)
 
 
 def test_the_mirror_matches_the_installed_parent() -> None:
@@ -62,25 +56,9 @@ def test_the_mirror_matches_the_installed_parent() -> None:
     }
 
 
-class _State(TypedDict):
-    asked: str
-    answer: str
-
-
-def _asking_graph(saver: Any) -> Any:
-    def ask(state: _State) -> dict[str, str]:
-        return {"answer": interrupt(state["asked"])}
-
-    graph = StateGraph(_State)
-    graph.add_node("ask", ask)
-    graph.add_edge(START, "ask")
-    graph.add_edge("ask", END)
-    return graph.compile(checkpointer=saver)
-
-
 async def _pause_and_answer(saver: Any, thread_id: str) -> None:
     config: Any = {"configurable": {"thread_id": thread_id}}
-    graph = _asking_graph(saver)
+    graph = asking_graph(saver)
     paused = await graph.ainvoke({"asked": "pay?"}, config, durability="sync")
     assert paused["__interrupt__"][0].value == "pay?"
     done = await graph.ainvoke(Command(resume="yes"), config, durability="sync")
@@ -122,11 +100,11 @@ async def test_either_saver_resumes_what_the_other_wrote() -> None:
     async with postgres_database() as url:
         config: Any = {"configurable": {"thread_id": "theirs-then-ours"}}
         async with stock_saver(url) as theirs:
-            paused = await _asking_graph(theirs).ainvoke({"asked": "a?"}, config)
+            paused = await asking_graph(theirs).ainvoke({"asked": "a?"}, config)
             assert paused["__interrupt__"][0].value == "a?"
         opened = await open_checkpointer(DatabaseUrl.parse(url))
         try:
-            done = await _asking_graph(opened.saver).ainvoke(Command(resume="ok"), config)
+            done = await asking_graph(opened.saver).ainvoke(Command(resume="ok"), config)
             assert done == {"asked": "a?", "answer": "ok"}
         finally:
             await opened.close()

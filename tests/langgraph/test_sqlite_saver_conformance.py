@@ -8,16 +8,16 @@ import tempfile
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import aiosqlite
 import pytest
-from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance import checkpointer_test
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
 from bot.runtime.sqlite_saver import ThreadedSqliteSaver
+from tests.langgraph.saver_kit import asking_graph, assert_passes_what_it_passes
 
 
 @checkpointer_test(name="ThreadedSqliteSaver")
@@ -40,29 +40,7 @@ async def theirs() -> AsyncIterator[Any]:
 
 
 async def test_our_sqlite_saver_passes_every_capability_langgraphs_own_passes() -> None:
-    report = await validate(ours)
-    reference = await validate(theirs)
-    assert report.passed_all_base(), report.results
-    for capability, result in reference.results.items():
-        if result is not None and result.passed is True:
-            assert report.results[capability] is not None, capability
-            assert report.results[capability].passed is True, (capability, report.results)
-
-
-class _State(TypedDict):
-    asked: str
-    answer: str
-
-
-def _asking_graph(saver: Any) -> Any:
-    def ask(state: _State) -> dict[str, str]:
-        return {"answer": interrupt(state["asked"])}
-
-    graph = StateGraph(_State)
-    graph.add_node("ask", ask)
-    graph.add_edge(START, "ask")
-    graph.add_edge("ask", END)
-    return graph.compile(checkpointer=saver)
+    await assert_passes_what_it_passes(ours, theirs)
 
 
 async def test_a_file_either_saver_wrote_is_resumed_by_the_other(tmp_path: Path) -> None:
@@ -72,11 +50,11 @@ async def test_a_file_either_saver_wrote_is_resumed_by_the_other(tmp_path: Path)
     second: Any = {"configurable": {"thread_id": "ours-then-theirs"}}
     async with aiosqlite.connect(str(path)) as connection:
         theirs = AsyncSqliteSaver(connection)
-        paused = await _asking_graph(theirs).ainvoke({"asked": "a?"}, first, durability="sync")
+        paused = await asking_graph(theirs).ainvoke({"asked": "a?"}, first, durability="sync")
         assert paused["__interrupt__"][0].value == "a?"
     ours = await ThreadedSqliteSaver.open(path, serde=None)
     try:
-        graph = _asking_graph(ours)
+        graph = asking_graph(ours)
         done = await graph.ainvoke(Command(resume="yes"), first, durability="sync")
         assert done == {"asked": "a?", "answer": "yes"}
         paused = await graph.ainvoke({"asked": "b?"}, second, durability="sync")
@@ -84,7 +62,7 @@ async def test_a_file_either_saver_wrote_is_resumed_by_the_other(tmp_path: Path)
     finally:
         await ours.close()
     async with aiosqlite.connect(str(path)) as connection:
-        graph = _asking_graph(AsyncSqliteSaver(connection))
+        graph = asking_graph(AsyncSqliteSaver(connection))
         done = await graph.ainvoke(Command(resume="no"), second, durability="sync")
         assert done == {"asked": "b?", "answer": "no"}
 
