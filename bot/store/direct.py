@@ -33,7 +33,7 @@ import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Protocol, cast
+from typing import Any, Generic, NoReturn, Protocol, TypeVar, cast
 
 from sqlalchemy import Connection
 from sqlalchemy.engine.interfaces import Dialect
@@ -41,6 +41,7 @@ from sqlalchemy.exc import DBAPIError, MultipleResultsFound
 from sqlalchemy.sql.base import Executable
 
 Parameters = Mapping[str, Any] | Sequence[Mapping[str, Any]]
+R = TypeVar("R")
 
 
 class Mapped(Protocol):
@@ -322,6 +323,54 @@ async def _asyncpg_run(adapter: Any, sql: str, values: tuple[Any, ...], dialect:
         except Exception as error:
             adapter._handle_exception(error)  # raised as the adapter's DBAPI error
         return rows, attributes, statement.get_statusmsg()
+
+
+@dataclass(frozen=True, slots=True)
+class OneStatement(Generic[R]):
+    """A store call's body that is one statement and what is made of its rows (``then``, pure
+    Python). Run as any body (``__call__``); on PostgreSQL in autocommit it may also be run
+    without the greenlet bridge, from the loop itself (``transactions.AsyncEngineTransactions``:
+    ``rows_at_once``)."""
+
+    statement: Executable
+    parameters: Mapping[str, Any]
+    then: Callable[[Sequence[Mapped]], R]
+
+    def __call__(self, connection: Connection) -> R:
+        return self.then(rows(connection, self.statement, self.parameters))
+
+
+async def rows_at_once(connection: Connection, body: OneStatement[Any]) -> Sequence[Mapped] | None:
+    """``body``'s statement run on asyncpg itself from the loop, as ``rows`` runs it through
+    the greenlet bridge, in autocommit (``connection`` holds no transaction); None, and nothing
+    run, where ``rows`` would go another way (watched, another driver, not compiled directly)
+    or a transaction is open. A driver's error is raised as the adapter translates it (a
+    ``DBAPIError`` of its ``dbapi``): the caller raises it as SQLAlchemy would
+    (``raise_as_sqlalchemy``, which may close the connection: on the bridge)."""
+    if ordinary(connection) or not _on_asyncpg_itself(connection):
+        return None
+    prepared = _prepare(body.statement, connection, body.parameters, True)
+    adapter: Any = connection.connection.dbapi_connection
+    if prepared is _NOT_DIRECT or adapter._started:
+        return None
+    values = prepared.values(body.parameters)
+    dialect: Any = connection.dialect
+    async with adapter._execute_mutex:
+        try:
+            statement, attributes = await adapter._prepare(
+                prepared.sql, dialect._invalidate_schema_cache_asof
+            )
+            raw = await statement.fetch(*values)
+        except Exception as error:
+            adapter._handle_exception(error)  # raised as the adapter's DBAPI error
+    return cast(_Prepared, prepared).read(dialect, cast(Sequence[Any], _Described(attributes)), raw)
+
+
+def raise_as_sqlalchemy(connection: Connection, body: OneStatement[Any], error: Any) -> NoReturn:
+    """``error`` (the adapter's, from ``rows_at_once``) raised as SQLAlchemy raises it, a lost
+    connection invalidated (on the greenlet bridge: closing it is I/O)."""
+    prepared = _prepare(body.statement, connection, body.parameters, True)
+    _raise_as_sqlalchemy(connection, None, cast(_Prepared, prepared).sql, error)
 
 
 def commit(connection: Connection) -> None:

@@ -133,13 +133,11 @@ class SqlStore:
     async def mark_sent(self, pause_id: str) -> PauseStatus | None:
         """Set ``is_sent`` unless the pause was closed meanwhile; its status then, or None."""
 
-        def body(connection: Connection) -> PauseStatus | None:
-            row = direct.one_or_none(
-                connection, MARK_SENT, {"b_pause_id": pause_id, "is_sent": True}
-            )
-            return None if row is None else PauseStatus(row._mapping["status"])
+        def status(rows: Sequence[direct.Mapped]) -> PauseStatus | None:
+            return None if not rows else PauseStatus(rows[0]._mapping["status"])
 
-        return await self._tx.apply(body, short=True)
+        marked = direct.OneStatement(MARK_SENT, {"b_pause_id": pause_id, "is_sent": True}, status)
+        return await self._tx.apply(marked, short=True)
 
     async def close(
         self, pause_id: str, closing: Closing, *, at: datetime, tenant_id: str | None = None
@@ -379,14 +377,12 @@ class SqlStore:
         sealed = {"b_key": record.idempotency_key, "ran_with": self._codec.encode(ran_with)}
         if self._one_statement:
             both = {**taken, **sealed}
-            return await self._tx.apply(
-                lambda connection: bool(
-                    direct.rows(connection, one_statement.TAKE_NOTING_RAN_WITH, both)[0]._mapping[
-                        "taken"
-                    ]
-                ),
-                short=True,
+            taking = direct.OneStatement(
+                one_statement.TAKE_NOTING_RAN_WITH,
+                both,
+                lambda rows: bool(rows[0]._mapping["taken"]),
             )
+            return await self._tx.apply(taking, short=True)
 
         def body(connection: Connection) -> bool:
             if direct.execute(connection, TAKE_PAUSE, taken) != 1:
@@ -755,11 +751,9 @@ class SqlStore:
             **lease_values(lease),
         }
 
-        def body(connection: Connection) -> ClosedOpening | PauseRecord | None:
-            found = direct.rows(connection, statement, parameters)
-            return self._opened_at_once(found, known.seq, lease)
-
-        return body
+        return direct.OneStatement(
+            statement, parameters, lambda found: self._opened_at_once(found, known.seq, lease)
+        )
 
     def _opened_at_once(
         self, rows: Sequence[direct.Mapped], seq: int, lease: LeaseClaim
@@ -842,12 +836,12 @@ class SqlStore:
             if release is not None:
                 parameters.update(lease_values(release))
 
-            def one(connection: Connection) -> TreePauses:
-                rows = direct.rows(connection, statement, parameters)
+            def resting(rows: Sequence[direct.Mapped]) -> TreePauses:
                 goes_on = bool(rows) and bool(rows[0]._mapping["goes_on"])
                 waiting = tuple(self._pause(row) for row in rows)
                 return TreePauses(pauses=waiting, released=release is not None and not goes_on)
 
+            one = direct.OneStatement(statement, parameters, resting)
             return await self._tx.apply(one, short=True)
 
         def body(connection: Connection) -> TreePauses:
@@ -1067,10 +1061,7 @@ class SqlStore:
         return self._codec.encode([entry_json(e) for e in approvals.entries])
 
     async def _one(self, statement: Any, parameters: dict[str, str]) -> PauseRecord | None:
-        row = await self._tx.read(
-            lambda connection: direct.first(connection, statement, parameters), short=True
-        )
-        return None if row is None else self._pause(row)
+        return await self._tx.read(direct.OneStatement(statement, parameters, self._first_pause))
 
     async def _many(
         self, where: Any, *, newest_first: bool, limit: int | None = None, offset: int = 0
@@ -1086,6 +1077,9 @@ class SqlStore:
         statement = select(executions).where(where).order_by(executions.c.created_at)
         rows = await self._tx.read(lambda connection: connection.execute(statement).all())
         return [self._execution(row) for row in rows]
+
+    def _first_pause(self, rows: Sequence[direct.Mapped]) -> PauseRecord | None:
+        return self._pause(rows[0]) if rows else None
 
     def _pause(self, row: direct.Mapped) -> PauseRecord:
         m = row._mapping
@@ -1263,8 +1257,8 @@ def _one_statement_start(lease: LeaseClaim, values: dict[str, Any]) -> Callable[
     statement = one_statement.start_tree(tuple(values))
     parameters = {**lease_values(lease), **values}
 
-    def body(connection: Connection) -> bool:
-        row = direct.rows(connection, statement, parameters)[0]._mapping
+    def started(rows: Sequence[direct.Mapped]) -> bool:
+        row = rows[0]._mapping
         if not row["taken"]:
             return False
         holder = row["holder"]
@@ -1272,7 +1266,7 @@ def _one_statement_start(lease: LeaseClaim, values: dict[str, Any]) -> Callable[
             lease.took_over()
         return True
 
-    return body
+    return direct.OneStatement(statement, parameters, started)
 
 
 def _one_statement_end(
@@ -1294,10 +1288,7 @@ def _one_statement_end(
     if release is not None:
         parameters.update(lease_values(release))
 
-    def body(connection: Connection) -> bool:
-        return not direct.rows(connection, statement, parameters)[0]._mapping["waits"]
-
-    return body
+    return direct.OneStatement(statement, parameters, lambda rows: not rows[0]._mapping["waits"])
 
 
 def _result_arrays(sealed: Mapping[str, str]) -> dict[str, list[str]]:

@@ -123,6 +123,30 @@ class AsyncEngineTransactions:
     async def read(self, body: Callable[[Connection], R], *, short: bool = False) -> R:
         return await _finished(self._in_turn(self._read(body)))
 
+    async def _at_once(self, body: direct.OneStatement[R]) -> R:
+        """A one-statement body on the kept connection from the loop itself: no greenlet, no
+        autocommit switch to set and reset (asyncpg runs a statement outside a transaction in
+        autocommit already). About 40 of a call's 100 microseconds of client CPU on
+        PostgreSQL. The usual way when no connection is kept fresh (the pool, or a ping, is
+        needed) or the statement does not go to asyncpg itself."""
+        assert self._kept is not None
+        connection = self._kept.take_at_once()
+        if connection is None:
+            return await greenlet_spawn(self._kept.run, _in_autocommit_on, body)
+        try:
+            found = await direct.rows_at_once(connection, body)
+        except self._engine.dialect.loaded_dbapi.Error as error:
+            await greenlet_spawn(_raise_closing, connection, body, error)
+            raise  # pragma: no cover - _raise_closing raises
+        except BaseException:
+            await greenlet_spawn(_close_quietly, connection)
+            raise
+        if found is None:
+            return await greenlet_spawn(self._kept.run_on, connection, _in_autocommit_on, body)
+        if not self._kept.keep_at_once(connection):
+            await greenlet_spawn(_close_quietly, connection)
+        return body.then(found)
+
     async def _write(self, body: Callable[[Connection], R]) -> R:
         if self._kept is not None:
             return await greenlet_spawn(self._kept.run, _in_transaction_on, body)
@@ -130,6 +154,8 @@ class AsyncEngineTransactions:
 
     async def _read(self, body: Callable[[Connection], R]) -> R:
         if self._kept is not None:
+            if isinstance(body, direct.OneStatement):
+                return await self._at_once(body)
             return await greenlet_spawn(self._kept.run, _in_autocommit_on, body)
         return await greenlet_spawn(_on_new_connection, self._engine.sync_engine, body)
 
@@ -170,7 +196,14 @@ class _Kept:
         run: Callable[[Connection, Callable[[Connection], R]], R],
         body: Callable[[Connection], R],
     ) -> R:
-        connection = self._take()
+        return self.run_on(self._take(), run, body)
+
+    def run_on(
+        self,
+        connection: Connection,
+        run: Callable[[Connection, Callable[[Connection], R]], R],
+        body: Callable[[Connection], R],
+    ) -> R:
         try:
             result = run(connection, body)
         except BaseException:
@@ -178,6 +211,32 @@ class _Kept:
             raise
         self._keep(connection)
         return result
+
+    def take_at_once(self) -> Connection | None:
+        """The kept connection if it needs no ping (taken: no other call gets it), else None
+        (and it stays kept, for the usual way to ping)."""
+        kept = self._kept
+        if kept is None:
+            return None
+        connection, since = kept
+        limit = self._idle_ping_after
+        if limit is not None and time.monotonic() - since > limit:
+            return None
+        self._kept = None
+        return connection
+
+    def keep_at_once(self, connection: Connection) -> bool:
+        """Keep ``connection`` for the next call, as ``_keep`` does; False if it is not kept
+        (the caller gives it back to the pool, on the greenlet bridge)."""
+        if (
+            self._closed
+            or self._kept is not None
+            or connection.invalidated
+            or connection.in_transaction()
+        ):
+            return False
+        self._kept = (connection, time.monotonic())
+        return True
 
     def _take(self) -> Connection:
         kept, self._kept = self._kept, None
@@ -565,6 +624,15 @@ def settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) 
         done.set_exception(error)
     else:
         done.set_result(result)
+
+
+def _raise_closing(connection: Connection, body: direct.OneStatement[Any], error: Any) -> None:
+    """A one-statement body's driver error, raised as SQLAlchemy raises it (a lost connection
+    invalidated); the connection given back to the pool, as a failed call's is."""
+    try:
+        direct.raise_as_sqlalchemy(connection, body, error)
+    finally:
+        _close_quietly(connection)
 
 
 def _close_quietly(connection: Connection) -> None:
