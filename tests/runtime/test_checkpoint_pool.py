@@ -53,25 +53,14 @@ async def test_a_connection_used_moments_ago_is_not_pinged_again(
         await ping(connection)
 
     monkeypatch.setattr(AsyncConnectionPool, "check_connection", counted)
-    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     async with postgres_database() as url:
-        opened = await open_checkpointer(DatabaseUrl.checked(url), serde=None)
-        try:
-            for _ in range(20):
-                assert await opened.saver.aget_tuple(config) is None
-            # each connection at its first check-out only (the pool opens one or two)
-            assert 1 <= len(pings) == len({id(connection) for connection in pings}) <= 2
-        finally:
-            await opened.close()
+        await _read_a_thread_with_no_checkpoint(url, times=20)
+        # each connection at its first check-out only (the pool opens one or two)
+        assert 1 <= len(pings) == len({id(connection) for connection in pings}) <= 2
         monkeypatch.setattr(checkpoints, "IDLE_PING_SECONDS", 0.0)  # every return is "idle"
         pings.clear()
-        opened = await open_checkpointer(DatabaseUrl.checked(url), serde=None)
-        try:
-            for _ in range(5):
-                assert await opened.saver.aget_tuple(config) is None
-            assert len(pings) >= 5
-        finally:
-            await opened.close()
+        await _read_a_thread_with_no_checkpoint(url, times=5)
+        assert len(pings) >= 5
 
 
 async def test_a_returned_connection_goes_back_to_the_pool_at_once(
@@ -89,12 +78,17 @@ async def test_a_returned_connection_goes_back_to_the_pool_at_once(
         run_task(pool, task)
 
     monkeypatch.setattr(AsyncConnectionPool, "run_task", counted)
-    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     async with postgres_database() as url:
-        opened = await open_checkpointer(DatabaseUrl.checked(url), serde=None)
-        try:
-            for _ in range(10):
-                assert await opened.saver.aget_tuple(config) is None
-        finally:
-            await opened.close()
+        await _read_a_thread_with_no_checkpoint(url, times=10)
     assert not [task for task in tasks if isinstance(task, ReturnConnection)]
+
+
+async def _read_a_thread_with_no_checkpoint(url: str, *, times: int) -> None:
+    """``times`` reads of a thread that has no checkpoint, on a checkpointer of its own."""
+    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    opened = await open_checkpointer(DatabaseUrl.checked(url), serde=None)
+    try:
+        for _ in range(times):
+            assert await opened.saver.aget_tuple(config) is None
+    finally:
+        await opened.close()
