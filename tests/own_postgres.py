@@ -25,8 +25,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from tests.cli.processes import free_port
 from tests.databases import REQUIRED
+from tests.ports import free_port
 
 BIN_DIRS = [Path(f"/usr/lib/postgresql/{v}/bin") for v in (17, 16, 15, 14)]
 

@@ -41,7 +41,7 @@ from typing import Any, Final
 
 import aiohttp
 
-from tests.cli.processes import free_port
+from tests.ports import free_port
 from tests.slack.burst import DESK, FINAL, FORM, JSON, OWNER, click, env, post
 from tests.slack.checks import buttons
 from tests.slack.conftest import interactive_body

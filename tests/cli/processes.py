@@ -8,7 +8,6 @@ import contextlib
 import importlib
 import io
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -19,12 +18,6 @@ from tests.slack.stub import SlackStub
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_SECONDS = 60
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def person_env(**settings: str) -> dict[str, str]:

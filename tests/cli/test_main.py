@@ -14,8 +14,9 @@ import pytest
 
 import bot.__main__
 from bot.cli.main import main
-from tests.cli.processes import free_port, person_env
+from tests.cli.processes import person_env
 from tests.cli.web_desk import Browser, start_python_m_bot
+from tests.ports import free_port
 
 ANSWERS = "approve\nreject: too expensive\n"
 MISSING_TOKEN = (

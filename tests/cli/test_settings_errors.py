@@ -27,13 +27,13 @@ from tests.cli.processes import (
     REPO,
     TIMEOUT_SECONDS,
     Ran,
-    free_port,
     person_env,
     python_m_bot,
     python_m_bot_in_process,
 )
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.office import Inbox, Ledger
+from tests.ports import free_port
 from tests.security.office_run import KEY_A, KEY_B, open_office, script_office, start_office
 from tests.slack.stub import SlackStub
 

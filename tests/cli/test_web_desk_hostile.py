@@ -8,8 +8,9 @@ import re
 from pathlib import Path
 from typing import Final
 
-from tests.cli.processes import free_port, person_env
+from tests.cli.processes import person_env
 from tests.cli.web_desk import Browser, start_python_m_bot
+from tests.ports import free_port
 
 FORM: Final = "application/x-www-form-urlencoded"
 REFUSED: Final = "refused a form that cannot be read"

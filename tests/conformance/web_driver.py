@@ -41,7 +41,8 @@ from tests.conformance.driver import (
     Waiting,
 )
 from tests.office import Ledger
-from tests.web.conftest import browser, free_port
+from tests.ports import free_port
+from tests.web.conftest import browser
 from tests.web.office import (
     ALICE,
     BOB,

@@ -10,7 +10,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.cli.processes import free_port, person_env, python_m_bot, python_m_bot_in_process
+from tests.cli.processes import person_env, python_m_bot, python_m_bot_in_process
+from tests.ports import free_port
 from tests.served.modules import ANSWER, MY_AGENT, REQUEST, runs, write
 from tests.served.test_slack_process import THREAD_TS, mention, served_env
 from tests.slack.conftest import SECRET

@@ -9,7 +9,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.cli.processes import Ran, free_port, person_env, python_m_bot, python_m_bot_in_process
+from tests.cli.processes import Ran, person_env, python_m_bot, python_m_bot_in_process
+from tests.ports import free_port
 from tests.served.modules import (
     ANSWER,
     MY_AGENT,

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from tests.cli.processes import free_port, person_env
+from tests.cli.processes import person_env
 from tests.cli.web_desk import start_python_m_bot
+from tests.ports import free_port
 from tests.served.modules import ANSWER, MY_AGENT, REASON, REQUEST, runs, write
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, _need_chromium
 

@@ -22,8 +22,8 @@ from bot.security.keys import parse_key_ring
 from bot.store.database import Database
 from bot.store.sql import SqlStore
 from channels.slack.middlewares import EVENT_CLAIM_TTL
-from tests.cli.processes import free_port
 from tests.databases import TEST_ENCRYPTION_KEYS
+from tests.ports import free_port
 from tests.slack.burst import (
     DESK,
     JSON,

@@ -26,9 +26,9 @@ from bot.security.keys import parse_key_ring
 from bot.store.database import Database
 from bot.store.sql import SqlStore
 from channels.slack.late_answers import NOT_RECORDED
-from tests.cli.processes import free_port
 from tests.databases import TEST_ENCRYPTION_KEYS
 from tests.own_postgres import OwnPostgres
+from tests.ports import free_port
 from tests.slack.burst import (
     DESK,
     INTERRUPTED,

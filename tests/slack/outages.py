@@ -16,7 +16,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.cli.processes import free_port
+from tests.ports import free_port
 from tests.slack.burst import (
     DESK,
     FINAL,

@@ -16,8 +16,8 @@ import aiohttp
 import pytest
 
 from bot import ExecutionStatus, PauseResolution, PauseStatus
-from tests.cli.processes import free_port
 from tests.databases import BACKENDS, database
+from tests.ports import free_port
 from tests.slack.burst import (
     DESK,
     JSON,

@@ -13,9 +13,10 @@ from urllib.parse import parse_qs, urlparse
 
 import aiohttp
 
+from tests.ports import free_port
 from tests.slack.conftest import SECRET
 from tests.slack.stub import BOT_USER, SlackStub, Workspace
-from tests.slack.test_serve import ROOT, free_port, signed_post, start_serve, wait_healthy
+from tests.slack.test_serve import ROOT, signed_post, start_serve, wait_healthy
 
 
 def oauth_environ(**extra: str) -> dict[str, str]:

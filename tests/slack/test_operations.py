@@ -19,6 +19,7 @@ from aiohttp.test_utils import TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
 from channels.slack.render import APPROVE_ACTION, REJECT_ACTION
+from tests.ports import free_port
 from tests.slack.checks import all_text, buttons
 from tests.slack.conftest import interactive_body, signed_headers
 from tests.slack.stub import TEAM, SlackStub
@@ -26,7 +27,6 @@ from tests.slack.test_serve import (
     ROOT,
     clean_environ,
     desk_mention,
-    free_port,
     start_serve,
     stop,
     wait_healthy,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.cli.processes import free_port
+from tests.ports import free_port
 from tests.slack.burst import JSON, env, mention, post, reply, thread_of
 from tests.slack.outages import FAST, start_logged, stop, until
 from tests.slack.stub import SlackStub

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.cli.processes import free_port
+from tests.ports import free_port
 from tests.slack.burst import DESK, FORM, JSON, click, env, mention, pause_of, post
 from tests.slack.checks import buttons
 from tests.slack.outages import FAST, serve_through_outage, start_logged, stop, until

@@ -23,6 +23,7 @@ from bot.testing import FakeClock, call_tool, mock_llm
 from channels.slack import SlackBot, SlackSettings
 from channels.slack.render import APPROVE_ACTION
 from tests.cli.processes import StubThread, person_env
+from tests.ports import free_port
 from tests.slack.checks import all_text, buttons
 from tests.slack.conftest import SECRET, interactive_body, signed_headers
 from tests.slack.stub import BOT_USER, TEAM, SlackStub
@@ -32,12 +33,6 @@ BASE_ENV = {
     "SLACK_BOT_TOKEN": "xoxb-test",
     "SLACK_SIGNING_SECRET": SECRET,
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def clean_environ(**extra: str) -> dict[str, str]:

@@ -13,12 +13,12 @@ from typing import Any, Final
 
 import aiohttp
 
+from tests.ports import free_port
 from tests.slack.conftest import interactive_body
 from tests.slack.stub import TEAM, SlackStub
 from tests.slack.test_serve import (
     ROOT,
     clean_environ,
-    free_port,
     signed_post,
     start_serve,
     wait_healthy,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -19,13 +18,8 @@ from bot.settings import Settings
 from bot.testing import FakeClock, ScriptedChatModel, mock_llm
 from channels.web import WebNotice, WebServer
 from tests.office import Ledger
+from tests.ports import free_port
 from tests.web.office import TENANT, WebOfficeAgent, WebOfficeApplication, WebOfficeWorkflow
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass

@@ -20,7 +20,8 @@ from bot.settings import Settings
 from bot.testing import FakeClock
 from channels.web import WebNotice, WebServer
 from tests.databases import TEST_ENCRYPTION_KEYS
-from tests.web.conftest import browser, free_port
+from tests.ports import free_port
+from tests.web.conftest import browser
 from tests.web.pages import csrf_of, open_page
 
 

@@ -34,11 +34,12 @@ from channels.web.catalog import CONFIG_ATTRIBUTE as WEB_CONFIG
 from interpreters import KeywordReplyInterpreter
 from tests.apps import sample_agent, sample_application
 from tests.office import Done, Ledger
+from tests.ports import free_port
 from tests.slack.checks import all_text, buttons
 from tests.slack.conftest import SECRET, SlackWorld
 from tests.slack.office import APPROVALS, MANAGER, RefundCardInput
 from tests.slack.stub import SlackStub
-from tests.web.conftest import browser, free_port
+from tests.web.conftest import browser
 from tests.web.pages import answer, has_forms, open_page
 
 ALICE = "alice@example.com"
