@@ -226,8 +226,9 @@ class _Kept:
         return connection
 
     def keep_at_once(self, connection: Connection) -> bool:
-        """Keep ``connection`` for the next call, as ``_keep`` does; False if it is not kept
-        (the caller gives it back to the pool, on the greenlet bridge)."""
+        """Keep ``connection`` for the next call unless one is kept already, the store is
+        closing, or it is invalidated or in a transaction; False if not kept (the caller gives
+        it back to the pool: on the greenlet bridge, closing may be I/O)."""
         if (
             self._closed
             or self._kept is not None
@@ -239,24 +240,17 @@ class _Kept:
         return True
 
     def _take(self) -> Connection:
-        kept, self._kept = self._kept, None
-        if kept is not None:
-            connection, since = kept
-            limit = self._idle_ping_after
-            if limit is None or time.monotonic() - since <= limit or _answers(connection):
-                return connection
+        fresh = self.take_at_once()
+        if fresh is not None:
+            return fresh
+        kept, self._kept = self._kept, None  # kept too long: pinged first
+        if kept is not None and _answers(kept[0]):
+            return kept[0]
         return self._engine.connect()
 
     def _keep(self, connection: Connection) -> None:
-        if (
-            self._closed
-            or self._kept is not None
-            or connection.invalidated
-            or connection.in_transaction()
-        ):
+        if not self.keep_at_once(connection):
             connection.close()
-            return
-        self._kept = (connection, time.monotonic())
 
     def close(self) -> None:
         self._closed = True
