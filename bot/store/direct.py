@@ -311,9 +311,12 @@ def _on_asyncpg(
     return ran
 
 
-async def _asyncpg_run(adapter: Any, sql: str, values: tuple[Any, ...], dialect: Any) -> Any:
+async def _asyncpg_run(
+    adapter: Any, sql: str, values: tuple[Any, ...], dialect: Any, *, begin: bool = True
+) -> Any:
+    """``begin=False``: outside any transaction (asyncpg's autocommit), none begun."""
     async with adapter._execute_mutex:
-        if not adapter._started:
+        if begin and not adapter._started:
             await adapter._start_transaction()
         try:
             statement, attributes = await adapter._prepare(
@@ -353,16 +356,10 @@ async def rows_at_once(connection: Connection, body: OneStatement[Any]) -> Seque
     adapter: Any = connection.connection.dbapi_connection
     if prepared is _NOT_DIRECT or adapter._started:
         return None
-    values = prepared.values(body.parameters)
-    dialect: Any = connection.dialect
-    async with adapter._execute_mutex:
-        try:
-            statement, attributes = await adapter._prepare(
-                prepared.sql, dialect._invalidate_schema_cache_asof
-            )
-            raw = await statement.fetch(*values)
-        except Exception as error:
-            adapter._handle_exception(error)  # raised as the adapter's DBAPI error
+    dialect = connection.dialect
+    raw, attributes, _ = await _asyncpg_run(
+        adapter, prepared.sql, prepared.values(body.parameters), dialect, begin=False
+    )
     return cast(_Prepared, prepared).read(dialect, cast(Sequence[Any], _Described(attributes)), raw)
 
 
