@@ -60,6 +60,7 @@ from bot.runtime.observed_answers import observe_answer
 from bot.runtime.services import Runtime
 from bot.runtime.tree_guard import TreeGuard
 from bot.store import closings
+from bot.store.recent_pauses import ChangedSinceRead
 from bot.store.records import PauseAnswer, PauseRecord
 
 AnswerCheck = Callable[[PauseView], Awaitable[str | None]]
@@ -231,9 +232,58 @@ async def _answer(
         check_shape(request)
     except CountersignError as error:
         return Refused(pause=None, error=error)
+    checks = _Checks(
+        view=view,
+        may_answer=may_answer,
+        may_answer_as=may_answer_as,
+        keep_model_replies=keep_model_replies,
+        opening=opening,
+        open_tree=open_tree,
+    )
+    if request.reply is None and opening is not None and open_tree:
+        remembered = runtime.store.remembered(request.tenant_id, request.pause_id)
+        if remembered is not None:  # as this process's last write left it: no read
+            try:
+                outcome = await _answer_record(runtime, models, request, remembered, checks)
+            except ChangedSinceRead:  # nothing written: checked again on the row as it is
+                outcome = None
+            if isinstance(outcome, Answered):
+                return outcome
+            # any other outcome is told from the row read, never from one kept in memory
     record = await runtime.store.find(request.tenant_id, request.pause_id)
     if record is None:
         return Refused(pause=None, error=UnknownPauseError())
+    return await _answer_record(runtime, models, request, record, checks)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Checks:
+    """How an answer is checked and recorded (``answer``'s keywords)."""
+
+    view: Callable[[PauseRecord], PauseView]
+    may_answer: AnswerCheck | None
+    may_answer_as: PersonCheck | None
+    keep_model_replies: bool
+    opening: TreeGuard | None
+    open_tree: bool
+
+
+async def _answer_record(
+    runtime: Runtime,
+    models: ReplyModels,
+    request: AnswerRequest,
+    record: PauseRecord,
+    checks: _Checks,
+) -> AnswerOutcome:
+    """``_answer`` on ``record``: read just now, or remembered (``record.row_version``: then
+    every way but the one write that is exact about the row raises ``ChangedSinceRead``
+    before it writes anything)."""
+    view, may_answer, may_answer_as = checks.view, checks.may_answer, checks.may_answer_as
+    keep_model_replies, opening, open_tree = (
+        checks.keep_model_replies,
+        checks.opening,
+        checks.open_tree,
+    )
     current = view(record)
     binding = binding_of(runtime, record)
     try:  # who may answer before how it closed: a stranger holding the id learns nothing of it
@@ -246,6 +296,8 @@ async def _answer(
     try:
         refusal = None if may_answer is None else await may_answer(current)
         if refusal is not None:  # the channel's rule refuses: a delegate may answer still
+            if record.row_version is not None:  # a handover is written: on the row read
+                raise ChangedSinceRead(record.pause_id)
             handed = await delegated(runtime, record, current, responder, may_answer_as)
             if handed is None:
                 raise PauseAnswererError(refusal)
@@ -374,6 +426,9 @@ async def _record(
     role that needs several approvals, count an approval (``Counted`` while more are needed).
     The span it runs in (answer, resume) links to the pass that asked, maybe in another
     process."""
+    required = needs_several(runtime, record)
+    if record.row_version is not None and (request.reply is not None or required > 1):
+        raise ChangedSinceRead(record.pause_id)  # written otherwise than exactly: on the row read
     link_to(record.trace_context, why="asked")
     tool_input = None if binding is None else binding.spec.input
     model_call: int | None = None
@@ -391,7 +446,6 @@ async def _record(
         )
     _check_reason(runtime, record, decision, from_reply=request.reply is not None)
     mask = await audit_mask(runtime, record, tool_input)
-    required = needs_several(runtime, record)
     resolved: PauseRecord | Counted | None
     if required > 1 and decision.approved:
         resolved = await count_approval(
@@ -443,6 +497,8 @@ async def _close(
     if opening is not None and open_tree:
         locked = await opening.lock_now(record.root_execution_id)
     if opening is None or locked is None:
+        if record.row_version is not None:  # this write is not exact about the row
+            raise ChangedSinceRead(record.pause_id)
         alone = await runtime.store.close(
             request.pause_id, closing, at=at, tenant_id=request.tenant_id
         )

@@ -28,6 +28,7 @@ from typing import Any
 
 from sqlalchemy import (
     ARRAY,
+    BigInteger,
     Boolean,
     Integer,
     String,
@@ -105,6 +106,9 @@ def start_tree(names: tuple[str, ...]) -> TextualSelect:
 # ---------------------------------------------------------------- a pass's last write, paused
 
 _IN_TREE = f"root_execution_id = :b_root AND status IN ('{RESOLVED}', '{PENDING}')"
+_ROW_VERSION = "{table}.xmin::text::bigint AS row_version"
+"""The version of a row as read or as the update returning it left it (``PauseRecord.
+row_version``): the id of the transaction that wrote it, which any later write changes."""
 
 _RESULTS_PARTS = (
     "results AS (SELECT * FROM unnest(:result_ids, :result_values) AS r(pause_id, tool_result))",
@@ -131,10 +135,12 @@ def rest(*, release: bool, results: bool = False) -> TextualSelect:
         "keyed AS (SELECT * FROM unnest(:keys, :interrupt_ids)"
         " AS k(idempotency_key, interrupt_id))",
         f"marked AS (UPDATE {pauses.name} SET interrupt_id = keyed.interrupt_id FROM keyed"
-        f" WHERE {pauses.name}.idempotency_key = keyed.idempotency_key RETURNING {pauses.name}.*)",
+        f" WHERE {pauses.name}.idempotency_key = keyed.idempotency_key"
+        f" RETURNING {pauses.name}.*, {_ROW_VERSION.format(table=pauses.name)})",
         # the update's rows as it left them, the others as they are (one snapshot)
         f"tree AS (SELECT * FROM marked WHERE {_IN_TREE} UNION ALL"
-        f" SELECT * FROM {pauses.name} WHERE {_IN_TREE} AND id NOT IN (SELECT id FROM marked))",
+        f" SELECT {pauses.name}.*, {_ROW_VERSION.format(table=pauses.name)} FROM {pauses.name}"
+        f" WHERE {_IN_TREE} AND id NOT IN (SELECT id FROM marked))",
         f"resumable AS (SELECT 1 FROM tree answered WHERE answered.status = '{RESOLVED}'"
         " AND answered.interrupt_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tree asked"
         f" WHERE asked.status = '{PENDING}' AND asked.interrupt_id = answered.interrupt_id))",
@@ -162,7 +168,9 @@ def rest(*, release: bool, results: bool = False) -> TextualSelect:
         f"WITH {', '.join(parts)} SELECT tree.*, EXISTS (SELECT 1 FROM resumable) AS goes_on"
         " FROM tree ORDER BY asked_at, ask_position, id"
     )
-    return _typed(text(sql), binds).columns(*pauses.columns, column("goes_on", Boolean))
+    return _typed(text(sql), binds).columns(
+        *pauses.columns, column("row_version", BigInteger), column("goes_on", Boolean)
+    )
 
 
 # ---------------------------------------------------------------- an answer, opening its tree
@@ -175,7 +183,7 @@ owner before it) and the tree's execution (its columns named ``e_<column>``)."""
 
 @functools.cache
 def close_opening(
-    sets: tuple[str, ...], entry: tuple[str, ...], *, before_deadline: bool
+    sets: tuple[str, ...], entry: tuple[str, ...], *, before_deadline: bool, exact: bool = False
 ) -> TextualSelect:
     """An answer recorded and its tree opened (``SqlStore.close_opening``), in one statement.
 
@@ -189,7 +197,9 @@ def close_opening(
     closed one as the update left it, in the order asked), or one row of NULL pause columns,
     each with the outcome (``CLOSED_OPENING_FLAGS``, ``holder``) and the execution as it was.
     ``waited``: the pause was PENDING in the statement's snapshot (not closed though: the
-    guard, its deadline or a writer at the same moment kept it)."""
+    guard, its deadline or a writer at the same moment kept it). With ``exact``, closed only
+    if the row is still the version the entry was computed from (``b_row_version``:
+    ``PauseRecord.row_version``), whatever else changed."""
     guard = [
         "pause_id = :b_pause_id",
         "tenant_id = :b_tenant",
@@ -199,6 +209,8 @@ def close_opening(
     ]
     if before_deadline:
         guard.append("(closes_at IS NULL OR closes_at > :b_now)")
+    if exact:
+        guard.append("xmin::text::bigint = :b_row_version")
     closed = "EXISTS (SELECT 1 FROM closed)"
     live = f"EXISTS (SELECT 1 FROM run WHERE {_LIVE})"
     parts = [
@@ -255,6 +267,8 @@ def close_opening(
     ]
     if before_deadline:
         binds.append(("b_now", pauses.c.closes_at.type))
+    if exact:
+        binds.append(("b_row_version", BigInteger()))
     columns = [
         *pauses.columns,
         *(column(f"e_{c.name}", c.type) for c in executions.columns),

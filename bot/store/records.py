@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Final
@@ -106,6 +106,11 @@ class PauseRecord:
     """The approvals given so far (a role that needs several)."""
     handovers: tuple[Handover, ...] = ()
     """Who it was handed on to (reassigned; answered under a standing delegation)."""
+    row_version: int | None = field(default=None, compare=False)
+    """PostgreSQL: the version of the row this record was made from (its ``xmin``: every
+    write of the row moves it), where the write that returned it says so (a pass's rest);
+    None elsewhere. A write given the record (``close_opening``'s ``known``) then changes the
+    row only if nothing else has since (``bot.store.recent_pauses``)."""
 
     def __repr__(self) -> str:  # never print the pause id
         return (

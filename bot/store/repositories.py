@@ -51,6 +51,13 @@ class PausedExecutionRepository(Protocol):
 
     async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None: ...
 
+    def remembered(self, tenant_id: str, pause_id: str) -> PauseRecord | None:
+        """The waiting pause as this process's last write of it left it, once, where the store
+        keeps that (PostgreSQL: ``bot.store.recent_pauses``), carrying its row's version; None
+        otherwise (read it). Given as ``close_opening``'s ``known``, it is written only if the
+        row is still that version: ``ChangedSinceRead`` if not, nothing written."""
+        return None
+
     async def find_by_key(self, idempotency_key: str) -> PauseRecord | None: ...
 
     async def rest(
@@ -235,7 +242,9 @@ class ExecutionRecordRepository(Protocol):
         opened. A lease held elsewhere leaves the tree unopened and the answer recorded.
         ``known``: the pause as the caller read it just before, which a store may compute the
         audit entry from (the entry is the same either way: a store that does writes it only
-        if the pause did not change meanwhile, else computes it from the row it closed)."""
+        if the pause did not change meanwhile, else computes it from the row it closed). A
+        ``known`` carrying its row's version (``remembered``) is written only as that version:
+        ``ChangedSinceRead`` when the row has changed, with nothing written."""
         ...
 
     async def end_tree(

@@ -31,6 +31,7 @@ from bot.store.codec import JsonCodec, PayloadCodec
 from bot.store.database import Database
 from bot.store.grants import use_grant
 from bot.store.leases import LeaseClaim, lease_values
+from bot.store.recent_pauses import ChangedSinceRead, RecentPauses
 from bot.store.records import (
     NO_RESULTS,
     AuditRow,
@@ -83,6 +84,8 @@ class SqlStore:
         # PostgreSQL runs some writes of several statements as one (``one_statement``): a
         # round trip instead of k + 2; SQLite has no data-modifying CTEs
         self._one_statement = database.engine.dialect.name == "postgresql"
+        # the waiting pauses a rest of this process left, for the answer that follows
+        self._recent = RecentPauses()
 
     # ---------------------------------------------------------------- pause records
 
@@ -126,6 +129,9 @@ class SqlStore:
 
     async def find(self, tenant_id: str, pause_id: str) -> PauseRecord | None:
         return await self._one(PAUSE_BY_ID, {"b_pause_id": pause_id, "b_tenant": tenant_id})
+
+    def remembered(self, tenant_id: str, pause_id: str) -> PauseRecord | None:
+        return self._recent.take(tenant_id, pause_id)
 
     async def find_by_key(self, idempotency_key: str) -> PauseRecord | None:
         return await self._one(PAUSE_BY_KEY, {"b_key": idempotency_key})
@@ -699,6 +705,7 @@ class SqlStore:
         }
         if terms.before_deadline:
             values["b_now"] = at
+        exact = known is not None and known.row_version is not None
         if self._one_statement and _answers_as_read(known, pause_id, tenant_id, lease):
             at_once = await self._tx.apply(
                 self._closing_opening_at_once(values, closing, known, at, lease)
@@ -709,6 +716,8 @@ class SqlStore:
                 tree = await self._tx.write(lambda c: self._open(c, lease, moving=False))
                 return ClosedOpening(record=at_once, tree=tree)
             # it still waits but was not closed (changed since read, or past its deadline)
+        if exact:  # the caller checked the answer against a row that has changed: nothing
+            raise ChangedSinceRead(pause_id)  # written; it checks again against the row read
         closing_body = self._closing_body(statement, values, closing, at)
 
         def body(connection: Connection) -> ClosedOpening:
@@ -738,8 +747,9 @@ class SqlStore:
         entry = self._audit_entry(as_closed, terms.answer, sealed_decision)
         entry["ran_with"] = None if terms.ran_with is None else self._codec.encode(terms.ran_with)
         sets = tuple(name for name in values if not name.startswith("b_"))
+        exact = known.row_version is not None
         statement = one_statement.close_opening(
-            sets, tuple(entry), before_deadline=terms.before_deadline
+            sets, tuple(entry), before_deadline=terms.before_deadline, exact=exact
         )
         parameters = {
             **values,
@@ -750,6 +760,8 @@ class SqlStore:
             "updated_at": lease.now,
             **lease_values(lease),
         }
+        if exact:
+            parameters["b_row_version"] = known.row_version
 
         return direct.OneStatement(
             statement, parameters, lambda found: self._opened_at_once(found, known.seq, lease)
@@ -839,6 +851,7 @@ class SqlStore:
             def resting(rows: Sequence[direct.Mapped]) -> TreePauses:
                 goes_on = bool(rows) and bool(rows[0]._mapping["goes_on"])
                 waiting = tuple(self._pause(row) for row in rows)
+                self._recent.keep(waiting)
                 return TreePauses(pauses=waiting, released=release is not None and not goes_on)
 
             one = direct.OneStatement(statement, parameters, resting)
@@ -1133,6 +1146,7 @@ class SqlStore:
                 self._codec.decode(m["approvals"]), version=m["approvals_version"] or 0
             ),
             handovers=self._handovers(m["handovers"]),
+            row_version=m.get("row_version"),
         )
 
     def _handovers(self, sealed: str | None) -> tuple[Handover, ...]:

@@ -16,19 +16,20 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from sqlalchemy import Connection, select
+from sqlalchemy import BigInteger, Connection, literal_column, select
 
 from bot.core.approvals import ApprovalEntry
 from bot.core.delegations import Handover
-from bot.core.enums import ExecutionStatus, PauseAnswerer
+from bot.core.enums import ExecutionStatus, PauseAnswerer, PauseStatus
 from bot.store.closings import Replied
 from bot.store.database import Database
 from bot.store.leases import LeaseClaim, SqlLeases
 from bot.store.memory import MemoryStore
+from bot.store.recent_pauses import ChangedSinceRead
 from bot.store.records import ClosedOpening, ExecutionRow, NewExecution, PauseAnswer, PauseRecord
 from bot.store.repositories import Leases, PauseStore
 from bot.store.sql import SqlStore
-from bot.store.tables import pause_answers
+from bot.store.tables import pause_answers, pauses
 from bot.store.transactions import Transactions
 from tests.databases import STORE_BACKENDS, database
 from tests.store.test_contract import new_pause
@@ -419,3 +420,116 @@ async def test_of_two_answers_at_once_one_is_recorded_once(kind: str, tmp_path: 
         )
         assert len([c for c in both if c.record is not None]) == 1
         assert len(await s.entries()) == 1
+
+
+# ---------------------------------------------------------------- a pause remembered, not read
+
+
+async def remembered(s: Store) -> PauseRecord:
+    """``resting``'s first pause as the rest left it in the store's memory (PostgreSQL)."""
+    await resting(s)
+    first = await s.store.find_by_key("k1")
+    assert first is not None
+    kept = s.store.remembered("acme", first.pause_id)
+    assert kept is not None and kept.row_version is not None
+    return kept
+
+
+async def remembered_as_rested(s: Store) -> tuple[PauseRecord, Replied]:
+    return await remembered(s), APPROVED
+
+
+async def row_version(s: Store, pause_id: str) -> int:
+    assert s.calls is not None
+    version = literal_column("xmin::text::bigint", BigInteger)
+    statement = select(version).where(pauses.c.pause_id == pause_id)
+    return int(await s.calls.inner.read(lambda c: c.execute(statement).scalar_one()))
+
+
+@pytest.mark.parametrize("kind", STORE_BACKENDS)
+async def test_a_rest_leaves_its_waiting_pauses_remembered_once_on_postgresql(
+    kind: str, tmp_path: Path
+) -> None:
+    async with fresh(kind, tmp_path / "store") as s:
+        found = await resting(s)
+        if kind != "postgres":  # nothing kept: every answer reads
+            assert s.store.remembered("acme", found.pause_id) is None
+            return
+        assert s.store.remembered("other", found.pause_id) is None  # another tenant's: none
+        kept = s.store.remembered("acme", found.pause_id)
+        assert kept == found  # the row as a read gives it
+        assert kept is not None and kept.row_version == await row_version(s, found.pause_id)
+        assert s.store.remembered("acme", found.pause_id) is None  # taken: a second one reads
+
+
+@pytest.mark.parametrize("kind", ["postgres"])
+async def test_an_answer_to_a_remembered_pause_writes_what_the_transaction_writes(
+    kind: str, tmp_path: Path
+) -> None:
+    seen = await both_ways(kind, tmp_path, remembered_as_rested)
+    assert seen.closed.record is not None and seen.closed.tree is not None
+    assert len(seen.entries) == 1
+    one_statement(kind, seen)
+
+
+async def marked_sent(s: Store, known: PauseRecord) -> None:
+    assert await s.store.mark_sent(known.pause_id) is PauseStatus.PENDING
+
+
+async def reply_kept(s: Store, known: PauseRecord) -> None:
+    assert await s.store.receive_reply("acme", known.pause_id, "yes", "U1", NOW)
+
+
+async def handed_on(s: Store, known: PauseRecord) -> None:
+    handover = Handover(by="ann", to="cid", at=NOW.isoformat())
+    assert await s.store.record_handover(
+        known.pause_id, handover, tenant_id="acme", version=0, at=NOW
+    )
+
+
+async def approved_once(s: Store, known: PauseRecord) -> None:
+    once = known.approvals.approved(approval("ann"))
+    assert await s.store.record_approvals(known.pause_id, once, tenant_id="acme", at=NOW)
+
+
+@pytest.mark.parametrize("change", [marked_sent, reply_kept, handed_on, approved_once])
+@pytest.mark.parametrize("kind", ["postgres"])
+async def test_a_remembered_pause_whose_row_changed_is_not_written(
+    kind: str, tmp_path: Path, change: Callable[[Store, PauseRecord], Awaitable[None]]
+) -> None:
+    """Whatever changed in the row — its question marked sent or a reply kept too, which the
+    approvals' version does not see — the answer checked against the remembered record writes
+    nothing: its caller checks it again against the row read."""
+    async with fresh(kind, tmp_path / "store") as s:
+        known = await remembered(s)
+        await change(s, known)
+        assert s.calls is not None
+        s.calls.made.clear()
+        with pytest.raises(ChangedSinceRead):
+            await s.store.close_opening(
+                known.pause_id,
+                APPROVED,
+                at=LATER,
+                tenant_id="acme",
+                lease=s.claim("b"),
+                known=known,
+            )
+        assert s.calls.made == ["apply"]  # the one statement, which wrote nothing
+        assert await s.entries() == []
+        now = await s.store.find("acme", known.pause_id)
+        assert now is not None and now.status is PauseStatus.PENDING
+        assert await s.leases.try_take(s.claim("c"))  # the tree not opened
+
+
+@pytest.mark.parametrize("kind", ["postgres"])
+async def test_a_remembered_pause_answered_elsewhere_is_not_answered_again(
+    kind: str, tmp_path: Path
+) -> None:
+    async with fresh(kind, tmp_path / "store") as s:
+        known = await remembered(s)
+        assert await s.store.close(known.pause_id, REJECTED, at=NOW, tenant_id="acme")
+        closed = await s.store.close_opening(
+            known.pause_id, APPROVED, at=LATER, tenant_id="acme", lease=s.claim("b"), known=known
+        )
+        assert closed == ClosedOpening(record=None, tree=None)
+        assert len(await s.entries()) == 1  # the first answer's
