@@ -110,16 +110,17 @@ class PingWhenIdle:
     per checkpointer call) instead of putting it back at once."""
 
     def __init__(self, idle_seconds: float | None = None) -> None:
+        from psycopg_pool import AsyncConnectionPool  # made only for a PostgreSQL pool
+
         self._idle_seconds = IDLE_PING_SECONDS if idle_seconds is None else idle_seconds
         self._handed_out: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+        self._ping = AsyncConnectionPool.check_connection
 
     async def check(self, connection: Any) -> None:
-        from psycopg_pool import AsyncConnectionPool
-
         now = time.monotonic()
         last = self._handed_out.get(connection)
         if last is None or now - last > self._idle_seconds or _heard_from(connection):
-            await AsyncConnectionPool.check_connection(connection)
+            await self._ping(connection)
         self._handed_out[connection] = now
 
 

@@ -40,6 +40,7 @@ from bot.store.records import (
     NewExecution,
     OpenTree,
     PauseRecord,
+    changed,
     interrupts_to_resume,
     waiting_on_siblings,
 )
@@ -564,7 +565,7 @@ def _saved(frame: RunFrame, results: Mapping[str, str]) -> None:
             del frame.held_results[pause_id]
     for i, record in enumerate(frame.took):
         if record.pause_id in results:
-            frame.took[i] = dataclasses.replace(record, tool_result=results[record.pause_id])
+            frame.took[i] = changed(record, tool_result=results[record.pause_id])
 
 
 def _interrupted(frame: RunFrame, error: Exception) -> RunInterruptedError:

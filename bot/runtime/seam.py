@@ -9,7 +9,6 @@ from the resume value, so a stale or forged resume value cannot answer anything.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,7 +39,7 @@ from bot.runtime.services import Runtime
 from bot.runtime.withdrawals import withdraw
 from bot.store.closings import DecidedAtOnce, GrantUnavailable
 from bot.store.interruptions import is_interruption
-from bot.store.records import NewPause, PauseAnswer, PauseRecord
+from bot.store.records import NewPause, PauseAnswer, PauseRecord, changed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -322,9 +321,7 @@ async def _settle(
                     record, ran_with=await ran_with(runtime, binding, record)
                 ):
                     frame.took.append(record)
-                    return _taken(
-                        dataclasses.replace(record, status=PauseStatus.TAKEN), first_take=True
-                    )
+                    return _taken(changed(record, status=PauseStatus.TAKEN), first_take=True)
                 record = await _reload(runtime, record.idempotency_key)
             case _:
                 assert_never(record.status)
@@ -395,7 +392,7 @@ async def _send(
     if isinstance(status, Taken):
         return status
     if status is PauseStatus.PENDING:  # the usual case: sent, waiting; no need to read it again
-        return dataclasses.replace(record, is_sent=True)
+        return changed(record, is_sent=True)
     return await _reload(runtime, record.idempotency_key)
 
 

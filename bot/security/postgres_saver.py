@@ -3,9 +3,10 @@
 ``AsyncPostgresSaver`` keeps a channel's value *inline* in the ``checkpoints`` JSONB column when
 it is a ``str``, ``int``, ``float`` or ``bool``, without the serde: an encrypting serde would
 never see it (our workflow state's ``text`` — the request and the agent's answer — would be
-stored in clear). This saver boxes such values so the parent moves them to
-``checkpoint_blobs``, and unboxes them when the blobs are dumped, so they are sealed like the
-rest. ``None`` stays inline (nothing to hide). Reading is unchanged: blobs are read as always.
+stored in clear). This saver stores such values as blobs in ``checkpoint_blobs``, sealed like
+the rest: its mirror of the parent's ``aput`` (below) takes them as blobs itself; the parent's
+own, where the mirror is off, is given them boxed and unboxes them when it dumps the blobs.
+``None`` stays inline (nothing to hide). Reading is unchanged: blobs are read as always.
 
 Its ``setup`` (LangGraph's migrations) runs under the advisory lock of our own migrations
 (``SCHEMA_LOCK``): the plain one, run by two instances at once on a new database, has one of
@@ -117,15 +118,17 @@ class SealedPostgresSaver(AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        if MIRROR_IN_USE:  # takes primitive values as blobs itself
+            return await self._put(config, checkpoint, metadata, new_versions)
         values = checkpoint["channel_values"]
         boxed = {k for k, v in values.items() if isinstance(v, str | int | float)}
         if not boxed:
-            return await self._put(config, checkpoint, metadata, new_versions)
+            return await super().aput(config, checkpoint, metadata, new_versions)
         sealed = checkpoint.copy()
         sealed["channel_values"] = {k: _Inline(v) if k in boxed else v for k, v in values.items()}
         versions = checkpoint["channel_versions"]
         again = {k: versions[k] for k in boxed if k in versions}
-        return await self._put(config, sealed, metadata, {**again, **new_versions})
+        return await super().aput(config, sealed, metadata, {**again, **new_versions})
 
     async def _put(
         self,
@@ -134,9 +137,9 @@ class SealedPostgresSaver(AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """The parent's ``aput``, its blobs dumped on the loop (see the module's docstring)."""
-        if not MIRROR_IN_USE:
-            return await super().aput(config, checkpoint, metadata, new_versions)
+        """The parent's ``aput``, its blobs dumped on the loop (see the module's docstring), a
+        primitive value boxed: a blob like any other, written at the version it has (``aput``'s
+        boxing without its copies: a dict and a box per value)."""
         configurable = config["configurable"].copy()
         thread_id = configurable.pop("thread_id")
         checkpoint_ns = configurable.pop("checkpoint_ns")
@@ -151,16 +154,23 @@ class SealedPostgresSaver(AsyncPostgresSaver):
             }
         }
         blob_values = {}
+        versions = checkpoint["channel_versions"]
+        again = {}
         for k, v in checkpoint["channel_values"].items():
             if isinstance(v, _DeltaSnapshot):
                 blob_values[k] = copy["channel_values"].pop(k)
                 copy["channel_values"][k] = True
-            elif v is None or isinstance(v, str | int | float | bool):
+            elif v is None:
                 pass
+            elif isinstance(v, str | int | float):  # bool too: kept inline by the parent
+                blob_values[k] = copy["channel_values"].pop(k)
+                if k in versions:
+                    again[k] = versions[k]
             else:
                 blob_values[k] = copy["channel_values"].pop(k)
+        written = {**again, **new_versions} if again else new_versions
         async with self._cursor(pipeline=True) as cur:
-            if blob_versions := {k: v for k, v in new_versions.items() if k in blob_values}:
+            if blob_versions := {k: v for k, v in written.items() if k in blob_values}:
                 await cur.executemany(
                     self.UPSERT_CHECKPOINT_BLOBS_SQL,
                     self._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions),

@@ -44,6 +44,7 @@ from bot.store.records import (
     PauseRecord,
     ThreadBusy,
     TreePauses,
+    changed,
     interrupts_to_resume,
 )
 from bot.store.statements import (
@@ -743,7 +744,7 @@ class SqlStore:
         terms = closed_as(closing)
         decision = terms.audit_decision
         sealed_decision = None if decision is None else self._codec.encode(decision)
-        as_closed = dataclasses.replace(known, resolution=terms.resolution, resolved_at=at)
+        as_closed = changed(known, resolution=terms.resolution, resolved_at=at)
         entry = self._audit_entry(as_closed, terms.answer, sealed_decision)
         entry["ran_with"] = None if terms.ran_with is None else self._codec.encode(terms.ran_with)
         sets = tuple(name for name in values if not name.startswith("b_"))

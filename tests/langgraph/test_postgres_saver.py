@@ -106,5 +106,8 @@ async def test_either_saver_resumes_what_the_other_wrote() -> None:
         try:
             done = await asking_graph(opened.saver).ainvoke(Command(resume="ok"), config)
             assert done == {"asked": "a?", "answer": "ok"}
+            # read back: "asked", kept inline by theirs, unchanged since, is a blob of ours now
+            state = await asking_graph(opened.saver).aget_state(config)
+            assert state.values == {"asked": "a?", "answer": "ok"}
         finally:
             await opened.close()
