@@ -245,11 +245,9 @@ def add_agent_step(
         else:
             history, reset, iteration = state["messages"], [], state.get("iterations", 0)
         reply = await loop.call_model(history, iteration, frame_of(config))
-        update: dict[str, Any] = {
-            "messages": [*reset, reply],
-            "iterations": iteration + 1,
-            "step": index,
-        }
+        update: dict[str, Any] = {"messages": [*reset, reply], "iterations": iteration + 1}
+        if entering:  # written once a step: a write of the same value is a checkpoint row too
+            update["step"] = index
         if not reply.tool_calls:
             text = content_text(reply)
             update["text"] = text
