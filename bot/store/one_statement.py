@@ -111,13 +111,13 @@ _ROW_VERSION = "{table}.xmin::text::bigint AS row_version"
 row_version``): the id of the transaction that wrote it, which any later write changes."""
 
 _RESULTS_PARTS = (
-    "results AS (SELECT * FROM unnest(:result_ids, :result_values) AS r(pause_id, tool_result))",
-    f"saved AS (UPDATE {pauses.name} SET tool_result = results.tool_result FROM results"
-    f" WHERE {pauses.name}.pause_id = results.pause_id)",
+    f"saved AS (UPDATE {pauses.name}"
+    " SET tool_result = (:result_values)[array_position(:result_ids, pause_id)]"
+    " WHERE root_execution_id = :b_root AND pause_id = ANY(:result_ids))",
 )
 """The tool results a pass's last write carries (``result_ids[i]`` gets ``result_values[i]``,
-sealed): each pause they name has run its tool (TAKEN), so no other part of the statement
-updates its row."""
+sealed), each a pause of the tree (found by its index, as ``rest``'s keys are): each has run
+its tool (TAKEN), so no other part of the statement updates its row."""
 _RESULTS_BINDS = (("result_ids", ARRAY(String)), ("result_values", ARRAY(Text)))
 
 
@@ -132,10 +132,12 @@ def rest(*, release: bool, results: bool = False) -> TextualSelect:
     tree has no such pause: then none does). With ``results``, the tools' results saved too
     (``_RESULTS_PARTS``)."""
     parts = [
-        "keyed AS (SELECT * FROM unnest(:keys, :interrupt_ids)"
-        " AS k(idempotency_key, interrupt_id))",
-        f"marked AS (UPDATE {pauses.name} SET interrupt_id = keyed.interrupt_id FROM keyed"
-        f" WHERE {pauses.name}.idempotency_key = keyed.idempotency_key"
+        # found by the tree's index (every key is the tree's: its root execution begins it),
+        # whatever the table's statistics: a join to the keys unnested was planned as a scan
+        # of the whole table while it was small, and a cached plan stayed so as it grew
+        f"marked AS (UPDATE {pauses.name}"
+        " SET interrupt_id = (:interrupt_ids)[array_position(:keys, idempotency_key)]"
+        " WHERE root_execution_id = :b_root AND idempotency_key = ANY(:keys)"
         f" RETURNING {pauses.name}.*, {_ROW_VERSION.format(table=pauses.name)})",
         # the update's rows as it left them, the others as they are (one snapshot)
         f"tree AS (SELECT * FROM marked WHERE {_IN_TREE} UNION ALL"
