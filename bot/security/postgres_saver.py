@@ -12,9 +12,11 @@ Its ``setup`` (LangGraph's migrations) runs under the advisory lock of our own m
 (``SCHEMA_LOCK``): the plain one, run by two instances at once on a new database, has one of
 them fail with a ``UniqueViolation`` (both create the tables, both record version 0).
 
-A boxed channel's blob is written at every checkpoint, not only when the channel changed
-(``ON CONFLICT DO NOTHING`` makes a repeat free): a thread whose value was inline in a checkpoint
-written by the plain saver keeps it.
+A thread the plain saver wrote keeps its inline values: where a checkpoint read to be continued
+(``aget_tuple``, as every run starts) holds one (a value with no blob), it is written as its
+blob at its version then (``ON CONFLICT DO NOTHING``), once, sealed; a later checkpoint of ours
+that leaves the channel unchanged then refers to a blob that is there. Where the mirror is off,
+the parent's ``aput`` is given every boxed value at every checkpoint instead, changed or not.
 
 It (de)serialises on the event loop, without the parent's hand-off to a worker thread
 (``asyncio.to_thread``) around dumping a checkpoint's blobs, dumping a task's writes and loading
@@ -34,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -98,7 +101,22 @@ class SealedPostgresSaver(AsyncPostgresSaver):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         if self.new_threads is not None and self.new_threads.known_empty(config):
             return None
-        return await super().aget_tuple(config)
+        if not MIRROR_IN_USE:
+            return await super().aget_tuple(config)
+        inline: list[_InlineValues] = []
+        kept = _INLINE_FOUND.set(inline)
+        try:
+            found = await super().aget_tuple(config)
+        finally:
+            _INLINE_FOUND.reset(kept)
+        if inline:  # written by the plain saver: its inline values become blobs of ours
+            async with self._cursor(pipeline=True) as cur:
+                for thread_id, checkpoint_ns, values, versions in inline:
+                    await cur.executemany(
+                        self.UPSERT_CHECKPOINT_BLOBS_SQL,
+                        self._dump_blobs(thread_id, checkpoint_ns, values, versions),
+                    )
+        return found
 
     async def setup(self) -> None:
         """LangGraph's migrations, one instance at a time: a session lock, tried until had (see
@@ -118,7 +136,7 @@ class SealedPostgresSaver(AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        if MIRROR_IN_USE:  # takes primitive values as blobs itself
+        if MIRROR_IN_USE:  # takes primitive values as blobs itself, when they change
             return await self._put(config, checkpoint, metadata, new_versions)
         values = checkpoint["channel_values"]
         boxed = {k for k, v in values.items() if isinstance(v, str | int | float)}
@@ -138,8 +156,9 @@ class SealedPostgresSaver(AsyncPostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """The parent's ``aput``, its blobs dumped on the loop (see the module's docstring), a
-        primitive value boxed: a blob like any other, written at the version it has (``aput``'s
-        boxing without its copies: a dict and a box per value)."""
+        primitive value a blob like any other: written when its channel changed (an unchanged
+        one has its blob: ours, or one ``aget_tuple`` wrote for a value the plain saver kept
+        inline)."""
         configurable = config["configurable"].copy()
         thread_id = configurable.pop("thread_id")
         checkpoint_ns = configurable.pop("checkpoint_ns")
@@ -154,23 +173,14 @@ class SealedPostgresSaver(AsyncPostgresSaver):
             }
         }
         blob_values = {}
-        versions = checkpoint["channel_versions"]
-        again = {}
         for k, v in checkpoint["channel_values"].items():
             if isinstance(v, _DeltaSnapshot):
                 blob_values[k] = copy["channel_values"].pop(k)
                 copy["channel_values"][k] = True
-            elif v is None:
-                pass
-            elif isinstance(v, str | int | float):  # bool too: kept inline by the parent
+            elif v is not None:  # a str, int, float or bool too: the parent keeps those inline
                 blob_values[k] = copy["channel_values"].pop(k)
-                if k in versions:
-                    again[k] = versions[k]
-            else:
-                blob_values[k] = copy["channel_values"].pop(k)
-        written = {**again, **new_versions} if again else new_versions
         async with self._cursor(pipeline=True) as cur:
-            if blob_versions := {k: v for k, v in written.items() if k in blob_values}:
+            if blob_versions := {k: v for k, v in new_versions.items() if k in blob_values}:
                 await cur.executemany(
                     self.UPSERT_CHECKPOINT_BLOBS_SQL,
                     self._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions),
@@ -217,9 +227,12 @@ class SealedPostgresSaver(AsyncPostgresSaver):
 
     async def _load_checkpoint_tuple(self, value: DictRow) -> CheckpointTuple:
         """The parent's, the pending writes loaded on the loop as its blobs are (see the
-        module's docstring)."""
+        module's docstring); the values the plain saver kept inline noted for ``aget_tuple``."""
         if not MIRROR_IN_USE:
             return await super()._load_checkpoint_tuple(value)
+        noting = _INLINE_FOUND.get()
+        if noting is not None and (inline := _inline_values(value)) is not None:
+            noting.append(inline)
         return CheckpointTuple(
             {
                 "configurable": {
@@ -262,6 +275,36 @@ class SealedPostgresSaver(AsyncPostgresSaver):
     ) -> list[tuple[str, str, str, str, str, bytes | None]]:
         plain = {k: v.value if isinstance(v, _Inline) else v for k, v in values.items()}
         return super()._dump_blobs(thread_id, checkpoint_ns, plain, versions)
+
+
+_InlineValues = tuple[str, str, dict[str, Any], ChannelVersions]
+"""A checkpoint's values kept inline by the plain saver: its thread, namespace, the values and
+their versions."""
+
+_INLINE_FOUND: ContextVar[list[_InlineValues] | None] = ContextVar("inline_found", default=None)
+"""Where ``_load_checkpoint_tuple`` notes them, while ``aget_tuple`` reads a checkpoint."""
+
+
+def _inline_values(value: DictRow) -> _InlineValues | None:
+    """The values of a checkpoint row kept inline, not as blobs: the plain saver's. Ours keeps
+    only ``None`` inline (and ``True`` for a delta channel, whose blob is there)."""
+    checkpoint = value["checkpoint"]
+    inline = checkpoint.get("channel_values") or {}
+    if not any(v is not None for v in inline.values()):
+        return None
+    blobbed = {channel.decode() for channel, _, _ in value["channel_values"] or ()}
+    versions = checkpoint["channel_versions"]
+    plain = {
+        k: v for k, v in inline.items() if v is not None and k not in blobbed and k in versions
+    }
+    if not plain:
+        return None
+    return (
+        value["thread_id"],
+        value["checkpoint_ns"],
+        plain,
+        {k: versions[k] for k in plain},
+    )
 
 
 async def _try_lock(connection: AsyncConnection[DictRow]) -> bool:

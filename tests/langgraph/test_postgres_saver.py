@@ -111,3 +111,33 @@ async def test_either_saver_resumes_what_the_other_wrote() -> None:
             assert state.values == {"asked": "a?", "answer": "ok"}
         finally:
             await opened.close()
+
+
+async def test_a_value_is_written_as_a_blob_when_its_channel_changes_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A string is sealed as a blob like any value, once per version: the checkpoints after it
+    that leave its channel unchanged refer to that blob (no blob written again: a statement
+    each, on the pause cycle's every checkpoint)."""
+    dumped: list[str] = []
+    dump_blobs = SealedPostgresSaver._dump_blobs
+
+    def counted(self: Any, thread_id: str, ns: str, values: Any, versions: Any) -> Any:
+        rows = dump_blobs(self, thread_id, ns, values, versions)
+        dumped.extend(row[2] for row in rows)
+        return rows
+
+    monkeypatch.setattr(SealedPostgresSaver, "_dump_blobs", counted)
+    async with postgres_database() as url:
+        opened = await open_checkpointer(DatabaseUrl.parse(url))
+        try:
+            config: Any = {"configurable": {"thread_id": "ours"}}
+            await asking_graph(opened.saver).ainvoke({"asked": "a?"}, config)
+            await asking_graph(opened.saver).ainvoke(Command(resume="ok"), config)
+            state = await asking_graph(opened.saver).aget_state(config)
+            assert state.values == {"asked": "a?", "answer": "ok"}
+        finally:
+            await opened.close()
+    if postgres_saver.MIRROR_IN_USE:
+        assert dumped.count("asked") == 1, dumped
+        assert dumped.count("answer") == 1, dumped
