@@ -193,45 +193,16 @@ async def answer(
     opening: TreeGuard | None = None,
     open_tree: bool = True,
 ) -> AnswerOutcome:
-    """Check and record an answer with one read of the pause; what became of it. Refusals are
-    outcomes, not exceptions: only a failure of the store or of a model's provider raises.
-    Each outcome is counted (``countersign_answers``) and logged, once.
+    """Check and record an answer with one read of the pause (none for a decision on a question
+    this process's last write left in the store's memory, ``PauseStore.remembered``, when the
+    answer is recorded as it was checked); what became of it. Refusals are outcomes, not
+    exceptions: only a failure of the store or of a model's provider raises. Each outcome is
+    counted (``countersign_answers``) and logged, once.
 
     ``opening``: a continuation may follow in this process: an answer that resolves the pause
     opens its tree in the same write when the tree is free (``TreeGuard.keep``) — unless
     ``open_tree`` is False (the write stays the answer alone; a tree kept for another
     continuation still learns of it)."""
-    outcome = await _answer(
-        runtime,
-        models,
-        request,
-        view=view,
-        may_answer=may_answer,
-        may_answer_as=may_answer_as,
-        keep_model_replies=keep_model_replies,
-        opening=opening,
-        open_tree=open_tree,
-    )
-    observe_answer(runtime.metrics, outcome, tenant_id=request.tenant_id, by=request.by)
-    return outcome
-
-
-async def _answer(
-    runtime: Runtime,
-    models: ReplyModels,
-    request: AnswerRequest,
-    *,
-    view: Callable[[PauseRecord], PauseView],
-    may_answer: AnswerCheck | None,
-    may_answer_as: PersonCheck | None,
-    keep_model_replies: bool,
-    opening: TreeGuard | None,
-    open_tree: bool,
-) -> AnswerOutcome:
-    try:
-        check_shape(request)
-    except CountersignError as error:
-        return Refused(pause=None, error=error)
     checks = _Checks(
         view=view,
         may_answer=may_answer,
@@ -240,7 +211,19 @@ async def _answer(
         opening=opening,
         open_tree=open_tree,
     )
-    if request.reply is None and opening is not None and open_tree:
+    outcome = await _answer(runtime, models, request, checks)
+    observe_answer(runtime.metrics, outcome, tenant_id=request.tenant_id, by=request.by)
+    return outcome
+
+
+async def _answer(
+    runtime: Runtime, models: ReplyModels, request: AnswerRequest, checks: _Checks
+) -> AnswerOutcome:
+    try:
+        check_shape(request)
+    except CountersignError as error:
+        return Refused(pause=None, error=error)
+    if request.reply is None and checks.opening is not None and checks.open_tree:
         remembered = runtime.store.remembered(request.tenant_id, request.pause_id)
         if remembered is not None:  # as this process's last write left it: no read
             try:
@@ -278,12 +261,7 @@ async def _answer_record(
     """``_answer`` on ``record``: read just now, or remembered (``record.row_version``: then
     every way but the one write that is exact about the row raises ``ChangedSinceRead``
     before it writes anything)."""
-    view, may_answer, may_answer_as = checks.view, checks.may_answer, checks.may_answer_as
-    keep_model_replies, opening, open_tree = (
-        checks.keep_model_replies,
-        checks.opening,
-        checks.open_tree,
-    )
+    view = checks.view
     current = view(record)
     binding = binding_of(runtime, record)
     try:  # who may answer before how it closed: a stranger holding the id learns nothing of it
@@ -294,19 +272,27 @@ async def _answer_record(
     if record.status is not PauseStatus.PENDING or past_deadline(record, now):
         return AlreadyClosed(pause=current, error=not_paused(record, now))
     try:
-        refusal = None if may_answer is None else await may_answer(current)
+        refusal = None if checks.may_answer is None else await checks.may_answer(current)
         if refusal is not None:  # the channel's rule refuses: a delegate may answer still
             if record.row_version is not None:  # a handover is written: on the row read
                 raise ChangedSinceRead(record.pause_id)
-            handed = await delegated(runtime, record, current, responder, may_answer_as)
+            handed = await delegated(runtime, record, current, responder, checks.may_answer_as)
             if handed is None:
                 raise PauseAnswererError(refusal)
             record = handed
-        if request.reply is not None and keep_model_replies and reads_with_a_model(runtime, record):
+        keeps = checks.keep_model_replies
+        if request.reply is not None and keeps and reads_with_a_model(runtime, record):
             await _keep(runtime, record, request, responder)
             return ReplyKept(pause=current, received=_received(record, request, responder))
         resolved = await _record(
-            runtime, models, record, binding, responder, request, opening, open_tree=open_tree
+            runtime,
+            models,
+            record,
+            binding,
+            responder,
+            request,
+            checks.opening,
+            open_tree=checks.open_tree,
         )
     except NotPausedError as error:
         latest = await runtime.store.find(request.tenant_id, request.pause_id)
