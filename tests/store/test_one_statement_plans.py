@@ -1,5 +1,5 @@
-"""The pause cycle's one-statement writes find their rows by an index however small the table
-was when PostgreSQL planned them: asyncpg prepares each statement once, and the server keeps
+"""The pause cycle's writes find their rows by an index however small the table was when
+PostgreSQL planned them: asyncpg prepares each statement once, and the server keeps
 the plan it chose after a few runs (a generic plan) until the table is next analyzed. A plan
 made on a new database — a few rows, never analyzed — that scanned ``cs_pauses`` whole made
 every rest and end slower as the table grew (issue 32: 0.24 -> 0.61 ms a rest after 2,000
@@ -14,10 +14,10 @@ from typing import Any
 import asyncpg
 import pytest
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
-from sqlalchemy.sql.selectable import TextualSelect
 
 from bot.store import one_statement
 from bot.store.database import Database
+from bot.store.statements import MARK_SENT
 from tests.databases import postgres_database
 
 pytestmark = pytest.mark.postgres
@@ -41,7 +41,7 @@ async def connection() -> AsyncIterator[asyncpg.Connection]:
 _DIALECT: Any = asyncpg_dialect.dialect  # the driver the store runs its statements on
 
 
-async def generic_plan(connection: asyncpg.Connection, statement: TextualSelect) -> str:
+async def generic_plan(connection: asyncpg.Connection, statement: Any) -> str:
     """The plan PostgreSQL keeps for ``statement`` once it plans it without its values."""
     compiled = statement.compile(dialect=_DIALECT())
     await connection.execute(f"PREPARE planned AS {compiled}")
@@ -51,14 +51,20 @@ async def generic_plan(connection: asyncpg.Connection, statement: TextualSelect)
     return "\n".join(row[0] for row in rows)
 
 
-STATEMENTS = {
+STATEMENTS: dict[str, Any] = {
     "rest": one_statement.rest(release=True, results=True),
     "end": one_statement.end_tree_if_nothing_waits(("status",), release=True, results=True),
+    "answer": one_statement.close_opening(
+        ("status",), ("pause_id",), before_deadline=True, exact=True
+    ),
+    "take": one_statement.TAKE_NOTING_RAN_WITH,
+    "start": one_statement.start_tree(("execution_id",)),
+    "sent": MARK_SENT,
 }
 
 
 @pytest.mark.parametrize("name", STATEMENTS)
-async def test_a_passs_last_write_reads_no_table_whole(
+async def test_a_pause_cycles_write_reads_no_table_whole(
     connection: asyncpg.Connection, name: str
 ) -> None:
     plan = await generic_plan(connection, STATEMENTS[name])
