@@ -27,9 +27,10 @@ async def test_a_connection_the_server_closed_is_not_handed_to_a_pass() -> None:
             assert await opened.saver.aget_tuple(config) is None  # the pool's connection works
             name = url.rsplit("/", 1)[-1]
             admin = await asyncpg.connect(url.replace("+asyncpg", "").rsplit("/", 1)[0] + "/test")
-            try:  # what a server restart does to every connection it had
+            try:  # what a server restart does to every connection it had: each backend gone
+                # (waited for: a check-out racing its end would find the socket silent still)
                 await admin.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
                     "WHERE datname = $1 AND pid <> pg_backend_pid()",
                     name,
                 )
