@@ -216,9 +216,13 @@ class PassReport:
     output: Any | None = None
     waiting: tuple[PauseRecord, ...] | None = None
     taken: tuple[PauseRecord, ...] = ()
+    cut_off: bool = False
+    """The tree was found RUNNING: a pass before these was cut off midway (the database went
+    away, the process died), and may have taken answers it never told: the caller tells every
+    answer of the tree (``Views.every_answer``), as the recovery sweep does."""
 
 
-def _report(outcome: _Outcome, frame: RunFrame) -> PassReport:
+def _report(outcome: _Outcome, frame: RunFrame, *, cut_off: bool = False) -> PassReport:
     return PassReport(
         ran=True,
         error=outcome.error,
@@ -226,6 +230,7 @@ def _report(outcome: _Outcome, frame: RunFrame) -> PassReport:
         output=outcome.output,
         waiting=() if outcome.ended else outcome.waiting,
         taken=tuple(frame.took),
+        cut_off=cut_off,
     )
 
 
@@ -393,12 +398,13 @@ class Engine:
             current = _open_tree(held)
             if current is None or not self.runs(current.workflow):
                 return PassReport(ran=False)
+            cut_off = current.status is ExecutionStatus.RUNNING  # as found: no pass holds it
             resting = _Outcome(error=None, ended=False, pauses=held.opened.pauses)
             frame = _frame(current)
             outcome = await self._drain(frame, resting, held)
             if not frame.took:  # the holder's drain took this answer meanwhile
-                return PassReport(ran=False)
-            return _report(outcome, frame)
+                return PassReport(ran=False, cut_off=cut_off)
+            return _report(outcome, frame, cut_off=cut_off)
 
     async def _drain(self, frame: RunFrame, last: _Outcome, held: Held[Any]) -> _Outcome:
         """Pass after pass, continue every resolved pause; ``last`` if there was none to take.

@@ -17,7 +17,7 @@ from typing import Final
 
 from bot.core.answers import Answered, AnswerOutcome
 from bot.core.clock import TimerHandle
-from bot.core.enums import PauseAnswerer, PauseResolution, PauseStatus
+from bot.core.enums import PauseAnswerer, PauseResolution
 from bot.core.results import ExecutionResumeEvent, ReceivedReply
 from bot.runtime.engine import Engine, PassReport
 from bot.runtime.nudges import send_due_nudges
@@ -220,15 +220,11 @@ class Sweeps:
 
         ``every_answer``: after a crash the dead holder may have taken answers it never told,
         so the event carries every answer of the tree (a channel shows each outcome once)."""
-        answered = report.taken
-        if every_answer:
-            answered = tuple(
-                r
-                for r in await self._runtime.store.list_by_root(
-                    root.execution_id, [PauseStatus.RESOLVED, PauseStatus.TAKEN]
-                )
-                if r.answer is not None and r.answer.responder is not None
-            )
+        answered = (
+            await self._views.every_answer(root.execution_id)
+            if every_answer
+            else tuple(self._views.pause(r) for r in report.taken)
+        )
         return await self._emit_resume(
             ExecutionResumeEvent(
                 tenant_id=root.tenant_id,
@@ -237,7 +233,7 @@ class Sweeps:
                 answered_by="",
                 resolution=resolution,
                 by_sweep=True,
-                answered=tuple(self._views.pause(r) for r in answered),
+                answered=answered,
                 result=await self._views.result(root.execution_id, record=False),
                 error=report.error,
             )

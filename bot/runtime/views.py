@@ -132,6 +132,16 @@ class Views:
             error=None if failure is None else ExecutionFailure.of(failure),
         )
 
+    async def every_answer(self, root_execution_id: str) -> tuple[PauseView, ...]:
+        """Every answer a person gave the tree that a pass took or will take, read from the
+        store: what a move tells when answers may have been taken by a pass that was cut off
+        before it told them (a channel shows each outcome once)."""
+        records = await self._runtime.store.list_by_root(
+            root_execution_id, [PauseStatus.RESOLVED, PauseStatus.TAKEN]
+        )
+        answered = (r for r in records if r.answer is not None and r.answer.responder is not None)
+        return tuple(self.pause(r) for r in answered)
+
     async def result(self, root_execution_id: str, *, record: bool) -> ExecutionResult:
         """Where the tree stands, read from the store."""
         store = self._runtime.store

@@ -5,13 +5,18 @@ every answer of its tree, and never twice."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from bot import ExecutionResumeEvent, ExecutionStatus
+from bot.core.errors import RunInterruptedError
 from bot.core.results import EndTold
-from tests.conftest import MakeOffice
-from tests.runtime.helpers import run, script_refund
+from tests.conftest import MakeOffice, Office
+from tests.databases import BACKENDS, database
+from tests.runtime.helpers import run, script_refund, script_refund_and_expense
 
 
 async def test_an_end_a_handler_failed_to_tell_is_told_by_the_sweep_once(
@@ -161,3 +166,53 @@ async def test_an_end_not_carried_is_recorded_by_the_app_and_a_failure_before_th
     assert len(given) == 2 and given[1] is not None and not given[1].is_carried
     await office.clock.advance(timedelta(minutes=5))
     assert len(given) == 2  # recorded told (the sweep's claim): told once
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_an_answer_a_cut_off_pass_took_is_told_by_the_move_that_continues_its_tree(
+    make_office: MakeOffice, monkeypatch: pytest.MonkeyPatch, kind: str, tmp_path: Path
+) -> None:
+    """The refund's move takes its answer and runs its tool, then its last write meets the
+    database gone: the pass is cut off, the refund told to nobody. The expense's answer then
+    continues the tree (before any recovery does): its move tells the refund too, or the
+    refund's question would keep its buttons for good (nothing else would tell it: the tree
+    ends, told, and no sweep looks at it again)."""
+    script_refund_and_expense()
+    async with database(kind, tmp_path) as url:
+        await _told_though_cut_off(await make_office(database_url=url), monkeypatch)
+
+
+async def _told_though_cut_off(office: Office, monkeypatch: pytest.MonkeyPatch) -> None:
+    await run(office)
+    refund = office.inbox.last("refund-card-tool").pause_id
+    expense = office.inbox.last("book-expense-tool").pause_id
+    told: list[ExecutionResumeEvent] = []
+    office.app.on_execution_resume(told.append)
+    store = office.app._runtime.store
+    rest = store.rest
+    cut: list[str] = []
+
+    async def gone_once(*args: Any, **kwargs: Any) -> Any:
+        if not cut:
+            cut.append("rest")
+            raise OperationalError(
+                "UPDATE cs_pauses ...",
+                {},
+                ConnectionResetError("server closed the connection unexpectedly"),
+                connection_invalidated=True,
+            )
+        return await rest(*args, **kwargs)
+
+    monkeypatch.setattr(store, "rest", gone_once)
+    with pytest.raises((RunInterruptedError, OperationalError)):  # left to recovery
+        await office.app.resume(
+            refund, decision={"approved": True}, tenant_id="acme", answered_by="m"
+        )
+    assert cut == ["rest"]
+
+    result = await office.app.resume(
+        expense, decision={"approved": True}, tenant_id="acme", owner_id="U1"
+    )
+    assert result.status is ExecutionStatus.COMPLETED
+    told_answers = [p.pause_id for event in told for p in event.answered]
+    assert sorted(told_answers) == sorted([refund, expense])  # each told, once
