@@ -29,8 +29,7 @@ import tempfile
 from pathlib import Path
 
 from tests.own_postgres import own_postgres
-from tests.slack.checks import buttons
-from tests.slack.database_outages import restart_and_freeze
+from tests.slack.database_outages import questions_closed, restart_and_freeze
 from tests.slack.outages import serve_through_outage
 from tests.slack.stub import SlackStub
 
@@ -59,7 +58,7 @@ async def slack_run(requests: int, window: float, expiring: int) -> None:
         f"{report.run_twice}"
     )
     print(
-        f"  questions' messages updated (buttons gone): {questions_updated(stub)} of "
+        f"  questions' messages updated (buttons gone): {questions_closed(stub)} of "
         f"{asked}; messages updated in all: {report.updated}"
     )
     print(
@@ -74,23 +73,6 @@ async def slack_run(requests: int, window: float, expiring: int) -> None:
     print(f"  statuses Slack saw: {dict(report.statuses)}")
     print(f"  caught up {report.seconds_to_catch_up:.1f} s after Slack came back")
     print(f"  tracebacks in the log: {report.log.count('Traceback')}", flush=True)
-
-
-def questions_updated(stub: SlackStub) -> int:
-    """Questions whose own message was updated without its buttons (the stub lists each post
-    in the order it answered them)."""
-    pairs = zip(stub.of("chat.postMessage"), stub.posted, strict=False)
-    asked = {
-        (message["channel"], message["ts"])
-        for call, message in pairs
-        if buttons(call.blocks()) and call.payload.get("channel") == message["channel"]
-    }
-    closed = {
-        (u.payload.get("channel"), u.payload.get("ts"))
-        for u in stub.of("chat.update")
-        if u.payload.get("blocks") and not buttons(u.blocks())
-    }
-    return len(asked & closed)
 
 
 async def postgres_run(
@@ -132,10 +114,7 @@ async def postgres_run(
         f"{report.interrupted} requests told a tool may or may not have run), "
         f"{report.expenses_run} expenses (of {requests}); run twice: {report.run_twice}"
     )
-    print(
-        f"  questions' messages updated (buttons gone): {questions_updated(stub)} of {answers}; "
-        f"messages updated in all: {report.updated}"
-    )
+    print(f"  questions' messages updated (buttons gone): {report.updated} of {answers}")
     twice = sum(1 for n in report.finals.values() if n > 1)
     print(f"  requesters told their end: {len(report.finals)} of {requests} ({twice} twice)")
     print(f"  /readyz at the end: {report.ready_after}")

@@ -43,6 +43,7 @@ async def test_postgres_restarted_and_frozen_under_load_loses_nothing(
     assert report.told_unmatched == 0  # every "try again" was said to an answer of the run
     assert set(report.finals.values()) == {1}, report.finals  # each end said once
     assert len(report.finals) == REQUESTS
+    assert report.updated == 2 * REQUESTS  # every question's message lost its buttons
     assert set(report.asked.values()) == {1}  # each question asked once
     assert report.ready_after == [200, 200]  # both instances recovered without a restart
     # an approved refund whose pass lost the database between its take and its result is
