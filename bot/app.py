@@ -646,9 +646,9 @@ class App:
                 execution_id=pause.execution_id,
                 answered_by=recorded.answered_by,
                 resolution=PauseResolution.REPLIED,  # an answer by resume is always a reply
-                answered=await self._views.every_answer(recorded.root_execution_id)
-                if report.cut_off
-                else tuple(self._views.pause(r) for r in report.taken),
+                answered=await self._views.answers_told(
+                    recorded.root_execution_id, report, every=report.cut_off
+                ),
                 result=result if report.ran else None,
                 error=report.error,
             )

@@ -219,7 +219,7 @@ class PassReport:
     cut_off: bool = False
     """The tree was found RUNNING: a pass before these was cut off midway (the database went
     away, the process died), and may have taken answers it never told: the caller tells every
-    answer of the tree (``Views.every_answer``), as the recovery sweep does."""
+    answer of the tree (``Views.answers_told``), as the recovery sweep does."""
 
 
 def _report(outcome: _Outcome, frame: RunFrame, *, cut_off: bool = False) -> PassReport:

@@ -220,11 +220,7 @@ class Sweeps:
 
         ``every_answer``: after a crash the dead holder may have taken answers it never told,
         so the event carries every answer of the tree (a channel shows each outcome once)."""
-        answered = (
-            await self._views.every_answer(root.execution_id)
-            if every_answer
-            else tuple(self._views.pause(r) for r in report.taken)
-        )
+        answered = await self._views.answers_told(root.execution_id, report, every=every_answer)
         return await self._emit_resume(
             ExecutionResumeEvent(
                 tenant_id=root.tenant_id,

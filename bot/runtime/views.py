@@ -132,10 +132,15 @@ class Views:
             error=None if failure is None else ExecutionFailure.of(failure),
         )
 
-    async def every_answer(self, root_execution_id: str) -> tuple[PauseView, ...]:
-        """Every answer a person gave the tree that a pass took or will take, read from the
-        store: what a move tells when answers may have been taken by a pass that was cut off
-        before it told them (a channel shows each outcome once)."""
+    async def answers_told(
+        self, root_execution_id: str, report: PassReport, *, every: bool
+    ) -> tuple[PauseView, ...]:
+        """The answers a move tells: those its passes took (``report.taken``) — or, with
+        ``every``, every answer a person gave the tree that a pass took or will take, read from
+        the store, for a move after a pass that may have taken answers it never told (a crash,
+        a cut-off pass: a channel shows each outcome once)."""
+        if not every:
+            return tuple(self.pause(r) for r in report.taken)
         records = await self._runtime.store.list_by_root(
             root_execution_id, [PauseStatus.RESOLVED, PauseStatus.TAKEN]
         )

@@ -4,46 +4,22 @@ in age."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 from bot.core.enums import PauseStatus
+from bot.store.memory import MemoryStore
 from bot.store.recent_pauses import RecentPauses
-from bot.store.records import PauseRecord
+from bot.store.records import PauseRecord, changed
 from tests.store.test_contract import new_pause
 
 
 def record(
     key: str, *, version: int | None = 7, status: PauseStatus = PauseStatus.PENDING
 ) -> PauseRecord:
-    new = new_pause(key)
-    return PauseRecord(
-        seq=1,
-        pause_id=new.pause_id,
-        tenant_id=new.tenant_id,
-        idempotency_key=key,
-        root_execution_id=new.root_execution_id,
-        execution_id=new.execution_id,
-        thread_id=new.thread_id,
-        owner_id=new.owner_id,
-        interrupt_id="i",
-        status=status,
-        is_sent=True,
-        resolution=None,
-        answered_by=new.answered_by,
-        role=new.role,
-        channel=new.channel,
-        agent=new.agent,
-        ask=new.ask,
-        node_id=new.node_id,
-        item_index=None,
-        child_execution_id=None,
-        tool_loop_iteration=None,
-        answer=None,
-        tool_result=None,
-        asked_at=new.asked_at,
-        resolved_at=None,
-        row_version=version,
-    )
+    """A pause as the memory store asks it, with the row version and status given."""
+    asked = asyncio.run(MemoryStore().get_or_create(new_pause(key)))
+    return changed(asked, row_version=version, status=status)
 
 
 def test_only_waiting_pauses_with_their_rows_version_are_kept_and_each_is_taken_once() -> None:
