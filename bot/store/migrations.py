@@ -33,6 +33,8 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.tables import (
+    PAUSE_TIME_INDEXES,
+    UNTOLD_ENDS_INDEX,
     UtcDateTime,
     batch_lines,
     delegations,
@@ -346,6 +348,19 @@ def _v21_undelivered_in_pending_index(connection: Connection) -> None:
     index.create(connection)
 
 
+def _v22_fewer_index_writes(connection: Connection) -> None:
+    """Indexes a status change does not write (``PAUSE_TIME_INDEXES``, ``UNTOLD_ENDS_INDEX``):
+    the pauses' sweep indexes hold only the pauses with the time each sweep compares, the ends'
+    outbox index only the untold ends, and the leases' expiry index is gone (its table holds the
+    runs going on, read whole). On SQLite a pause cycle writes 41 pages to the store's log where
+    it wrote 59 (``cycle_cost --part counts``). Each changed index is dropped if there and made
+    anew: idempotent."""
+    for index in (*PAUSE_TIME_INDEXES, UNTOLD_ENDS_INDEX):
+        index.drop(connection, checkfirst=True)
+        index.create(connection)
+    connection.execute(text("DROP INDEX IF EXISTS ix_cs_leases_expires"))
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_initial,
     _v2_ask_order_and_deadlines,
@@ -368,6 +383,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v19_turn_messages,
     _v20_delegation_tellings,
     _v21_undelivered_in_pending_index,
+    _v22_fewer_index_writes,
 )
 """Applied in order; version N is ``MIGRATIONS[N - 1]``. Never edit one that has shipped."""
 

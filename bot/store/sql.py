@@ -69,7 +69,14 @@ from bot.store.statements import (
     UPDATE_PAUSED_EXECUTION,
     WAITING_IN_TREE,
 )
-from bot.store.tables import LIVE_ATTACHED, executions, launches, pause_answers, pauses
+from bot.store.tables import (
+    LIVE_ATTACHED,
+    UNTOLD_END,
+    executions,
+    launches,
+    pause_answers,
+    pauses,
+)
 from bot.store.transactions import Transactions
 
 R = TypeVar("R")
@@ -451,15 +458,7 @@ class SqlStore:
         ]
 
     async def untold_roots(self, ended_before: datetime) -> list[ExecutionRow]:
-        ended = [s.value for s in ExecutionStatus if s.ended]
-        return await self._executions(
-            and_(
-                executions.c.told_at.is_(None),
-                executions.c.updated_at < ended_before,
-                executions.c.parent_execution_id.is_(None),
-                executions.c.status.in_(ended),
-            )
-        )
+        return await self._executions(and_(UNTOLD_END, executions.c.updated_at < ended_before))
 
     async def mark_told(self, root_execution_id: str, at: datetime) -> bool:
         told = {"b_execution_id": root_execution_id, "b_at": at}

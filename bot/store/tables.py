@@ -21,9 +21,12 @@ from sqlalchemy import (
     Table,
     Text,
     and_,
+    literal_column,
 )
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.types import TypeDecorator
+
+from bot.core.enums import ExecutionStatus
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -198,14 +201,33 @@ pauses = Table(
     Column("handovers", Text),
     Index("ix_cs_pauses_tenant_status_asked", "tenant_id", "status", "asked_at"),
     Index("ix_cs_pauses_root_status", "root_execution_id", "status"),
-    Index("ix_cs_pauses_status_resolved", "status", "resolved_at"),
     Index("ix_cs_pauses_tenant_thread", "tenant_id", "thread_id"),
-    Index("ix_cs_pauses_status_closes", "status", "closes_at"),
-    Index("ix_cs_pauses_status_unread", "status", "unread_at"),
-    Index("ix_cs_pauses_status_nudge", "status", "nudge_at"),
     # v21: is_sent too, so the pending-by-role read (with the undelivered) reads no row
     Index("ix_cs_pauses_status_role_asked", "status", "role", "asked_at", "is_sent"),
 )
+
+
+def _when_set(name: str, column: str) -> Index:
+    """An index on ``(status, column)`` of the pauses whose ``column`` is set (v22).
+
+    Each is read by a sweep that compares ``column`` (``closes_at <= now``, ...), which both
+    databases take as implying ``IS NOT NULL``; a pause without that time (most: no deadline, no
+    reminder, no unread reply, not closed yet) has no entry, so asking it and closing it write
+    nothing there. Whole, each took a write at every status change of every pause: on SQLite,
+    a page more in every commit that asks, answers or takes one."""
+    where = pauses.c[column].is_not(None)
+    return Index(
+        name, pauses.c.status, pauses.c[column], sqlite_where=where, postgresql_where=where
+    )
+
+
+PAUSE_TIME_INDEXES = (
+    _when_set("ix_cs_pauses_status_resolved", "resolved_at"),
+    _when_set("ix_cs_pauses_status_closes", "closes_at"),
+    _when_set("ix_cs_pauses_status_unread", "unread_at"),
+    _when_set("ix_cs_pauses_status_nudge", "nudge_at"),
+)
+"""The pauses' partial indexes of v22 (``_when_set``)."""
 
 executions = Table(
     "cs_executions",
@@ -229,8 +251,24 @@ executions = Table(
     Column("error_code", String(64)),
     Index("ix_cs_executions_tenant_thread", "tenant_id", "thread_id"),
     Index("ix_cs_executions_root", "root_execution_id"),
-    Index("ix_cs_executions_told", "told_at", "updated_at"),
 )
+
+UNTOLD_END = and_(
+    executions.c.told_at.is_(None),
+    executions.c.parent_execution_id.is_(None),
+    # literals, not parameters: SQLite uses a partial index only for a query whose WHERE
+    # holds the index's own terms, and it cannot tell what a parameter will be
+    executions.c.status.in_([literal_column(f"'{s.value}'") for s in ExecutionStatus if s.ended]),
+)
+"""A root that ended and whose end was not told yet (``ExecutionStatus.ended``, v5's outbox)."""
+UNTOLD_ENDS_INDEX = Index(
+    "ix_cs_executions_told",
+    executions.c.updated_at,
+    sqlite_where=UNTOLD_END,
+    postgresql_where=UNTOLD_END,
+)
+"""The untold ends, oldest first (v22: only they; it held every execution, and every status
+change of every run wrote to it)."""
 
 ATTACHED_PREFIX = "langgraph:"
 """The workflow name of an attached graph's executions: ``langgraph:<graph name>``."""
@@ -284,8 +322,9 @@ leases = Table(
     Column("root_execution_id", String(64), primary_key=True),
     Column("owner", String(255), nullable=False),
     Column("acquired_at", UtcDateTime, nullable=False),
+    # no index on expires_at (v22 dropped it): the table holds only the runs going on now, read
+    # whole by the sweep that asks which are live; the index cost two writes a pass
     Column("expires_at", UtcDateTime, nullable=False),
-    Index("ix_cs_leases_expires", "expires_at"),
 )
 
 message_refs = Table(

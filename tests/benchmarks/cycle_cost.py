@@ -29,6 +29,7 @@ import contextlib
 import itertools
 import os
 import re
+import sqlite3
 import tempfile
 import time
 import uuid
@@ -42,6 +43,7 @@ from sqlalchemy import Engine, event
 
 from bot import App, Settings, WorkflowStartText
 from bot.store import direct
+from bot.store.database import checkpoint_path
 from bot.testing import FakeClock
 from tests.benchmarks.resume_throughput import (
     BenchApplication,
@@ -279,10 +281,12 @@ async def counts(database: str, cycles: int, show: bool) -> None:
             trips = {"execute": proxy, "resume": proxy}
         app = await stack.enter_async_context(bench_app(url, inbox))
         execute, resume = Tally(), Tally()
+        pages = WalPages.of(url)
         with counting.listening(app.checkpointer):
             for i in range(-5, cycles):  # five to warm up, uncounted
                 invoice = f"n{i}"
                 counted = i >= 0
+                pages.emptied()
                 with _counted(counting, execute, trips["execute"], "execute", counted):
                     await app.execute(
                         PayWorkflow, WorkflowStartText(text=invoice), tenant_id="t", owner_id="o"
@@ -293,6 +297,8 @@ async def counts(database: str, cycles: int, show: bool) -> None:
                         pause_id, decision={"approved": True}, tenant_id="t", answered_by="m"
                     )
                 assert done.output == {"text": "paid"}, done
+                if counted:
+                    pages.count()
     both = execute + resume
     print(f"per cycle on {database} ({cycles} cycles, App.execute then App.resume):")
     for name, tally in (("execute", execute), ("resume", resume), ("cycle", both)):
@@ -301,9 +307,50 @@ async def counts(database: str, cycles: int, show: bool) -> None:
             print(f"           {_trips_line(trips['execute'], name, cycles)}")
         if show:
             print("\n".join(tally.shown(cycles)))
+    if pages.files:
+        print(f"  {pages.line(cycles)}")
     if database == "postgres":
         bare = await bare_round_trips(cycles)
         print(f"  bare     round trips {bare / cycles:g} (checkpointer) per cycle")
+
+
+@dataclass
+class WalPages:
+    """The pages a cycle writes to each SQLite file's write-ahead log: every page a commit
+    changed, table and index alike, is written there whole (issue 32: the store's share of a
+    cycle on SQLite is mostly these writes). Each log is emptied before a cycle
+    (``wal_checkpoint(TRUNCATE)``, between cycles: nothing else is open then) and its frames
+    read after; a cycle writes far fewer than the 256 pages that would checkpoint it midway."""
+
+    files: dict[str, Path]
+    written: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, url: str) -> WalPages:
+        if not url.startswith("sqlite"):
+            return cls({})
+        store = Path(url.split("///", 1)[1])
+        return cls({"store": store, "checkpointer": checkpoint_path(store)})
+
+    def _checkpoint(self, path: Path, mode: str) -> int:
+        with contextlib.closing(sqlite3.connect(path)) as connection:
+            busy, frames, _ = connection.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+        if busy:
+            raise RuntimeError(f"{path.name}: its log could not be checkpointed between cycles")
+        return int(frames)
+
+    def emptied(self) -> None:
+        for path in self.files.values():
+            self._checkpoint(path, "TRUNCATE")
+
+    def count(self) -> None:
+        for who, path in self.files.items():
+            self.written[who] += self._checkpoint(path, "PASSIVE")
+
+    def line(self, per: int) -> str:
+        return "WAL pages written per cycle: " + ", ".join(
+            f"{who} {self.written[who] / per:g}" for who in self.files
+        )
 
 
 @contextlib.contextmanager

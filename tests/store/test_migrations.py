@@ -100,7 +100,7 @@ async def v3_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_v4_moves_slack_s_message_references_into_message_refs(
     v3_database: Database,
 ) -> None:
-    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 21
+    assert await v3_database.migrate(LATER) == len(MIGRATIONS) == 22
     refs = SqlMessageRefs(v3_database)
 
     assert await refs.get("a" * 32) == MessageRefRecord(
@@ -171,7 +171,7 @@ async def test_v21_puts_is_sent_in_the_pending_gauge_s_index_once(
     async with database(backend, tmp_path) as url, Database.open(url) as opened:
         async with opened.engine.begin() as connection:
             await connection.run_sync(_v20_with_v7_s_index)
-        assert await opened.migrate(LATER) == len(MIGRATIONS) == 21
+        assert await opened.migrate(LATER) == len(MIGRATIONS)
         assert await opened.migrate(LATER) == len(MIGRATIONS)  # idempotent
         async with opened.engine.connect() as connection:
             indexes = await connection.run_sync(lambda c: inspect(c).get_indexes("cs_pauses"))
@@ -190,6 +190,59 @@ async def test_v21_puts_is_sent_in_the_pending_gauge_s_index_once(
                 )
                 details = " ".join(str(row[-1]) for row in plan)
                 assert "COVERING INDEX ix_cs_pauses_status_role_asked" in details, details
+
+
+WHOLE_INDEXES_OF_V21 = {
+    "ix_cs_pauses_status_resolved": "cs_pauses (status, resolved_at)",
+    "ix_cs_pauses_status_closes": "cs_pauses (status, closes_at)",
+    "ix_cs_pauses_status_unread": "cs_pauses (status, unread_at)",
+    "ix_cs_pauses_status_nudge": "cs_pauses (status, nudge_at)",
+    "ix_cs_executions_told": "cs_executions (told_at, updated_at)",
+    "ix_cs_leases_expires": "cs_leases (expires_at)",
+}
+
+
+def _v21_with_whole_indexes(connection: Connection) -> None:
+    """The schema as v21 left it: the sweeps' indexes whole, the leases' expiry indexed."""
+    apply_migrations(connection, schema_version, MIGRATIONS[:21], NOW)
+    for name, on in WHOLE_INDEXES_OF_V21.items():
+        connection.exec_driver_sql(f"DROP INDEX IF EXISTS {name}")
+        connection.exec_driver_sql(f"CREATE INDEX {name} ON {on}")
+
+
+def _index_definitions(connection: Connection) -> dict[str, str]:
+    if connection.dialect.name == "sqlite":
+        rows = connection.exec_driver_sql(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+        )
+    else:
+        rows = connection.exec_driver_sql("SELECT indexname, indexdef FROM pg_indexes")
+    return {str(name): str(definition) for name, definition in rows}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_v22_keeps_only_the_rows_each_sweep_reads_in_its_index_once(
+    backend: str, tmp_path: Path
+) -> None:
+    """The sweeps' indexes become partial (a pause without that time, a run not ended or told,
+    has no entry to write), the leases' expiry index goes; a second migrate changes nothing."""
+    async with database(backend, tmp_path) as url, Database.open(url) as opened:
+        async with opened.engine.begin() as connection:
+            await connection.run_sync(_v21_with_whole_indexes)
+        assert await opened.migrate(LATER) == len(MIGRATIONS) == 22
+        assert await opened.migrate(LATER) == len(MIGRATIONS)  # idempotent
+        async with opened.engine.connect() as connection:
+            found = await connection.run_sync(_index_definitions)
+    assert "ix_cs_leases_expires" not in found
+    for name, column in {
+        "ix_cs_pauses_status_resolved": "resolved_at",
+        "ix_cs_pauses_status_closes": "closes_at",
+        "ix_cs_pauses_status_unread": "unread_at",
+        "ix_cs_pauses_status_nudge": "nudge_at",
+    }.items():
+        assert f"{column} IS NOT NULL" in found[name], found[name]
+    told = found["ix_cs_executions_told"]
+    assert "told_at IS NULL" in told and "COMPLETED" in told and "told_at," not in told, told
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
