@@ -41,6 +41,7 @@ from bot.store.tables import (
     executions,
     grants,
     installations,
+    leases,
     message_refs,
     metadata,
     oauth_states,
@@ -352,13 +353,34 @@ def _v22_fewer_index_writes(connection: Connection) -> None:
     """Indexes a status change does not write (``PAUSE_TIME_INDEXES``, ``UNTOLD_ENDS_INDEX``):
     the pauses' sweep indexes hold only the pauses with the time each sweep compares, the ends'
     outbox index only the untold ends, and the leases' expiry index is gone (its table holds the
-    runs going on, read whole). On SQLite a pause cycle writes 41 pages to the store's log where
+    runs going on, read whole); on SQLite the leases are kept by their key alone (``WITHOUT
+    ROWID``). On SQLite a pause cycle writes 41 pages to the store's log where
     it wrote 59 (``cycle_cost --part counts``). Each changed index is dropped if there and made
     anew: idempotent."""
     for index in (*PAUSE_TIME_INDEXES, UNTOLD_ENDS_INDEX):
         index.drop(connection, checkfirst=True)
         index.create(connection)
     connection.execute(text("DROP INDEX IF EXISTS ix_cs_leases_expires"))
+    if connection.dialect.name == "sqlite":
+        _leases_without_row_ids(connection)
+
+
+def _leases_without_row_ids(connection: Connection) -> None:
+    """SQLite's ``cs_leases`` remade ``WITHOUT ROWID`` (``tables.leases``), its leases kept:
+    made anew beside the old, filled from it, put in its place. Nothing when it already is."""
+    made = connection.exec_driver_sql(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'cs_leases'"
+    ).scalar()
+    if made is None or "WITHOUT ROWID" in str(made).upper():
+        return
+    anew = leases.to_metadata(MetaData(), name="cs_leases_v22")
+    anew.create(connection)
+    columns = ", ".join(c.name for c in leases.columns)
+    connection.exec_driver_sql(
+        f"INSERT INTO cs_leases_v22 ({columns}) SELECT {columns} FROM cs_leases"
+    )
+    connection.exec_driver_sql("DROP TABLE cs_leases")
+    connection.exec_driver_sql("ALTER TABLE cs_leases_v22 RENAME TO cs_leases")
 
 
 MIGRATIONS: Sequence[Migration] = (

@@ -325,6 +325,9 @@ leases = Table(
     # no index on expires_at (v22 dropped it): the table holds only the runs going on now, read
     # whole by the sweep that asks which are live; the index cost two writes a pass
     Column("expires_at", UtcDateTime, nullable=False),
+    # on SQLite the rows are kept in their key's b-tree (v22): a lease taken or given up writes
+    # one page, where a table with row ids wrote its rows' and its key's
+    sqlite_with_rowid=False,
 )
 
 message_refs = Table(

@@ -28,7 +28,14 @@ from bot.store.database import Database
 from bot.store.message_refs import SqlMessageRefs
 from bot.store.migrations import MIGRATIONS, apply_migrations
 from bot.store.records import MessageRefRecord
-from bot.store.tables import UtcDateTime, executions, message_refs, pauses, schema_version
+from bot.store.tables import (
+    UtcDateTime,
+    executions,
+    leases,
+    message_refs,
+    pauses,
+    schema_version,
+)
 from tests.databases import BACKENDS, database
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -192,6 +199,8 @@ async def test_v21_puts_is_sent_in_the_pending_gauge_s_index_once(
                 assert "COVERING INDEX ix_cs_pauses_status_role_asked" in details, details
 
 
+LEASE = {"root_execution_id": "r1", "owner": "instance-a", "acquired_at": NOW, "expires_at": LATER}
+
 WHOLE_INDEXES_OF_V21 = {
     "ix_cs_pauses_status_resolved": "cs_pauses (status, resolved_at)",
     "ix_cs_pauses_status_closes": "cs_pauses (status, closes_at)",
@@ -202,9 +211,21 @@ WHOLE_INDEXES_OF_V21 = {
 }
 
 
+V21_LEASES = """CREATE TABLE cs_leases (
+    root_execution_id VARCHAR(64) NOT NULL, owner VARCHAR(255) NOT NULL,
+    acquired_at DATETIME NOT NULL, expires_at DATETIME NOT NULL, PRIMARY KEY (root_execution_id)
+)"""
+"""SQLite's ``cs_leases`` as v1 to v21 made it: a table with row ids."""
+
+
 def _v21_with_whole_indexes(connection: Connection) -> None:
-    """The schema as v21 left it: the sweeps' indexes whole, the leases' expiry indexed."""
+    """The schema as v21 left it: the sweeps' indexes whole, the leases' expiry indexed (and on
+    SQLite the leases in a table with row ids), a lease held."""
     apply_migrations(connection, schema_version, MIGRATIONS[:21], NOW)
+    if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql("DROP TABLE cs_leases")
+        connection.exec_driver_sql(V21_LEASES)
+    connection.execute(insert(leases).values(LEASE))
     for name, on in WHOLE_INDEXES_OF_V21.items():
         connection.exec_driver_sql(f"DROP INDEX IF EXISTS {name}")
         connection.exec_driver_sql(f"CREATE INDEX {name} ON {on}")
@@ -220,12 +241,21 @@ def _index_definitions(connection: Connection) -> dict[str, str]:
     return {str(name): str(definition) for name, definition in rows}
 
 
+def _leases_made(connection: Connection) -> str:
+    """How SQLite made ``cs_leases`` (its ``CREATE TABLE``); on PostgreSQL, nothing."""
+    if connection.dialect.name != "sqlite":
+        return ""
+    made = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'cs_leases'"
+    return str(connection.exec_driver_sql(made).scalar())
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_v22_keeps_only_the_rows_each_sweep_reads_in_its_index_once(
     backend: str, tmp_path: Path
 ) -> None:
     """The sweeps' indexes become partial (a pause without that time, a run not ended or told,
-    has no entry to write), the leases' expiry index goes; a second migrate changes nothing."""
+    has no entry to write), the leases' expiry index goes, SQLite's leases are kept by their
+    key alone, the lease held is still held; a second migrate changes nothing."""
     async with database(backend, tmp_path) as url, Database.open(url) as opened:
         async with opened.engine.begin() as connection:
             await connection.run_sync(_v21_with_whole_indexes)
@@ -233,6 +263,10 @@ async def test_v22_keeps_only_the_rows_each_sweep_reads_in_its_index_once(
         assert await opened.migrate(LATER) == len(MIGRATIONS)  # idempotent
         async with opened.engine.connect() as connection:
             found = await connection.run_sync(_index_definitions)
+            held = (await connection.execute(select(leases))).mappings().all()
+            made = await connection.run_sync(_leases_made)
+    assert [dict(row) for row in held] == [LEASE]
+    assert backend != "sqlite" or "WITHOUT ROWID" in made, made
     assert "ix_cs_leases_expires" not in found
     for name, column in {
         "ix_cs_pauses_status_resolved": "resolved_at",
