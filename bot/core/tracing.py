@@ -132,7 +132,8 @@ def carrier() -> dict[str, str] | None:
 
 def link_to(kept: TraceCarrier | None, *, why: str) -> None:
     """Link the current span to the span ``kept`` names (kept by :func:`carrier`, maybe in
-    another process); nothing when either is missing."""
+    another process); nothing when either is missing, or when it links there already (an
+    answer checked again on the row read after its remembered row changed)."""
     if kept is None or not INSTALLED:
         return
     from opentelemetry import trace
@@ -141,5 +142,8 @@ def link_to(kept: TraceCarrier | None, *, why: str) -> None:
     context = TraceContextTextMapPropagator().extract(dict(kept))
     linked = trace.get_current_span(context).get_span_context()
     current = trace.get_current_span()
-    if linked.is_valid and current.is_recording():
-        current.add_link(linked, {"countersign.link": why})
+    if not linked.is_valid or not current.is_recording():
+        return
+    if any(link.context == linked for link in getattr(current, "links", ())):
+        return  # the SDK's span shows its links; another implementation may link twice
+    current.add_link(linked, {"countersign.link": why})

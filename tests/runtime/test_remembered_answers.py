@@ -137,3 +137,21 @@ async def test_a_question_refused_from_memory_is_refused_as_the_row_says(
             pause_id, tenant_id="t", by="boss", decision={"approved": True}, may_answer=rule("boss")
         )
         assert isinstance(outcome, Answered), outcome
+
+
+async def test_an_answer_checked_again_links_to_the_pass_that_asked_once(
+    tmp_path: Path, spans: Any
+) -> None:
+    """The remembered row changed since the rest (here marked sent again, which moves its
+    version): the answer is checked twice, and its span still links once to where it was
+    asked."""
+    pytest.importorskip("opentelemetry.sdk.trace")
+    async with paused("postgres", tmp_path) as (app, pause_id):
+        assert await app._runtime.store.mark_sent(pause_id) is not None  # the row rewritten
+        spans.clear()
+        done = await app.resume(
+            pause_id, decision={"approved": True}, tenant_id="t", answered_by="m"
+        )
+        assert done.output == {"text": "paid"}
+    [resume] = [s for s in spans.get_finished_spans() if s.name == "countersign.resume"]
+    assert [link.attributes["countersign.link"] for link in resume.links] == ["asked"]
