@@ -71,6 +71,7 @@ from bot.store.statements import (
 )
 from bot.store.tables import (
     LIVE_ATTACHED,
+    PENDING,
     UNTOLD_END,
     executions,
     launches,
@@ -445,7 +446,7 @@ class SqlStore:
                 func.min(pauses.c.asked_at),
                 func.sum(case((pauses.c.is_sent.is_(False), 1), else_=0)),
             )
-            .where(pauses.c.status == PauseStatus.PENDING.value)
+            .where(PENDING)  # the literal: read on the partial index
             .group_by(pauses.c.role)
             .order_by(pauses.c.role)
         )

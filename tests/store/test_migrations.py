@@ -157,7 +157,7 @@ async def test_v7_adds_the_index_the_pending_gauge_reads(v3_database: Database) 
     async with v3_database.engine.connect() as connection:
         indexes = await connection.run_sync(lambda c: inspect(c).get_indexes("cs_pauses"))
     found = {i["name"]: i["column_names"] for i in indexes}
-    assert found["ix_cs_pauses_status_role_asked"] == ["status", "role", "asked_at", "is_sent"]
+    assert found["ix_cs_pauses_status_role_asked"] == ["role", "asked_at", "is_sent", "status"]
 
 
 def _v20_with_v7_s_index(connection: Connection) -> None:
@@ -183,11 +183,12 @@ async def test_v21_puts_is_sent_in_the_pending_gauge_s_index_once(
         async with opened.engine.connect() as connection:
             indexes = await connection.run_sync(lambda c: inspect(c).get_indexes("cs_pauses"))
             found = {i["name"]: i["column_names"] for i in indexes}
+            # v22 keeps only the pending pauses in it, by role (PENDING_BY_ROLE_INDEX)
             assert found["ix_cs_pauses_status_role_asked"] == [
-                "status",
                 "role",
                 "asked_at",
                 "is_sent",
+                "status",
             ]
             if backend == "sqlite":
                 plan = await connection.exec_driver_sql(
@@ -206,6 +207,7 @@ WHOLE_INDEXES_OF_V21 = {
     "ix_cs_pauses_status_closes": "cs_pauses (status, closes_at)",
     "ix_cs_pauses_status_unread": "cs_pauses (status, unread_at)",
     "ix_cs_pauses_status_nudge": "cs_pauses (status, nudge_at)",
+    "ix_cs_pauses_status_role_asked": "cs_pauses (status, role, asked_at, is_sent)",
     "ix_cs_executions_told": "cs_executions (told_at, updated_at)",
     "ix_cs_leases_expires": "cs_leases (expires_at)",
 }
@@ -268,6 +270,8 @@ async def test_v22_keeps_only_the_rows_each_sweep_reads_in_its_index_once(
     assert [dict(row) for row in held] == [LEASE]
     assert backend != "sqlite" or "WITHOUT ROWID" in made, made
     assert "ix_cs_leases_expires" not in found
+    assert "WHERE" in found["ix_cs_pauses_status_role_asked"]  # status = 'PENDING'
+    assert "'PENDING'" in found["ix_cs_pauses_status_role_asked"]
     for name, column in {
         "ix_cs_pauses_status_resolved": "resolved_at",
         "ix_cs_pauses_status_closes": "closes_at",
