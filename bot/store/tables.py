@@ -218,9 +218,10 @@ PENDING_BY_ROLE_INDEX = Index(
 )
 """The pending pauses by role (``/metrics``), read whole, in the order of their role: v21 added
 ``is_sent``, so the read (with the undelivered) reads no row; v22 keeps only the pending pauses
-in it, by role (the status last: the same in every entry, there for SQLite to read no row). Whole, it took a write at each status change; and with the status its first
-column, PostgreSQL, planning a statement before any row was analyzed, chose it to find the
-pause an id names, or a tree's waiting pauses: a scan of every pending pause."""
+in it, by role (the status last: the same in every entry, there for SQLite to read no row).
+Whole, it took a write at each status change; and with the status its first column,
+PostgreSQL, planning a statement before any row was analyzed, chose it to find the pause an id
+names, or a tree's waiting pauses: a scan of every pending pause."""
 
 
 def _when_set(name: str, column: str) -> Index:
