@@ -354,11 +354,10 @@ def _v22_fewer_index_writes(connection: Connection) -> None:
     """Indexes a status change does not write (``PAUSE_TIME_INDEXES``, ``PENDING_BY_ROLE_INDEX``,
     ``UNTOLD_ENDS_INDEX``): the pauses' sweep indexes hold only the pauses with the time each
     sweep compares, the pending gauge's only the pending pauses, the ends' outbox index only the
-    untold ends, and the leases' expiry index is gone (its table holds the
-    runs going on, read whole); on SQLite the leases are kept by their key alone (``WITHOUT
-    ROWID``). On SQLite a pause cycle writes 41 pages to the store's log where
-    it wrote 59 (``cycle_cost --part counts``). Each changed index is dropped if there and made
-    anew: idempotent."""
+    untold ends, and the leases' expiry index is gone (its table holds the runs going on, read
+    whole); on SQLite the leases are kept by their key alone (``WITHOUT ROWID``). On SQLite a
+    pause cycle writes 36 pages to the store's log where it wrote 59 (``cycle_cost --part
+    counts``). Each changed index is dropped if there and made anew: idempotent."""
     for index in (*PAUSE_TIME_INDEXES, PENDING_BY_ROLE_INDEX, UNTOLD_ENDS_INDEX):
         index.drop(connection, checkfirst=True)
         index.create(connection)
