@@ -1,12 +1,16 @@
 """One ``/metrics`` scrape with 100k pause records on a SQLite file (and PostgreSQL if given).
 
-    python -m tests.benchmarks.metrics_scrape [--size 100000] [--postgres URL]
+    python -m tests.benchmarks.metrics_scrape [--size 100000] [--postgres [URL]]
 
 The pending pauses by role are read with one grouped query on the index
 ``ix_cs_pauses_status_role_asked`` (a covering index: the pending entries only, no row read),
 then kept ``PENDING_CACHE``. Printed, each the median of 50: the grouped query alone, a scrape
 that reads the store (the cache stale), and a scrape served from the cache; with a tenth of the
 records pending (the rest answered), and with every one pending (the worst case).
+
+``--postgres`` alone measures on a PostgreSQL database made for the run (``tests.databases``:
+127.0.0.1:5432) and dropped after it; ``--postgres URL`` on that database, which must be empty:
+the benchmark writes its records there and leaves them, so it refuses one that holds a table.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import insert, inspect
 
 from bot.core.enums import PauseStatus
 from bot.core.metrics import PENDING_CACHE, Metrics
@@ -30,6 +34,7 @@ from bot.store.sql import SqlStore
 from bot.store.tables import pauses
 from bot.testing import FakeClock
 from tests.benchmarks.pending_listing import NOW, rows
+from tests.databases import postgres_database
 
 RUNS = 50
 
@@ -81,18 +86,65 @@ async def measure(url: str, size: int, *, all_pending: bool) -> str:
         await database.close()
 
 
+NEW_DATABASE = "new"
+"""``--postgres`` without a URL: a database made for the run, dropped after it."""
+
+
+class NotEmpty(Exception):
+    """The database given to write the benchmark's records into already holds tables."""
+
+
+async def tables_in(url: str) -> list[str]:
+    """The tables of ``url``'s database (its default schema)."""
+    database = Database.open(url)
+    try:
+        async with database.engine.connect() as connection:
+            return await connection.run_sync(lambda sync: inspect(sync).get_table_names())
+    finally:
+        await database.close()
+
+
+async def refuse_if_not_empty(url: str) -> None:
+    """Raise ``NotEmpty`` when ``url``'s database holds a table (checked before any work)."""
+    held = await tables_in(url)
+    if held:
+        raise NotEmpty(
+            f"the database given holds {len(held)} tables (e.g. {held[0]}): the benchmark "
+            "writes its records into the database it is given and leaves them; give an empty "
+            "one, or --postgres alone for one made and dropped by the run"
+        )
+
+
+async def on_postgres(postgres: str, size: int) -> str:
+    if postgres != NEW_DATABASE:
+        return await measure(postgres, size, all_pending=False)
+    async with postgres_database() as url:
+        return await measure(url, size, all_pending=False)
+
+
 async def main(size: int, postgres: str | None) -> None:
+    if postgres is not None and postgres != NEW_DATABASE:
+        await refuse_if_not_empty(postgres)
     with tempfile.TemporaryDirectory() as folder:
         for all_pending in (False, True):
             url = f"sqlite+aiosqlite:///{Path(folder) / f'scrape-{all_pending}.db'}"
             print("SQLite file:", await measure(url, size, all_pending=all_pending), flush=True)
-    if postgres:
-        print("PostgreSQL:", await measure(postgres, size, all_pending=False), flush=True)
+    if postgres is not None:
+        print("PostgreSQL:", await on_postgres(postgres, size), flush=True)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--postgres", default=None, help="an empty PostgreSQL database's URL")
+    parser.add_argument(
+        "--postgres",
+        nargs="?",
+        const=NEW_DATABASE,
+        default=None,
+        help="an empty PostgreSQL database's URL; alone: one made for the run and dropped",
+    )
     options = parser.parse_args()
-    asyncio.run(main(options.size, options.postgres))
+    try:
+        asyncio.run(main(options.size, options.postgres))
+    except NotEmpty as refused:
+        raise SystemExit(f"metrics_scrape: {refused}") from None
