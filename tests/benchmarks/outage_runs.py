@@ -29,8 +29,8 @@ import tempfile
 from pathlib import Path
 
 from tests.own_postgres import own_postgres
-from tests.slack.database_outages import questions_closed, restart_and_freeze
-from tests.slack.outages import serve_through_outage
+from tests.slack.database_outages import restart_and_freeze
+from tests.slack.outages import questions_closed, serve_through_outage
 from tests.slack.stub import SlackStub
 
 

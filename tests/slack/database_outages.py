@@ -42,34 +42,22 @@ from tests.slack.burst import (
     thread_of,
 )
 from tests.slack.chaos import ChaosReport, _until_every_question_is_sent, _until_every_run_ended
-from tests.slack.checks import buttons
 from tests.slack.conftest import signed_headers
-from tests.slack.outages import FAST, _finals, questions_of, start_logged, stop, until
+from tests.slack.outages import (
+    FAST,
+    _finals,
+    questions_closed,
+    questions_of,
+    start_logged,
+    stop,
+    until,
+)
 from tests.slack.stub import TEAM, Call, SlackStub
 from tests.slack.test_serve import wait_healthy
 
 SLACK_RETRIES = (60.0, 240.0)
 """After its immediate retry, Slack delivers an event again a minute, then five minutes after
 the first delivery."""
-
-
-def questions_closed(stub: SlackStub) -> int:
-    """Questions whose own message was updated without its buttons; messages of other kinds
-    (a requester's note) are not counted. The stub's posts pair with the calls that made them,
-    in order, where Slack answered every post (here: only the database goes away; in the Slack
-    outage run a post Slack failed shifts the pairs after it, and this counts fewer)."""
-    pairs = zip(stub.of("chat.postMessage"), stub.posted, strict=False)
-    asked = {
-        (message["channel"], message["ts"])
-        for call, message in pairs
-        if buttons(call.blocks()) and call.payload.get("channel") == message["channel"]
-    }
-    closed = {
-        (u.payload.get("channel"), u.payload.get("ts"))
-        for u in stub.of("chat.update")
-        if u.payload.get("blocks") and not buttons(u.blocks())
-    }
-    return len(asked & closed)
 
 
 @dataclass

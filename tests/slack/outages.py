@@ -202,7 +202,9 @@ async def serve_through_outage(
                 ]
                 raise AssertionError(f"{error}: {said}") from None
             await until(
-                lambda: _updated(stub) >= 2 * (requests + expiring), 60, "every message updated"
+                lambda: questions_closed(stub) >= 2 * (requests + expiring),
+                60,
+                "every question's message updated",
             )
             await until(
                 lambda: len(_notes(stub)) >= requests + expiring, 60, "every requester's note"
@@ -235,7 +237,7 @@ async def serve_through_outage(
     for _, text in finals:
         report.ran["refund"] += text.count("refunded")
         report.ran["expense"] += text.count("booked")
-    report.updated = _updated(stub)
+    report.updated = questions_closed(stub)
     report.notes = Counter(_notes(stub))
     report.failed_calls = len(stub.failed)
     closed = closed_questions(stub, expiring_pauses)
@@ -252,20 +254,42 @@ def urgent_mention(i: int) -> str:
     return json.dumps(body)
 
 
-def closed_questions(stub: SlackStub, pauses: set[str]) -> set[str]:
-    """Which of ``pauses`` had their question's own message updated without buttons (the stub
-    lists each post it took in the order it answered them)."""
-    where = {
-        pause_of(call): (message["channel"], message["ts"])
-        for call, message in zip(stub.of("chat.postMessage"), stub.posted, strict=False)
-        if buttons(call.blocks())
-    }
-    closed = {
-        (u.payload.get("channel"), u.payload.get("ts"))
+def question_messages(stub: SlackStub) -> dict[str, set[tuple[str, str]]]:
+    """Each question's own messages (where Slack put them: ``(channel, ts)``), by the pause its
+    buttons answer: the posts that carried buttons (a requester's note, a run's end carry
+    none)."""
+    messages: dict[str, set[tuple[str, str]]] = {}
+    for where, blocks in stub.post_blocks.items():
+        if shown := buttons(blocks):
+            messages.setdefault(str(shown[0]["value"]), set()).add(where)
+    return messages
+
+
+def updated_without_buttons(stub: SlackStub) -> set[tuple[str, str]]:
+    """The messages updated to blocks without a button, by ``(channel, ts)``."""
+    return {
+        (str(u.payload.get("channel")), str(u.payload.get("ts")))
         for u in stub.of("chat.update")
         if u.payload.get("blocks") and not buttons(u.blocks())
     }
-    return {pause for pause in pauses if where.get(pause) in closed}
+
+
+def closed_questions(stub: SlackStub, pauses: set[str] | None = None) -> set[str]:
+    """The questions (of ``pauses``, else all) every message of which was updated without its
+    buttons."""
+    closed = updated_without_buttons(stub)
+    return {
+        pause
+        for pause, messages in question_messages(stub).items()
+        if messages <= closed and (pauses is None or pause in pauses)
+    }
+
+
+def questions_closed(stub: SlackStub) -> int:
+    """How many questions had every message of theirs updated without its buttons: each
+    question counted once, however many messages it had; other messages (a requester's note)
+    not at all."""
+    return len(closed_questions(stub))
 
 
 def _desk_questions(stub: SlackStub) -> set[str]:
@@ -314,13 +338,3 @@ def _notes(stub: SlackStub) -> list[str]:
         for m in stub.posted
         if str(m.get("text") or "").startswith("Waiting for approval")
     ]
-
-
-def _updated(stub: SlackStub) -> int:
-    return len(
-        {
-            (u.payload["channel"], u.payload["ts"])
-            for u in stub.of("chat.update")
-            if u.payload.get("blocks") and not buttons(u.blocks())
-        }
-    )

@@ -107,6 +107,10 @@ class SlackStub:
     posted: list[dict[str, Any]] = field(default_factory=list)
     """Every message posted (``chat.postMessage``), as ``conversations.history`` and
     ``conversations.replies`` answer them: channel, ts, thread_ts, text, metadata."""
+    post_blocks: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    """The blocks of each message posted, by the ``(channel, ts)`` Slack answered: which
+    message a post made, even where an outage failed posts (``posted`` and the calls, paired
+    in order, shift after a post that failed)."""
     outage: Outage | None = None
     failed: list[str] = field(default_factory=list)
     """Each call an outage failed, by method (``refused`` ones never reach the stub)."""
@@ -331,6 +335,7 @@ class SlackStub:
                     channel = "D0DM"
                 posted_at = None if self.clock is None else self.clock.now().timestamp()
                 self.posted.append(_posted(str(channel), ts, payload, posted_at))
+                self.post_blocks[(str(channel), ts)] = Call(method, payload, {}).blocks()
                 return {"ok": True, "channel": channel, "ts": ts, "message": {"ts": ts}}
             case "conversations.open":  # a direct message: where chat.postMessage puts it
                 return {"ok": True, "channel": {"id": "D0DM"}}
