@@ -15,13 +15,15 @@ own for it in the versions we take.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_bolt.middleware.async_custom_middleware import AsyncCustomMiddleware
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 
 from bot.core.errors import UnknownThreadError
@@ -44,7 +46,7 @@ def register(
     sessions: AgentSessions,
     prompts: Sequence[Prompt] = (),
 ) -> None:
-    assistant = AsyncAssistant(logger=redaction.bolt_log)
+    assistant = EventsOnlyAssistant(logger=redaction.bolt_log)
     flows, tasks, app = services.flows, services.tasks, services.app
 
     async def started(event: SlackPayload, context: AsyncBoltContext) -> None:
@@ -109,6 +111,27 @@ def register(
     assistant.user_message(user_message, middleware=[reply_first])  # type: ignore[arg-type]
     bolt.use(assistant)
     bolt.event("agent_session_stopped")(stopped)
+
+
+class EventsOnlyAssistant(AsyncAssistant):
+    """Bolt's ``AsyncAssistant``, passing anything but an Events API event straight on.
+
+    Every listener it holds matches an event (a thread started, its context changed, a message
+    in it), and so does its own check for a message's other sub-events; a button click, a
+    modal's submission or a slash command matches none of them. Bolt still tried each of its
+    matchers on every request, each building the whole set of listener arguments first: three
+    of them on every click, before its ack (issue 32)."""
+
+    async def async_process(
+        self,
+        *,
+        req: AsyncBoltRequest,
+        resp: BoltResponse,
+        next: Callable[[], Awaitable[BoltResponse]],
+    ) -> BoltResponse | None:
+        if req.body.get("type") != "event_callback":
+            return await next()
+        return await super().async_process(req=req, resp=resp, next=next)
 
 
 def _assistant_thread(value: object, team: str | None) -> SlackThread | None:
