@@ -49,6 +49,7 @@ from tests.slack.outages import (
     questions_closed,
     questions_of,
     start_logged,
+    still_asking,
     stop,
     until,
 )
@@ -229,9 +230,14 @@ async def restart_and_freeze(
             report.executions, report.pauses = runs.executions, runs.pauses
             try:
                 await until(lambda: len(_finals(stub)) >= requests, 120, "every end said")
-                await until(
-                    lambda: questions_closed(stub) >= 2 * requests, 60, "every question updated"
-                )
+                try:
+                    await until(
+                        lambda: questions_closed(stub) >= 2 * requests,
+                        60,
+                        "every question updated",
+                    )
+                except AssertionError as error:
+                    raise AssertionError(f"{error}: still asking {still_asking(stub)}") from None
                 await asyncio.wait_for(caught_up, 10)
                 report.seconds_to_catch_up = caught_up.result() - thawed.result()
             finally:

@@ -285,6 +285,17 @@ def closed_questions(stub: SlackStub, pauses: set[str] | None = None) -> set[str
     }
 
 
+def still_asking(stub: SlackStub) -> dict[str, list[tuple[str, str]]]:
+    """The questions with a message never updated without its buttons, and those messages:
+    what a wait for every question closed names when it gives up."""
+    closed = updated_without_buttons(stub)
+    return {
+        pause: sorted(messages - closed)
+        for pause, messages in question_messages(stub).items()
+        if not messages <= closed
+    }
+
+
 def questions_closed(stub: SlackStub) -> int:
     """How many questions had every message of theirs updated without its buttons: each
     question counted once, however many messages it had; other messages (a requester's note)
