@@ -8,9 +8,10 @@ then kept ``PENDING_CACHE``. Printed, each the median of 50: the grouped query a
 that reads the store (the cache stale), and a scrape served from the cache; with a tenth of the
 records pending (the rest answered), and with every one pending (the worst case).
 
-``--postgres`` alone measures on a PostgreSQL database made for the run (``tests.databases``:
-127.0.0.1:5432) and dropped after it; ``--postgres URL`` on that database, which must be empty:
-the benchmark writes its records there and leaves them, so it refuses one that holds a table.
+``--postgres`` alone measures both on PostgreSQL databases made for the run (``tests.databases``:
+127.0.0.1:5432) and dropped after it; ``--postgres URL`` a tenth pending on that database, which
+must be empty: the benchmark writes its records there and leaves them, so it refuses one that
+holds a table.
 """
 
 from __future__ import annotations
@@ -115,11 +116,16 @@ async def refuse_if_not_empty(url: str) -> None:
         )
 
 
-async def on_postgres(postgres: str, size: int) -> str:
+async def on_postgres(postgres: str, size: int) -> list[str]:
+    """A database given: a tenth pending (its records left there). One made for the run: that,
+    then every record pending (the target's worst case), each on a database of its own."""
     if postgres != NEW_DATABASE:
-        return await measure(postgres, size, all_pending=False)
-    async with postgres_database() as url:
-        return await measure(url, size, all_pending=False)
+        return [await measure(postgres, size, all_pending=False)]
+    lines = []
+    for all_pending in (False, True):
+        async with postgres_database() as url:
+            lines.append(await measure(url, size, all_pending=all_pending))
+    return lines
 
 
 async def main(size: int, postgres: str | None) -> None:
@@ -130,7 +136,8 @@ async def main(size: int, postgres: str | None) -> None:
             url = f"sqlite+aiosqlite:///{Path(folder) / f'scrape-{all_pending}.db'}"
             print("SQLite file:", await measure(url, size, all_pending=all_pending), flush=True)
     if postgres is not None:
-        print("PostgreSQL:", await on_postgres(postgres, size), flush=True)
+        for line in await on_postgres(postgres, size):
+            print("PostgreSQL:", line, flush=True)
 
 
 if __name__ == "__main__":
