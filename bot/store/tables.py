@@ -221,7 +221,9 @@ PENDING_BY_ROLE_INDEX = Index(
 in it, by role (the status last: the same in every entry, there for SQLite to read no row).
 Whole, it took a write at each status change; and with the status its first column,
 PostgreSQL, planning a statement before any row was analyzed, chose it to find the pause an id
-names, or a tree's waiting pauses: a scan of every pending pause."""
+names, or a tree's waiting pauses: a scan of every pending pause. Keyed by role it still could,
+for a statement that says ``'PENDING'`` as a literal (a partial index proven to hold its rows):
+the cycle's statements say it as a bound value (``one_statement.WAITING``)."""
 
 
 def _when_set(name: str, column: str) -> Index:

@@ -18,6 +18,7 @@ from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from bot.store import one_statement
 from bot.store.database import Database
 from bot.store.statements import MARK_SENT
+from bot.store.tables import PENDING_BY_ROLE_INDEX
 from tests.databases import postgres_database
 
 pytestmark = pytest.mark.postgres
@@ -69,3 +70,7 @@ async def test_a_pause_cycles_write_reads_no_table_whole(
 ) -> None:
     plan = await generic_plan(connection, STATEMENTS[name])
     assert "Seq Scan on cs_pauses" not in plan, plan
+    # nor every waiting pause: the pending gauge's partial index holds them all, and a plan
+    # that found a pause (or a tree's waiting ones) by it, kept from a new database, made an
+    # answer 30 ms and an end 40 ms with 30,000 waiting, against 0.2 and 0.07 once analyzed
+    assert str(PENDING_BY_ROLE_INDEX.name) not in plan, plan
