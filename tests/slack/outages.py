@@ -274,26 +274,27 @@ def updated_without_buttons(stub: SlackStub) -> set[tuple[str, str]]:
     }
 
 
+def _left_asking(stub: SlackStub) -> dict[str, set[tuple[str, str]]]:
+    """Each question's messages not (yet) updated without their buttons, by its pause: empty
+    for a question closed everywhere."""
+    closed = updated_without_buttons(stub)
+    return {pause: messages - closed for pause, messages in question_messages(stub).items()}
+
+
 def closed_questions(stub: SlackStub, pauses: set[str] | None = None) -> set[str]:
     """The questions (of ``pauses``, else all) every message of which was updated without its
     buttons."""
-    closed = updated_without_buttons(stub)
     return {
         pause
-        for pause, messages in question_messages(stub).items()
-        if messages <= closed and (pauses is None or pause in pauses)
+        for pause, left in _left_asking(stub).items()
+        if not left and (pauses is None or pause in pauses)
     }
 
 
 def still_asking(stub: SlackStub) -> dict[str, list[tuple[str, str]]]:
     """The questions with a message never updated without its buttons, and those messages:
     what a wait for every question closed names when it gives up."""
-    closed = updated_without_buttons(stub)
-    return {
-        pause: sorted(messages - closed)
-        for pause, messages in question_messages(stub).items()
-        if not messages <= closed
-    }
+    return {pause: sorted(left) for pause, left in _left_asking(stub).items() if left}
 
 
 def questions_closed(stub: SlackStub) -> int:
